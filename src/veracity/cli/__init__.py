@@ -1,0 +1,15 @@
+"""The `veracity` command line. Each command group lives in its own module here and
+registers itself on `app` when imported."""
+
+from __future__ import annotations
+
+from veracity.cli import check as _check  # noqa: F401  (registers commands)
+from veracity.cli import models as _models  # noqa: F401
+from veracity.cli.app import app, console, fail  # noqa: F401
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

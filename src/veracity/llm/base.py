@@ -1,0 +1,199 @@
+"""The LLM protocol: one async call shape for every backend.
+
+`LLM.complete(LLMRequest) -> LLMResponse`. Backends declare what they can do in
+`Capabilities`; callers that need JSON-schema output or token logprobs check it (the
+structured-output helper and the probability helpers in this package do so for you).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Role
+    content: str
+
+
+class LLMRequest(BaseModel):
+    """One chat completion request.
+
+    Attributes:
+        messages: the conversation.
+        temperature: sampling temperature; 0 is greedy and cacheable.
+        max_tokens: completion length cap.
+        stop: stop strings.
+        json_schema: a JSON schema the reply must satisfy (constrained decoding where the
+            backend supports it).
+        logprobs: return per-token log-probabilities.
+        top_logprobs: how many alternatives per token (requires `logprobs`).
+        seed: sampling seed where the backend honours it.
+        tag: a short label for traces (e.g. the agent role); not sent to the model and
+            not part of the cache key.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[Message]
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1, le=65536)
+    stop: list[str] = Field(default_factory=list)
+    json_schema: dict[str, Any] | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    seed: int | None = None
+    tag: str = ""
+
+    @field_validator("messages")
+    @classmethod
+    def _non_empty(cls, v: list[Message]) -> list[Message]:
+        if not v:
+            raise ValueError("a request needs at least one message")
+        return v
+
+    def cache_key(self, backend_id: str) -> str:
+        """Hash of the normalised request plus the backend identity (never a key)."""
+        body = self.model_dump(exclude={"tag"})
+        body["messages"] = [
+            {"role": m["role"], "content": m["content"].strip()} for m in body["messages"]
+        ]
+        blob = json.dumps({"backend": backend_id, "request": body}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class TopLogprob(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str
+    logprob: float
+    top: list[TopLogprob] = Field(default_factory=list)
+
+    @property
+    def prob(self) -> float:
+        return math.exp(self.logprob)
+
+
+class TokenUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class LLMResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    parsed: Any = None  # the validated object when a schema or output model was given
+    logprobs: list[TokenLogprob] | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    latency_s: float = 0.0
+    model: str = ""
+    finish_reason: str | None = None
+    cached: bool = False
+
+
+class Capabilities(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    json_schema: bool = False
+    logprobs: bool = False
+    max_top_logprobs: int = 0
+    seed: bool = False
+    context_window: int | None = None  # tokens the model can attend to, when known
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """Anything that completes chat requests.
+
+    `backend_id` identifies backend + model for caching and traces; it must never
+    contain a secret.
+    """
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def backend_id(self) -> str: ...
+
+    async def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class LLMError(RuntimeError):
+    """Base class of LLM-layer errors."""
+
+
+class LLMTransientError(LLMError):
+    """A fault worth retrying: timeout, rate limit, server error, dropped connection."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LLMTimeout(LLMTransientError):
+    pass
+
+
+class LLMRateLimited(LLMTransientError):
+    pass
+
+
+class LLMServerError(LLMTransientError):
+    pass
+
+
+class LLMAuthError(LLMError):
+    """Missing or rejected credentials. Not retried."""
+
+
+class LLMRequestError(LLMError):
+    """The backend rejected the request as malformed (HTTP 4xx other than 401/403/429)."""
+
+
+class ModelNotAvailable(LLMError):
+    """The configured model file or name cannot be found or fetched."""
+
+
+class CacheMiss(LLMError):
+    """Replay mode found no recorded response for a request."""
+
+
+class StructuredOutputError(LLMError):
+    """The model did not produce valid structured output within the allowed attempts."""
+
+    def __init__(self, message: str, attempts: list[str]):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+def user(content: str) -> Message:
+    return Message(role="user", content=content)
+
+
+def system(content: str) -> Message:
+    return Message(role="system", content=content)
+
+
+def assistant(content: str) -> Message:
+    return Message(role="assistant", content=content)

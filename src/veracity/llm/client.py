@@ -1,0 +1,176 @@
+"""`ManagedLLM`: what every backend gets for free.
+
+Wraps any `LLM` with, in this order: the response cache (record/replay), a concurrency
+limit, retries with exponential backoff and jitter on transient faults, and accounting
+(tokens, calls, cost, a trace event per call) into the running check's context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from veracity import context
+from veracity.llm.base import (
+    LLM,
+    Capabilities,
+    LLMRequest,
+    LLMResponse,
+    LLMTransientError,
+)
+from veracity.llm.cache import ResponseCache
+
+# USD per million tokens (input, output), list prices as published by each provider;
+# used only for the cost estimate in Usage. Override or extend through `prices=`.
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-5-mini": (0.25, 2.00),
+    "deepseek-chat": (0.27, 1.10),
+    "deepseek-reasoner": (0.55, 2.19),
+}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, honouring a server's Retry-After."""
+
+    max_attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_delay_s)
+        cap = min(self.max_delay_s, self.base_delay_s * (2**attempt))
+        return random.uniform(0, cap)
+
+
+class ManagedLLM:
+    """An `LLM` with caching, concurrency limit, retries and accounting.
+
+    Args:
+        inner: the backend.
+        cache: a `ResponseCache`, or None for no caching.
+        max_concurrency: most requests in flight at once through this object.
+        retry: retry policy for `LLMTransientError`s.
+        prices: USD per million (input, output) tokens by model name.
+        trace_prompts: store full prompts and replies in the trace (default on; turn off
+            for very large batch runs where only the verdicts matter).
+    """
+
+    def __init__(
+        self,
+        inner: LLM,
+        *,
+        cache: ResponseCache | None = None,
+        max_concurrency: int = 8,
+        retry: RetryPolicy | None = None,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        trace_prompts: bool = True,
+    ):
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.inner = inner
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.prices = {**DEFAULT_PRICES, **(prices or {})}
+        self.trace_prompts = trace_prompts
+        self.max_concurrency = max_concurrency
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    @property
+    def backend_id(self) -> str:
+        return self.inner.backend_id
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # One semaphore per event loop: a semaphore is bound to the loop it first waits on.
+        loop_id = id(asyncio.get_running_loop())
+        sem = self._semaphores.get(loop_id)
+        if sem is None:
+            sem = self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
+        return sem
+
+    def cost(self, response: LLMResponse) -> float:
+        price = self.prices.get(response.model) or self.prices.get(
+            response.model.rsplit("/", 1)[-1]
+        )
+        if price is None:
+            return 0.0
+        u = response.usage
+        return (u.prompt_tokens * price[0] + u.completion_tokens * price[1]) / 1e6
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        response = self.cache.get(request, self.backend_id) if self.cache is not None else None
+        if response is None:
+            response = await self._call_with_retries(request)
+            if self.cache is not None:
+                self.cache.put(request, self.backend_id, response)
+        self._record(request, response)
+        return response
+
+    async def _call_with_retries(self, request: LLMRequest) -> LLMResponse:
+        ctx = context.current()
+        attempt = 0
+        while True:
+            try:
+                async with self._semaphore():
+                    started = time.perf_counter()
+                    response = await self.inner.complete(request)
+                if not response.latency_s:
+                    response.latency_s = round(time.perf_counter() - started, 4)
+                return response
+            except LLMTransientError as exc:
+                attempt += 1
+                if attempt >= self.retry.max_attempts:
+                    ctx.event(
+                        "error",
+                        request.tag or "llm",
+                        error=f"{type(exc).__name__}: {exc}",
+                        attempts=attempt,
+                        gave_up=True,
+                    )
+                    raise
+                delay = self.retry.delay(attempt - 1, exc.retry_after)
+                ctx.event(
+                    "error",
+                    request.tag or "llm",
+                    error=f"{type(exc).__name__}: {exc}",
+                    attempt=attempt,
+                    retry_in_s=round(delay, 3),
+                )
+                await asyncio.sleep(delay)
+
+    def _record(self, request: LLMRequest, response: LLMResponse) -> None:
+        data: dict = {
+            "model": response.model,
+            "latency_s": response.latency_s,
+            "finish_reason": response.finish_reason,
+            "temperature": request.temperature,
+            "request_hash": request.cache_key(self.backend_id)[:16],
+        }
+        if self.trace_prompts:
+            data["messages"] = [m.model_dump() for m in request.messages]
+            data["response"] = response.text
+        context.current().record_llm(
+            name=request.tag or "llm",
+            prompt_tokens=response.usage.prompt_tokens,
+            completion_tokens=response.usage.completion_tokens,
+            cached=response.cached,
+            cost_usd=self.cost(response),
+            **data,
+        )
+
+
+def ensure_managed(llm: LLM) -> ManagedLLM:
+    """`llm` itself when already managed, else wrapped (no cache) for retries and accounting."""
+    return llm if isinstance(llm, ManagedLLM) else ManagedLLM(llm)

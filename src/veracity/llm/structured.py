@@ -1,0 +1,152 @@
+"""Structured output: ask for JSON matching a pydantic model, validate, re-ask on failure.
+
+Where the backend supports JSON-schema-constrained decoding the schema is sent with the
+request; otherwise the schema is spelled out in the prompt. Either way the reply is
+validated with pydantic, and an invalid reply is sent back to the model with the
+validation error for another try. After the last try a `StructuredOutputError` is raised:
+there is never a silent default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from veracity.llm.base import (
+    LLM,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    StructuredOutputError,
+    assistant,
+    user,
+)
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+@dataclass
+class Structured(Generic[T]):
+    """A validated object with the response that produced it (for logprobs and usage)."""
+
+    value: T
+    response: LLMResponse
+    attempts: int
+
+
+def schema_for(model: type[BaseModel]) -> dict[str, Any]:
+    """A JSON schema for `model` that constrained decoders accept."""
+    schema = model.model_json_schema()
+    schema.setdefault("additionalProperties", False)
+    return schema
+
+
+def extract_json(text: str) -> Any:
+    """Parse the JSON object in a reply, tolerating code fences and surrounding prose.
+
+    Raises:
+        ValueError: no JSON object could be parsed.
+    """
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCE.findall(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    raise ValueError("the reply contains no parseable JSON object")
+
+
+def _schema_instruction(schema: dict[str, Any]) -> str:
+    return (
+        "Answer with one JSON object and nothing else. It must validate against this "
+        f"JSON schema:\n{json.dumps(schema, indent=1)}"
+    )
+
+
+async def complete_structured(
+    llm: LLM,
+    messages: list[Message],
+    output: type[T],
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    attempts: int = 3,
+    logprobs: bool = False,
+    top_logprobs: int | None = None,
+    tag: str = "",
+    seed: int | None = None,
+) -> Structured[T]:
+    """Complete `messages` into a validated `output` object.
+
+    Args:
+        llm: any LLM (usually a `ManagedLLM`).
+        messages: the prompt.
+        output: the pydantic model the reply must validate against.
+        attempts: total tries, including the first.
+        logprobs, top_logprobs: forwarded, for callers that read token probabilities.
+        tag: trace label (agent role or step name).
+
+    Raises:
+        StructuredOutputError: no valid object after `attempts` tries.
+    """
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    schema = schema_for(output)
+    constrained = llm.capabilities.json_schema
+    convo = list(messages)
+    if not constrained:
+        convo = [*convo[:-1], user(f"{convo[-1].content}\n\n{_schema_instruction(schema)}")]
+    replies: list[str] = []
+    for attempt in range(1, attempts + 1):
+        request = LLMRequest(
+            messages=convo,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            json_schema=schema if constrained else None,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
+            seed=seed,
+            tag=tag if attempt == 1 else f"{tag}:retry{attempt - 1}",
+        )
+        response = await llm.complete(request)
+        replies.append(response.text)
+        try:
+            value = output.model_validate(extract_json(response.text))
+        except (ValueError, ValidationError) as exc:
+            problem = _describe(exc)
+            convo = [
+                *convo,
+                assistant(response.text),
+                user(
+                    "That reply could not be used: "
+                    f"{problem}\nReply again with only the corrected JSON object."
+                ),
+            ]
+            continue
+        response.parsed = value
+        return Structured(value=value, response=response, attempts=attempt)
+    raise StructuredOutputError(
+        f"{tag or output.__name__}: no valid {output.__name__} after {attempts} attempts; "
+        f"last reply: {replies[-1][:300]!r}",
+        attempts=replies,
+    )
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors()[:5]:
+            loc = ".".join(str(x) for x in err["loc"]) or "(root)"
+            parts.append(f"{loc}: {err['msg']}")
+        return "; ".join(parts)
+    return str(exc)

@@ -1,0 +1,170 @@
+"""The Method protocol, a base class with the shared plumbing, and `load_method`.
+
+A method turns a check input into a `Verdict`. `BaseMethod.check` does what every
+method needs: it validates the input kind, runs the method inside a check context (so
+every LLM call and search lands in the verdict's trace and usage), and turns faults that
+survived their retries into a verdict with `error` set — never into a made-up label.
+Configuration errors (unknown model, rejected API key) are not faults of one input and
+are raised.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from veracity import context, registry
+from veracity.context import CheckContext
+from veracity.labels import LabelSpace, get_label_space
+from veracity.llm.base import (
+    LLM,
+    CacheMiss,
+    LLMRequestError,
+    LLMServerError,
+    LLMTransientError,
+    StructuredOutputError,
+)
+from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.types import CheckInput, Verdict
+
+# Faults of one input that are recorded in its verdict instead of aborting a batch.
+RECORDED_FAULTS: tuple[type[BaseException], ...] = (
+    LLMTransientError,
+    LLMServerError,
+    LLMRequestError,
+    StructuredOutputError,
+    CacheMiss,
+    SourceError,
+)
+
+
+class MethodConfigError(ValueError):
+    """A method config that does not validate."""
+
+
+class MethodConfig(BaseModel):
+    """Base of every method's config; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    labels: str | None = None  # label space name; None: the method's default
+
+
+@runtime_checkable
+class Method(Protocol):
+    name: str
+    label_space: LabelSpace
+
+    async def check(self, item: CheckInput) -> Verdict: ...
+
+
+class BaseMethod(ABC):
+    """Shared plumbing for methods.
+
+    Subclasses set `name`, `config_class`, `default_labels`, `input_kinds` and implement
+    `run(item, ctx)`, returning a Verdict (without usage and trace, which are filled in).
+    """
+
+    name: ClassVar[str]
+    config_class: ClassVar[type[MethodConfig]] = MethodConfig
+    default_labels: ClassVar[str] = "true_false"
+    allowed_labels: ClassVar[tuple[str, ...] | None] = None  # None: any label space
+    input_kinds: ClassVar[tuple[str, ...]] = ("claim", "article", "post")
+    description: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        try:
+            if isinstance(config, MethodConfig):
+                self.config = self.config_class.model_validate(config.model_dump())
+            else:
+                self.config = self.config_class.model_validate(dict(config or {}))
+        except ValidationError as exc:
+            raise MethodConfigError(f"{self.name}: invalid config: {exc}") from exc
+        self.label_space = get_label_space(self.config.labels or self.default_labels)
+        if self.allowed_labels is not None and self.label_space.name not in self.allowed_labels:
+            raise MethodConfigError(
+                f"{self.name} works in {list(self.allowed_labels)}, not {self.label_space.name}"
+            )
+        self._llm = ensure_managed(llm) if llm is not None else None
+        self.sources: dict[str, Source] = dict(sources or {})
+
+    @property
+    def llm(self) -> ManagedLLM:
+        if self._llm is None:
+            from veracity.llm.factory import build_llm
+
+            self._llm = build_llm()
+        return self._llm
+
+    def verdict(self, **fields: Any) -> Verdict:
+        """A Verdict pre-filled with this method's name and label space."""
+        fields.setdefault("label_space", self.label_space.name)
+        fields.setdefault("method", self.name)
+        return Verdict(**fields)
+
+    async def check(self, item: CheckInput) -> Verdict:
+        """Check one input. Faults of this input end up in `Verdict.error`."""
+        if item.kind not in self.input_kinds:
+            raise TypeError(
+                f"{self.name} checks {', '.join(self.input_kinds)} inputs, not a {item.kind}"
+            )
+        ctx = CheckContext()
+        with context.check_context(ctx):
+            ctx.event("stage", self.name, step="start", input_kind=item.kind)
+            try:
+                verdict = await self.run(item, ctx)
+            except SourceAuthError:
+                raise
+            except RECORDED_FAULTS as exc:
+                message = f"{type(exc).__name__}: {exc}"
+                ctx.event("error", self.name, error=message, fatal=True)
+                verdict = self.verdict(label=None, error=message)
+            ctx.event("stage", self.name, step="end", label=verdict.label)
+        verdict.usage = ctx.usage
+        verdict.trace = ctx.trace
+        return verdict
+
+    @abstractmethod
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        """Produce the verdict for `item`."""
+
+
+def load_method(
+    name: str,
+    llm: LLM | None = None,
+    config: MethodConfig | Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> BaseMethod:
+    """Instantiate a registered method by name."""
+    cls = registry.methods.get(name)
+    return cls(llm=llm, config=config, **kwargs)
+
+
+def method_info() -> list[dict[str, str]]:
+    """Name, default labels, inputs and description of every registered method."""
+    rows = []
+    for name in registry.methods.names():
+        try:
+            cls = registry.methods.get(name)
+        except Exception as exc:  # a broken plugin must not hide the others
+            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        rows.append(
+            {
+                "name": name,
+                "labels": getattr(cls, "default_labels", "?"),
+                "inputs": ", ".join(getattr(cls, "input_kinds", ())),
+                "description": getattr(cls, "description", ""),
+            }
+        )
+    return rows

@@ -1,0 +1,101 @@
+"""The baselines every paper compares against, usable on any label space.
+
+- ``direct``: one prompt, the label only.
+- ``cot``: the model reasons step by step, then gives the label.
+
+Both ask for JSON with the label constrained to the label space, and read per-label
+probabilities from the label token's logprobs when the backend returns them, so the
+verdict's veracity score and confidence are measured rather than asserted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, create_model
+
+from veracity.context import CheckContext
+from veracity.llm.probs import choice_probabilities
+from veracity.llm.structured import complete_structured
+from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.types import CheckInput, Verdict
+
+
+class DirectConfig(MethodConfig):
+    temperature: float = 0.0
+    max_tokens: int = 64
+    top_logprobs: int = 10  # alternatives read at the label token
+    max_input_chars: int = 6000
+
+
+class CoTConfig(DirectConfig):
+    max_tokens: int = 768
+    max_reasoning_words: int = 200
+
+
+def _answer_model(space: Any, reasoning: bool) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    if reasoning:
+        fields["reasoning"] = (str, Field(description="step-by-step reasoning"))
+    fields["label"] = (space.literal(), Field(description="the chosen label"))
+    return create_model("Answer", **fields)
+
+
+class _PromptedBaseline(BaseMethod):
+    reasoning: bool = False
+    template: str = ""
+    config: DirectConfig
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg = self.config
+        space = self.label_space
+        messages = render_messages(
+            "veracity.methods",
+            self.template,
+            kind=input_kind_name(item),
+            labels=space.describe(),
+            input=render_input(item, max_chars=cfg.max_input_chars),
+            max_words=getattr(cfg, "max_reasoning_words", 0),
+        )
+        wants_probs = self.llm.capabilities.logprobs and cfg.top_logprobs > 0
+        result = await complete_structured(
+            self.llm,
+            messages,
+            _answer_model(space, self.reasoning),
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            logprobs=wants_probs,
+            top_logprobs=cfg.top_logprobs if wants_probs else None,
+            tag=self.name,
+        )
+        label = space.parse(result.value.label)
+        probs = choice_probabilities(result.response, space.labels, field="label")
+        if probs is not None:
+            ctx.event("decision", self.name, probabilities=probs.probs, estimator=probs.method)
+        return self.verdict(
+            label=label,
+            score=space.expected_score(probs.probs) if probs else space.score(label),
+            confidence=probs.probs[label] if probs else None,
+            probabilities=probs.probs if probs else None,
+            rationale=getattr(result.value, "reasoning", ""),
+        )
+
+
+class DirectMethod(_PromptedBaseline):
+    """One prompt, one label."""
+
+    name = "direct"
+    config_class = DirectConfig
+    template = "direct.j2"
+    description = "single prompt, label only (baseline)"
+
+
+class CoTMethod(_PromptedBaseline):
+    """Step-by-step reasoning, then a label."""
+
+    name = "cot"
+    config_class = CoTConfig
+    reasoning = True
+    template = "cot.j2"
+    description = "chain-of-thought reasoning, then a label (baseline)"

@@ -1,0 +1,6 @@
+"""Test doubles shipped with the package: a scripted LLM and an in-memory source."""
+
+from veracity.testing.scripted import ScriptedLLM, ScriptedReply, ScriptExhausted, tokenize
+from veracity.testing.sources import InMemorySource
+
+__all__ = ["InMemorySource", "ScriptExhausted", "ScriptedLLM", "ScriptedReply", "tokenize"]

@@ -1,0 +1,293 @@
+"""Core data types shared by every part of veracity.
+
+Inputs (`Claim`, `Article`, `Post`), retrieved material (`Document`, `Evidence`) and
+outputs (`Verdict` with its `Usage` and `Trace`). All are pydantic v2 models, so they
+validate on construction and serialise to JSON losslessly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from datetime import date, datetime, timezone
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MAX_INPUT_CHARS = 200_000  # longer inputs are refused with a clear error
+
+
+class InputError(ValueError):
+    """Raised when a check input is empty, too long or otherwise unusable."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _require_text(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{what} is empty; give some text to check")
+    if len(value) > MAX_INPUT_CHARS:
+        raise InputError(
+            f"{what} has {len(value):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
+            "Split the text or check its main claims separately."
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+class Claim(_Strict):
+    """A single checkable statement."""
+
+    kind: Literal["claim"] = "claim"
+    text: str
+    id: str | None = None
+    date: _dt.date | None = None  # when the claim was made; used as the evidence cutoff
+    speaker: str | None = None
+    context: str | None = None  # venue or situation, e.g. "a TV interview"
+    language: str = "en"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return _require_text(v, "claim text")
+
+    @property
+    def content(self) -> str:
+        return self.text
+
+    @property
+    def cutoff(self) -> date | None:
+        return self.date
+
+
+class Article(_Strict):
+    """A news article: a title and a body."""
+
+    kind: Literal["article"] = "article"
+    body: str
+    title: str = ""
+    id: str | None = None
+    url: str | None = None
+    published_at: datetime | None = None
+    language: str = "en"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("body")
+    @classmethod
+    def _body(cls, v: str) -> str:
+        return _require_text(v, "article body")
+
+    @property
+    def content(self) -> str:
+        return f"{self.title}\n\n{self.body}" if self.title else self.body
+
+    @property
+    def cutoff(self) -> date | None:
+        return self.published_at.date() if self.published_at else None
+
+
+class Reply(_Strict):
+    """A reply (comment) in a social-media thread."""
+
+    id: str
+    text: str
+    created_at: datetime | None = None
+    author: str | None = None
+    parent: str | None = None  # id of the post or reply this answers
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Post(_Strict):
+    """A social-media post with its replies."""
+
+    kind: Literal["post"] = "post"
+    text: str
+    id: str | None = None
+    created_at: datetime | None = None
+    author: str | None = None
+    replies: list[Reply] = Field(default_factory=list)
+    language: str = "en"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return _require_text(v, "post text")
+
+    @property
+    def content(self) -> str:
+        return self.text
+
+    @property
+    def cutoff(self) -> date | None:
+        return self.created_at.date() if self.created_at else None
+
+    def replies_by_time(self, first_n: int | None = None) -> list[Reply]:
+        """Replies ordered by creation time (undated ones last), optionally the first N."""
+        far = datetime.max.replace(tzinfo=timezone.utc)
+        ordered = sorted(self.replies, key=lambda r: _aware(r.created_at) or far)
+        return ordered if first_n is None else ordered[:first_n]
+
+
+CheckInput = Claim | Article | Post
+
+
+def _aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+class Document(_Strict):
+    """A retrieved unit of text: a passage, abstract, page summary or search snippet."""
+
+    id: str
+    text: str
+    title: str = ""
+    url: str | None = None
+    source: str = "unknown"  # source kind, e.g. "wikipedia", "brave", "local:scifact"
+    published_at: datetime | None = None
+    retrieved_at: datetime | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def domain(self) -> str | None:
+        from urllib.parse import urlparse
+
+        if not self.url:
+            return None
+        host = urlparse(self.url).hostname or ""
+        return host.lower().removeprefix("www.") or None
+
+
+class Stance(str, Enum):
+    SUPPORTS = "supports"
+    REFUTES = "refutes"
+    NEUTRAL = "neutral"
+    UNKNOWN = "unknown"
+
+
+class Evidence(_Strict):
+    """A piece of a document used to argue for or against the input."""
+
+    document: Document
+    quote: str | None = None  # the exact span relied on
+    stance: Stance = Stance.UNKNOWN
+    credibility: float | None = Field(default=None, ge=0.0, le=1.0)
+    quote_verified: bool | None = None  # None: not checked; False: not found in the document
+    note: str | None = None
+
+
+# --------------------------------------------------------------------------- accounting
+
+
+class Usage(_Strict):
+    """What a check consumed."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    cached_llm_calls: int = 0
+    searches: int = 0
+    cached_searches: int = 0
+    cost_usd: float = 0.0
+    wall_time_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: Usage) -> Usage:
+        """Add `other` into this object (wall time excluded) and return self."""
+        for name in (
+            "prompt_tokens",
+            "completion_tokens",
+            "llm_calls",
+            "cached_llm_calls",
+            "searches",
+            "cached_searches",
+            "cost_usd",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+
+EventKind = Literal[
+    "llm_call", "search", "agent_turn", "tree_node", "stage", "decision", "error", "note"
+]
+
+
+class TraceEvent(_Strict):
+    """One step of a check, in order of occurrence."""
+
+    kind: EventKind
+    name: str  # who or what: an agent role, a source name, a stage name
+    t: float  # seconds since the trace started
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(_Strict):
+    """The ordered, JSON-serialisable record of everything a check did."""
+
+    events: list[TraceEvent] = Field(default_factory=list)
+    started: float = Field(default_factory=time.time, exclude=True)
+
+    def add(self, kind: EventKind, name: str, **data: Any) -> TraceEvent:
+        event = TraceEvent(kind=kind, name=name, t=round(time.time() - self.started, 4), data=data)
+        self.events.append(event)
+        return event
+
+    def of_kind(self, kind: EventKind) -> list[TraceEvent]:
+        return [e for e in self.events if e.kind == kind]
+
+
+# --------------------------------------------------------------------------- output
+
+
+class Verdict(_Strict):
+    """The result of checking one input.
+
+    `label` is in the method's label space, or None when the method abstained or failed;
+    a method never fills in a default label it did not reach.
+    """
+
+    label: str | None
+    label_space: str
+    method: str
+    score: float | None = Field(default=None, ge=0.0, le=1.0)  # veracity: 1 = true
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    probabilities: dict[str, float] | None = None  # per label, when the method has them
+    rationale: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+    abstained: bool = False
+    abstain_reason: str | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    trace: Trace = Field(default_factory=Trace)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Verdict:
+        if self.label is None and not (self.abstained or self.error):
+            raise ValueError("a verdict without a label must be marked abstained or carry an error")
+        if self.abstained and not self.abstain_reason:
+            raise ValueError("an abstained verdict needs an abstain_reason")
+        return self
+
+    @property
+    def ok(self) -> bool:
+        return self.label is not None and self.error is None
+
+    @property
+    def unverified_quotes(self) -> list[Evidence]:
+        return [e for e in self.evidence if e.quote_verified is False]
