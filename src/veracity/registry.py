@@ -1,7 +1,8 @@
 """Named registries for methods, sources and LLM backends.
 
 Built-ins register exactly as third-party plugins do: through entry points in the
-groups ``veracity.methods``, ``veracity.sources`` and ``veracity.llms`` (see
+groups ``veracity.methods``, ``veracity.sources``, ``veracity.llms`` and
+``veracity.datasets`` (see
 pyproject.toml). Code can also register directly with `Registry.register`.
 Entry points are loaded lazily, on the first lookup, so importing veracity stays fast.
 """
@@ -65,3 +66,4 @@ class Registry(Generic[T]):
 methods: Registry[Callable[..., Any]] = Registry("method", "veracity.methods")
 sources: Registry[Callable[..., Any]] = Registry("source", "veracity.sources")
 llm_backends: Registry[Callable[..., Any]] = Registry("LLM backend", "veracity.llms")
+datasets: Registry[Any] = Registry("dataset", "veracity.datasets")

