@@ -128,7 +128,7 @@ class SentenceTransformerEmbedder:
                     normalize_embeddings=True,
                     show_progress_bar=False,
                 )
-                for text, vec in zip(missing, vectors):
+                for text, vec in zip(missing, vectors, strict=True):
                     self._cache[text] = np.asarray(vec, dtype=np.float32)
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
