@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VERACITY_", extra="ignore")
 
     home: Path = Field(default_factory=_default_home)  # models, caches, indexes
+    models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
     data_dir: Path | None = None  # benchmark data; see `data_dir()`
     llm: Literal["embedded", "openai"] = "embedded"
     model: str = "smollm2-135m"
@@ -45,7 +46,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        return self.home / "models"
+        return self.models_dir_override or self.home / "models"
 
     @property
     def cache_path(self) -> Path:

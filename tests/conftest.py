@@ -1,0 +1,61 @@
+"""Shared test setup.
+
+Every test gets a fresh VERACITY_HOME (caches, indexes) under its tmp dir, so tests never
+read or write the user's cache. Models stay where they are (VERACITY_MODELS_DIR points at
+the real models folder), so `embedded` tests find a model pulled with `veracity models pull`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_REAL_MODELS_DIR = os.environ.get("VERACITY_MODELS_DIR") or str(
+    Path(os.environ.get("VERACITY_HOME", Path.home() / ".cache" / "veracity")) / "models"
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("veracity-home")
+    monkeypatch.setenv("VERACITY_HOME", str(home))
+    monkeypatch.setenv("VERACITY_MODELS_DIR", _REAL_MODELS_DIR)
+    for var in ("VERACITY_LLM", "VERACITY_MODEL", "VERACITY_BASE_URL", "VERACITY_PROVIDER"):
+        monkeypatch.delenv(var, raising=False)
+    yield home
+
+
+@pytest.fixture
+def real_models_dir() -> Path:
+    return Path(_REAL_MODELS_DIR)
+
+
+def _data_dir() -> Path | None:
+    from veracity.config import ConfigError, data_dir
+
+    try:
+        return data_dir()
+    except ConfigError:
+        return None
+
+
+@pytest.fixture
+def shared_data_dir() -> Path:
+    """The benchmark data directory; skips the test when it is absent."""
+    found = _data_dir()
+    if found is None:
+        pytest.skip("benchmark data directory not found (set VERACITY_DATA_DIR)")
+    return found
+
+
+def pytest_collection_modifyitems(config, items):
+    from veracity.llm.models import is_pulled
+
+    if is_pulled("smollm2-135m", Path(_REAL_MODELS_DIR)):
+        return
+    skip = pytest.mark.skip(reason="embedded model not pulled; run `veracity models pull`")
+    for item in items:
+        if "embedded" in item.keywords:
+            item.add_marker(skip)
