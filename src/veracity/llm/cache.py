@@ -58,6 +58,7 @@ class ResponseCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL keeps this crash-safe
             conn.execute(_SCHEMA)
             conn.commit()
             self._conn = conn

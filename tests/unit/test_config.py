@@ -1,0 +1,57 @@
+import pytest
+
+from veracity.config import ConfigError, LLMConfig, data_dir, load_run_config, settings
+from veracity.registry import Registry, RegistryError
+
+
+def test_settings_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("VERACITY_HOME", str(tmp_path))
+    monkeypatch.setenv("VERACITY_LLM", "openai")
+    monkeypatch.setenv("VERACITY_MODEL", "gpt-4o-mini")
+    s = settings()
+    assert s.home == tmp_path and s.llm == "openai" and s.model == "gpt-4o-mini"
+    assert s.cache_path == tmp_path / "cache" / "llm.sqlite"
+
+
+def test_llm_config_from_settings_switches_to_endpoint(monkeypatch):
+    monkeypatch.setenv("VERACITY_BASE_URL", "http://localhost:8000/v1")
+    cfg = LLMConfig.from_settings(model="qwen")
+    assert cfg.backend == "openai" and cfg.model == "qwen" and cfg.base_url.endswith("/v1")
+
+
+def test_run_config_rejects_typos(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("method: cot\nllm:\n  backend: embedded\n  modle: x\n")
+    with pytest.raises(ConfigError, match="modle"):
+        load_run_config(path)
+    path.write_text("method: cot\nmethod_config:\n  labels: real_fake\n")
+    cfg = load_run_config(path, limit=5)
+    assert cfg.method == "cot" and cfg.limit == 5 and cfg.method_config == {"labels": "real_fake"}
+    with pytest.raises(ConfigError, match="not found"):
+        load_run_config(tmp_path / "missing.yaml")
+    path.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_run_config(path)
+
+
+def test_data_dir_explicit_and_missing(tmp_path, monkeypatch):
+    assert data_dir(tmp_path) == tmp_path
+    monkeypatch.setenv("VERACITY_DATA_DIR", str(tmp_path / "nope"))
+    with pytest.raises(ConfigError, match="VERACITY_DATA_DIR"):
+        data_dir()
+
+
+def test_registry_register_and_conflicts():
+    reg: Registry = Registry("thing", "veracity.tests.none")
+    reg.register("a", 1)
+    reg.register("a", 1)  # same object again is fine
+
+    @reg.register("b")
+    def b():
+        return 2
+
+    assert reg.get("b") is b and reg.names() == ["a", "b"] and "a" in reg
+    with pytest.raises(RegistryError, match="already registered"):
+        reg.register("a", 2)
+    with pytest.raises(RegistryError, match="available: a, b"):
+        reg.get("c")

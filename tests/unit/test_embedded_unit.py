@@ -1,0 +1,73 @@
+"""EmbeddedLLM without llama.cpp: payloads and error mapping with a stand-in server."""
+
+import pytest
+
+from veracity.llm.base import LLMRequest, LLMRequestError, LLMServerError, user
+from veracity.llm.embedded import EmbeddedLLM
+
+
+class FakeServer:
+    def __init__(self, reply):
+        self.reply = reply
+        self.bodies = []
+
+    def handle_chat_completions(self, body):
+        self.bodies.append(body)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def _llm(tmp_path, reply):
+    llm = EmbeddedLLM(str(tmp_path / "m.gguf"), models_dir=tmp_path)
+    llm._server = FakeServer(reply)
+    return llm
+
+
+OK = {
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 4, "completion_tokens": 1},
+    "model": "/path/m.gguf",
+}
+
+
+async def test_payload_includes_schema_logprobs_and_seed(tmp_path):
+    llm = _llm(tmp_path, OK)
+    resp = await llm.complete(
+        LLMRequest(
+            messages=[user("q")],
+            json_schema={"type": "object"},
+            logprobs=True,
+            top_logprobs=3,
+            seed=1,
+            stop=["x"],
+        )
+    )
+    body = llm._server.bodies[0]
+    assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+    assert body["logprobs"] is True and body["top_logprobs"] == 3
+    assert body["seed"] == 1 and body["stop"] == ["x"]
+    assert resp.text == "hi" and resp.model == "m" and resp.usage.prompt_tokens == 4
+
+
+async def test_server_error_dict_becomes_request_error(tmp_path):
+    llm = _llm(
+        tmp_path, {"error": {"code": 400, "message": "the request exceeds the context size"}}
+    )
+    with pytest.raises(LLMRequestError, match="exceeds the context"):
+        await llm.complete(LLMRequest(messages=[user("q")]))
+
+
+async def test_crash_becomes_server_error(tmp_path):
+    llm = _llm(tmp_path, RuntimeError("segfault-ish"))
+    with pytest.raises(LLMServerError, match="segfault-ish"):
+        await llm.complete(LLMRequest(messages=[user("q")]))
+
+
+def test_capabilities_report_context_window(tmp_path):
+    llm = EmbeddedLLM("smollm2-135m", models_dir=tmp_path, n_ctx=4096)
+    caps = llm.capabilities
+    assert caps.json_schema and caps.logprobs and caps.context_window == 4096
+    assert llm.backend_id == "embedded:smollm2-135m"

@@ -1,0 +1,117 @@
+import asyncio
+
+import pytest
+
+from veracity import context
+from veracity.llm.base import (
+    Capabilities,
+    LLMAuthError,
+    LLMRateLimited,
+    LLMRequest,
+    LLMResponse,
+    LLMServerError,
+    TokenUsage,
+    user,
+)
+from veracity.llm.cache import ResponseCache
+from veracity.llm.client import ManagedLLM, RetryPolicy, ensure_managed
+from veracity.testing import ScriptedLLM
+
+FAST = RetryPolicy(max_attempts=3, base_delay_s=0.0, max_delay_s=0.0)
+
+
+class Flaky:
+    """Fails with the given errors, then answers."""
+
+    capabilities = Capabilities()
+    backend_id = "flaky"
+
+    def __init__(self, errors):
+        self.errors = list(errors)
+        self.calls = 0
+
+    async def complete(self, request):
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return LLMResponse(
+            text="ok", usage=TokenUsage(prompt_tokens=10, completion_tokens=5), model="gpt-4o-mini"
+        )
+
+
+def _req(**kw):
+    return LLMRequest(messages=[user("q")], **kw)
+
+
+async def test_retries_transient_errors_then_succeeds_and_traces_them():
+    inner = Flaky([LLMServerError("502"), LLMRateLimited("429", retry_after=0.0)])
+    llm = ManagedLLM(inner, retry=FAST)
+    with context.check_context() as ctx:
+        response = await llm.complete(_req(tag="judge"))
+    assert response.text == "ok" and inner.calls == 3
+    errors = ctx.trace.of_kind("error")
+    assert [e.data["attempt"] for e in errors] == [1, 2]
+    assert ctx.usage.llm_calls == 1
+
+
+async def test_gives_up_after_max_attempts():
+    inner = Flaky([LLMServerError("a"), LLMServerError("b"), LLMServerError("c")])
+    with context.check_context() as ctx, pytest.raises(LLMServerError):
+        await ManagedLLM(inner, retry=FAST).complete(_req())
+    assert inner.calls == 3
+    assert ctx.trace.of_kind("error")[-1].data["gave_up"] is True
+
+
+async def test_auth_errors_are_not_retried():
+    inner = Flaky([LLMAuthError("bad key")])
+    with pytest.raises(LLMAuthError):
+        await ManagedLLM(inner, retry=FAST).complete(_req())
+    assert inner.calls == 1
+
+
+def test_backoff_honours_retry_after_and_caps():
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=5.0)
+    assert policy.delay(0, retry_after=2.5) == 2.5
+    assert policy.delay(0, retry_after=60) == 5.0
+    assert all(0 <= policy.delay(10) <= 5.0 for _ in range(50))
+
+
+async def test_accounting_tokens_cost_and_cached_calls(tmp_path):
+    inner = Flaky([])
+    llm = ManagedLLM(inner, cache=ResponseCache(tmp_path / "c.sqlite"))
+    with context.check_context() as ctx:
+        await llm.complete(_req())
+        second = await llm.complete(_req())
+    assert second.cached and inner.calls == 1
+    u = ctx.usage
+    assert (u.llm_calls, u.cached_llm_calls, u.prompt_tokens, u.completion_tokens) == (2, 1, 20, 10)
+    # gpt-4o-mini list price: $0.15 / $0.60 per million tokens; the cached call costs nothing
+    assert u.cost_usd == pytest.approx((10 * 0.15 + 5 * 0.60) / 1e6)
+    event = ctx.trace.of_kind("llm_call")[0]
+    assert event.data["messages"][0]["content"] == "q" and event.data["response"] == "ok"
+
+
+async def test_concurrency_limit_is_respected():
+    active = 0
+    peak = 0
+
+    class Slow(Flaky):
+        async def complete(self, request):
+            nonlocal active, peak
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.01)
+            active -= 1
+            return await super().complete(request)
+
+    llm = ManagedLLM(Slow([]), max_concurrency=3)
+    await asyncio.gather(*(llm.complete(_req(temperature=0.5)) for _ in range(10)))
+    assert peak == 3
+
+
+def test_ensure_managed_wraps_once():
+    raw = ScriptedLLM()
+    managed = ensure_managed(raw)
+    assert isinstance(managed, ManagedLLM) and ensure_managed(managed) is managed
+    with pytest.raises(ValueError):
+        ManagedLLM(raw, max_concurrency=0)

@@ -1,0 +1,163 @@
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+from veracity import context
+from veracity.labels import get_label_space
+from veracity.llm.base import (
+    LLMAuthError,
+    LLMRateLimited,
+    LLMRequest,
+    LLMRequestError,
+    LLMServerError,
+    LLMTimeout,
+    user,
+)
+from veracity.llm.cache import ResponseCache
+from veracity.llm.client import ManagedLLM, RetryPolicy
+from veracity.llm.openai_compat import OpenAICompatLLM
+from veracity.llm.probs import choice_probabilities
+from veracity.methods.baselines import DirectMethod
+from veracity.types import Claim
+
+DATA = Path(__file__).parents[1] / "data" / "openai"
+URL = "https://api.example.test/v1/chat/completions"
+SECRET = "sk-test-THIS-MUST-NOT-LEAK-1234"
+
+
+def body():
+    return json.loads((DATA / "chat_completion_logprobs.json").read_text())
+
+
+def make(**kw):
+    return OpenAICompatLLM(
+        "gpt-4o-mini", base_url="https://api.example.test/v1", api_key=SECRET, **kw
+    )
+
+
+@respx.mock
+async def test_request_shape_and_parsed_logprobs():
+    route = respx.post(URL).mock(return_value=httpx.Response(200, json=body()))
+    llm = make()
+    req = LLMRequest(
+        messages=[user("Is it true?")],
+        json_schema={"type": "object"},
+        logprobs=True,
+        top_logprobs=5,
+        stop=["\n\n"],
+        seed=7,
+    )
+    resp = await llm.complete(req)
+    sent = json.loads(route.calls[0].request.content)
+    assert sent["model"] == "gpt-4o-mini" and sent["messages"] == [
+        {"role": "user", "content": "Is it true?"}
+    ]
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["logprobs"] is True and sent["top_logprobs"] == 5
+    assert sent["stop"] == ["\n\n"] and sent["seed"] == 7
+    assert route.calls[0].request.headers["authorization"] == f"Bearer {SECRET}"
+    assert resp.text == '{"label":"false"}'
+    assert resp.usage.prompt_tokens == 87 and resp.usage.completion_tokens == 5
+    assert resp.model == "gpt-4o-mini-2024-07-18" and resp.finish_reason == "stop"
+    probs = choice_probabilities(resp, ["true", "false"], field="label")
+    assert probs.probs["false"] == pytest.approx(0.9 / 1.0, abs=1e-3)
+
+
+@respx.mock
+async def test_json_object_mode_and_no_logprobs_capability():
+    route = respx.post(URL).mock(return_value=httpx.Response(200, json=body()))
+    llm = make(json_mode="json_object", logprobs=False)
+    assert not llm.capabilities.json_schema and not llm.capabilities.logprobs
+    await llm.complete(
+        LLMRequest(messages=[user("q")], json_schema={"type": "object"}, logprobs=True)
+    )
+    sent = json.loads(route.calls[0].request.content)
+    assert sent["response_format"] == {"type": "json_object"}
+    assert "logprobs" not in sent
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "headers"),
+    [
+        (401, LLMAuthError, {}),
+        (403, LLMAuthError, {}),
+        (429, LLMRateLimited, {"retry-after": "3"}),
+        (500, LLMServerError, {}),
+        (503, LLMServerError, {}),
+        (400, LLMRequestError, {}),
+    ],
+)
+@respx.mock
+async def test_http_errors_are_typed(status, error, headers):
+    respx.post(URL).mock(
+        return_value=httpx.Response(status, json={"error": {"message": "nope"}}, headers=headers)
+    )
+    with pytest.raises(error) as info:
+        await make().complete(LLMRequest(messages=[user("q")]))
+    assert "nope" in str(info.value) and SECRET not in str(info.value)
+    if status == 429:
+        assert info.value.retry_after == 3.0
+
+
+@respx.mock
+async def test_timeouts_and_connection_errors_are_transient():
+    respx.post(URL).mock(side_effect=httpx.ReadTimeout("slow"))
+    with pytest.raises(LLMTimeout):
+        await make().complete(LLMRequest(messages=[user("q")]))
+    respx.post(URL).mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(LLMServerError):
+        await make().complete(LLMRequest(messages=[user("q")]))
+
+
+@respx.mock
+async def test_managed_retry_on_429_then_success():
+    route = respx.post(URL).mock(
+        side_effect=[
+            httpx.Response(
+                429, json={"error": {"message": "slow down"}}, headers={"retry-after": "0"}
+            ),
+            httpx.Response(200, json=body()),
+        ]
+    )
+    llm = ManagedLLM(make(), retry=RetryPolicy(base_delay_s=0, max_delay_s=0))
+    resp = await llm.complete(LLMRequest(messages=[user("q")]))
+    assert resp.text and route.call_count == 2
+
+
+def test_provider_presets_and_errors(monkeypatch):
+    monkeypatch.setenv("DEEPSEEK_API_KEY", SECRET)
+    llm = OpenAICompatLLM("deepseek-chat", provider="deepseek")
+    assert llm.base_url == "https://api.deepseek.com/v1" and llm.json_mode == "json_object"
+    assert SECRET not in repr(llm) and SECRET not in llm.backend_id
+    with pytest.raises(ValueError, match="unknown provider"):
+        OpenAICompatLLM("m", provider="nope")
+    with pytest.raises(ValueError, match="base_url"):
+        OpenAICompatLLM("m")
+
+
+@respx.mock
+async def test_key_never_reaches_trace_or_cache(tmp_path):
+    respx.post(URL).mock(return_value=httpx.Response(200, json=body()))
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    method = DirectMethod(llm=ManagedLLM(make(), cache=cache))
+    verdict = await method.check(Claim(text="The moon is made of cheese."))
+    assert verdict.label == "false"
+    assert verdict.probabilities["false"] == pytest.approx(0.9, abs=1e-3)
+    assert SECRET not in verdict.model_dump_json()
+    assert SECRET.encode() not in (tmp_path / "c.sqlite").read_bytes()
+    assert get_label_space(verdict.label_space).name == "true_false"
+
+
+@respx.mock
+async def test_missing_key_hint_names_env_var(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    respx.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(401, json={"error": {"message": "no key"}})
+    )
+    with context.check_context(), pytest.raises(LLMAuthError, match="OPENAI_API_KEY"):
+        await OpenAICompatLLM("gpt-4o", provider="openai").complete(
+            LLMRequest(messages=[user("q")])
+        )

@@ -1,0 +1,24 @@
+"""Guards on the project itself: CI runs the README's test command."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    blocks = text.split("```bash\n")[1:]
+    return [b.split("\n```", 1)[0].strip() for b in blocks]
+
+
+def test_ci_runs_the_readme_test_command():
+    commands = _readme_commands()
+    test_cmd = next(c for c in commands if c.endswith("pytest"))
+    ci_lines = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if ln.strip()]
+    assert ci_lines[-1] == test_cmd
+
+
+def test_readme_main_command_checks_a_claim_on_the_default():
+    commands = _readme_commands()
+    assert commands[0].startswith("python3 -m venv") and "veracity check" in commands[0]
+    assert "torch==2.13.0" in commands[0] and "torch==2.13.0" in commands[1]
