@@ -1,0 +1,46 @@
+"""The deliberation engine: roles, debaters, transcripts, judges and stopping policies."""
+
+from veracity.deliberation.agents import Debater, Role, Speaker, stance_model
+from veracity.deliberation.debate import (
+    Debate,
+    DebateResult,
+    DebateState,
+    RoundPlan,
+    Schedule,
+    verdict_fields,
+)
+from veracity.deliberation.judges import INSUFFICIENT, Judge, JudgeDecision, LLMJudge
+from veracity.deliberation.stopping import (
+    Consensus,
+    FixedRounds,
+    JudgeDecides,
+    ProbabilityStop,
+    StopCheck,
+    StoppingPolicy,
+)
+from veracity.deliberation.transcript import Transcript, Turn
+
+__all__ = [
+    "INSUFFICIENT",
+    "Consensus",
+    "Debate",
+    "DebateResult",
+    "DebateState",
+    "Debater",
+    "FixedRounds",
+    "Judge",
+    "JudgeDecides",
+    "JudgeDecision",
+    "LLMJudge",
+    "ProbabilityStop",
+    "Role",
+    "RoundPlan",
+    "Schedule",
+    "Speaker",
+    "StopCheck",
+    "StoppingPolicy",
+    "Transcript",
+    "Turn",
+    "stance_model",
+    "verdict_fields",
+]

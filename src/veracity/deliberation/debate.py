@@ -1,0 +1,231 @@
+"""The debate engine shared by ZoFia, RADAR and S2MAD.
+
+A debate is a sequence of rounds. A `Schedule` says, for each round, its phase name and
+the speaking order: a list of groups run one after another, the speakers inside a group
+running concurrently (they see the transcript as it stood when the group started).
+Examples:
+
+- ZoFia: every round is "argument" with order [[pro], [con]] — con answers pro's new
+  argument in the same round.
+- RADAR: round 1 "opening", middle rounds "rebuttal", last round "closing", with order
+  [[politician, scientist]] (a journalist, when present, speaks first: [[journalist],
+  [politician, scientist]]).
+- S2MAD: round 0 "initial" then rounds 1..M "update", order [[pro, con]].
+
+After every round the stopping policy decides whether to end. The final decision is the
+policy's decision when it gives one, else the final judge's, else none (the method then
+abstains and says why).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity import context
+from veracity.deliberation.agents import Speaker
+from veracity.deliberation.judges import Judge, JudgeDecision
+from veracity.deliberation.stopping import StopCheck, StoppingPolicy
+from veracity.deliberation.transcript import Transcript
+from veracity.labels import LabelSpace
+
+
+class RoundPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    round: int
+    phase: str
+    order: tuple[tuple[str, ...], ...]
+
+
+class Schedule:
+    """Round plans for a debate of up to `max_rounds` rounds.
+
+    Args:
+        plan: `plan(round_no, max_rounds) -> (phase, order)`.
+        max_rounds: the round cap.
+        first_round: number of the first round (0 when round 0 holds initial opinions).
+    """
+
+    def __init__(
+        self,
+        plan: Callable[[int, int], tuple[str, Sequence[Sequence[str]]]],
+        max_rounds: int,
+        first_round: int = 1,
+    ):
+        if max_rounds < 1:
+            raise ValueError("a debate needs at least one round")
+        self.plan = plan
+        self.max_rounds = max_rounds
+        self.first_round = first_round
+
+    @property
+    def last_round(self) -> int:
+        return self.first_round + self.max_rounds - 1
+
+    def rounds(self) -> list[RoundPlan]:
+        out = []
+        for r in range(self.first_round, self.last_round + 1):
+            phase, order = self.plan(r, self.last_round)
+            out.append(RoundPlan(round=r, phase=phase, order=tuple(tuple(g) for g in order)))
+        return out
+
+    @classmethod
+    def uniform(
+        cls, phase: str, order: Sequence[Sequence[str]], max_rounds: int, first_round: int = 1
+    ) -> Schedule:
+        """Every round the same phase and order."""
+        return cls(lambda r, last: (phase, order), max_rounds, first_round)
+
+    @classmethod
+    def opening_rebuttal_closing(
+        cls, order: Sequence[Sequence[str]], max_rounds: int = 3
+    ) -> Schedule:
+        """Round 1 opening, last round closing, rebuttals between (one round: opening only)."""
+
+        def plan(r: int, last: int) -> tuple[str, Sequence[Sequence[str]]]:
+            if r == 1:
+                return "opening", order
+            return ("closing" if r == last else "rebuttal"), order
+
+        return cls(plan, max_rounds)
+
+
+@dataclass
+class DebateState:
+    """What agents, judges and policies see."""
+
+    labels: LabelSpace
+    transcript: Transcript
+    round: int
+    phase: str
+    last_round: int
+    context: dict[str, Any] = field(default_factory=dict)  # claim, evidence pool, ...
+    checks: list[StopCheck] = field(default_factory=list)
+
+    @property
+    def is_last_round(self) -> bool:
+        return self.round >= self.last_round
+
+
+class DebateResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    transcript: Transcript
+    rounds_run: int
+    last_round: int
+    checks: list[StopCheck] = Field(default_factory=list)
+    decision: JudgeDecision | None = None
+    stop_reason: str = ""
+
+    @property
+    def decided(self) -> bool:
+        return self.decision is not None and self.decision.label is not None
+
+
+class Debate:
+    """Runs a debate.
+
+    Args:
+        speakers: the agents, by role name.
+        schedule: rounds, phases and speaking order.
+        policy: stopping policy checked after each round.
+        labels: the decision's label space.
+        final_judge: rules when the policy stops without a decision (optional).
+        context: shared material for prompt builders (claim, evidence pool, ...).
+    """
+
+    def __init__(
+        self,
+        speakers: Sequence[Speaker],
+        schedule: Schedule,
+        policy: StoppingPolicy,
+        labels: LabelSpace,
+        *,
+        final_judge: Judge | None = None,
+        context: dict[str, Any] | None = None,
+    ):
+        self.speakers = {s.role.name: s for s in speakers}
+        if len(self.speakers) != len(speakers):
+            raise ValueError("speaker role names must be unique")
+        self.schedule = schedule
+        for plan in schedule.rounds():
+            unknown = {n for g in plan.order for n in g} - set(self.speakers)
+            if unknown:
+                raise ValueError(f"round {plan.round} names unknown speakers {sorted(unknown)}")
+        self.policy = policy
+        self.labels = labels
+        self.final_judge = final_judge
+        self.context = context or {}
+
+    async def run(self, transcript: Transcript | None = None) -> DebateResult:
+        """Run the schedule (after any turns already in `transcript`) until the policy stops."""
+        ctx = context.current()
+        state = DebateState(
+            labels=self.labels,
+            transcript=transcript or Transcript(),
+            round=self.schedule.first_round,
+            phase="",
+            last_round=self.schedule.last_round,
+            context=self.context,
+        )
+        check: StopCheck | None = None
+        rounds_run = 0
+        for plan in self.schedule.rounds():
+            state.round, state.phase = plan.round, plan.phase
+            ctx.event("stage", "debate", step="round", round=plan.round, phase=plan.phase)
+            for group in plan.order:
+                turns = await asyncio.gather(
+                    *(self.speakers[name].speak(state, plan.phase, plan.round) for name in group)
+                )
+                for turn in turns:
+                    state.transcript.add(turn)
+            rounds_run += 1
+            check = await self.policy.after_round(state)
+            state.checks.append(check)
+            ctx.event("decision", "stopping", **check.model_dump(mode="json", exclude={"decision"}))
+            if check.stop:
+                break
+        decision = check.decision if check else None
+        reason = check.reason if check else "no rounds"
+        if decision is None and self.final_judge is not None and not _abstains(check):
+            decision = await self.final_judge.judge(state)
+            reason = f"{reason}; final judge ruled" if reason else "final judge ruled"
+        return DebateResult(
+            transcript=state.transcript,
+            rounds_run=rounds_run,
+            last_round=state.round,
+            checks=state.checks,
+            decision=decision,
+            stop_reason=reason,
+        )
+
+
+def _abstains(check: StopCheck | None) -> bool:
+    return bool(check and check.data.get("abstain"))
+
+
+def verdict_fields(result: DebateResult, labels: LabelSpace) -> dict[str, Any]:
+    """Verdict fields (label, score, confidence, probabilities, rationale, abstention)."""
+    decision = result.decision
+    if decision is None or decision.label is None:
+        return {
+            "label": None,
+            "abstained": True,
+            "abstain_reason": result.stop_reason or "the debate reached no decision",
+        }
+    probs = decision.probabilities
+    label_probs = {k: v for k, v in (probs or {}).items() if k in labels.labels}
+    return {
+        "label": decision.label,
+        "score": labels.expected_score(label_probs)
+        if label_probs
+        else labels.score(decision.label),
+        "confidence": decision.confidence,
+        "probabilities": label_probs or None,
+        "rationale": decision.reason,
+    }
