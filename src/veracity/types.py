@@ -50,6 +50,9 @@ class Claim(_Strict):
     speaker: str | None = None
     context: str | None = None  # venue or situation, e.g. "a TV interview"
     language: str = "en"
+    # Evidence supplied with the claim (e.g. a benchmark's gold evidence, RADAR's "full
+    # evidence" setting). Methods that accept given evidence use it instead of retrieving.
+    evidence: list[Document] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("text")
@@ -250,6 +253,8 @@ class Trace(_Strict):
     def of_kind(self, kind: EventKind) -> list[TraceEvent]:
         return [e for e in self.events if e.kind == kind]
 
+
+Claim.model_rebuild()
 
 # --------------------------------------------------------------------------- output
 
