@@ -94,6 +94,24 @@ FAULTS: dict[str, type[SourceError]] = {
 }
 
 
+def http_client_for_tests(
+    cache_dir: Path, cache_mode: str = "auto", max_attempts: int = 2, **config: object
+):
+    """An `HttpClient` for tests: no retry delay, no rate limits, cache under `cache_dir`."""
+    from veracity.retrieval.http import HttpClient, HttpConfig
+
+    return HttpClient(
+        HttpConfig(
+            cache_mode=cache_mode,
+            cache_path=Path(cache_dir) / "http.sqlite",
+            max_attempts=max_attempts,
+            base_delay_s=0.0,
+            rate_limits={},
+            **config,
+        )
+    )
+
+
 def _on(doc: Document, domain: str) -> bool:
     return domain_matches(doc.domain, (domain,))
 
@@ -165,6 +183,17 @@ class SourceContract:
     async def test_empty_is_empty_list(self, make_source: MakeSource) -> None:
         _skip_unless(type(self), "empty")
         assert await make_source("empty").search(self.query) == []
+
+    async def test_managed_records_search(self, make_source: MakeSource) -> None:
+        from veracity.retrieval.managed import ManagedSource
+
+        source = make_source("ok")
+        with context.check_context() as ctx:
+            docs = await ManagedSource(source).search(self.query)
+        events = [e for e in ctx.trace.of_kind("search") if e.name == source.name]
+        assert events, "no search event recorded"
+        assert events[-1].data["results"] == [{"id": d.id, "url": d.url} for d in docs]
+        assert ctx.usage.searches >= 1
 
     # ------------------------------------------------------------------ rules
 
@@ -248,4 +277,4 @@ class SourceContract:
                 assert self.secret.encode() not in path.read_bytes(), f"API key stored in {path}"
 
 
-__all__ = ["FAULTS", "MakeSource", "Scenario", "SourceContract"]
+__all__ = ["FAULTS", "MakeSource", "Scenario", "SourceContract", "http_client_for_tests"]
