@@ -1,0 +1,295 @@
+"""`veracity eval`, `veracity report`, `veracity compare`."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from veracity.cli.app import app, console, fail, out
+from veracity.cli.check import _ensure_model, _llm_config
+from veracity.config import ConfigError, LLMConfig
+from veracity.evaluation.experiment import ExperimentConfig, load_experiment
+from veracity.evaluation.metrics import Metrics, MetricsError
+from veracity.evaluation.runner import (
+    FATAL,
+    EvalError,
+    PreparedRun,
+    RunningStats,
+    prepare_run,
+    run_session,
+)
+from veracity.evaluation.store import RunStore, RunStoreError
+from veracity.labels import LabelError
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+def default_out(cfg: ExperimentConfig) -> Path:
+    """``runs/<experiment or method>[-variant]-<dataset>-<split>-<model>`` (stable, so a
+    re-run of the same command resumes)."""
+    parts = [cfg.name or cfg.method]
+    if cfg.variant:
+        parts.append(cfg.variant)
+    parts += [cfg.dataset or "", cfg.split or "default", Path(cfg.llm.model).stem]
+    return Path("runs") / _slug("-".join(p for p in parts if p))
+
+
+def resolve_config(
+    config: Path | None,
+    out_dir: Path | None,
+    variant: str | None,
+    overrides: dict[str, Any],
+    llm_overrides: dict[str, str | None],
+) -> ExperimentConfig:
+    """The run config: the YAML (or the run directory's own config when resuming), then
+    command-line overrides; a default ``auto`` LLM cache mode becomes ``record``."""
+    resumed = config is None and out_dir is not None and RunStore(out_dir).exists()
+    if config is not None:
+        cfg = load_experiment(config).with_variant(variant)
+    elif resumed:
+        cfg = ExperimentConfig.model_validate(RunStore(out_dir).read_config())
+        if variant is not None and variant != cfg.variant:
+            raise ConfigError(f"{out_dir} holds variant {cfg.variant!r}, not {variant!r}")
+    else:
+        if variant is not None:
+            raise ConfigError("--variant needs --config (variants live in experiment configs)")
+        cfg = ExperimentConfig()
+    data = cfg.model_dump()
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    explicit_llm = config is not None or resumed
+    llm = _llm_config(
+        llm_overrides.get("model"),
+        llm_overrides.get("base_url"),
+        llm_overrides.get("provider"),
+        cfg.llm if explicit_llm else None,
+    )
+    if llm.cache_mode == "auto":
+        # every response is kept, sampled ones included, so the run can be replayed
+        llm = llm.model_copy(update={"cache_mode": "record"})
+    data["llm"] = llm.model_dump()
+    if not data.get("name"):
+        data["name"] = ""
+    return ExperimentConfig.model_validate(data)
+
+
+def _builder(replay_from: Path | None):
+    def build(cfg: ExperimentConfig, cache_path: Path):
+        from veracity.llm.factory import build_llm
+
+        llm_cfg: LLMConfig = cfg.llm
+        if replay_from is not None:
+            cache_path = RunStore(replay_from).llm_cache_path
+            if not cache_path.is_file():
+                raise EvalError(f"{replay_from} has no LLM cache to replay ({cache_path})")
+            llm_cfg = llm_cfg.model_copy(update={"cache_mode": "replay"})
+        return build_llm(llm_cfg, cache_path=cache_path, progress=None)
+
+    return build
+
+
+def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
+    stats = RunningStats()
+    for rec in run.store.read_predictions():
+        stats.add(rec)
+    todo = len(run.todo)
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
+    with Progress(*columns, console=console, disable=not show, transient=False) as bar:
+        task = bar.add_task(
+            f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()
+        )
+
+        def on_record(rec) -> None:
+            stats.add(rec)
+            bar.update(task, advance=1, stats=stats.line())
+
+        return asyncio.run(run_session(run, concurrency, on_record))
+
+
+def _summary(run: PreparedRun, m: Metrics) -> Table:
+    u = m.usage
+    table = Table(
+        "metric", "value", title=f"{run.config.method} on {run.info.name}/{run.config.split}"
+    )
+    rows = [
+        ("examples", str(m.n)),
+        ("label space", m.label_space),
+        ("accuracy", f"{m.accuracy:.3f}"),
+        ("macro-F1", f"{m.macro_f1:.3f}"),
+        (
+            "abstained / error / crashed",
+            " / ".join(str(m.counts[k]) for k in ("abstained", "error", "exception")),
+        ),
+        ("tokens / example", f"{u.tokens_per_example:,.1f}"),
+        ("LLM calls / example", f"{u.llm_calls_per_example:.2f}"),
+        ("latency p50 / p95 (s)", f"{u.latency_p50_s:.2f} / {u.latency_p95_s:.2f}"),
+        ("cost (USD)", f"{u.cost_usd:.4f}"),
+    ]
+    if m.calibration is not None:
+        rows.append(("ECE (veracity)", f"{m.calibration.ece:.3f}"))
+    for k, v in rows:
+        table.add_row(k, v)
+    return table
+
+
+@app.command("eval")
+def eval_(
+    method: str = typer.Option(
+        None, "--method", "-m", help="registered method (see `veracity methods`)"
+    ),
+    dataset: str = typer.Option(None, "--dataset", "-d", help="registered dataset name"),
+    split: str = typer.Option(None, help="dataset split (default: the dataset's first)"),
+    limit: int = typer.Option(None, help="check at most N examples"),
+    sample: bool = typer.Option(
+        None, "--sample/--first", help="with --limit: a seeded random sample, or the first N"
+    ),
+    seed: int = typer.Option(None, help="seed for --sample"),
+    concurrency: int = typer.Option(None, help="examples checked at once (default 4)"),
+    config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
+    variant: str = typer.Option(None, help="variant of the experiment config"),
+    out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
+    labels: str = typer.Option(None, help="the method's label space (gold labels are mapped)"),
+    model: str = typer.Option(
+        None, help="model: catalog name or GGUF path, or the endpoint's model id"
+    ),
+    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ollama, ..."),
+    data_dir: Path = typer.Option(
+        None, help="benchmark data directory (default VERACITY_DATA_DIR)"
+    ),
+    retry_errors: bool = typer.Option(
+        False, help="check again the examples that errored or crashed"
+    ),
+    replay_from: Path = typer.Option(
+        None, help="replay the LLM responses recorded in this run directory"
+    ),
+    progress: bool = typer.Option(True, help="show the progress bar"),
+) -> None:
+    """Evaluate a method on a benchmark; resumable, writes a run directory."""
+    overrides = {
+        "method": method, "dataset": dataset, "split": split, "limit": limit,
+        "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
+        "data_dir": str(data_dir) if data_dir else None,
+    }  # fmt: skip
+    try:
+        cfg = resolve_config(
+            config, out_dir, variant, overrides,
+            {"model": model, "base_url": base_url, "provider": provider},
+        )  # fmt: skip
+        out_path = out_dir or default_out(cfg)
+        if replay_from is not None and Path(replay_from).resolve() == Path(out_path).resolve():
+            fail("--replay-from must name another run directory than --out")
+        run = prepare_run(cfg, out_path, build=_builder(replay_from))
+        if retry_errors:
+            keep = [
+                r for r in run.store.read_predictions() if r.status not in ("error", "exception")
+            ]
+            run.store.rewrite_predictions(keep)
+    except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
+        fail(str(exc))
+    _ensure_model(run.config.llm)
+    done = len(run.examples) - len(run.todo)
+    console.print(
+        f"[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
+        f"{len(run.examples)} examples ({done} already done), labels {run.space.name}, "
+        f"model {run.config.llm.model}, run directory {run.store.path}"
+    )
+    try:
+        metrics = _run_with_progress(run, concurrency, progress)
+    except KeyboardInterrupt:
+        saved = len(run.store.read_predictions())
+        console.print(
+            f"\n[yellow]interrupted[/]: {saved} of {len(run.examples)} examples are saved in "
+            f"{run.store.predictions_path}. Resume with:\n  veracity eval --out {run.store.path}"
+        )
+        raise typer.Exit(130) from None
+    except FATAL as exc:
+        fail(str(exc), code=3)
+    except (EvalError, RunStoreError, MetricsError) as exc:
+        fail(str(exc))
+    out.print(_summary(run, metrics))
+    crashed = metrics.counts["exception"]
+    if crashed:
+        console.print(
+            f"[red]{crashed} example(s) crashed[/]: tracebacks are in the `exception` field of "
+            f"{run.store.predictions_path}; fix and re-run with --retry-errors"
+        )
+    console.print(f"report: veracity report {run.store.path}")
+
+
+@app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="a run directory written by `veracity eval`"),
+    out_dir: Path = typer.Option(None, "--out", help="write the report here (default: RUN_DIR)"),
+) -> None:
+    """Write report.md and a self-contained report.html for a run."""
+    from veracity.evaluation.report import write_report
+
+    try:
+        md, html = write_report(run_dir, out_dir)
+    except (RunStoreError, MetricsError, LabelError) as exc:
+        fail(str(exc))
+    console.print(f"[green]written:[/] {md}\n[green]written:[/] {html}")
+
+
+@app.command()
+def compare(
+    runs: list[Path] = typer.Argument(
+        ..., help="two or more run directories; the first is the reference"
+    ),
+    n_boot: int = typer.Option(1000, help="bootstrap resamples for the macro-F1 interval"),
+    seed: int = typer.Option(0, help="bootstrap seed"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables"),
+    markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
+) -> None:
+    """Compare runs side by side, with paired differences and a bootstrap CI on macro-F1."""
+    from veracity.evaluation.compare import compare_runs, to_markdown
+
+    try:
+        result = compare_runs(runs, n_boot=n_boot, seed=seed)
+    except (RunStoreError, MetricsError, LabelError) as exc:
+        fail(str(exc))
+    if as_json:
+        out.print_json(result.model_dump_json())
+        return
+    if markdown:
+        out.print(to_markdown(result), markup=False, highlight=False)
+        return
+    table = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
+                  "p50 / p95 (s)", "cost (USD)")  # fmt: skip
+    for r in result.runs:
+        lat = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"
+        table.add_row(Path(r.run).name, r.method, r.model, str(r.n), f"{r.accuracy:.3f}",
+                      f"{r.macro_f1:.3f}", f"{r.tokens_per_example:,.1f}", lat,
+                      f"{r.cost_usd:.4f}")  # fmt: skip
+    out.print(table)
+    paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
+    for p in result.paired:
+        ci = f"[{p.ci_low:+.3f}, {p.ci_high:+.3f}]"
+        paired.add_row(f"{p.other} − {p.reference}", str(p.shared), f"{p.accuracy_diff:+.3f}",
+                       f"{p.macro_f1_diff:+.3f}", ci)  # fmt: skip
+    out.print(paired)

@@ -1,0 +1,77 @@
+"""Report figures as PNG bytes, drawn with matplotlib's Agg canvas.
+
+The figures are drawn on `matplotlib.figure.Figure` objects with an Agg canvas directly,
+so no pyplot state or global backend is touched (safe inside servers and notebooks).
+"""
+
+from __future__ import annotations
+
+import io
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from veracity.evaluation.metrics import Calibration
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def confusion_png(confusion: dict[str, dict[str, int]], title: str = "") -> bytes:
+    """A heat map of the confusion matrix: gold labels in rows, predictions in columns."""
+    rows = list(confusion)
+    cols = list(next(iter(confusion.values())).keys()) if rows else []
+    values = [[confusion[r][c] for c in cols] for r in rows]
+    width = max(3.5, 1.0 + 0.9 * len(cols))
+    fig = Figure(figsize=(width, max(2.8, 0.8 + 0.7 * len(rows))))
+    ax = fig.add_subplot()
+    image = ax.imshow(values or [[0]], cmap="Blues", aspect="auto")
+    peak = max((v for row in values for v in row), default=0)
+    for i, row in enumerate(values):
+        for j, v in enumerate(row):
+            colour = "white" if peak and v > peak / 2 else "black"
+            ax.text(j, i, str(v), ha="center", va="center", color=colour)
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _png(fig)
+
+
+def reliability_png(cal: Calibration, title: str = "", target: str = "gold veracity") -> bytes:
+    """A reliability diagram: mean predicted value vs mean observed value per bin."""
+    fig = Figure(figsize=(4.6, 4.2))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect")
+    used = [b for b in cal.bins if b.count]
+    width = (cal.bins[0].upper - cal.bins[0].lower) if cal.bins else 0.1
+    ax.bar(
+        [b.lower for b in used],
+        [b.mean_target for b in used],
+        width=width,
+        align="edge",
+        edgecolor="black",
+        alpha=0.6,
+        label=f"mean {target}",
+    )
+    ax.plot(
+        [b.mean_score for b in used],
+        [b.mean_target for b in used],
+        marker="o",
+        color="tab:red",
+        label="bin means",
+    )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel(target)
+    ax.set_title(title or f"ECE {cal.ece:.3f} (n={cal.n})")
+    ax.legend(loc="upper left", fontsize="small")
+    return _png(fig)

@@ -1,0 +1,248 @@
+"""`veracity report RUN_DIR`: a Markdown and a self-contained HTML report of one run.
+
+Metrics are recomputed from ``predictions.jsonl`` (so a report of an interrupted run
+describes exactly the examples that finished). When the run's config carries a paper
+table (``paper:`` in an experiment config), the paper's reported rows are shown beside
+ours on the paper's own scale.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import ValidationError
+
+from veracity.evaluation.experiment import ExperimentConfig, PaperTable
+from veracity.evaluation.metrics import Metrics, compute_metrics
+from veracity.evaluation.plots import confusion_png, reliability_png
+from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
+from veracity.labels import LabelError, LabelSpace, get_label_space
+
+
+@dataclass
+class RunResult:
+    """A run directory, loaded: config, records and metrics recomputed from the records."""
+
+    path: Path
+    config: ExperimentConfig
+    records: list[PredictionRecord]
+    space: LabelSpace
+    metrics: Metrics
+    wall_time_s: float
+    sessions: int
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def model(self) -> str:
+        return self.config.llm.model
+
+
+def _space(cfg: ExperimentConfig) -> LabelSpace:
+    if not cfg.labels:
+        raise RunStoreError("the run's config.yaml names no label space (`labels:`)")
+    try:
+        return get_label_space(cfg.labels)
+    except LabelError:
+        if not cfg.dataset:
+            raise
+        # the space may be registered by the dataset's loader module: import it
+        from veracity.evaluation.runner import EvalError, open_dataset
+
+        try:
+            open_dataset(cfg.dataset)
+        except EvalError as exc:
+            raise RunStoreError(f"label space {cfg.labels!r} is unknown: {exc}") from exc
+        return get_label_space(cfg.labels)
+
+
+def load_run(path: str | Path) -> RunResult:
+    """Load a run directory; raises RunStoreError when it is not one or holds nothing."""
+    store = RunStore(path)
+    try:
+        cfg = ExperimentConfig.model_validate(store.read_config())
+    except ValidationError as exc:
+        raise RunStoreError(f"{store.config_path}: {exc}") from exc
+    records = store.read_predictions()
+    if not records:
+        raise RunStoreError(f"{store.path}: no predictions yet")
+    space = _space(cfg)
+    sessions = store.read_sessions()
+    return RunResult(
+        path=store.path,
+        config=cfg,
+        records=records,
+        space=space,
+        metrics=compute_metrics(records, space),
+        wall_time_s=sum(s.get("wall_time_s", 0.0) for s in sessions),
+        sessions=len(sessions),
+    )
+
+
+def metric_value(metrics: Metrics, name: str, space: LabelSpace) -> float | None:
+    """A metric by the names paper tables use: accuracy, macro_f1, f1:<label>, ..."""
+    if name == "accuracy":
+        return metrics.accuracy
+    if name == "macro_f1":
+        return metrics.macro_f1
+    kind, _, label = name.partition(":")
+    found = space.find(label)
+    if found is None or found not in metrics.per_class:
+        return None
+    return getattr(metrics.per_class[found], kind, None)
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _paper_context(run: RunResult, paper: PaperTable) -> dict[str, Any]:
+    rows = run.config.paper_rows()
+    names: list[str] = []
+    for r in rows:
+        names += [k for k in r.metrics if k not in names]
+    scale = 100.0 if paper.scale == "percent" else 1.0
+    digits = 1 if paper.scale == "percent" else 2
+    ours = [metric_value(run.metrics, n, run.space) for n in names]
+    table = [
+        {
+            "method": r.method,
+            "model": r.model or "",
+            "setting": r.setting or "",
+            "ours": r.ours,
+            "note": r.note,
+            "values": [_fmt(r.metrics.get(n), digits) for n in names],
+            "delta": [
+                _fmt(o * scale - r.metrics[n], digits)
+                if r.ours and o is not None and r.metrics.get(n) is not None
+                else ""
+                for n, o in zip(names, ours, strict=True)
+            ],
+        }
+        for r in rows
+    ]
+    return {
+        "paper": paper.paper,
+        "table": paper.table,
+        "caption": paper.caption,
+        "dataset": paper.dataset,
+        "scale": paper.scale,
+        "missing": paper.missing,
+        "metrics": names,
+        "rows": table,
+        "ours": [_fmt(None if o is None else o * scale, digits) for o in ours],
+        "has_ours_row": any(r.ours for r in rows),
+    }
+
+
+def _context(run: RunResult) -> dict[str, Any]:
+    m, cfg, u = run.metrics, run.config, run.metrics.usage
+    confusion_cols = list(next(iter(m.confusion.values())).keys())
+    crashed = [r for r in run.records if r.status == "exception"]
+    errors = [r for r in run.records if r.status == "error"]
+    return {
+        "title": f"{cfg.method} on {cfg.dataset}/{cfg.split}",
+        "path": str(run.path),
+        "config": {
+            "experiment": cfg.name,
+            "description": cfg.description,
+            "variant": cfg.variant,
+            "method": cfg.method,
+            "dataset": f"{cfg.dataset} ({cfg.split})",
+            "labels": cfg.labels,
+            "model": f"{cfg.llm.backend}: {cfg.llm.model}",
+            "examples": m.n,
+            "stand_in": cfg.stand_in,
+        },
+        "headline": [
+            ("accuracy", _fmt(m.accuracy)),
+            ("macro-F1", _fmt(m.macro_f1) + f" (over {', '.join(m.macro_f1_classes)})"),
+            ("abstention rate", _fmt(m.abstention_rate)),
+            ("error rate", _fmt(m.error_rate)),
+            ("crashed (bugs)", f"{m.counts['exception']}"),
+            ("ECE (veracity)", _fmt(m.calibration.ece) if m.calibration else "no scores"),
+            (
+                "ECE (confidence)",
+                _fmt(m.confidence_calibration.ece) if m.confidence_calibration else "none",
+            ),
+        ],
+        "per_class": [
+            (label, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), s.support, s.predicted)
+            for label, s in m.per_class.items()
+        ],
+        "confusion_cols": confusion_cols,
+        "confusion": [(g, [row[c] for c in confusion_cols]) for g, row in m.confusion.items()],
+        "bins": [
+            (f"{b.lower:.1f}–{b.upper:.1f}", b.count, _fmt(b.mean_score), _fmt(b.mean_target))
+            for b in (m.calibration.bins if m.calibration else [])
+        ],
+        "usage": [
+            ("tokens / example", f"{u.tokens_per_example:,.1f}"),
+            ("LLM calls / example", f"{u.llm_calls_per_example:.2f}"),
+            ("searches / example", f"{u.searches_per_example:.2f}"),
+            ("prompt + completion tokens", f"{u.prompt_tokens:,} + {u.completion_tokens:,}"),
+            ("cached LLM calls", f"{u.cached_llm_calls:,} of {u.llm_calls:,}"),
+            ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
+            ("cost (USD)", f"{u.cost_usd:.4f} ({u.cost_per_example_usd:.5f} / example)"),
+            ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),
+        ],
+        "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
+        "errors": [(r.id, (r.verdict or {}).get("error", "")) for r in errors[:20]],
+        "n_errors": len(errors),
+        "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
+    }
+
+
+def _env(autoescape: bool) -> jinja2.Environment:
+    root = resources.files("veracity.evaluation") / "templates"
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def figures(run: RunResult) -> dict[str, bytes]:
+    """PNG bytes of the confusion matrix and (when there are scores) reliability diagram."""
+    out = {"confusion": confusion_png(run.metrics.confusion, "confusion matrix")}
+    if run.metrics.calibration is not None:
+        out["reliability"] = reliability_png(run.metrics.calibration)
+    return out
+
+
+def render_markdown(run: RunResult, images: dict[str, str]) -> str:
+    """The Markdown report; `images` maps figure names to relative file paths."""
+    return _env(False).get_template("report.md.j2").render(images=images, **_context(run))
+
+
+def render_html(run: RunResult, pngs: dict[str, bytes]) -> str:
+    """The self-contained HTML report, figures inlined as base64 PNG data URIs."""
+    images = {k: "data:image/png;base64," + base64.b64encode(v).decode() for k, v in pngs.items()}
+    return _env(True).get_template("report.html.j2").render(images=images, **_context(run))
+
+
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:
+    """Write report.md (with PNGs in report_files/) and report.html; returns their paths."""
+    run = load_run(run_dir)
+    out = Path(out_dir) if out_dir else run.path
+    files = out / "report_files"
+    files.mkdir(parents=True, exist_ok=True)
+    pngs = figures(run)
+    for name, data in pngs.items():
+        (files / f"{name}.png").write_bytes(data)
+    md = out / "report.md"
+    md.write_text(
+        render_markdown(run, {k: f"report_files/{k}.png" for k in pngs}), encoding="utf-8"
+    )
+    html = out / "report.html"
+    html.write_text(render_html(run, pngs), encoding="utf-8")
+    return md, html

@@ -1,0 +1,402 @@
+"""The evaluation runner: a method over a dataset, async, resumable, into a run directory.
+
+`prepare_run` resolves everything that can fail before any example is checked: the
+method (and its label space), the dataset and split, the gold-label mapping, the input
+kind, the sources and the model. `execute` then checks the examples not yet in
+``predictions.jsonl`` with at most `concurrency` in flight, appending one record per
+finished example. `finalize` writes ``metrics.json`` and ``usage.json``.
+
+A crash of the method on one example (an unexpected exception: a bug) is recorded in
+that example's record with its traceback and the run goes on. Errors that concern the
+whole run (a rejected API key, a missing model) stop it. Interrupting a run (Ctrl-C,
+task cancellation) loses nothing already written: re-running the same command skips
+the finished examples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from veracity import registry
+from veracity.config import ConfigError, data_dir
+from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
+from veracity.evaluation.experiment import ExperimentConfig
+from veracity.evaluation.guards import EvalGuards, GuardedSource, eval_guards
+from veracity.evaluation.metrics import Metrics, compute_metrics
+from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
+from veracity.labels import LabelError, LabelSpace, get_label_map, get_label_space
+from veracity.llm.base import LLM, LLMAuthError, ModelNotAvailable
+from veracity.methods.base import MethodConfigError, load_method
+from veracity.retrieval.base import Source, SourceAuthError
+from veracity.types import Verdict
+
+# Errors that concern the whole run, not one example: they stop the run.
+FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
+
+# Config keys that must match when a run directory is resumed.
+_RESUME_KEYS = ("method", "method_config", "labels", "dataset", "split", "variant", "sample")
+_RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
+
+
+class EvalError(ValueError):
+    """A run that cannot start, with a message saying what to change."""
+
+
+@dataclass
+class PreparedRun:
+    """Everything `execute` needs, resolved and checked."""
+
+    config: ExperimentConfig
+    method: Any  # a veracity.methods.base.Method
+    space: LabelSpace
+    info: DatasetInfo
+    examples: list[Example]
+    gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
+    store: RunStore
+
+    @property
+    def todo(self) -> list[Example]:
+        done = {r.id for r in self.store.read_predictions()}
+        return [e for e in self.examples if e.id not in done]
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+def open_dataset(name: str) -> Dataset:
+    """The registered dataset `name` as an object with `info` and `load`."""
+    if name not in registry.datasets:
+        known = ", ".join(registry.datasets.names()) or "none yet"
+        raise EvalError(f"dataset {name!r} is not registered (registered: {known})")
+    obj = registry.datasets.get(name)
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "load")):
+        obj = obj()  # a loader class or a factory
+    if not isinstance(obj, Dataset):
+        raise EvalError(f"dataset {name!r} does not provide `info` and `load` (see datasets/base)")
+    return obj
+
+
+def select_examples(
+    examples: Sequence[Example], limit: int | None, sample: bool, seed: int
+) -> list[Example]:
+    """The first `limit` examples, or a seeded random sample of `limit` in dataset order."""
+    ids = [e.id for e in examples]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise EvalError(f"the dataset has duplicate example ids (e.g. {dup!r}); runs cannot resume")
+    if limit is None or limit >= len(examples):
+        return list(examples)
+    if limit < 1:
+        raise EvalError("--limit must be at least 1")
+    if not sample:
+        return list(examples[:limit])
+    chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
+    return [examples[i] for i in chosen]
+
+
+def build_method(cfg: ExperimentConfig, llm: LLM | None, sources: dict[str, Source], space: str):
+    """Instantiate the registered method `cfg.method`.
+
+    Label space: ``cfg.labels`` when set; else the dataset's own space if the method
+    accepts it; else the method's default (the gold labels are then mapped).
+    """
+    kwargs: dict[str, Any] = {"sources": sources} if sources else {}
+    mcfg = dict(cfg.method_config)
+    labels = cfg.labels or mcfg.get("labels")
+    try:
+        if labels:
+            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": labels}, **kwargs)
+        try:
+            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": space}, **kwargs)
+        except MethodConfigError:
+            return load_method(cfg.method, llm=llm, config=mcfg, **kwargs)
+    except (MethodConfigError, LabelError) as exc:
+        raise EvalError(str(exc)) from exc
+
+
+def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
+    """Map gold labels from the dataset's space into the method's, or explain why not."""
+    src = get_label_space(dataset_space)
+    if dataset_space == method_space:
+        return src.parse
+    try:
+        return get_label_map(dataset_space, method_space)
+    except LabelError:
+        from veracity.labels import LABEL_MAPS
+
+        targets = sorted({m.target for m in LABEL_MAPS.values() if m.source == dataset_space})
+        hint = f"--labels {' or --labels '.join(targets)}" if targets else "register a LabelMap"
+        raise EvalError(
+            f"the dataset's labels are in {dataset_space!r} but the method answers in "
+            f"{method_space!r}, and no label map connects them; choose the method's label "
+            f"space with {hint} (or --labels {dataset_space} if the method accepts it)"
+        ) from None
+
+
+def build_sources(cfg: ExperimentConfig, store: RunStore) -> dict[str, Source]:
+    """Sources named in the config, each wrapped in `GuardedSource`.
+
+    Each entry is ``name: {type: <registered source>, ...options}`` (type defaults to
+    the name). A source whose factory takes ``cache_dir`` gets ``RUN_DIR/cache/search``.
+    """
+    import inspect
+
+    out: dict[str, Source] = {}
+    for name, options in cfg.sources.items():
+        opts = dict(options)
+        kind = opts.pop("type", name)
+        if kind not in registry.sources:
+            known = ", ".join(registry.sources.names()) or "none yet"
+            raise EvalError(f"source {kind!r} is not registered (registered: {known})")
+        factory = registry.sources.get(kind)
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if "cache_dir" in params and "cache_dir" not in opts:
+            opts["cache_dir"] = store.search_cache_dir / name
+        try:
+            out[name] = GuardedSource(factory(**opts))
+        except (TypeError, ValueError) as exc:
+            raise EvalError(f"source {name!r}: {exc}") from exc
+    return out
+
+
+def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
+    """Refuse to resume a run directory that was made with a different config."""
+    if not store.exists():
+        return
+    old = store.read_config()
+    new = cfg.model_dump(mode="json")
+    diffs = [k for k in _RESUME_KEYS if old.get(k) != new.get(k)]
+    old_llm, new_llm = old.get("llm") or {}, new["llm"]
+    diffs += [f"llm.{k}" for k in _RESUME_LLM_KEYS if old_llm.get(k) != new_llm.get(k)]
+    if cfg.sample and old.get("seed") != new["seed"]:
+        diffs.append("seed")
+    if diffs:
+        raise EvalError(
+            f"{store.path} holds a run with a different {', '.join(diffs)}; resume it with "
+            f"`veracity eval --out {store.path}` or choose another --out directory"
+        )
+
+
+def prepare_run(
+    cfg: ExperimentConfig,
+    out: str | Path,
+    *,
+    llm: LLM | None = None,
+    build: Callable[[ExperimentConfig, Path], LLM] | None = None,
+) -> PreparedRun:
+    """Resolve and check a run before any example is checked.
+
+    Args:
+        cfg: the resolved config (variant already applied).
+        out: the run directory (created; resumed when it holds the same run).
+        llm: the model to use (tests pass a ScriptedLLM); otherwise `build` makes one.
+        build: builds the model from the config and the LLM cache path.
+    """
+    if not cfg.dataset:
+        raise EvalError("no dataset given: use --dataset NAME or `dataset:` in the config")
+    store = RunStore(out)
+    ds = open_dataset(cfg.dataset)
+    info = ds.info
+    split = cfg.split or info.splits[0]
+    if split not in info.splits:
+        raise EvalError(f"dataset {info.name!r} has splits {list(info.splits)}, not {split!r}")
+    cfg = cfg.model_copy(update={"split": split})
+    if cfg.method not in registry.methods:
+        known = ", ".join(registry.methods.names())
+        raise EvalError(f"method {cfg.method!r} is not registered (registered: {known})")
+    sources = build_sources(cfg, store)
+    if llm is None and build is not None:
+        llm = build(cfg, store.llm_cache_path)
+    method = build_method(cfg, llm, sources, info.label_space)
+    space = method.label_space
+    cfg = cfg.model_copy(update={"labels": space.name})
+    check_resumable(store, cfg)
+    kinds = getattr(method, "input_kinds", None)
+    if kinds is not None and info.input_kind not in kinds:
+        raise EvalError(
+            f"method {cfg.method!r} checks {', '.join(kinds)} inputs; "
+            f"dataset {info.name!r} holds {info.input_kind}s"
+        )
+    try:
+        root = data_dir(cfg.data_dir)
+        examples = select_examples(ds.load(split, root), cfg.limit, cfg.sample, cfg.seed)
+    except (DatasetError, ConfigError) as exc:
+        raise EvalError(str(exc)) from exc
+    gold = _map_gold(examples, space.name)
+    return PreparedRun(cfg, method, space, info, examples, gold, store)
+
+
+def _map_gold(examples: Sequence[Example], method_space: str) -> dict[str, tuple[str, str]]:
+    mappers: dict[str, Callable[[str], str]] = {}
+    gold = {}
+    for ex in examples:
+        if ex.label_space not in mappers:
+            mappers[ex.label_space] = gold_mapper(ex.label_space, method_space)
+        try:
+            gold[ex.id] = (mappers[ex.label_space](ex.label), ex.label)
+        except LabelError as exc:
+            raise EvalError(f"example {ex.id!r}: {exc}") from exc
+    return gold
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass
+class RunningStats:
+    """Counts shown while a run goes (including records from earlier sessions)."""
+
+    done: int = 0
+    correct: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+
+    def add(self, rec: PredictionRecord) -> None:
+        self.done += 1
+        self.correct += int(rec.correct)
+        usage = rec.usage
+        self.cost_usd += usage.get("cost_usd", 0.0)
+        self.tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        self.by_status[rec.status] = self.by_status.get(rec.status, 0) + 1
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.done if self.done else None
+
+    def line(self) -> str:
+        acc = f"acc {self.accuracy:.3f}" if self.done else "acc –"
+        parts = [acc, f"{self.tokens:,} tok", f"${self.cost_usd:.4f}"]
+        bad = {k: v for k, v in self.by_status.items() if k != "ok" and v}
+        parts += [f"{v} {k}" for k, v in sorted(bad.items())]
+        return " · ".join(parts)
+
+
+def guards_for(example: Example, info: DatasetInfo) -> EvalGuards:
+    return EvalGuards(before=example.input.cutoff, exclude_domains=tuple(info.exclude_domains))
+
+
+async def check_one(run: PreparedRun, example: Example) -> PredictionRecord:
+    """Check one example; a crash becomes an ``exception`` record, FATAL errors propagate."""
+    gold, original = run.gold[example.id]
+    started = time.perf_counter()
+    try:
+        with eval_guards(guards_for(example, run.info)):
+            verdict = await run.method.check(example.input)
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"check() returned a {type(verdict).__name__}, not a Verdict")
+        if verdict.label is not None:
+            verdict.label = run.space.parse(verdict.label)
+    except FATAL:
+        raise
+    except Exception:
+        return PredictionRecord(
+            id=example.id,
+            gold=gold,
+            gold_original=original,
+            predicted=None,
+            status="exception",
+            latency_s=round(time.perf_counter() - started, 4),
+            exception=traceback.format_exc(),
+        )
+    return PredictionRecord.from_verdict(
+        example.id, gold, original, verdict, time.perf_counter() - started
+    )
+
+
+async def execute(
+    run: PreparedRun,
+    concurrency: int | None = None,
+    on_record: Callable[[PredictionRecord], None] | None = None,
+) -> int:
+    """Check the examples not yet done, at most `concurrency` at a time.
+
+    Each finished example is appended to ``predictions.jsonl`` before the next one is
+    taken. Cancellation or KeyboardInterrupt stops the workers; in-flight examples are
+    not written and will be checked again on the next run. Returns how many examples
+    this call finished.
+    """
+    k = concurrency or run.config.concurrency
+    if k < 1:
+        raise EvalError("--concurrency must be at least 1")
+    run.store.repair()
+    run.store.write_config(run.config.model_dump(mode="json"))
+    todo = iter(run.todo)
+    finished = 0
+
+    async def worker() -> None:
+        nonlocal finished
+        for example in todo:  # workers share one iterator: each example is taken once
+            record = await check_one(run, example)
+            run.store.append(record)
+            finished += 1
+            if on_record is not None:
+                on_record(record)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(k)]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    return finished
+
+
+def finalize(store: RunStore, space: LabelSpace | None = None) -> Metrics:
+    """Compute metrics over every record and write metrics.json and usage.json."""
+    records = store.read_predictions()
+    if not records:
+        raise RunStoreError(f"{store.path}: no predictions yet")
+    if space is None:
+        space = get_label_space(store.read_config().get("labels") or "")
+    metrics = compute_metrics(records, space)
+    store.write_json(store.metrics_path, metrics.model_dump(mode="json"))
+    sessions = store.read_sessions()
+    usage = metrics.usage.model_dump(mode="json")
+    usage["wall_time_s"] = round(sum(s.get("wall_time_s", 0.0) for s in sessions), 3)
+    usage["sessions"] = len(sessions)
+    store.write_json(store.usage_path, usage)
+    return metrics
+
+
+async def run_session(
+    run: PreparedRun,
+    concurrency: int | None = None,
+    on_record: Callable[[PredictionRecord], None] | None = None,
+) -> Metrics:
+    """`execute` then `finalize`, logging the session (also when interrupted)."""
+    started = time.perf_counter()
+    start_iso = datetime.now(timezone.utc).isoformat()
+    finished, status = 0, "interrupted"
+
+    def counted(record: PredictionRecord) -> None:
+        nonlocal finished
+        finished += 1
+        if on_record is not None:
+            on_record(record)
+
+    try:
+        await execute(run, concurrency, counted)
+        status = "finished"
+    finally:
+        run.store.log_session(
+            {
+                "started_at": start_iso,
+                "wall_time_s": round(time.perf_counter() - started, 3),
+                "examples_finished": finished,
+                "status": status,
+            }
+        )
+    return finalize(run.store, run.space)

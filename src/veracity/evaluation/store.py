@@ -1,0 +1,275 @@
+"""The run directory: resolved config, predictions, metrics, usage and caches.
+
+Layout of a run directory::
+
+    RUN_DIR/
+      config.yaml        the resolved run config (secrets removed); reproduces the run
+      predictions.jsonl  one `PredictionRecord` per finished example, in finishing order
+      metrics.json       `Metrics` over all records
+      usage.json         totals and per-example means of tokens, calls, searches, cost
+      sessions.jsonl     one line per session of the run (start, wall time, finished or not)
+      cache/llm.sqlite   the LLM response cache (record/replay)
+      cache/search/      search caches of sources that keep one
+      report.md, report.html   written by `veracity report`
+
+`predictions.jsonl` is append-only. Each record is written as one complete line with a
+single write, then flushed and synced, so an interrupted run leaves only whole lines; a
+torn last line (possible only after a hard kill mid-write) is cut off when the file is
+next opened, and that example is simply run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from veracity.types import Verdict
+
+Status = Literal["ok", "abstained", "error", "exception"]
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|cookie)", re.I)
+REDACTED = "***redacted***"
+
+
+class RunStoreError(RuntimeError):
+    """A run directory that cannot be read or does not match the requested run."""
+
+
+class PredictionRecord(BaseModel):
+    """One finished example.
+
+    Attributes:
+        id: the example id (unique within the run).
+        gold: the gold label in the method's label space.
+        gold_original: the gold label as the dataset gives it.
+        predicted: the method's label, or None (abstained, error or exception).
+        status: ok, abstained, error (the verdict records a fault) or exception (the
+            method crashed: a bug; `exception` holds the traceback).
+        score: the verdict's veracity score.
+        confidence: the verdict's confidence.
+        latency_s: wall time of this example as the runner measured it.
+        verdict: the full verdict (with trace and usage) as JSON, when there is one.
+        exception: the traceback of a crash.
+        finished_at: UTC time the record was written.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    gold: str
+    gold_original: str
+    predicted: str | None
+    status: Status
+    score: float | None = None
+    confidence: float | None = None
+    latency_s: float = 0.0
+    verdict: dict[str, Any] | None = None
+    exception: str | None = None
+    finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return dict((self.verdict or {}).get("usage") or {})
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted is not None and self.predicted == self.gold
+
+    @classmethod
+    def from_verdict(
+        cls, example_id: str, gold: str, gold_original: str, verdict: Verdict, latency_s: float
+    ) -> PredictionRecord:
+        if verdict.error:
+            status: Status = "error"
+        elif verdict.label is None:
+            status = "abstained"
+        else:
+            status = "ok"
+        return cls(
+            id=example_id,
+            gold=gold,
+            gold_original=gold_original,
+            predicted=verdict.label if status == "ok" else None,
+            status=status,
+            score=verdict.score if status == "ok" else None,
+            confidence=verdict.confidence if status == "ok" else None,
+            latency_s=round(latency_s, 4),
+            verdict=verdict.model_dump(mode="json"),
+        )
+
+
+def redact(data: Any) -> Any:
+    """A copy of `data` with secret-looking values replaced and URL credentials removed.
+
+    Keys that name an environment variable (``*_env``) are kept: they hold no secret.
+    """
+    if isinstance(data, dict):
+        out = {}
+        for k, v in data.items():
+            key = str(k)
+            secret = _SECRET_KEY.search(key) and not key.endswith("_env")
+            out[k] = REDACTED if secret and isinstance(v, str) and v else redact(v)
+        return out
+    if isinstance(data, list | tuple):
+        return [redact(v) for v in data]
+    if isinstance(data, str):
+        return re.sub(r"(?<=://)[^/@\s]+@", "", data)  # user:password@host -> host
+    return data
+
+
+class RunStore:
+    """Reads and writes one run directory."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def predictions_path(self) -> Path:
+        return self.path / "predictions.jsonl"
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / "metrics.json"
+
+    @property
+    def usage_path(self) -> Path:
+        return self.path / "usage.json"
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.path / "cache" / "llm.sqlite"
+
+    @property
+    def search_cache_dir(self) -> Path:
+        return self.path / "cache" / "search"
+
+    def exists(self) -> bool:
+        return self.config_path.is_file()
+
+    # ------------------------------------------------------------------ config
+    def write_config(self, config: dict[str, Any]) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump(redact(config), sort_keys=False, allow_unicode=True)
+        tmp = self.config_path.with_suffix(".yaml.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, self.config_path)
+
+    def read_config(self) -> dict[str, Any]:
+        if not self.config_path.is_file():
+            raise RunStoreError(f"{self.path} is not a run directory (no config.yaml)")
+        try:
+            data = yaml.safe_load(self.config_path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise RunStoreError(f"{self.config_path}: not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise RunStoreError(f"{self.config_path}: the top level must be a mapping")
+        return data
+
+    # ------------------------------------------------------------------ predictions
+    def repair(self) -> bool:
+        """Cut off a torn last line (no trailing newline). Returns whether it cut."""
+        p = self.predictions_path
+        if not p.is_file() or p.stat().st_size == 0:
+            return False
+        with p.open("rb+") as f:
+            data = f.read()
+            if data.endswith(b"\n"):
+                return False
+            keep = data.rfind(b"\n") + 1
+            f.truncate(keep)
+        return True
+
+    def read_predictions(self) -> list[PredictionRecord]:
+        """All records; a malformed or duplicated line is an error naming the line."""
+        p = self.predictions_path
+        if not p.is_file():
+            return []
+        records, seen = [], set()
+        with p.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                if not line.endswith("\n"):
+                    raise RunStoreError(
+                        f"{p}:{lineno}: incomplete last line (the run was killed mid-write); "
+                        "resume the run to repair it"
+                    )
+                try:
+                    rec = PredictionRecord.model_validate_json(line)
+                except ValidationError as exc:
+                    raise RunStoreError(f"{p}:{lineno}: not a prediction record: {exc}") from exc
+                if rec.id in seen:
+                    raise RunStoreError(f"{p}:{lineno}: example {rec.id!r} appears twice")
+                seen.add(rec.id)
+                records.append(rec)
+        return records
+
+    def append(self, record: PredictionRecord) -> None:
+        """Append one record as a whole line, flushed and synced to disk."""
+        line = record.model_dump_json() + "\n"
+        self.path.mkdir(parents=True, exist_ok=True)
+        with self.predictions_path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def rewrite_predictions(self, records: Iterable[PredictionRecord]) -> None:
+        """Replace the predictions file atomically (used to drop records to redo)."""
+        tmp = self.predictions_path.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(rec.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.predictions_path)
+
+    # ------------------------------------------------------------------ sessions
+    @property
+    def sessions_path(self) -> Path:
+        return self.path / "sessions.jsonl"
+
+    def log_session(self, entry: dict[str, Any]) -> None:
+        """Append one line describing a session of this run (finished or interrupted)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with self.sessions_path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+            f.flush()
+
+    def read_sessions(self) -> list[dict[str, Any]]:
+        if not self.sessions_path.is_file():
+            return []
+        lines = self.sessions_path.read_text(encoding="utf-8").splitlines()
+        out = []
+        for lineno, line in enumerate(lines, 1):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise RunStoreError(f"{self.sessions_path}:{lineno}: not JSON: {exc}") from exc
+        return out
+
+    # ------------------------------------------------------------------ results
+    def write_json(self, path: Path, data: Any) -> None:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    def read_json(self, path: Path) -> Any:
+        if not path.is_file():
+            raise RunStoreError(f"{path} does not exist; run `veracity eval` to finish the run")
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise RunStoreError(f"{path}: not valid JSON: {exc}") from exc
