@@ -125,9 +125,8 @@ def test_gold_labels_are_mapped_or_the_run_is_refused_up_front(tmp_path):
     assert run.space.name == "liar6"
     assert run.gold["l1"] == ("half-true", "half-true")
     # --labels true_false maps the gold labels with the registered liar6 -> binary table
-    run = prepare_run(
-        config(tmp_path, dataset="toy_liar", labels="true_false"), tmp_path / "b", llm=scripted_llm()
-    )
+    cfg = config(tmp_path, dataset="toy_liar", labels="true_false")
+    run = prepare_run(cfg, tmp_path / "b", llm=scripted_llm())
     assert run.gold == {
         "l0": ("false", "pants-fire"), "l1": ("true", "half-true"), "l2": ("true", "true"),
     }  # fmt: skip
@@ -152,7 +151,7 @@ def test_resuming_with_a_different_config_is_refused(tmp_path):
     with pytest.raises(EvalError, match="different method"):
         prepare_run(config(tmp_path, method="cot"), tmp_path / "run", llm=scripted_llm())
     # a larger limit is fine: the run grows
-    run, m = _run(config(tmp_path, limit=4), tmp_path / "run")
+    _, m = _run(config(tmp_path, limit=4), tmp_path / "run")
     assert m.n == 4
 
 
@@ -172,7 +171,7 @@ def test_torn_last_line_is_cut_and_that_example_redone(tmp_path):
     path.write_text("".join(lines[:2]) + lines[2][:40])  # a kill in the middle of a write
     with pytest.raises(RunStoreError, match="incomplete last line"):
         run.store.read_predictions()
-    again, m = _run(config(tmp_path, limit=3), tmp_path / "run")
+    _, m = _run(config(tmp_path, limit=3), tmp_path / "run")
     assert m.n == 3 and len(path.read_text().splitlines()) == 3
 
 
