@@ -1,0 +1,87 @@
+"""Benchmark loaders: every set in the shared data directory, plus your own files.
+
+    from veracity.datasets import load_dataset, list_datasets
+    examples = load_dataset("liar", split="valid", labels="true_uncertain_false")
+
+Each dataset is an object with `info` (a `DatasetInfo`), `load(split, data_dir, *,
+limit, labels, path)` and `corpus(data_dir)`, registered by name in the entry-point
+group ``veracity.datasets`` (a plugin registers its own sets the same way: the entry
+point names a dataset object). `load` returns an `ExampleList` (a list of `Example`
+with `skipped`: records the set drops on purpose, counted per reason).
+For any other file, `GenericDataset` / `load_file` map columns to examples.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from veracity import registry
+from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
+from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, ExampleList
+from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
+from veracity.datasets.generic import GenericDataset, GenericSpec, load_file
+from veracity.labels import LabelMap
+
+__all__ = [
+    "FACT_CHECK_SITES",
+    "BaseDataset",
+    "Dataset",
+    "DatasetError",
+    "DatasetInfo",
+    "Example",
+    "ExampleList",
+    "GenericDataset",
+    "GenericSpec",
+    "get_dataset",
+    "list_datasets",
+    "load_dataset",
+    "load_file",
+]
+
+
+def get_dataset(name: str) -> Dataset:
+    """The registered dataset called `name`.
+
+    Raises:
+        DatasetError: no dataset of that name is registered.
+    """
+    try:
+        obj = registry.datasets.get(name)
+    except registry.RegistryError as exc:
+        raise DatasetError(str(exc)) from None
+    if not isinstance(obj, Dataset) and callable(obj):
+        obj = obj()  # an entry point may name a class or factory instead of an object
+    if not isinstance(obj, Dataset):
+        raise DatasetError(f"dataset {name!r} is registered as {obj!r}, not a dataset")
+    return obj
+
+
+def list_datasets() -> list[DatasetInfo]:
+    """Info of every registered dataset, sorted by name."""
+    return [get_dataset(name).info for name in registry.datasets.names()]
+
+
+def load_dataset(
+    name: str,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    *,
+    labels: str | LabelMap | None = None,
+    path: str | Path | None = None,
+) -> ExampleList:
+    """Load `split` of dataset `name` (see `BaseDataset.load` for the arguments).
+
+    Raises:
+        DatasetError: unknown dataset, split or label space, missing files, or a
+            malformed record (named by file and line).
+    """
+    ds = get_dataset(name)
+    root = Path(data_dir) if data_dir is not None else None
+    if isinstance(ds, BaseDataset):
+        return ds.load(split, root, limit=limit, labels=labels, path=path)
+    if labels is not None or path is not None:
+        raise DatasetError(f"dataset {name!r} is a plugin that does not take labels= or path=")
+    examples = ds.load(split, root)
+    out = ExampleList(examples[:limit] if limit else examples, dataset=name, split=split or "")
+    return out

@@ -1,0 +1,189 @@
+"""FactCheck-Bench (Factcheck-GPT): ChatGPT answers annotated claim by claim.
+
+Folder ``factcheck_bench/``:
+- ``subtasks/subtask4_claim_factuality.jsonl``: ``{claim, label (true / false /
+  not_enough_evidence), revised_claim}``, 661 claims -> dataset ``factcheck_bench`` in the
+  ``true_false_nee`` space. Gold evidence: the passages of
+  ``subtasks/subtask3_claim_evidence_stance.jsonl`` for the same claim text, with the
+  annotated stance (completely-support / partially-support / refute / irrelevant) in
+  the Document's metadata.
+- ``factcheck-GPT-benchmark.jsonl``: 94 whole answers with ``response_factuality``
+  (true / false / "NA") -> ``factcheck_bench_responses`` (true_false); the 2 "NA"
+  answers have no factuality label and are dropped (counted in `skipped`).
+- ``Factbench.jsonl``: FactBench, 4,835 answers from four sources (factool-qa,
+  felm-wk, factcheckgpt, halueval-dolly15k) with ``response_label`` and per-claim
+  labels -> ``factbench`` (true_false); "NA" answers dropped likewise, and so is the
+  one felm-wk answer whose ``response`` is null (line 72), counted in `skipped`.
+The binary claim set MERMAID and FIRE use (661 minus the 30 not_enough_evidence claims)
+is ``fire_factcheckbench``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
+from veracity.datasets._common import (
+    BaseDataset,
+    Loc,
+    Skip,
+    SplitFiles,
+    bool_label,
+    read_jsonl,
+    text_field,
+)
+from veracity.datasets.base import DatasetError, DatasetInfo, Example
+from veracity.types import Claim, Document
+
+_STANCE_FILE = "subtasks/subtask3_claim_evidence_stance.jsonl"
+_LICENCE = "Apache-2.0"
+
+
+@lru_cache(maxsize=2)
+def _stance_index(path: Path, mtime: float) -> dict[str, list[tuple[str, str]]]:
+    index: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for loc, raw in read_jsonl(path):
+        try:
+            index[raw["claim"].strip()].append((str(raw["evidence"]), str(raw["stance"])))
+        except (KeyError, AttributeError) as exc:
+            raise DatasetError(f"{loc}: malformed stance record: {exc}") from None
+    return dict(index)
+
+
+def answer_claim(ex_id: str, response: str, prompt: str | None) -> Claim:
+    """A model's whole answer as the text to check, with the question as context."""
+    context = f"answer to the question: {prompt.strip()}" if prompt and prompt.strip() else None
+    return Claim(id=ex_id, text=response, context=context)
+
+
+class FactCheckBenchClaims(BaseDataset):
+    """The 661 annotated claims (subtask 4) with their evidence passages (subtask 3)."""
+
+    info = DatasetInfo(
+        name="factcheck_bench",
+        label_space="true_false_nee",
+        splits=("all",),
+        input_kind="claim",
+        folder="factcheck_bench",
+        description="FactCheck-Bench: 661 claims from 94 ChatGPT answers; "
+        "true / false / not_enough_evidence, with stance-annotated evidence passages",
+        licence=_LICENCE,
+    )
+    split_files: ClassVar[SplitFiles] = {"all": ("subtasks/subtask4_claim_factuality.jsonl",)}
+
+    def __init__(self) -> None:
+        self._stance_path: Path | None = None
+
+    def files(self, split: str, data_dir_: Path | None = None) -> tuple[Path, ...]:
+        paths = super().files(split, data_dir_)
+        self._stance_path = self.folder(data_dir_) / _STANCE_FILE
+        return paths
+
+    def _user_file(self, path: str | Path) -> Path:
+        self._stance_path = None  # a user's own claims have no stance file
+        return super()._user_file(path)
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:
+        ex_id = loc.default_id
+        text = text_field(raw, "claim")
+        evidence = []
+        if self._stance_path is not None and self._stance_path.is_file():
+            index = _stance_index(self._stance_path, self._stance_path.stat().st_mtime)
+            for k, (passage, stance) in enumerate(index.get(text, [])):
+                evidence.append(
+                    Document(
+                        id=f"{ex_id}:e{k}",
+                        text=passage,
+                        source="factcheck_bench:evidence",
+                        metadata={"stance": stance},
+                    )
+                )
+        return self.example(
+            raw["label"],
+            loc,
+            id=ex_id,
+            input=Claim(id=ex_id, text=text),
+            evidence=evidence,
+            metadata={"split": split, "revised_claim": raw.get("revised_claim")},
+        )
+
+
+class FactCheckBenchResponses(BaseDataset):
+    """The 94 annotated ChatGPT answers, judged as a whole."""
+
+    info = DatasetInfo(
+        name="factcheck_bench_responses",
+        label_space="true_false",
+        splits=("all",),
+        input_kind="claim",
+        folder="factcheck_bench",
+        description="FactCheck-Bench: 94 ChatGPT answers, whole-answer factuality",
+        licence=_LICENCE,
+    )
+    split_files: ClassVar[SplitFiles] = {"all": ("factcheck-GPT-benchmark.jsonl",)}
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example | Skip:
+        label = raw["response_factuality"]
+        if label == "NA":
+            return Skip("response_factuality is NA (no factuality label)")
+        ex_id = loc.default_id
+        sentences = raw.get("sentences") or {}
+        claims = [c for s in sentences.values() for c in s.get("claims") or []]
+        return self.example(
+            bool_label(label),
+            loc,
+            id=ex_id,
+            input=answer_claim(ex_id, text_field(raw, "response"), raw.get("prompt")),
+            metadata={
+                "split": split,
+                "prompt": raw.get("prompt"),
+                "revised_response": raw.get("revised_response"),
+                "claims": claims,
+            },
+        )
+
+
+class FactBenchDataset(BaseDataset):
+    """FactBench: 4,835 answers from four annotated sources, judged as a whole."""
+
+    info = DatasetInfo(
+        name="factbench",
+        label_space="true_false",
+        splits=("all",),
+        input_kind="claim",
+        folder="factcheck_bench",
+        description="FactBench: 4,835 LLM answers (FacTool-QA, FELM-WK, Factcheck-GPT, "
+        "HaluEval) with answer- and claim-level labels",
+        licence=_LICENCE,
+    )
+    split_files: ClassVar[SplitFiles] = {"all": ("Factbench.jsonl",)}
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example | Skip:
+        label = raw["response_label"]
+        if label == "NA":
+            return Skip("response_label is NA (no factuality label)")
+        if not (raw.get("response") or "").strip():
+            return Skip("no response text (the answer is null)")
+        ex_id = loc.default_id
+        return self.example(
+            bool_label(label),
+            loc,
+            id=ex_id,
+            input=answer_claim(ex_id, text_field(raw, "response"), raw.get("prompt")),
+            metadata={
+                "split": split,
+                "source": raw.get("source"),
+                "prompt": raw.get("prompt"),
+                "claims": raw.get("claims") or [],
+                "claim_labels": raw.get("claim_labels") or [],
+                "ability_to_test": raw.get("ability_to_test"),
+            },
+        )
+
+
+FACTCHECK_BENCH = FactCheckBenchClaims()
+FACTCHECK_BENCH_RESPONSES = FactCheckBenchResponses()
+FACTBENCH = FactBenchDataset()

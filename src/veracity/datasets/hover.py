@@ -1,0 +1,65 @@
+"""HoVer: multi-hop claims over Wikipedia (2 to 4 hops).
+
+File (folder ``hover/``): ``hover_dev_first3000.json``, a JSON array of
+``{uid, claim, supporting_facts: [[title, sentence_index]], label, num_hops, hpqa_id}``.
+Labels SUPPORTED / NOT_SUPPORTED map onto ``supported_refuted`` (NOT_SUPPORTED ->
+REFUTED, the convention MERMAID reports under). The Wikipedia text is not available
+offline: `evidence_ids` are the supporting page titles and the (title, sentence) pairs
+are in ``metadata["supporting_facts"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
+from veracity.datasets._common import BaseDataset, Loc, SplitFiles, read_json_array, text_field
+from veracity.datasets.base import DatasetInfo, Example
+from veracity.types import Claim
+
+
+def hover_example(ds: BaseDataset, raw: dict[str, Any], loc: Loc, split: str) -> Example:
+    """A HoVer record (also the format of MERMAID's HoVer subsets)."""
+    facts = [(str(t), int(i)) for t, i in raw["supporting_facts"]]
+    titles = list(dict.fromkeys(t for t, _ in facts))
+    uid = str(raw["uid"])
+    return ds.example(
+        raw["label"],
+        loc,
+        id=uid,
+        input=Claim(id=uid, text=text_field(raw, "claim")),
+        evidence_ids=titles,
+        metadata={
+            "split": split,
+            "num_hops": int(raw["num_hops"]),
+            "supporting_facts": [list(f) for f in facts],
+            "hpqa_id": raw.get("hpqa_id"),
+        },
+    )
+
+
+class HoverDataset(BaseDataset):
+    """HoVer dev (first 3,000 claims here)."""
+
+    info = DatasetInfo(
+        name="hover",
+        label_space="supported_refuted",
+        splits=("dev",),
+        input_kind="claim",
+        folder="hover",
+        description="HoVer dev, first 3,000 multi-hop Wikipedia claims (2-4 hops); "
+        "no Wikipedia text offline",
+        licence="MIT (repository)",
+    )
+    split_files: ClassVar[SplitFiles] = {"dev": ("hover_dev_first3000.json",)}
+
+    def records(self, file: Path) -> Iterator[tuple[Loc, Any]]:
+        return read_json_array(file)
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:
+        return hover_example(self, raw, loc, split)
+
+
+HOVER = HoverDataset()

@@ -1,0 +1,144 @@
+"""LIAR and LIAR-PLUS: short political statements rated by PolitiFact (6 labels).
+
+LIAR (folder ``liar/``): ``train.tsv`` and ``valid.tsv``, 14 tab-separated columns and
+no header: id ("2635.json"), label, statement, subjects, speaker (a slug such as
+"barack-obama"), job, state, party, five credit-history counts (barely-true, false,
+half-true, mostly-true, pants-fire; they include the statement itself, so they leak the
+label and are kept in metadata only), context (venue).
+LIAR-PLUS (folder ``liar_plus/``): ``val2.jsonl`` = LIAR's validation set plus
+PolitiFact's justification, as ``{id, json_file_id, label, claim, topics, originator,
+title, party, justification}``; in this file ``party`` holds the state. The
+justification is given as a gold evidence Document.
+
+Label maps for the papers' conventions live in `veracity.labels`: ``liar6_to_toe3``,
+``liar6_to_tracer3`` (RADAR), ``liar6_to_binary``; load with ``labels=...`` to apply one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
+from veracity.datasets._common import (
+    FACT_CHECK_SITES,
+    BaseDataset,
+    Loc,
+    SplitFiles,
+    optional_text,
+    read_tsv_rows,
+    slug_to_name,
+    text_field,
+)
+from veracity.datasets.base import DatasetInfo, Example
+from veracity.types import Claim, Document
+
+_CREDIT = ("barely_true", "false", "half_true", "mostly_true", "pants_fire")
+
+
+class LiarDataset(BaseDataset):
+    """LIAR (Wang, 2017): train and valid splits."""
+
+    info = DatasetInfo(
+        name="liar",
+        label_space="liar6",
+        splits=("train", "valid"),
+        input_kind="claim",
+        folder="liar",
+        description="LIAR: PolitiFact statements with speaker metadata; 6 labels",
+        licence="research use only",
+        exclude_domains=FACT_CHECK_SITES,
+    )
+    split_files: ClassVar[SplitFiles] = {"train": ("train.tsv",), "valid": ("valid.tsv",)}
+
+    def records(self, file: Path) -> Iterator[tuple[Loc, Any]]:
+        return read_tsv_rows(file, 14)
+
+    def parse(self, raw: list[str], loc: Loc, split: str) -> Example:
+        sid, label, statement, subjects, speaker, job, state, party, *rest = raw
+        credit, context = rest[:5], rest[5]
+        if not statement.strip():
+            raise ValueError("the statement is empty")
+        ex_id = sid.strip().removesuffix(".json") or loc.default_id
+        counts = {}
+        for name, value in zip(_CREDIT, credit, strict=True):
+            try:
+                counts[name] = int(float(value))
+            except ValueError:
+                raise ValueError(f"credit count {name} is not a number: {value!r}") from None
+        return self.example(
+            label.strip(),
+            loc,
+            id=ex_id,
+            input=Claim(
+                id=ex_id,
+                text=statement.strip(),
+                speaker=slug_to_name(speaker),
+                context=optional_text(context),
+            ),
+            metadata={
+                "split": split,
+                "subjects": [s for s in subjects.split(",") if s],
+                "speaker_slug": speaker or None,
+                "job": optional_text(job),
+                "state": optional_text(state),
+                "party": optional_text(party),
+                "credit_history": counts,
+            },
+        )
+
+
+class LiarPlusDataset(BaseDataset):
+    """LIAR-PLUS (Alhindi et al., 2018): LIAR's validation split with justifications."""
+
+    info = DatasetInfo(
+        name="liar_plus",
+        label_space="liar6",
+        splits=("valid",),
+        input_kind="claim",
+        folder="liar_plus",
+        description="LIAR-PLUS: LIAR validation statements with PolitiFact's justification "
+        "as gold evidence",
+        licence="CC0 1.0",
+        exclude_domains=FACT_CHECK_SITES,
+    )
+    split_files: ClassVar[SplitFiles] = {"valid": ("val2.jsonl",)}
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:
+        file_id = str(raw.get("json_file_id") or "").removesuffix(".json")
+        ex_id = file_id or str(raw["id"])
+        justification = optional_text(raw.get("justification"))
+        evidence = []
+        if justification:
+            evidence.append(
+                Document(
+                    id=f"{ex_id}:justification",
+                    text=justification,
+                    title="PolitiFact justification",
+                    source="liar_plus:justification",
+                )
+            )
+        return self.example(
+            raw["label"],
+            loc,
+            id=ex_id,
+            input=Claim(
+                id=ex_id,
+                text=text_field(raw, "claim"),
+                speaker=slug_to_name(raw.get("originator")),
+            ),
+            evidence=evidence,
+            metadata={
+                "split": split,
+                "row": raw["id"],
+                "subjects": list(raw.get("topics") or []),
+                "speaker_slug": raw.get("originator") or None,
+                "job": optional_text(raw.get("title")),
+                "state": optional_text(raw.get("party")),  # the file's "party" is the state
+            },
+        )
+
+
+LIAR = LiarDataset()
+LIAR_PLUS = LiarPlusDataset()
