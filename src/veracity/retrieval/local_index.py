@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.nlp.text import SplitMethod, TextError, chunk_text
-from veracity.retrieval.base import SourceBadResponse, SourceError
+from veracity.retrieval.base import SourceBadResponse, SourceError, SourceUnreachable
 from veracity.types import Document
 
 try:  # POSIX advisory locks; elsewhere writers are not serialised across processes
@@ -43,7 +43,7 @@ INDEX_VERSION = 1
 Mode = Literal["bm25", "dense", "hybrid"]
 
 
-class IndexNotFound(SourceError):
+class IndexNotFound(SourceUnreachable):
     """No index of that name; the message says how to build one."""
 
 

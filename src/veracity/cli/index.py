@@ -1,0 +1,198 @@
+"""`veracity index build|add|list|search`: local corpora for offline retrieval."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from veracity.cli.app import app, console, fail, out
+from veracity.config import settings
+from veracity.nlp.embeddings import EmbedderError
+from veracity.retrieval.base import Query, SourceError
+from veracity.retrieval.local import (
+    LocalCorpus,
+    add_documents,
+    build_local_corpus,
+    index_folder,
+    list_indexes,
+)
+from veracity.retrieval.local_docs import CorpusInputError, FieldMap, read_documents
+from veracity.retrieval.local_index import (
+    ChunkingConfig,
+    IndexBuildError,
+    IndexCorrupt,
+    IndexManifest,
+    IndexNotFound,
+)
+from veracity.types import Document
+
+index_app = typer.Typer(
+    help="Build and search local corpora (BM25, dense, hybrid).", no_args_is_help=True
+)
+app.add_typer(index_app, name="index")
+
+_MODES = ("bm25", "dense", "hybrid")
+
+
+def _mode(value: str | None) -> str | None:
+    if value is not None and value not in _MODES:
+        fail(f"unknown mode {value!r}; use one of {', '.join(_MODES)}")
+    return value
+
+
+def _read(path: Path, fields: str | None) -> list[Document]:
+    try:
+        field_map = FieldMap.parse(fields) if fields else None
+        with console.status(f"reading {path}…"):
+            return list(read_documents(path, field_map))
+    except CorpusInputError as exc:
+        fail(str(exc))
+
+
+def _summary(m: IndexManifest, verb: str) -> None:
+    emb = f", embedder {m.embedder}" if m.embedder else ""
+    console.print(
+        f"[green]{verb}[/] index [bold]{m.name}[/]: {m.documents:,} documents, "
+        f"{m.chunks:,} chunks, default mode {m.default_mode}{emb} "
+        f"({m.build_seconds:.1f} s building in total)"
+    )
+
+
+@index_app.command("build")
+def build(
+    path: Path = typer.Argument(..., help="a folder, or a .jsonl/.csv/.txt/.md/.html file"),
+    name: str = typer.Option(..., "--name", "-n", help="index name"),
+    mode: str = typer.Option("hybrid", help="default search mode: bm25, dense or hybrid"),
+    embedder: str = typer.Option(
+        None, help="sentence-transformers model path (default all-MiniLM-L6-v2)"
+    ),
+    chunk_words: int = typer.Option(200, help="most words per chunk"),
+    overlap: int = typer.Option(0, help="words repeated between neighbouring chunks"),
+    fields: str = typer.Option(
+        None, help="column mapping for JSONL/CSV, e.g. 'text=body,id=uid,date=published'"
+    ),
+    overwrite: bool = typer.Option(False, help="replace an existing index of that name"),
+) -> None:
+    """Index documents for offline search."""
+    _mode(mode)
+    try:
+        chunking = ChunkingConfig(max_words=chunk_words, overlap=overlap)
+    except ValidationError as exc:
+        fail(f"bad chunking options: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc'][0]})")
+    docs = _read(path, fields)
+    try:
+        with console.status(f"indexing {len(docs):,} documents ({mode})…"):
+            corpus = build_local_corpus(
+                name, docs, mode=mode, embedder=embedder, chunking=chunking, overwrite=overwrite
+            )
+    except IndexBuildError as exc:
+        fail(str(exc))
+    except EmbedderError as exc:
+        fail(str(exc), code=3)
+    _summary(corpus.manifest, "built")
+    console.print(f"stored in {corpus.folder}")
+
+
+@index_app.command("add")
+def add(
+    name: str = typer.Argument(..., help="index name"),
+    path: Path = typer.Argument(..., help="documents to add (same formats as build)"),
+    fields: str = typer.Option(None, help="column mapping for JSONL/CSV"),
+) -> None:
+    """Add documents to an existing index (ids already indexed are skipped)."""
+    docs = _read(path, fields)
+    try:
+        with console.status(f"adding {len(docs):,} documents…"):
+            manifest, added, skipped = add_documents(name, docs)
+    except (IndexBuildError, IndexNotFound) as exc:
+        fail(str(exc))
+    except (IndexCorrupt, EmbedderError) as exc:
+        fail(str(exc), code=3)
+    console.print(f"added {added:,} documents, skipped {skipped:,} already indexed")
+    _summary(manifest, "updated")
+
+
+@index_app.command("list")
+def list_() -> None:
+    """List the indexes under the indexes folder."""
+    root = settings().indexes_dir
+    rows = list_indexes(root)
+    if not rows:
+        console.print(f"no indexes in {root}; build one with `veracity index build PATH --name N`")
+        return
+    table = Table("name", "mode", "documents", "chunks", "embedder", "updated")
+    for name, info in rows:
+        if isinstance(info, str):
+            table.add_row(name, "[red]unreadable[/]", "", "", "", info)
+            continue
+        table.add_row(
+            name,
+            info.default_mode,
+            f"{info.documents:,}",
+            f"{info.chunks:,}",
+            info.embedder or "-",
+            info.updated_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    out.print(table)
+    console.print(f"[dim]{root}[/]")
+
+
+@index_app.command("search")
+def search(
+    name: str = typer.Argument(..., help="index name (see `veracity index list`)"),
+    query: str = typer.Argument("", help="free-text query"),
+    mode: str = typer.Option(None, help="bm25, dense or hybrid (default: the index's mode)"),
+    top_k: int = typer.Option(5, "--top-k", "-k", help="number of results"),
+    keyword: list[str] = typer.Option(None, "--keyword", help="required term (repeatable)"),
+    any_keyword: bool = typer.Option(False, "--any", help="any keyword suffices (OR)"),
+    before: str = typer.Option(None, help="only documents published before YYYY-MM-DD"),
+    as_json: bool = typer.Option(False, "--json", help="print results as JSON lines"),
+) -> None:
+    """Search an index."""
+    _mode(mode)
+    try:
+        cutoff = dt.date.fromisoformat(before) if before else None
+        q = Query(
+            text=query,
+            keywords=tuple(keyword or ()),
+            operator="OR" if any_keyword else "AND",
+            top_k=top_k,
+            before=cutoff,
+        )
+        folder = index_folder(name)
+    except ValidationError as exc:  # empty query, bad top-k
+        fail(f"bad query: {exc.errors()[0]['msg']}")
+    except ValueError as exc:  # bad date or index name
+        fail(str(exc))
+    corpus = LocalCorpus(name)
+    try:
+        docs = corpus.search_sync(q, mode)  # type: ignore[arg-type]
+    except IndexNotFound as exc:
+        fail(str(exc))
+    except (IndexCorrupt, EmbedderError) as exc:
+        fail(str(exc), code=3)
+    except SourceError as exc:  # e.g. dense mode on an index built without embeddings
+        fail(str(exc))
+    if as_json:
+        for d in docs:
+            out.print_json(d.model_dump_json(), indent=None)
+        return
+    _results_table(docs, folder.name)
+
+
+def _results_table(docs: list[Document], name: str) -> None:
+    if not docs:
+        console.print("no results")
+        return
+    table = Table("#", "score", "document", "passage", title=f"local:{name}")
+    for i, d in enumerate(docs, 1):
+        where = d.metadata.get("parent_id", d.id)
+        date = f"\n[dim]{d.published_at.date()}[/]" if d.published_at else ""
+        head = f"{d.title[:80]}\n[dim]{where}[/]{date}"
+        text = d.text if len(d.text) <= 300 else d.text[:300] + "…"
+        table.add_row(str(i), f"{d.score:.3f}", head, text)
+    out.print(table)
