@@ -224,7 +224,8 @@ def eval_(
         saved = len(run.store.read_predictions())
         console.print(
             f"\n[yellow]interrupted[/]: {saved} of {len(run.examples)} examples are saved in "
-            f"{run.store.predictions_path}. Resume with:\n  veracity eval --out {run.store.path}"
+            f"{run.store.predictions_path}. Resume with:\n  veracity eval --out {run.store.path}",
+            soft_wrap=True,  # keep the command on one line, ready to copy
         )
         raise typer.Exit(130) from None
     except FATAL as exc:
@@ -238,7 +239,7 @@ def eval_(
             f"[red]{crashed} example(s) crashed[/]: tracebacks are in the `exception` field of "
             f"{run.store.predictions_path}; fix and re-run with --retry-errors"
         )
-    console.print(f"report: veracity report {run.store.path}")
+    console.print(f"report: veracity report {run.store.path}", soft_wrap=True)
 
 
 @app.command()

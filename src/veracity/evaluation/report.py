@@ -120,7 +120,7 @@ def _paper_context(run: RunResult, paper: PaperTable) -> dict[str, Any]:
             "note": r.note,
             "values": [_fmt(r.metrics.get(n), digits) for n in names],
             "delta": [
-                _fmt(o * scale - r.metrics[n], digits)
+                f"{o * scale - r.metrics[n]:+.{digits}f}"
                 if r.ours and o is not None and r.metrics.get(n) is not None
                 else ""
                 for n, o in zip(names, ours, strict=True)
@@ -128,6 +128,10 @@ def _paper_context(run: RunResult, paper: PaperTable) -> dict[str, Any]:
         }
         for r in rows
     ]
+    for row in table:
+        row["delta_text"] = ", ".join(
+            f"{n} {d}" for n, d in zip(names, row["delta"], strict=True) if d
+        )
     return {
         "paper": paper.paper,
         "table": paper.table,

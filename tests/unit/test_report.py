@@ -1,0 +1,98 @@
+"""`veracity report`: Markdown and self-contained HTML rendering of a run."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+
+import pytest
+from _eval_fixtures import config, scripted_llm
+
+from veracity.evaluation.experiment import ExperimentConfig
+from veracity.evaluation.report import load_run, metric_value, write_report
+from veracity.evaluation.runner import prepare_run, run_session
+from veracity.evaluation.store import RunStoreError
+
+PAPER = {
+    "paper": "Toy",
+    "table": "Table 9",
+    "caption": "Made-up numbers for a rendering test.",
+    "dataset": "ToySet",
+    "scale": "percent",
+    "rows": [
+        {"method": "Direct", "model": "m1", "metrics": {"accuracy": 70.0, "macro_f1": 65.5}},
+        {
+            "method": "Ours",
+            "model": "m2",
+            "ours": True,
+            "metrics": {"accuracy": 80.0, "f1:SUPPORTED": 81.0},
+        },
+        {"method": "Elsewhere", "variant": "other", "metrics": {"accuracy": 1.0}},
+    ],
+}
+
+
+def _finished_run(tmp_path, **kw):
+    cfg = config(tmp_path, name="toy_table9", paper=PAPER, variants={"other": {}}, **kw)
+    run = prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
+    asyncio.run(run_session(run))
+    return run.store.path
+
+
+def test_report_files_are_written_and_html_is_self_contained(tmp_path):
+    run_dir = _finished_run(tmp_path)
+    md, html = write_report(run_dir)
+    text, page = md.read_text(), html.read_text()
+    # Markdown: headline numbers, per-class table, confusion matrix and linked figures
+    assert "| accuracy | 0.750 |" in text
+    assert "| SUPPORTED | 0.750 | 0.750 | 0.750 | 4 | 4 |" in text
+    assert "| SUPPORTED | 3 | 1 |" in text
+    assert "![confusion matrix](report_files/confusion.png)" in text
+    assert "![reliability diagram](report_files/reliability.png)" in text
+    for name in ("confusion", "reliability"):
+        assert (run_dir / "report_files" / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+    # HTML: figures inlined as PNG data URIs, nothing fetched from elsewhere
+    uris = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(uris) == 2
+    assert all(base64.b64decode(u).startswith(b"\x89PNG") for u in uris)
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert "<td>0.750</td>" in page
+
+
+def test_paper_rows_are_shown_beside_ours_on_the_paper_scale(tmp_path):
+    md, html = write_report(_finished_run(tmp_path))
+    text = md.read_text()
+    assert "## Paper comparison: Toy, Table 9" in text
+    # metric columns are the union over this variant's rows, in order of appearance
+    assert "| method | model | setting | accuracy | macro_f1 | f1:SUPPORTED |" in text
+    assert "| **ours: direct** | embedded: smollm2-135m | this run | 75.0 | 75.0 | 75.0 |" in text
+    assert "| Direct | m1 |  | 70.0 | 65.5 | – |" in text
+    assert "| Ours (reproduced) | m2 |  | 80.0 | – | 81.0 |" in text
+    assert "Ours (m2): accuracy -5.0, f1:SUPPORTED -6.0" in text  # ours minus reproduced
+    assert "Elsewhere" not in text  # rows of another variant are left out
+    assert 'class="reproduced"' in html.read_text()
+
+
+def test_metric_value_names():
+    from veracity.evaluation.metrics import compute_metrics
+    from veracity.evaluation.store import PredictionRecord
+    from veracity.labels import get_label_space
+
+    space = get_label_space("true_false")
+    rec = PredictionRecord(id="1", gold="true", gold_original="true", predicted="true", status="ok")
+    m = compute_metrics([rec], space)
+    assert metric_value(m, "accuracy", space) == 1.0
+    assert metric_value(m, "f1:TRUE", space) == 1.0  # labels are matched like LabelSpace.find
+    assert metric_value(m, "recall:false", space) == 0.0
+    assert metric_value(m, "f1:nonsense", space) is None
+
+
+def test_report_of_an_empty_or_missing_run_is_a_clear_error(tmp_path):
+    with pytest.raises(RunStoreError, match="not a run directory"):
+        load_run(tmp_path / "nothing")
+    from veracity.evaluation.store import RunStore
+
+    RunStore(tmp_path / "empty").write_config(ExperimentConfig(labels="true_false").model_dump())
+    with pytest.raises(RunStoreError, match="no predictions"):
+        write_report(tmp_path / "empty")
