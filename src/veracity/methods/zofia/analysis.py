@@ -1,0 +1,237 @@
+"""ZoFia stage 2, LLM collaboration (section 4.1): linguist, domain expert, claim checks.
+
+The three analyses run concurrently and together form the evidence pool the debaters
+and the judge read. Each linguistic dimension is judged in its own call, so one
+dimension's reading cannot colour another's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from veracity import context
+from veracity.evidence.quotes import find_quote
+from veracity.llm.base import LLM
+from veracity.llm.structured import complete_structured
+from veracity.methods.zofia.config import ZoFiaConfig
+from veracity.methods.zofia.rag import ClaimRAG
+from veracity.prompting import render_messages
+from veracity.types import Document, Evidence, Stance
+
+PROMPTS = "veracity.methods.zofia"
+
+# The five dimensions of section 4.1.1, described in our words.
+DIMENSIONS: dict[str, tuple[str, str]] = {
+    "sentence": (
+        "sentence style",
+        "how complex the vocabulary is, how long the sentences are, how formal the tone is",
+    ),
+    "word": (
+        "word choice",
+        "superlatives, emotionally loaded words, and how pronouns are used",
+    ),
+    "grammar": (
+        "grammar patterns",
+        "reported speech and attribution, passive constructions, negations",
+    ),
+    "emotion": (
+        "emotional tone",
+        "emotional terms in the headline and body and how inflammatory the tone is",
+    ),
+    "information": (
+        "information quality",
+        "clickbait, piling up of details, and claims that do not fit their context",
+    ),
+}
+
+Judgment = Literal["REAL", "FAKE"]
+
+
+class LinguistReport(BaseModel):
+    analysis: str = Field(description="observations for this aspect, quoting short phrases")
+    judgment: Judgment
+
+
+class ExpertTriage(BaseModel):
+    domain: str = Field(description="the field of expertise, a few words")
+    expert: str = Field(description="the kind of expert, e.g. 'an economist'")
+
+
+class ExpertReport(BaseModel):
+    knowledge_concordance: str
+    logical_integrity: str
+    judgment: Judgment
+
+
+class ExtractedClaims(BaseModel):
+    core_claim: str
+    sub_claims: list[str] = Field(default_factory=list)
+
+
+class ClaimCheckReply(BaseModel):
+    label: Literal["Supports", "Refutes", "Not Enough Information"]
+    reason: str
+    quotes: list[str] = Field(default_factory=list)
+
+
+class ClaimCheck(BaseModel):
+    claim: str
+    core: bool
+    label: str
+    reason: str
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class EvidencePool(BaseModel):
+    """Everything the analysts produced, for the debate."""
+
+    linguist: dict[str, LinguistReport] = Field(default_factory=dict)
+    triage: ExpertTriage | None = None
+    expert: ExpertReport | None = None
+    claims: list[ClaimCheck] = Field(default_factory=list)
+
+    def render(self, limit: int) -> str:
+        parts: list[str] = []
+        if self.linguist:
+            parts.append("Linguistic analysis:")
+            for key, rep in self.linguist.items():
+                parts.append(f"- {DIMENSIONS[key][0]} ({rep.judgment}): {rep.analysis}")
+        if self.expert and self.triage:
+            parts.append(f"Expert analysis ({self.triage.expert}, {self.triage.domain}):")
+            parts.append(f"- knowledge concordance: {self.expert.knowledge_concordance}")
+            parts.append(f"- logical integrity: {self.expert.logical_integrity}")
+            parts.append(f"- expert judgment: {self.expert.judgment}")
+        if self.claims:
+            parts.append("Claim verification against open-web material:")
+            for c in self.claims:
+                tag = "core claim" if c.core else "sub-claim"
+                quotes = "; ".join(
+                    f'"{e.quote}"' + ("" if e.quote_verified else " (quote not found in source)")
+                    for e in c.evidence
+                )
+                parts.append(f"- {tag}: {c.claim} -> {c.label}. {c.reason} {quotes}".rstrip())
+        text = "\n".join(parts) or "(no analyses)"
+        return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " […]"
+
+
+class Analysts:
+    """Runs the stage-2 collaboration agents with one LLM and config."""
+
+    def __init__(self, llm: LLM, config: ZoFiaConfig):
+        self.llm = llm
+        self.cfg = config
+
+    async def _ask(self, template: str, output: type[BaseModel], tag: str, **variables):
+        result = await complete_structured(
+            self.llm,
+            render_messages(PROMPTS, template, **variables),
+            output,
+            temperature=self.cfg.temperature,
+            max_tokens=self.cfg.max_tokens,
+            tag=tag,
+        )
+        return result.value
+
+    async def linguist(self, news: str) -> dict[str, LinguistReport]:
+        async def one(key: str) -> tuple[str, LinguistReport]:
+            name, focus = DIMENSIONS[key]
+            report = await self._ask(
+                "linguist.j2",
+                LinguistReport,
+                f"linguist:{key}",
+                news=news,
+                dimension_name=name,
+                dimension_focus=focus,
+            )
+            return key, report
+
+        reports = dict(await asyncio.gather(*(one(k) for k in DIMENSIONS)))
+        context.current().event(
+            "agent_turn", "linguist", judgments={k: r.judgment for k, r in reports.items()}
+        )
+        return reports
+
+    async def expert(self, news: str, wiki: str) -> tuple[ExpertTriage, ExpertReport]:
+        triage = await self._ask("expert_triage.j2", ExpertTriage, "expert:triage", news=news)
+        report = await self._ask(
+            "expert.j2",
+            ExpertReport,
+            "expert:analysis",
+            news=news,
+            wiki=wiki,
+            domain=triage.domain,
+            expert=triage.expert,
+        )
+        context.current().event(
+            "agent_turn", "expert", domain=triage.domain, judgment=report.judgment
+        )
+        return triage, report
+
+    async def extract_claims(self, news: str) -> ExtractedClaims:
+        claims = await self._ask(
+            "claim_extract.j2",
+            ExtractedClaims,
+            "claim_extractor",
+            news=news,
+            max_sub_claims=self.cfg.max_sub_claims,
+        )
+        subs = [s for s in claims.sub_claims if s.strip()][: self.cfg.max_sub_claims]
+        return ExtractedClaims(core_claim=claims.core_claim, sub_claims=subs)
+
+    async def verify(self, claim: str, core: bool, rag: ClaimRAG) -> ClaimCheck:
+        chunks = rag.relevant(claim)
+        reply = await self._ask(
+            "claim_verify.j2",
+            ClaimCheckReply,
+            "claim_verifier",
+            claim=claim,
+            passages=[{"id": i + 1, "text": c.text} for i, c in enumerate(chunks)],
+        )
+        evidence = [_quoted_evidence(q, chunks, reply.label) for q in reply.quotes if q.strip()]
+        context.current().event(
+            "agent_turn",
+            "claim_verifier",
+            claim=claim,
+            label=reply.label,
+            passages=[c.id for c in chunks],
+            quotes_verified=[e.quote_verified for e in evidence],
+        )
+        return ClaimCheck(
+            claim=claim, core=core, label=reply.label, reason=reply.reason, evidence=evidence
+        )
+
+    async def claims(self, news: str, rag: ClaimRAG) -> tuple[ExtractedClaims, list[ClaimCheck]]:
+        extracted = await self.extract_claims(news)
+        todo = [(extracted.core_claim, True)] + [(s, False) for s in extracted.sub_claims]
+        checks = await asyncio.gather(*(self.verify(c, core, rag) for c, core in todo))
+        return extracted, list(checks)
+
+
+_STANCE = {"Supports": Stance.SUPPORTS, "Refutes": Stance.REFUTES}
+
+
+def _quoted_evidence(quote: str, chunks: list[Document], label: str) -> Evidence:
+    """Attach a quote to the passage it came from, checking it really occurs there."""
+    best: tuple[float, Document | None, str | None] = (0.0, None, None)
+    for chunk in chunks:
+        match = find_quote(quote, chunk.text)
+        if match.found:
+            return Evidence(
+                document=chunk,
+                quote=match.span or quote,
+                stance=_STANCE.get(label, Stance.NEUTRAL),
+                quote_verified=True,
+            )
+        if match.score > best[0]:
+            best = (match.score, chunk, match.span)
+    doc = best[1] or Document(id="unlocated", text=quote, source="claim_verifier")
+    return Evidence(
+        document=doc,
+        quote=quote,
+        stance=_STANCE.get(label, Stance.NEUTRAL),
+        quote_verified=False,
+        note="the verifier quoted text that does not occur in the retrieved passages",
+    )

@@ -1,0 +1,116 @@
+"""ZoFia stage 2, debate and judgment (section 4.2, Algorithm 1) on the shared engine.
+
+Each round the pro debater (the news is REAL) rebuts con's last argument and argues;
+then con (the news is FAKE) rebuts pro's new argument and argues. After each exchange
+the judge rules REAL, FAKE or INSUFFICIENT; INSUFFICIENT continues the debate, up to
+`max_rounds`. Still insufficient after the last round: no decision (the method abstains).
+"""
+
+from __future__ import annotations
+
+from veracity.deliberation import (
+    Debate,
+    Debater,
+    DebateResult,
+    DebateState,
+    JudgeDecides,
+    LLMJudge,
+    Role,
+    Schedule,
+)
+from veracity.labels import LabelSpace
+from veracity.llm.base import LLM, Message
+from veracity.methods.zofia.config import ZoFiaConfig
+from veracity.prompting import render_messages
+
+PROMPTS = "veracity.methods.zofia"
+SIDES = {
+    "pro": {"side_name": "proponent", "position": "REAL", "opponent_name": "opponent"},
+    "con": {"side_name": "opponent", "position": "FAKE", "opponent_name": "proponent"},
+}
+NAMES = {"pro": "Proponent (REAL)", "con": "Opponent (FAKE)"}
+
+
+def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -> list[Message]:
+    transcript = state.transcript.render(names=NAMES, with_headers=True)
+    return render_messages(
+        PROMPTS,
+        "debater.j2",
+        news=state.context["news"],
+        pool=state.context["pool"],
+        transcript=transcript,
+        rebut=bool(state.transcript.turns),
+        **SIDES[role.name],
+    )
+
+
+def _judge_prompt(state: DebateState) -> list[Message]:
+    return render_messages(
+        PROMPTS,
+        "judge.j2",
+        news=state.context["news"],
+        pool=state.context["pool"],
+        transcript=state.transcript.render(names=NAMES),
+        rounds=state.round,
+        last_round=state.is_last_round,
+    )
+
+
+def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, pool: str) -> Debate:
+    """The pro/con debate with a ternary judge after every exchange."""
+    debaters = [
+        Debater(
+            Role(name=name, title=NAMES[name]),
+            llm,
+            _debater_prompt,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+        )
+        for name in ("pro", "con")
+    ]
+    judge = LLMJudge(
+        "judge",
+        llm,
+        labels,
+        _judge_prompt,
+        allow_insufficient=True,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        top_logprobs=config.top_logprobs,
+    )
+    return Debate(
+        debaters,
+        Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
+        JudgeDecides(judge),
+        labels,
+        context={"news": news, "pool": pool},
+    )
+
+
+async def judge_without_debate(
+    llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, pool: str
+) -> DebateResult:
+    """The "w/o debate" ablation: the judge rules once on the evidence pool."""
+    from veracity.deliberation import Transcript
+
+    def prompt(state: DebateState) -> list[Message]:
+        return render_messages(PROMPTS, "judge_no_debate.j2", news=news, pool=pool)
+
+    judge = LLMJudge(
+        "judge",
+        llm,
+        labels,
+        prompt,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        top_logprobs=config.top_logprobs,
+    )
+    state = DebateState(labels=labels, transcript=Transcript(), round=0, phase="none", last_round=0)
+    decision = await judge.judge(state)
+    return DebateResult(
+        transcript=state.transcript,
+        rounds_run=0,
+        last_round=0,
+        decision=decision,
+        stop_reason="no debate (ablation): single judgment over the evidence pool",
+    )

@@ -1,0 +1,197 @@
+"""ZoFia: zero-shot fake-news detection with entity-guided retrieval and multi-LLM interaction.
+
+Stage 1 (`retrieval.py`) turns the news into a conjunctive entity query for the open
+web and disambiguated Wikipedia summaries. Stage 2 runs the linguist, the domain expert
+and claim extraction + verification concurrently (`analysis.py`), then a pro/con debate
+with a ternary judge (`debate.py`). See README.md for the paper → code map.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from veracity.context import CheckContext
+from veracity.deliberation import verdict_fields
+from veracity.llm.base import LLM
+from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.zofia.analysis import Analysts, EvidencePool, ExtractedClaims
+from veracity.methods.zofia.config import ZoFiaConfig, resolve_config
+from veracity.methods.zofia.debate import build_debate, judge_without_debate
+from veracity.methods.zofia.rag import ClaimRAG
+from veracity.methods.zofia.retrieval import Encyclopedia, EntityGuidedRetrieval, Stage1Result
+from veracity.nlp.embeddings import Embedder, get_embedder
+from veracity.prompting import truncate_chars
+from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
+
+
+class ZoFiaMethod(BaseMethod):
+    """ZoFia over an Article (title + body) or a Claim; REAL / FAKE.
+
+    Args:
+        llm: the model for every agent.
+        config: a ZoFiaConfig or mapping; ``variant`` selects a Table 2/3 variant.
+        sources: must hold the open-web source under ``config.web_source`` (unless web
+            retrieval is off) and may hold the encyclopedia under ``config.wiki_source``.
+        encyclopedia: the encyclopedia, when not given among `sources`.
+        embedder: SBERT embedder (default: the shared all-MiniLM-L6-v2).
+        ner: a NER backend instance (default: built from the config).
+    """
+
+    name = "zofia"
+    config_class = ZoFiaConfig
+    default_labels = "real_fake"
+    allowed_labels = ("real_fake",)
+    input_kinds = ("article", "claim")
+    description = "ZoFia: entity-guided retrieval + linguist/expert/claim agents + debate"
+    config: ZoFiaConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+        encyclopedia: Encyclopedia | None = None,
+        embedder: Embedder | None = None,
+        ner: Any = None,
+    ):
+        raw = config.model_dump(exclude_unset=True) if isinstance(config, MethodConfig) else config
+        try:
+            resolved = resolve_config(dict(raw or {}))
+        except ValueError as exc:
+            raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
+        super().__init__(llm, resolved, sources=sources)
+        cfg = self.config
+        self.web = self.sources.get(cfg.web_source) if cfg.use_web else None
+        if cfg.use_web and self.web is None:
+            raise MethodConfigError(
+                f"zofia needs an open-web source named {cfg.web_source!r} (a web search engine, "
+                "or a local index standing in for the web), or the variant 'no_web'"
+            )
+        wiki = encyclopedia or self.sources.get(cfg.wiki_source)
+        if cfg.use_wikipedia and not (hasattr(wiki, "candidates") and hasattr(wiki, "summary")):
+            raise MethodConfigError(
+                f"zofia needs an encyclopedia (Wikipedia) named {cfg.wiki_source!r} offering "
+                "candidates() and summary(), or the variant 'no_wikipedia'"
+            )
+        self.wiki = wiki if cfg.use_wikipedia else None
+        self._embedder = embedder
+        self._ner = ner
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(self.config.embedder)
+        return self._embedder
+
+    def _news(self, item: CheckInput) -> tuple[str, str]:
+        """(text for retrieval, text shown to agents)."""
+        if isinstance(item, Article):
+            full = f"{item.title}\n\n{item.body}" if item.title else item.body
+        elif isinstance(item, Claim):
+            full = item.text
+        else:  # input kinds are checked in BaseMethod.check
+            raise TypeError(f"zofia cannot check a {item.kind}")
+        shown = truncate_chars(full, self.config.max_article_chars)
+        return full, shown
+
+    async def _stage1(self, text: str, item: CheckInput, core: str | None) -> Stage1Result:
+        if self.web is None and self.wiki is None:
+            return Stage1Result(mode="off", notes=["retrieval is off in this variant"])
+        retrieval = EntityGuidedRetrieval(
+            self.config, self.llm, self.embedder, web=self.web, wiki=self.wiki, ner=self._ner
+        )
+        return await retrieval.run(text, item.cutoff, core_claim=core)
+
+    async def _analyses(
+        self, news: str, stage1: Stage1Result, extracted: ExtractedClaims | None
+    ) -> EvidencePool:
+        cfg = self.config
+        analysts = Analysts(self.llm, cfg)
+        pool = EvidencePool()
+        jobs: dict[str, Any] = {}
+        if cfg.linguist:
+            jobs["linguist"] = analysts.linguist(news)
+        if cfg.expert:
+            jobs["expert"] = analysts.expert(news, stage1.wiki_text())
+        if cfg.claim_verification:
+            jobs["claims"] = self._claims(analysts, news, stage1, extracted)
+        results = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
+        pool.linguist = results.get("linguist", {})
+        if "expert" in results:
+            pool.triage, pool.expert = results["expert"]
+        pool.claims = results.get("claims", [])
+        return pool
+
+    async def _claims(self, analysts, news, stage1, extracted):
+        cfg = self.config
+        rag = await asyncio.to_thread(
+            ClaimRAG,
+            stage1.web,
+            self.embedder,
+            top_k=cfg.rag_top_k,
+            theta_sim=cfg.theta_sim,
+            chunk_words=cfg.chunk_words,
+        )
+        if extracted is None:
+            extracted = await analysts.extract_claims(news)
+        todo = [(extracted.core_claim, True)] + [(s, False) for s in extracted.sub_claims]
+        return list(await asyncio.gather(*(analysts.verify(c, k, rag) for c, k in todo)))
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg = self.config
+        text, news = self._news(item)
+        extracted = None
+        if cfg.query_mode == "core_claim" and self.web is not None:
+            extracted = await Analysts(self.llm, cfg).extract_claims(news)
+        try:
+            stage1 = await self._stage1(text, item, extracted.core_claim if extracted else None)
+        except SourceAuthError:
+            raise
+        except SourceError as exc:
+            if cfg.on_source_error == "fail":
+                raise
+            ctx.event("error", "zofia:retrieval", error=str(exc), continued=True)
+            stage1 = Stage1Result(mode=cfg.query_mode, notes=[f"retrieval failed: {exc}"])
+        pool = await self._analyses(news, stage1, extracted)
+        pool_text = pool.render(cfg.max_pool_chars)
+        if cfg.debate:
+            result = await build_debate(self.llm, self.label_space, cfg, news, pool_text).run()
+        else:
+            result = await judge_without_debate(self.llm, self.label_space, cfg, news, pool_text)
+        return self.verdict(
+            **verdict_fields(result, self.label_space),
+            evidence=_evidence(pool, stage1),
+            metadata={
+                "variant": cfg.variant,
+                "keywords": [k.model_dump() for k in stage1.keywords],
+                "query": stage1.query.model_dump(mode="json") if stage1.query else None,
+                "retrieval_notes": stage1.notes,
+                "debate_rounds": result.rounds_run,
+                "stop_reason": result.stop_reason,
+                "analyses": pool.model_dump(mode="json", exclude={"claims"}),
+                "claims": [
+                    {"claim": c.claim, "core": c.core, "label": c.label, "reason": c.reason}
+                    for c in pool.claims
+                ],
+            },
+        )
+
+
+def _evidence(pool: EvidencePool, stage1: Stage1Result) -> list[Evidence]:
+    """Quoted claim evidence first, then the Wikipedia summaries and the web results."""
+    out = [e for c in pool.claims for e in c.evidence]
+    out += [
+        Evidence(document=w.document, stance=Stance.NEUTRAL, note=f"Wikipedia for {w.keyword}")
+        for w in stage1.wiki
+    ]
+    quoted = {e.document.metadata.get("parent_id") for e in out}
+    out += [
+        Evidence(document=d, stance=Stance.UNKNOWN, note="open-web result")
+        for d in stage1.web
+        if d.id not in quoted
+    ]
+    return out

@@ -1,0 +1,302 @@
+"""ZoFia stage 1, entity-guided retrieval (section 3, Algorithms 2–3, Eq. 6–7).
+
+Keywords come from NER with a dynamic confidence threshold, hierarchical salience and
+SC-MMR (or from one of the Table 3 query variants). They form one conjunctive query for
+the open web; in parallel each keyword is looked up in the encyclopedia, the sense that
+best fits the keyword's local context is chosen (Eq. 7), and the first sentences of its
+summary are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import re
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from veracity import context
+from veracity.evaluation.guards import guard_query
+from veracity.llm.base import LLM
+from veracity.llm.structured import complete_structured
+from veracity.methods.zofia.config import ZoFiaConfig
+from veracity.nlp.disambiguation import SenseCandidate, disambiguate
+from veracity.nlp.embeddings import Embedder
+from veracity.nlp.entities import ThresholdConfig, extract_entities
+from veracity.nlp.keywords import SCMMRConfig, select_keywords, tfidf_keywords
+from veracity.nlp.salience import hierarchical_salience, local_context, most_salient_sentence
+from veracity.nlp.text import split_sentences
+from veracity.prompting import render_messages
+from veracity.retrieval.base import Query, Source
+from veracity.types import Document
+
+
+class Encyclopedia(Protocol):
+    """What ZoFia needs from Wikipedia: candidate senses and summaries."""
+
+    async def candidates(self, entity: str, limit: int = 10) -> list[SenseCandidate]: ...
+
+    async def summary(self, title: str, sentences: int = 3) -> Document: ...
+
+
+class Keyword(BaseModel):
+    text: str
+    salience: float | None = None
+    mmr: float | None = None
+    context: str | None = None  # local context C(U) used for disambiguation
+
+
+class WikiEntry(BaseModel):
+    keyword: str
+    chosen: str
+    scores: dict[str, float] = Field(default_factory=dict)
+    document: Document
+
+
+class Stage1Result(BaseModel):
+    """Everything stage 1 produced, kept whole for the trace."""
+
+    mode: str
+    keywords: list[Keyword] = Field(default_factory=list)
+    query: Query | None = None
+    web: list[Document] = Field(default_factory=list)
+    wiki: list[WikiEntry] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    def wiki_text(self) -> str:
+        return "\n".join(f"- {e.chosen}: {e.document.text}" for e in self.wiki)
+
+
+class LLMKeywords(BaseModel):
+    keywords: list[str] = Field(description="the key entities or terms, most important first")
+
+
+class EntityGuidedRetrieval:
+    """Stage 1 for one configuration.
+
+    Args:
+        config: ZoFia config.
+        llm: the model (used by LLM-based NER and the LLM keyword variant).
+        embedder: SBERT embedder for salience, SC-MMR and disambiguation.
+        web: open-web source (None when retrieval from the web is off).
+        wiki: encyclopedia (None when Wikipedia retrieval is off).
+        ner: NER backend for the "entities" mode (built lazily when None).
+    """
+
+    def __init__(
+        self,
+        config: ZoFiaConfig,
+        llm: LLM,
+        embedder: Embedder,
+        *,
+        web: Source | None = None,
+        wiki: Encyclopedia | None = None,
+        ner: Any = None,
+    ):
+        self.cfg = config
+        self.llm = llm
+        self.embedder = embedder
+        self.web = web
+        self.wiki = wiki
+        self._ner = ner
+
+    # ------------------------------------------------------------------ keywords
+
+    def _ner_backend(self) -> Any:
+        if self._ner is None:
+            from veracity.nlp.ner_backends import HuggingFaceNER, SpacyNER
+
+            if self.cfg.ner_backend == "hf":
+                if not self.cfg.hf_ner_model:
+                    raise ValueError("ner_backend 'hf' needs hf_ner_model (a local model path)")
+                self._ner = HuggingFaceNER(self.cfg.hf_ner_model)
+            else:
+                self._ner = SpacyNER()
+        return self._ner
+
+    def _threshold(self) -> ThresholdConfig:
+        c = self.cfg
+        return ThresholdConfig(
+            lambda_init=c.lambda_init, delta=c.lambda_step, floor=c.lambda_floor, n_min=c.n_min
+        )
+
+    def _scmmr(self) -> SCMMRConfig:
+        c = self.cfg
+        return SCMMRConfig(
+            lambda_min=c.lambda_min,
+            lambda_max=c.lambda_max,
+            alpha=c.alpha,
+            beta=c.beta,
+            gamma=c.gamma,
+        )
+
+    async def _entities(self, text: str) -> tuple[list[Any], dict[str, Any]]:
+        if self.cfg.ner_backend == "llm" or self.cfg.query_mode == "llm_ner":
+            from veracity.nlp.ner_llm import LLMNER, aextract_entities
+
+            extraction = await aextract_entities(
+                text, LLMNER(self.llm, tag="zofia:ner"), self._threshold()
+            )
+        else:
+            extraction = await asyncio.to_thread(
+                extract_entities, text, self._ner_backend(), self._threshold()
+            )
+        f = extraction.filtered
+        info = {
+            "backend": extraction.backend,
+            "raw": [(e.text, round(e.confidence, 4)) for e in extraction.raw],
+            "threshold": f.threshold,
+            "kept": [e.text for e in f.selected],
+        }
+        return list(f.selected), info
+
+    async def keywords_from_entities(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
+        entities, info = await self._entities(text)
+        if not entities:
+            return [], info
+        scored = await asyncio.to_thread(
+            hierarchical_salience, text, entities, embedder=self.embedder
+        )
+        by_text = {s.text: s for s in scored}
+        result = await asyncio.to_thread(
+            select_keywords,
+            {s.text: s.salience for s in scored},
+            embedder=self.embedder,
+            config=self._scmmr(),
+        )
+        info["salience"] = {s.text: round(s.salience, 4) for s in scored}
+        info["sc_mmr_stop"] = result.stop_reason
+        keywords = [
+            Keyword(text=k.text, salience=k.salience, mmr=k.mmr, context=by_text[k.text].context)
+            for k in result.selected
+        ]
+        return keywords, info
+
+    async def keywords_from_tfidf(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
+        terms = tfidf_keywords(text, top_n=10)
+        if not terms:
+            return [], {"tfidf": []}
+        top = max(t.score for t in terms) or 1.0
+        result = await asyncio.to_thread(
+            select_keywords,
+            {t.term: t.score / top for t in terms},
+            embedder=self.embedder,
+            config=self._scmmr(),
+        )
+        info = {"tfidf": {t.term: round(t.score, 4) for t in terms}}
+        return [Keyword(text=k.text, salience=k.salience, mmr=k.mmr) for k in result.selected], info
+
+    async def keywords_from_llm(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
+        result = await complete_structured(
+            self.llm,
+            render_messages("veracity.methods.zofia", "llm_keywords.j2", news=text),
+            LLMKeywords,
+            temperature=self.cfg.temperature,
+            max_tokens=200,
+            tag="zofia:llm_keywords",
+        )
+        words = [k.strip() for k in result.value.keywords if k.strip()][:6]
+        return [Keyword(text=w) for w in dict.fromkeys(words)], {"llm_keywords": words}
+
+    async def build_query(
+        self, text: str, cutoff: _dt.date | None, core_claim: str | None = None
+    ) -> tuple[Query | None, list[Keyword], dict[str, Any]]:
+        """Keywords and the web query for the configured query mode."""
+        mode = self.cfg.query_mode
+        base = {
+            "top_k": self.cfg.web_top_k,
+            "before": cutoff,
+            "exclude_domains": self.cfg.exclude_domains,
+        }
+        if mode == "sentence_salience":
+            best = await asyncio.to_thread(most_salient_sentence, text, embedder=self.embedder)
+            return Query(text=best.text, **base), [], {"sentence": best.text}
+        if mode == "core_claim":
+            if not core_claim:
+                raise ValueError("query_mode 'core_claim' needs the extracted core claim")
+            return Query(text=core_claim, **base), [], {"core_claim": core_claim}
+        if mode == "tfidf":
+            keywords, info = await self.keywords_from_tfidf(text)
+        elif mode == "llm_keywords":
+            keywords, info = await self.keywords_from_llm(text)
+        else:
+            keywords, info = await self.keywords_from_entities(text)
+        if not keywords:
+            return None, [], info
+        query = Query(keywords=[k.text for k in keywords], operator=self.cfg.operator, **base)
+        return query, keywords, info
+
+    # ------------------------------------------------------------------ retrieval
+
+    async def search_web(self, query: Query) -> list[Document]:
+        assert self.web is not None
+        return await self.web.search(guard_query(query))
+
+    async def lookup(self, keyword: Keyword, text: str) -> WikiEntry | None:
+        """Disambiguate `keyword` against encyclopedia senses; None when nothing is found."""
+        assert self.wiki is not None
+        candidates = await self.wiki.candidates(keyword.text, limit=self.cfg.wiki_candidates)
+        if not candidates:
+            return None
+        ctx_text = keyword.context or _context_of(keyword.text, text)
+        scores: dict[str, float] = {}
+        if len(candidates) == 1 or ctx_text is None:
+            chosen = candidates[0]
+        else:
+            try:
+                result = await asyncio.to_thread(
+                    disambiguate, keyword.text, ctx_text, candidates, embedder=self.embedder
+                )
+            except ValueError:  # the mention's surface form is not in the context
+                chosen = candidates[0]
+            else:
+                chosen = result.best
+                scores = {s.candidate.title: round(s.score, 4) for s in result.scores}
+        doc = await self.wiki.summary(chosen.title, sentences=self.cfg.wiki_sentences)
+        return WikiEntry(keyword=keyword.text, chosen=chosen.title, scores=scores, document=doc)
+
+    async def run(
+        self, text: str, cutoff: _dt.date | None, core_claim: str | None = None
+    ) -> Stage1Result:
+        ctx = context.current()
+        query, keywords, info = await self.build_query(text, cutoff, core_claim)
+        result = Stage1Result(mode=self.cfg.query_mode, keywords=keywords, query=query)
+        ctx.event(
+            "stage",
+            "zofia:keywords",
+            mode=self.cfg.query_mode,
+            keywords=[k.model_dump() for k in keywords],
+            query=query.model_dump(mode="json") if query else None,
+            **info,
+        )
+        tasks = []
+        if self.web is not None and query is not None:
+            tasks.append(self.search_web(query))
+        if self.wiki is not None and keywords:
+            tasks.append(asyncio.gather(*(self.lookup(k, text) for k in keywords)))
+        done = await asyncio.gather(*tasks)
+        if self.web is not None and query is not None:
+            result.web = done.pop(0)
+        if self.wiki is not None and keywords:
+            result.wiki = [e for e in done.pop(0) if e is not None]
+        if query is None:
+            result.notes.append("no keywords were found, so no open-web query was made")
+        ctx.event(
+            "stage",
+            "zofia:retrieval",
+            web=[d.url or d.id for d in result.web],
+            wiki={e.keyword: e.chosen for e in result.wiki},
+            notes=result.notes,
+        )
+        return result
+
+
+def _context_of(keyword: str, text: str) -> str | None:
+    """Local context (previous + current + next sentence) of the first mention."""
+    sentences = split_sentences(text)
+    rx = re.compile(re.escape(keyword), re.IGNORECASE)
+    for j, sentence in enumerate(sentences):
+        if rx.search(sentence):
+            return local_context(sentences, j)
+    return None
