@@ -1,0 +1,182 @@
+"""Helpers shared by the HTTP-backed sources: keys, ids, dates, HTML, response checks."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import email.utils
+import hashlib
+import html
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from veracity.retrieval.base import Query, SourceAuthError, SourceBadResponse
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+_RELATIVE = re.compile(
+    r"^(\d+|an?|one)\s+(second|minute|hour|day|week|month|year)s?\s+ago$", re.IGNORECASE
+)
+_UNIT_DAYS = {
+    "second": 1 / 86400,
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+}
+_DATE_FORMATS = (
+    "%B %d, %Y",  # February 10, 2023
+    "%b %d, %Y",  # Feb 10, 2023
+    "%d %B %Y",  # 10 February 2023
+    "%d %b %Y",  # 10 Feb 2023
+    "%Y-%m-%d",
+    "%Y/%m/%d",
+    "%m/%d/%Y",
+    "%Y-%m",
+    "%Y %b %d",  # PubMed: 2019 Mar 5
+    "%Y %b",
+    "%Y",
+)
+
+
+class MissingCredentials(SourceAuthError):
+    """A source that needs an API key (or URL) was built without one."""
+
+
+class SourceOptions(BaseModel):
+    """Base of each source's options (unknown options are an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def resolve_secret(
+    explicit: str | None, env_var: str, source: str, what: str = "API key"
+) -> SecretStr:
+    """The key given explicitly, else from `env_var`.
+
+    Raises:
+        MissingCredentials: neither is set; the message names the variable.
+    """
+    value = explicit if explicit is not None else os.environ.get(env_var)
+    if not value or not value.strip():
+        raise MissingCredentials(source, f"no {what}: set the environment variable {env_var}")
+    return SecretStr(value.strip())
+
+
+def doc_id(prefix: str, key: str) -> str:
+    """A stable document id: `prefix` and a short hash of `key` (usually the URL)."""
+    return f"{prefix}:{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+
+def strip_html(text: str | None) -> str:
+    """Plain text from an HTML fragment (tags removed, entities decoded, spaces folded)."""
+    if not text:
+        return ""
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def _aware(value: _dt.datetime) -> _dt.datetime:
+    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+
+
+def parse_date(value: Any, now: _dt.datetime | None = None) -> _dt.datetime | None:
+    """A publication date from the many formats services use, or None when unparseable.
+
+    Accepts datetimes, Unix timestamps, ISO 8601 (with or without time or zone), RFC
+    2822, "February 10, 2023" / "Feb 10, 2023" / "10 Feb 2023", "2019 Mar 5", bare years,
+    and relative ages ("3 days ago", "an hour ago", counted back from `now`).
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, _dt.datetime):
+        return _aware(value)
+    if isinstance(value, _dt.date):
+        return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+    text = str(value).strip()
+    relative = _RELATIVE.match(text)
+    if relative:
+        n = 1 if relative.group(1).lower() in ("a", "an", "one") else int(relative.group(1))
+        days = n * _UNIT_DAYS[relative.group(2).lower()]
+        return (now or _dt.datetime.now(_dt.timezone.utc)) - _dt.timedelta(days=days)
+    try:
+        return _aware(_dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:
+        pass
+    try:
+        return _aware(email.utils.parsedate_to_datetime(text))
+    except (TypeError, ValueError, IndexError):
+        pass
+    for fmt in _DATE_FORMATS:
+        try:
+            return _aware(_dt.datetime.strptime(text, fmt))
+        except ValueError:
+            continue
+    return None
+
+
+def site_clause(query: Query) -> str:
+    """``site:`` / ``-site:`` operators for the query's domain rules (web engines)."""
+    parts = []
+    if query.include_domains:
+        sites = [f"site:{d}" for d in query.include_domains]
+        parts.append(sites[0] if len(sites) == 1 else "(" + " OR ".join(sites) + ")")
+    parts += [f"-site:{d}" for d in query.exclude_domains]
+    return " ".join(parts)
+
+
+def engine_query(query: Query, operators: bool = True) -> str:
+    """The query string for a web engine: phrases quoted, OR spelled out, site rules added."""
+    text = query.render(quote=True, or_word="OR")
+    if not operators:
+        return text
+    clause = site_clause(query)
+    return f"{text} {clause}".strip()
+
+
+def last_day_before(query: Query) -> _dt.date | None:
+    """The last day a result may be dated with the query's cutoff (inclusive ranges)."""
+    return query.before - _dt.timedelta(days=1) if query.before else None
+
+
+def expect_mapping(data: Any, source: str, what: str = "response") -> Mapping[str, Any]:
+    """`data` when it is a JSON object, else a `SourceBadResponse`."""
+    if not isinstance(data, Mapping):
+        raise SourceBadResponse(
+            source, f"expected a JSON object as {what}, got {type(data).__name__}"
+        )
+    return data
+
+
+def expect_list(
+    data: Mapping[str, Any], key: str, source: str, *, default_empty: bool = False
+) -> list[Any]:
+    """``data[key]`` when it is a list (missing → [] only when `default_empty`)."""
+    if key not in data:
+        if default_empty:
+            return []
+        raise SourceBadResponse(source, f"response has no {key!r} field (keys: {sorted(data)[:8]})")
+    value = data[key]
+    if value is None and default_empty:
+        return []
+    if not isinstance(value, list):
+        raise SourceBadResponse(source, f"{key!r} is {type(value).__name__}, expected a list")
+    return value
+
+
+def field_str(item: Mapping[str, Any], key: str, source: str, *, required: bool = True) -> str:
+    """A string field of a result item (a missing required field is a bad response)."""
+    value = item.get(key) if isinstance(item, Mapping) else None
+    if value is None:
+        if required:
+            raise SourceBadResponse(source, f"result item without {key!r}: {str(item)[:120]}")
+        return ""
+    if not isinstance(value, str | int | float):
+        raise SourceBadResponse(source, f"result field {key!r} is {type(value).__name__}")
+    return str(value)
