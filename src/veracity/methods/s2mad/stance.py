@@ -1,0 +1,286 @@
+"""Stance separation (S2MAD section 3.2): score every reply, keep the top-k of each side.
+
+An LLM scores each reply in [-1, 1]: above 0 when it backs the post (the stronger, the
+higher), below 0 when it disputes it, exactly 0 when it goes against common sense
+(Eq. 1). Replies are scored in batches — several per call, each under a short local id
+("c1", "c2", ...) — and the batches run concurrently. A reply whose score is missing,
+duplicated, not a number or outside [-1, 1] is asked again (with the problem spelled
+out); if it still has no usable score after `attempts` asks it is recorded as an error
+for that reply and left out. It is never given a made-up score.
+
+`select_top_k` forms P (the k highest positive scores) and N (the k lowest negative
+scores) of Eq. 2; `random_split` is the "w/o Stance" ablation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from veracity import context
+from veracity.llm.base import LLM, StructuredOutputError
+from veracity.llm.structured import complete_structured
+from veracity.prompting import render_messages
+from veracity.types import Reply
+
+PROMPTS = "veracity.methods.s2mad"
+
+
+class StanceScoringError(StructuredOutputError):
+    """No reply of a thread got a usable stance score."""
+
+
+class ScoredReply(BaseModel):
+    """A reply with its stance score (None when the reply was not scored).
+
+    Attributes:
+        reply: the reply.
+        score: s_i in [-1, 1]; None in the "w/o Stance" split, which scores nothing.
+        reason: the scorer's short justification.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    reply: Reply
+    score: float | None = None
+    reason: str = ""
+
+
+class StanceOutcome(BaseModel):
+    """Scores of a thread's replies, in the order the replies were given.
+
+    Attributes:
+        scored: every reply that got a usable score.
+        errors: reply id -> why it has no score after every ask.
+        calls: scoring calls made (first asks and re-asks).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scored: list[ScoredReply] = Field(default_factory=list)
+    errors: dict[str, str] = Field(default_factory=dict)
+    calls: int = 0
+
+
+def _batch_model(ids: Sequence[str]) -> type[BaseModel]:
+    """Output model of one batch: a list of {id, reason, score}; ids limited to the batch."""
+    item = create_model(
+        "CommentScore",
+        id=(Literal[tuple(ids)], Field(description="the comment id")),
+        reason=(str, Field(description="one short sentence")),
+        score=(float, Field(description="stance score from -1.0 to 1.0")),
+    )
+    return create_model("CommentScores", scores=(list[item], Field(description="one per comment")))
+
+
+class StanceScorer:
+    """Scores replies with an LLM, batched and concurrent, re-asking for bad scores.
+
+    Args:
+        llm: the model.
+        batch_size: replies per call.
+        concurrency: calls in flight at once.
+        attempts: asks per reply before it is recorded as an error.
+        temperature: sampling temperature of the scorer.
+        tokens_per_reply: completion budget per reply in a batch.
+        max_reply_chars: each reply is cut to this many characters in the prompt.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        batch_size: int = 10,
+        concurrency: int = 4,
+        attempts: int = 2,
+        temperature: float = 0.0,
+        tokens_per_reply: int = 96,
+        max_reply_chars: int = 500,
+    ):
+        if batch_size < 1 or concurrency < 1 or attempts < 1:
+            raise ValueError("batch_size, concurrency and attempts must be at least 1")
+        self.llm = llm
+        self.batch_size = batch_size
+        self.attempts = attempts
+        self.temperature = temperature
+        self.tokens_per_reply = tokens_per_reply
+        self.max_reply_chars = max_reply_chars
+        self._limit = concurrency
+
+    async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
+        """Score every reply of `claim`'s thread.
+
+        Raises:
+            StanceScoringError: replies were given but none got a usable score.
+        """
+        local = {f"c{i}": r for i, r in enumerate(replies, 1)}
+        pending = list(local)
+        problems: dict[str, str] = {}
+        results: dict[str, tuple[float, str]] = {}
+        sem = asyncio.Semaphore(self._limit)
+        calls = 0
+        for attempt in range(1, self.attempts + 1):
+            if not pending:
+                break
+            batches = [
+                pending[i : i + self.batch_size] for i in range(0, len(pending), self.batch_size)
+            ]
+            outcomes = await asyncio.gather(
+                *(
+                    self._guarded(sem, claim, [(lid, local[lid]) for lid in batch], problems, tag)
+                    for batch, tag in zip(
+                        batches,
+                        (f"stance:{attempt}:{n}" for n in range(1, len(batches) + 1)),
+                        strict=True,
+                    )
+                )
+            )
+            calls += len(batches)
+            for good, bad in outcomes:
+                results.update(good)
+                problems.update(bad)
+            pending = [lid for lid in pending if lid not in results]
+        return self._outcome(local, results, problems, pending, calls)
+
+    def _outcome(
+        self,
+        local: dict[str, Reply],
+        results: dict[str, tuple[float, str]],
+        problems: dict[str, str],
+        failed: list[str],
+        calls: int,
+    ) -> StanceOutcome:
+        ctx = context.current()
+        errors = {}
+        for lid in failed:
+            reply = local[lid]
+            errors[reply.id] = problems.get(lid, "no score")
+            ctx.event("error", "stance_scorer", reply_id=reply.id, error=errors[reply.id])
+        scored = [
+            ScoredReply(reply=local[lid], score=results[lid][0], reason=results[lid][1])
+            for lid in local
+            if lid in results
+        ]
+        ctx.event(
+            "decision",
+            "stance_scorer",
+            scores={s.reply.id: s.score for s in scored},
+            reasons={s.reply.id: s.reason for s in scored},
+            errors=errors,
+            calls=calls,
+        )
+        if local and not scored:
+            raise StanceScoringError(
+                f"none of the {len(local)} replies got a usable stance score: "
+                + "; ".join(f"{k}: {v}" for k, v in list(errors.items())[:5]),
+                attempts=[],
+            )
+        return StanceOutcome(scored=scored, errors=errors, calls=calls)
+
+    async def _guarded(
+        self,
+        sem: asyncio.Semaphore,
+        claim: str,
+        batch: list[tuple[str, Reply]],
+        problems: dict[str, str],
+        tag: str,
+    ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
+        async with sem:
+            return await self._batch(claim, batch, problems, tag)
+
+    async def _batch(
+        self,
+        claim: str,
+        batch: list[tuple[str, Reply]],
+        problems: dict[str, str],
+        tag: str,
+    ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
+        """Ask for one batch; returns (usable scores, problems) keyed by local id."""
+        ids = [lid for lid, _ in batch]
+        messages = render_messages(
+            PROMPTS,
+            "stance_score.j2",
+            claim=claim,
+            comments=[{"id": lid, "text": r.text} for lid, r in batch],
+            problems=[f"{lid}: {problems[lid]}" for lid in ids if lid in problems],
+            max_chars=self.max_reply_chars,
+        )
+        try:
+            result = await complete_structured(
+                self.llm,
+                messages,
+                _batch_model(ids),
+                temperature=self.temperature,
+                max_tokens=self.tokens_per_reply * len(batch) + 32,
+                tag=tag,
+            )
+        except StructuredOutputError as exc:
+            context.current().event("error", "stance_scorer", batch=ids, error=str(exc)[:300])
+            return {}, dict.fromkeys(ids, "the reply for its batch was not valid JSON")
+        return check_scores(ids, result.value.scores)
+
+
+def check_scores(
+    ids: Sequence[str], items: Sequence[Any]
+) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
+    """Split a batch's items into usable scores and per-id problems.
+
+    A usable score is a finite number in [-1, 1] given exactly once for its id.
+    """
+    seen: dict[str, list[Any]] = {lid: [] for lid in ids}
+    for item in items:
+        seen[item.id].append(item)
+    good: dict[str, tuple[float, str]] = {}
+    bad: dict[str, str] = {}
+    for lid, found in seen.items():
+        if not found:
+            bad[lid] = "no score was given for this comment"
+        elif len({f.score for f in found}) > 1:
+            bad[lid] = "this comment got several different scores"
+        elif not math.isfinite(found[0].score) or not -1.0 <= found[0].score <= 1.0:
+            bad[lid] = f"the score {found[0].score} is outside [-1, 1]"
+        else:
+            good[lid] = (float(found[0].score), found[0].reason)
+    return good, bad
+
+
+def select_top_k(
+    scored: Sequence[ScoredReply], k: int
+) -> tuple[list[ScoredReply], list[ScoredReply]]:
+    """P and N of Eq. 2.
+
+    P holds the k highest scores above 0, N the k lowest below 0, each strongest first;
+    replies scored exactly 0 (against common sense) join neither. Ties keep the order of
+    `scored` (the replies' time order), so earlier replies win.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    order = {id(s): i for i, s in enumerate(scored)}
+    positive = [s for s in scored if s.score is not None and s.score > 0]
+    negative = [s for s in scored if s.score is not None and s.score < 0]
+    positive.sort(key=lambda s: (-s.score, order[id(s)]))
+    negative.sort(key=lambda s: (s.score, order[id(s)]))
+    return positive[:k], negative[:k]
+
+
+def random_split(
+    replies: Sequence[Reply], k: int, seed: int | str
+) -> tuple[list[ScoredReply], list[ScoredReply]]:
+    """The "w/o Stance" ablation: up to 2k replies drawn at random, split into halves.
+
+    The first half (one more when the count is odd) goes to D_p, the rest to D_n.
+    """
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    rng = random.Random(seed)
+    drawn = rng.sample(list(replies), min(2 * k, len(replies)))
+    half = (len(drawn) + 1) // 2
+    return (
+        [ScoredReply(reply=r) for r in drawn[:half]],
+        [ScoredReply(reply=r) for r in drawn[half:]],
+    )

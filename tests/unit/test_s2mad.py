@@ -1,0 +1,268 @@
+"""S2MAD end to end on a scripted model: routing, debate, judge, variants, verdict."""
+
+import pytest
+from _s2mad_script import (
+    CLAIM,
+    THREAD,
+    argument,
+    comments_in,
+    full_script,
+    judge,
+    make_post,
+    scorer,
+    subjectivity,
+)
+
+from veracity.labels import RUMOR
+from veracity.methods.base import MethodConfigError, load_method
+from veracity.methods.s2mad import ANSWER_TO_RUMOR, S2MADConfig, S2MADMethod
+from veracity.testing import ScriptedLLM
+from veracity.types import Claim, InputError, Post, Stance
+
+SUPPORTING = [t for t, s in THREAD.items() if s > 0]
+OPPOSING = [t for t, s in THREAD.items() if s < 0]
+NONSENSE = "The moon caused it, obviously."
+SUBJECTIVE_MARK = "personal expression"
+OBJECTIVE_MARK = "could be checked"
+
+
+def _prompt(llm, tag):
+    calls = llm.calls_tagged(tag)
+    assert len(calls) == 1, f"{tag}: {len(calls)} calls"
+    return calls[0].messages[-1].content
+
+
+async def _check(llm, post=None, **config):
+    return await S2MADMethod(llm=llm, config=config).check(post or make_post())
+
+
+async def test_consensus_at_the_last_round_gives_the_label_without_a_judge():
+    plan = {"agent_p": ["Real", "Real", "Fake"], "agent_n": ["Fake", "Fake", "Fake"]}
+    llm = full_script(plan=plan)
+    verdict = await _check(llm)
+    assert verdict.error is None and verdict.label == "rumor"
+    assert verdict.score == 0.0 and verdict.confidence is None and verdict.probabilities is None
+    meta = verdict.metadata
+    assert meta["decided_by"] == "consensus" and meta["answer"] == "Fake"
+    assert "no probability was measured" in meta["confidence_note"]
+    assert not llm.calls_tagged("judge")
+    assert "Agent P (Fake)" in verdict.rationale and "Agent N (Fake)" in verdict.rationale
+    assert meta["rounds_run"] == 3 and meta["debate_rounds"] == 2
+
+
+async def test_disagreement_goes_to_the_judge_with_both_final_replies():
+    llm = full_script(verdict=judge("Real", {"Real": 0.6, "Fake": 0.2}))
+    verdict = await _check(llm)
+    assert verdict.label == "non-rumor" and verdict.metadata["decided_by"] == "judge"
+    assert verdict.probabilities == pytest.approx({"non-rumor": 0.75, "rumor": 0.25})
+    assert verdict.score == pytest.approx(0.75) and verdict.confidence == pytest.approx(0.75)
+    assert verdict.rationale == "the judge weighed both sides"
+    prompt = _prompt(llm, "judge")
+    assert "agent_p round 2 says Real" in prompt and "agent_n round 2 says Fake" in prompt
+    assert "round 1 says" not in prompt  # only the last replies
+
+
+async def test_agents_start_from_their_own_side_and_update_from_the_other():
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm)
+    p0, n0 = _prompt(llm, "agent_p:initial:0"), _prompt(llm, "agent_n:initial:0")
+    assert all(t in p0 for t in SUPPORTING) and not any(t in p0 for t in OPPOSING)
+    assert all(t in n0 for t in OPPOSING) and not any(t in n0 for t in SUPPORTING)
+    assert NONSENSE not in p0 + n0  # scored 0: in neither set
+    assert p0.index(SUPPORTING[0]) < p0.index(SUPPORTING[1])  # strongest first
+    # Round j: own and other's replies of round j-1, never the same round.
+    p2 = _prompt(llm, "agent_p:update:2")
+    assert "agent_p round 1 says Real" in p2 and "agent_n round 1 says Fake" in p2
+    assert "round 2" not in p2 and "critically" in p2
+    assert verdict.metadata["P"] == ["r1", "r2", "r3"] and verdict.metadata["N"] == ["r5", "r4"]
+
+
+async def test_evidence_is_p_and_n_with_stance_and_credibility_and_trace_has_every_score():
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm)
+    by_id = {e.document.id: e for e in verdict.evidence}
+    assert list(by_id) == ["r1", "r2", "r3", "r5", "r4"]
+    assert by_id["r1"].stance == Stance.SUPPORTS and by_id["r1"].credibility == pytest.approx(0.9)
+    assert by_id["r5"].stance == Stance.REFUTES and by_id["r5"].credibility == pytest.approx(0.95)
+    assert by_id["r4"].document.text == "Source? Nothing on the local news."
+    assert by_id["r4"].document.metadata["stance_score"] == -0.6
+    scores = next(e for e in verdict.trace.events if e.name == "stance_scorer").data["scores"]
+    assert scores == {f"r{i}": s for i, s in enumerate(THREAD.values(), 1)}
+    assert verdict.metadata["stance_scores"] == scores
+
+
+@pytest.mark.parametrize(
+    ("answer", "family", "mark", "other"),
+    [("Yes", "subjective", SUBJECTIVE_MARK, OBJECTIVE_MARK),
+     ("No", "non_subjective", OBJECTIVE_MARK, SUBJECTIVE_MARK)],
+)  # fmt: skip
+async def test_subjectivity_answer_picks_the_prompt_family(answer, family, mark, other):
+    llm = full_script(subjective=answer, verdict=judge("Fake"))
+    verdict = await _check(llm)
+    assert verdict.metadata["prompt_family"] == family
+    for tag in ("agent_p:initial:0", "agent_n:initial:0"):
+        assert mark in _prompt(llm, tag) and other not in _prompt(llm, tag)
+    assert CLAIM in _prompt(llm, "subjectivity") and "Yes or No" in _prompt(llm, "subjectivity")
+    decision = [e for e in verdict.trace.events if e.name == "subjectivity"][-1]
+    assert decision.data["answer"] == answer
+
+
+@pytest.mark.parametrize(
+    ("variant", "mark"),
+    [("no_subjective", OBJECTIVE_MARK), ("no_non_subjective", SUBJECTIVE_MARK)],
+)
+async def test_fixed_prompt_family_variants_skip_the_subjectivity_question(variant, mark):
+    llm = full_script(
+        subjective="Yes" if variant == "no_subjective" else "No", verdict=judge("Fake")
+    )
+    verdict = await _check(llm, variant=variant)
+    assert not llm.calls_tagged("subjectivity")
+    assert mark in _prompt(llm, "agent_p:initial:0") and mark in _prompt(llm, "agent_n:initial:0")
+    assert verdict.metadata["variant"] == variant
+
+
+async def test_without_stance_separation_replies_are_split_at_random_unscored():
+    post = make_post({f"reply {i}": 0.5 for i in range(30)})
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm, post, variant="no_stance", top_k=4, seed=7)
+    assert not llm.calls_tagged("stance")
+    p0, n0 = _prompt(llm, "agent_p:initial:0"), _prompt(llm, "agent_n:initial:0")
+    assert "random sample" in p0 and "random sample" in n0
+    p_ids, n_ids = verdict.metadata["P"], verdict.metadata["N"]
+    assert len(p_ids) == len(n_ids) == 4 and not set(p_ids) & set(n_ids)
+    assert all(e.stance == Stance.UNKNOWN and e.credibility is None for e in verdict.evidence)
+    assert verdict.metadata["stance_scores"] is None
+    again = await _check(
+        full_script(verdict=judge("Fake")), post, variant="no_stance", top_k=4, seed=7
+    )
+    assert again.metadata["P"] == p_ids  # seeded
+
+
+async def test_without_debate_one_agent_reads_both_sets_and_its_answer_stands():
+    llm = full_script(plan={"single_agent": ["Real"]})
+    verdict = await _check(llm, variant="no_debate")
+    prompt = _prompt(llm, "single_agent:initial:0")
+    assert "back the post" in prompt and "dispute the post" in prompt
+    assert all(t in prompt for t in SUPPORTING + OPPOSING)
+    assert not llm.calls_tagged("agent_p") and not llm.calls_tagged("judge")
+    assert verdict.label == "non-rumor" and verdict.metadata["decided_by"] == "single_agent"
+    assert verdict.metadata["rounds_run"] == 1 and verdict.rationale.startswith("Single Agent")
+
+
+async def test_single_agent_can_read_every_reply_without_scoring():
+    llm = full_script(plan={"single_agent": ["Fake"]})
+    verdict = await _check(llm, variant="no_debate", single_agent_input="all")
+    prompt = _prompt(llm, "single_agent:initial:0")
+    assert not llm.calls_tagged("stance") and all(t in prompt for t in THREAD)
+    assert verdict.label == "rumor" and len(verdict.evidence) == len(THREAD)
+    with pytest.raises(MethodConfigError, match="only applies when debate is off"):
+        S2MADMethod(config={"single_agent_input": "all"})
+
+
+async def test_early_detection_uses_only_the_first_replies_by_time():
+    post = make_post()
+    post.replies.reverse()  # stored newest first: the cut must follow the times
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm, post, max_replies_by_time=3)
+    scored = [text for _, text in comments_in(_prompt(llm, "stance"))]
+    assert scored == list(THREAD)[:3]
+    assert verdict.metadata["replies_used"] == 3 and verdict.metadata["replies_total"] == 6
+    assert verdict.metadata["N"] == []  # the three earliest replies all back the post
+
+
+async def test_early_detection_refuses_undated_replies():
+    llm = full_script()
+    with pytest.raises(InputError, match="needs reply times"):
+        await _check(llm, make_post(dated=False), max_replies_by_time=2)
+    assert llm.calls == []
+    llm = full_script(verdict=judge("Fake"))  # no cut needed: undated replies are fine
+    verdict = await _check(llm, make_post(dated=False), max_replies_by_time=10)
+    assert verdict.ok
+
+
+async def test_temperatures_reach_the_model():
+    llm = full_script(verdict=judge("Fake"))
+    await _check(llm)
+    debate = [c for c in llm.calls if c.tag.startswith(("agent_", "judge"))]
+    assert len(debate) == 7 and {c.temperature for c in debate} == {0.2}  # paper: 0.2
+    assert {c.temperature for c in llm.calls_tagged("stance")} == {0.0}
+    llm = full_script(verdict=judge("Fake"))
+    await _check(llm, temperature=0.7, scorer_temperature=0.3)
+    assert {c.temperature for c in llm.calls_tagged("agent_n")} == {0.7}
+    assert {c.temperature for c in llm.calls_tagged("judge")} == {0.7}
+    assert {c.temperature for c in llm.calls_tagged("stance")} == {0.3}
+    assert {c.temperature for c in llm.calls_tagged("subjectivity")} == {0.3}
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 3])
+async def test_number_of_debate_rounds(rounds):
+    plan = {"agent_p": ["Real"] * (rounds + 1), "agent_n": ["Real"] * (rounds + 1)}
+    llm = full_script(plan=plan)
+    verdict = await _check(llm, rounds=rounds)
+    assert len(llm.calls_tagged("agent_p")) == rounds + 1
+    assert len(llm.calls_tagged("agent_p:update")) == rounds
+    assert verdict.label == "non-rumor" and verdict.metadata["debate_rounds"] == rounds
+
+
+def test_label_mapping_is_explicit():
+    assert ANSWER_TO_RUMOR == {"Fake": "rumor", "Real": "non-rumor"}
+    assert RUMOR.score("non-rumor") == 1.0 and RUMOR.score("rumor") == 0.0
+    with pytest.raises(MethodConfigError, match="works in"):
+        S2MADMethod(config={"labels": "real_fake"})
+
+
+async def test_post_without_replies_still_debates_on_the_post_alone():
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm, Post(text=CLAIM))
+    assert not llm.calls_tagged("stance") and "(none)" in _prompt(llm, "agent_p:initial:0")
+    assert verdict.label == "rumor" and verdict.evidence == []
+
+
+async def test_scoring_failure_is_a_recorded_error_not_a_label():
+    llm = ScriptedLLM()
+    llm.on(".", "no idea", tag="stance")
+    llm.on(".", subjectivity("No"), tag="subjectivity")
+    verdict = await _check(llm)
+    assert verdict.label is None and "StanceScoringError" in verdict.error
+    assert not llm.calls_tagged("agent_p")
+
+
+async def test_debater_parse_failure_is_a_recorded_error():
+    llm = ScriptedLLM()
+    llm.on(".", scorer(), tag="stance")
+    llm.on(".", subjectivity("No"), tag="subjectivity")
+    llm.on(".", argument("Maybe"), tag="agent_p")
+    llm.on(".", argument("Fake"), tag="agent_n")
+    verdict = await _check(llm)
+    assert verdict.label is None and "StructuredOutputError" in verdict.error
+
+
+async def test_unscored_replies_are_reported_in_the_verdict():
+    second = list(THREAD)[1]
+    llm = full_script(verdict=judge("Fake"), scores={**THREAD, second: 7.0})
+    verdict = await _check(llm)
+    assert verdict.ok and len(llm.calls_tagged("stance")) == 2
+    assert verdict.metadata["stance_errors"] == {"r2": "the score 7.0 is outside [-1, 1]"}
+    assert verdict.metadata["P"] == ["r1", "r3"]
+    errors = [e for e in verdict.trace.of_kind("error") if e.data.get("reply_id") == "r2"]
+    assert len(errors) == 1
+
+
+def test_config_variants_and_validation():
+    cfg = S2MADConfig(variant="no_stance", top_k=5)
+    assert cfg.stance_separation is False and cfg.top_k == 5
+    assert S2MADConfig(variant="no_debate", debate=True).debate is True  # explicit wins
+    assert S2MADConfig().rounds == 2 and S2MADConfig().temperature == 0.2
+    with pytest.raises(MethodConfigError, match="unknown S2MAD variant"):
+        S2MADMethod(config={"variant": "no_such"})
+    with pytest.raises(MethodConfigError):
+        S2MADMethod(config={"top_k": 0})
+    with pytest.raises(MethodConfigError):
+        S2MADMethod(config={"typo": 1})
+
+
+async def test_registered_and_posts_only():
+    method = load_method("s2mad", llm=ScriptedLLM())
+    assert isinstance(method, S2MADMethod) and method.label_space.name == "rumor"
+    with pytest.raises(TypeError, match="post"):
+        await method.check(Claim(text=CLAIM))
