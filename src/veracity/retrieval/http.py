@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -183,6 +184,7 @@ class HttpClient:
         auth: tuple[str, str] | None = None,
         use_cache: bool = True,
         guard: bool = False,
+        cache_if: Callable[[HttpResponse], bool] | None = None,
     ) -> HttpResponse:
         """Send one request through the cache, rate limit and retry loop.
 
@@ -197,6 +199,8 @@ class HttpClient:
             auth: HTTP basic credentials (never cached, logged or stored).
             use_cache: read and write the response cache.
             guard: refuse non-public addresses, also on redirects (for result URLs).
+            cache_if: store a live answer only when this returns True (for services
+                that report errors inside a 200 answer).
 
         Raises:
             SourceAuthError: 401 or 403.
@@ -219,7 +223,7 @@ class HttpClient:
                 )
         response = await self._with_retries(call)
         count_answer(cached=False)
-        if cacheable:
+        if cacheable and (cache_if is None or cache_if(response)):
             stored = CachedResponse(
                 response.status,
                 response.content_type,
