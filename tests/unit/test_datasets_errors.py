@@ -133,3 +133,40 @@ def test_no_records_are_dropped_silently(tmp_path):
     assert examples.skipped == {}
     lines = (FIX / "politifact_hidden" / "test_claims_first1000.jsonl").read_text().splitlines()
     assert len(examples) == len(lines) == 3
+
+
+class _PluginDataset:
+    """A third-party dataset implementing only the protocol (no BaseDataset)."""
+
+    def __init__(self) -> None:
+        from veracity.datasets import DatasetInfo
+
+        self.info = DatasetInfo(
+            name="plugin_demo",
+            label_space="true_false",
+            splits=("test",),
+            input_kind="claim",
+            folder="plugin_demo",
+        )
+
+    def load(self, split=None, data_dir=None):
+        from veracity.datasets import Example
+        from veracity.types import Claim
+
+        return [
+            Example(id=str(i), input=Claim(text=f"c{i}"), label="true", label_space="true_false")
+            for i in range(3)
+        ]
+
+    def corpus(self, data_dir=None):
+        raise DatasetError("none")
+
+
+def test_plugin_dataset_through_the_registry():
+    from veracity import registry
+
+    registry.datasets.register("plugin_demo", _PluginDataset)  # a class is accepted too
+    examples = load_dataset("plugin_demo", limit=2)
+    assert [e.id for e in examples] == ["0", "1"]
+    with pytest.raises(DatasetError, match="does not take labels= or path="):
+        load_dataset("plugin_demo", labels="real_fake")

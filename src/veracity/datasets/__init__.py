@@ -82,6 +82,8 @@ def load_dataset(
         return ds.load(split, root, limit=limit, labels=labels, path=path)
     if labels is not None or path is not None:
         raise DatasetError(f"dataset {name!r} is a plugin that does not take labels= or path=")
-    examples = ds.load(split, root)
-    out = ExampleList(examples[:limit] if limit else examples, dataset=name, split=split or "")
-    return out
+    if limit is not None and limit < 1:
+        raise DatasetError(f"limit must be a positive number, got {limit}")
+    examples = list(ds.load(split, root))
+    split = split or ds.info.splits[0]
+    return ExampleList(examples[:limit] if limit else examples, dataset=name, split=split)

@@ -31,9 +31,9 @@ from veracity.datasets._common import (
     SplitFiles,
     optional_text,
     parse_date,
-    read_json_array,
     text_field,
 )
+from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.types import Claim, Document
 

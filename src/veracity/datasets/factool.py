@@ -18,14 +18,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
-from veracity.datasets._common import (
-    BaseDataset,
-    Loc,
-    SplitFiles,
-    bool_label,
-    read_jsonl,
-    text_field,
-)
+from veracity.datasets._common import BaseDataset, Loc, SplitFiles, bool_label, text_field
+from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.datasets.factcheck_bench import answer_claim
 from veracity.types import Claim

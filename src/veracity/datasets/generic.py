@@ -19,15 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
-from veracity.datasets._common import (
-    BaseDataset,
-    Loc,
-    bool_label,
-    optional_text,
-    read_csv,
-    read_json_array,
-    read_jsonl,
-)
+from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_text
+from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.labels import LabelError, get_label_space
 from veracity.types import Article, Claim, Post

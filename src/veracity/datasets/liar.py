@@ -27,10 +27,10 @@ from veracity.datasets._common import (
     Loc,
     SplitFiles,
     optional_text,
-    read_tsv_rows,
     slug_to_name,
     text_field,
 )
+from veracity.datasets._readers import read_tsv_rows
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.types import Claim, Document
 

@@ -28,10 +28,9 @@ from veracity.datasets._common import (
     Skip,
     SplitFiles,
     optional_text,
-    read_csv,
-    read_json,
     text_field,
 )
+from veracity.datasets._readers import read_csv, read_json
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.types import Article
 
