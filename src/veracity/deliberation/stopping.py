@@ -120,11 +120,20 @@ class ProbabilityStop(ABC):
     `provisional` (a decision with `confidence`). The debate stops after a round when
     signal ≥ `tau_s` and confidence ≥ `tau_v`; the provisional decision is then final.
     Both values are recorded in every check so thresholds can be calibrated offline.
+
+    After the last round the debate ends whatever the signal says; set
+    `signal_last_round` to False to skip computing it there (its ``stop_margin`` is then
+    recorded as None) and save that call. With ``stop_early=False`` the signals are
+    computed and recorded after every round but the debate runs its full schedule (one
+    inference pass that calibration can replay offline for any thresholds).
     """
 
-    def __init__(self, tau_s: float, tau_v: float):
+    signal_last_round: bool = True
+
+    def __init__(self, tau_s: float, tau_v: float, *, stop_early: bool = True):
         self.tau_s = tau_s
         self.tau_v = tau_v
+        self.stop_early = stop_early
 
     @abstractmethod
     async def signal(self, state: DebateState) -> tuple[float, dict[str, Any]]:
@@ -137,12 +146,18 @@ class ProbabilityStop(ABC):
     async def after_round(self, state: DebateState) -> StopCheck:
         import asyncio
 
-        (margin, details), decision = await asyncio.gather(
-            self.signal(state), self.provisional(state)
-        )
+        if state.is_last_round and not self.signal_last_round:
+            margin, details = None, {}
+            decision = await self.provisional(state)
+        else:
+            (margin, details), decision = await asyncio.gather(
+                self.signal(state), self.provisional(state)
+            )
         confidence = decision.confidence if decision.confidence is not None else 0.0
         data = {"stop_margin": margin, "confidence": confidence, **details}
-        if margin >= self.tau_s and confidence >= self.tau_v:
+        met = margin is not None and margin >= self.tau_s and confidence >= self.tau_v
+        data["thresholds_met"] = met
+        if met and self.stop_early:
             return StopCheck(
                 round=state.round, stop=True, decision=decision, reason="thresholds met", data=data
             )
@@ -150,4 +165,5 @@ class ProbabilityStop(ABC):
             return StopCheck(
                 round=state.round, stop=True, decision=decision, reason="last round", data=data
             )
-        return StopCheck(round=state.round, stop=False, reason="thresholds not met", data=data)
+        reason = "thresholds met; early stopping off" if met else "thresholds not met"
+        return StopCheck(round=state.round, stop=False, reason=reason, data=data)

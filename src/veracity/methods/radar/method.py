@@ -1,0 +1,293 @@
+"""RADAR: role-anchored multi-agent debate for half-truth detection.
+
+Stage I builds one evidence pool for the claim (`pool`); stage II runs a debate over it
+on the shared engine (`veracity.deliberation`): opening, rebuttal rounds and closing,
+with the participants of `roles`, then the judge rules TRUE / HALF-TRUE / FALSE with a
+reason. With early stopping (`stopping.RadarStop`) a stop agent and a round judge are
+consulted after every round. RADAR_single (`radar_single`) is the same pipeline with
+one agent and no interaction.
+
+Verdict metadata (per claim): ``rounds_run``, ``stop_reason``, ``tokens``,
+``tokens_by_round`` (debate turns, stop agent and judge tokens of each round),
+``signals`` (stop margin, p(STOP), round-judge label, probabilities and confidence of
+each round, with the estimator used), the evidence pool figures and the transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from veracity.context import CheckContext
+from veracity.deliberation import (
+    Debate,
+    Debater,
+    DebateResult,
+    FixedRounds,
+    LLMJudge,
+    Schedule,
+    StoppingPolicy,
+    verdict_fields,
+)
+from veracity.llm.base import LLM
+from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.radar.config import RadarBaseConfig, RadarConfig, RadarSingleConfig
+from veracity.methods.radar.pool import EvidencePool, fit_pool, gather_candidates
+from veracity.methods.radar.roles import (
+    DOMAIN_EXPERT,
+    RadarPrompts,
+    infer_domain,
+    lineup,
+    make_role,
+    speaking_order,
+)
+from veracity.methods.radar.stopping import RadarStop
+from veracity.prompting import render_input
+from veracity.retrieval.base import Source
+from veracity.types import CheckInput, Claim, Trace, Verdict
+
+_CITE = re.compile(r"\[E(\d+)\]")
+
+
+class _RadarBase(BaseMethod):
+    """The pipeline shared by RADAR and RADAR_single; subclasses pick agents and policy."""
+
+    default_labels = "true_half_false"
+    allowed_labels = ("true_half_false",)
+    input_kinds = ("claim",)
+    config: RadarBaseConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        self.source = self._pick_source() if self.config.evidence == "retrieved" else None
+
+    def _pick_source(self) -> Source:
+        cfg = self.config
+        if cfg.source is not None:
+            if cfg.source not in self.sources:
+                known = ", ".join(sorted(self.sources)) or "none"
+                raise MethodConfigError(f"{self.name}: source {cfg.source!r} not given ({known})")
+            return self.sources[cfg.source]
+        if cfg.corpus is not None:
+            from veracity.retrieval.local import LocalCorpus
+
+            c = cfg.corpus
+            return LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
+        if len(self.sources) == 1:
+            return next(iter(self.sources.values()))
+        raise MethodConfigError(
+            f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a local "
+            "index, see `veracity index build`), name one of the run's sources with `source:`, "
+            "or use `evidence: given` for claims that carry their own evidence"
+        )
+
+    # ----------------------------------------------------------------- hooks
+
+    def participants(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def max_rounds(self) -> int:
+        raise NotImplementedError
+
+    def policy(self, prompts: RadarPrompts) -> StoppingPolicy:
+        return FixedRounds()
+
+    # ----------------------------------------------------------------- pipeline
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        assert isinstance(item, Claim)  # BaseMethod.check enforces input_kinds
+        cfg = self.config
+        if cfg.evidence == "given" and not item.evidence:
+            return self.verdict(
+                label=None,
+                error="the config asks for the claim's given evidence (evidence: given), "
+                "but this claim carries none",
+            )
+        names = self.participants()
+        docs, source_name = await gather_candidates(item, cfg, self.source)
+        window = self.llm.capabilities.context_window or cfg.assumed_context_window
+        pool = fit_pool(
+            docs,
+            cfg,
+            window=window,
+            turns=len(names) * self.max_rounds,
+            origin=cfg.evidence,
+            source=source_name,
+        )
+        claim_text = render_input(item)
+        domain = await infer_domain(self.llm, item.text) if DOMAIN_EXPERT in names else None
+        roles = [make_role(n, domain) for n in names]
+        titles = {r.name: r.display for r in roles}
+        prompts = RadarPrompts(claim_text, pool, cfg.roles, titles, self.label_space)
+        debate = Debate(
+            [
+                Debater(
+                    r,
+                    self.llm,
+                    prompts.turn,
+                    temperature=cfg.temperature,
+                    max_tokens=cfg.max_tokens_turn,
+                )
+                for r in roles
+            ],
+            Schedule.opening_rebuttal_closing(speaking_order(names), max_rounds=self.max_rounds),
+            self.policy(prompts),
+            self.label_space,
+            final_judge=self.judge("judge", prompts),
+            context={"claim": item.text, "pool": pool},
+        )
+        result = await debate.run()
+        return self._verdict(result, pool, ctx, names, domain)
+
+    def judge(self, name: str, prompts: RadarPrompts) -> LLMJudge:
+        cfg = self.config
+        sampling = getattr(cfg, "estimator", "auto") == "sampling"
+        return LLMJudge(
+            name,
+            self.llm,
+            self.label_space,
+            prompts.judge,
+            temperature=0.0,
+            max_tokens=cfg.max_tokens_judge,
+            top_logprobs=0 if sampling else cfg.top_logprobs,
+        )
+
+    def _verdict(
+        self,
+        result: DebateResult,
+        pool: EvidencePool,
+        ctx: CheckContext,
+        names: list[str],
+        domain: str | None,
+    ) -> Verdict:
+        fields = verdict_fields(result, self.label_space)
+        cited = {int(n) for n in _CITE.findall(fields.get("rationale") or "")}
+        signals = [
+            {"round": c.round, "stop": c.stop, "reason": c.reason, **c.data} for c in result.checks
+        ]
+        metadata = {
+            "agents": names,
+            "domain": domain,
+            "roles": self.config.roles,
+            "rounds_run": result.rounds_run,
+            "max_rounds": self.max_rounds,
+            "stop_reason": result.stop_reason,
+            "tokens": ctx.usage.total_tokens,
+            "tokens_by_round": tokens_by_round(ctx.trace),
+            "signals": signals,
+            "evidence_setting": pool.origin,
+            "pool": pool.model_dump(exclude={"passages"}),
+            "transcript": [t.model_dump() for t in result.transcript.turns],
+            **self.extra_metadata(),
+        }
+        return self.verdict(**fields, evidence=pool.evidence(cited), metadata=metadata)
+
+    def extra_metadata(self) -> dict[str, Any]:
+        return {}
+
+
+class RadarMethod(_RadarBase):
+    """RADAR_multi: Politician vs Scientist (or the configured line-up) with early stopping."""
+
+    name = "radar"
+    config_class = RadarConfig
+    description = "role-anchored debate over a shared evidence pool, with early stopping (RADAR)"
+    config: RadarConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        wants = self.config.estimator == "logprobs" and llm is not None
+        if wants and not self.llm.capabilities.logprobs:
+            raise MethodConfigError(
+                f"{self.name}: estimator 'logprobs' needs a backend that returns token "
+                f"logprobs; {self.llm.backend_id} does not (use 'auto' or 'sampling')"
+            )
+
+    def participants(self) -> list[str]:
+        return lineup(self.config.roles, self.config.agents)
+
+    @property
+    def max_rounds(self) -> int:
+        return self.config.rounds
+
+    def policy(self, prompts: RadarPrompts) -> StoppingPolicy:
+        cfg = self.config
+        if not cfg.uses_signals:
+            return FixedRounds()
+        return RadarStop(self.llm, cfg, prompts.stop, self.judge("round_judge", prompts))
+
+    def extra_metadata(self) -> dict[str, Any]:
+        cfg = self.config
+        return {
+            "early_stop": cfg.early_stop,
+            "thresholds": {"tau_s": cfg.tau_s, "tau_v": cfg.tau_v},
+            "estimator": self._estimator_name(),
+        }
+
+    def _estimator_name(self) -> str | None:
+        if not self.config.uses_signals:
+            return None
+        if self.config.estimator == "sampling" or not self.llm.capabilities.logprobs:
+            return f"sampling (k={self.config.samples_k})"
+        return "logprobs"
+
+
+class RadarSingleMethod(_RadarBase):
+    """RADAR_single: one agent with RADAR's prompts and evidence, then the judge."""
+
+    name = "radar_single"
+    config_class = RadarSingleConfig
+    description = "one role-prompted agent over the evidence pool, then a judge (RADAR_single)"
+    config: RadarSingleConfig
+
+    def participants(self) -> list[str]:
+        return [self.config.role]
+
+    @property
+    def max_rounds(self) -> int:
+        return 1  # an opening statement only: with one agent there is nothing to rebut
+
+
+def tokens_by_round(trace: Trace) -> dict[str, Any]:
+    """Tokens of a check by round and purpose, from its trace's LLM-call events.
+
+    Calls are attributed by tag: ``<role>:<phase>:<round>`` (debate turns),
+    ``stop:<round>`` (stop agent), ``round_judge:<round>`` / ``judge:<round>`` (judge;
+    ``...:sample<i>`` calls are its sampled estimates). Calls without a round number
+    (domain inference) count as ``before``.
+    """
+    before = 0
+    rounds: dict[int, dict[str, int]] = {}
+    for event in trace.of_kind("llm_call"):
+        n = int(event.data.get("prompt_tokens", 0)) + int(event.data.get("completion_tokens", 0))
+        parts = event.name.split(":")
+        number = next((int(p) for p in parts[1:] if p.isdigit()), None)
+        if number is None:
+            before += n
+            continue
+        if parts[0] == "stop":
+            bucket = "stop"
+        elif parts[0] in ("judge", "round_judge"):
+            bucket = "judge_samples" if any(p.startswith("sample") for p in parts) else "judge"
+        else:
+            bucket = "debate"
+        row = rounds.setdefault(number, {"debate": 0, "stop": 0, "judge": 0, "judge_samples": 0})
+        row[bucket] += n
+    return {
+        "before": before,
+        "rounds": [{"round": r, **rounds[r]} for r in sorted(rounds)],
+    }

@@ -1,0 +1,171 @@
+"""RADAR's participants: role line-ups, personas, and the prompt builders for each turn.
+
+Line-ups (section 3 and Appendix A.1 of the paper):
+
+- expertise (default): Politician and Scientist;
+- position: Advocate (argues the claim is true) and Critic (false or misleading);
+- 3 agents: a Journalist joins and speaks first in every round; the others see its reply;
+- 4 agents: also a specialist in a domain an LLM infers from the claim.
+
+Every prompt shows the claim, the shared evidence pool, the speaker's own previous turn
+and the latest turn of every other participant visible at that point.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from veracity.deliberation import DebateState, Role, Transcript
+from veracity.labels import LabelSpace
+from veracity.llm.base import LLM, Message
+from veracity.llm.structured import complete_structured
+from veracity.methods.radar.config import RoleSet
+from veracity.methods.radar.pool import EvidencePool
+from veracity.prompting import render, render_messages, truncate_chars
+
+PROMPTS = "veracity.methods.radar"
+JOURNALIST = "journalist"
+DOMAIN_EXPERT = "domain_expert"
+
+
+def lineup(roles: RoleSet, agents: int) -> list[str]:
+    """Role names of a debate with `agents` participants, in display order."""
+    pair = ["politician", "scientist"] if roles == "expertise" else ["advocate", "critic"]
+    names = ([JOURNALIST] if agents >= 3 else []) + pair
+    if agents >= 4:
+        names.append(DOMAIN_EXPERT)
+    return names
+
+
+def speaking_order(names: list[str]) -> list[list[str]]:
+    """Groups spoken in turn each round: the journalist alone first, then the rest at once."""
+    if JOURNALIST in names:
+        return [[JOURNALIST], [n for n in names if n != JOURNALIST]]
+    return [list(names)]
+
+
+def make_role(name: str, domain: str | None = None) -> Role:
+    """The role with its persona (system prompt) rendered from ``prompts/personas``."""
+    if name == DOMAIN_EXPERT and not domain:
+        raise ValueError("the domain expert needs an inferred domain")
+    persona = render(PROMPTS, f"personas/{name}.j2", domain=domain or "")
+    title = f"{domain} specialist" if name == DOMAIN_EXPERT else name.capitalize()
+    metadata = {"domain": domain} if name == DOMAIN_EXPERT else {}
+    return Role(name=name, title=title, persona=persona, metadata=metadata)
+
+
+class DomainReply(BaseModel):
+    """The domain inference answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str = Field(description="the specialist domain, one word or a very short name")
+
+    @field_validator("domain")
+    @classmethod
+    def _short_name(cls, v: str) -> str:
+        v = v.strip().strip(".")
+        words = v.split()
+        if not words or len(words) > 3 or len(v) > 40:
+            raise ValueError("give the domain as one word or a name of at most three words")
+        if not all(w.replace("-", "").replace("&", "").isalpha() for w in words):
+            raise ValueError("the domain must be made of letters only")
+        return v
+
+
+async def infer_domain(llm: LLM, claim: str, *, max_tokens: int = 48) -> str:
+    """The claim's specialist domain (e.g. "Economy"), as the LLM names it."""
+    messages = render_messages(PROMPTS, "domain.j2", claim=claim)
+    result = await complete_structured(
+        llm, messages, DomainReply, temperature=0.0, max_tokens=max_tokens, tag="domain"
+    )
+    return result.value.domain
+
+
+def shortened(transcript: Transcript, turn_chars: int) -> Transcript:
+    """A copy whose turns are cut to `turn_chars` characters (the prompt budget)."""
+    return Transcript(
+        turns=[
+            t.model_copy(update={"text": truncate_chars(t.text.strip(), turn_chars)})
+            for t in transcript.turns
+        ]
+    )
+
+
+class RadarPrompts:
+    """Prompt builders for debaters, the judge and the stop agent of one check.
+
+    Args:
+        claim: the claim as rendered for prompts (text, speaker, date).
+        pool: the shared evidence pool.
+        roles: the role set (frames the judge's persona).
+        titles: display name of each role in the debate.
+        labels: the verdict's label space.
+    """
+
+    def __init__(
+        self,
+        claim: str,
+        pool: EvidencePool,
+        roles: RoleSet,
+        titles: dict[str, str],
+        labels: LabelSpace,
+    ):
+        self.pool = pool
+        self.material = render(PROMPTS, "_material.j2", claim=claim, evidence=pool.render())
+        self.judge_persona = render(PROMPTS, "personas/judge.j2", roles=roles)
+        self.titles = titles
+        self.labels = labels
+
+    def _cut(self, text: str) -> str:
+        return truncate_chars(text.strip(), self.pool.turn_chars)
+
+    def turn(self, state: DebateState, role: Role, phase: str, round_no: int) -> list[Message]:
+        """A debater's prompt for `phase` (opening, rebuttal or closing)."""
+        own = state.transcript.last(role.name)
+        others = []
+        for name, title in self.titles.items():
+            last = state.transcript.last(name) if name != role.name else None
+            if last is not None and last.text.strip():
+                others.append({"name": title, "text": self._cut(last.text)})
+        others_block = render(
+            PROMPTS,
+            "_others.j2",
+            own_previous=self._cut(own.text) if own and own.text.strip() else "",
+            others=others,
+        )
+        return render_messages(
+            PROMPTS,
+            f"{phase}.j2",
+            role=role.name,
+            title=role.display,
+            domain=role.metadata.get("domain", ""),
+            material=self.material,
+            others_block=others_block,
+        )
+
+    def transcript(self, state: DebateState) -> str:
+        return shortened(state.transcript, self.pool.turn_chars).render(names=self.titles)
+
+    def judge(self, state: DebateState) -> list[Message]:
+        """The judge's prompt over the debate so far (round judge and final judge alike)."""
+        return render_messages(
+            PROMPTS,
+            "judge.j2",
+            persona=self.judge_persona,
+            material=self.material,
+            transcript=self.transcript(state),
+            partial=not state.is_last_round,
+            labels=self.labels.describe(),
+        )
+
+    def stop(self, state: DebateState) -> list[Message]:
+        """The stop agent's prompt: continue to the next round, or stop now?"""
+        upcoming = "closing" if state.round + 1 >= state.last_round else "rebuttal"
+        return render_messages(
+            PROMPTS,
+            "stop.j2",
+            material=self.material,
+            transcript=self.transcript(state),
+            upcoming=upcoming,
+        )
