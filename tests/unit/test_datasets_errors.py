@@ -162,10 +162,11 @@ class _PluginDataset:
         raise DatasetError("none")
 
 
-def test_plugin_dataset_through_the_registry():
+def test_plugin_dataset_through_the_registry(monkeypatch):
     from veracity import registry
 
-    registry.datasets.register("plugin_demo", _PluginDataset)  # a class is accepted too
+    # registered for this test only (a class is accepted as well as an object)
+    monkeypatch.setitem(registry.datasets._items, "plugin_demo", _PluginDataset)
     examples = load_dataset("plugin_demo", limit=2)
     assert [e.id for e in examples] == ["0", "1"]
     with pytest.raises(DatasetError, match="does not take labels= or path="):
