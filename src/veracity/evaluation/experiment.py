@@ -5,6 +5,8 @@ a few more keys:
 
 - ``name`` / ``description``: what the experiment reproduces.
 - ``labels``: the method's label space (gold labels are mapped into it).
+- ``gold_map``: an explicit table from the dataset's labels to ``labels``, for a
+  pairing no registered `LabelMap` covers (it is validated like one).
 - ``sample``: with ``limit``, draw a seeded random sample instead of the first N.
 - ``stand_in``: how our dataset differs from the paper's, when it does.
 - ``variants``: named overrides (dataset, split, method config, model ...) for the other
@@ -93,7 +95,9 @@ class PaperTable(BaseModel):
         return raw / 100.0 if self.scale == "percent" else raw
 
     def rows_for(self, variant: str | None) -> list[PaperRow]:
-        return [r for r in self.rows if r.variant == variant]
+        """Rows of `variant`; when it has none of its own, the base rows."""
+        own = [r for r in self.rows if r.variant == variant]
+        return own or [r for r in self.rows if r.variant is None]
 
 
 class Variant(BaseModel):
@@ -110,6 +114,7 @@ class Variant(BaseModel):
     split: str | None = None
     limit: int | None = None
     labels: str | None = None
+    gold_map: dict[str, str] | None = None
     sample: bool | None = None
     stand_in: str | None = None
 
@@ -120,6 +125,7 @@ class ExperimentConfig(RunConfig):
     name: str = ""
     description: str = ""
     labels: str | None = None
+    gold_map: dict[str, str] | None = None
     sample: bool = False
     stand_in: str | None = None
     variant: str | None = None
@@ -146,7 +152,8 @@ class ExperimentConfig(RunConfig):
             raise ConfigError(f"{label} has no variant {name!r} (variants: {known})")
         v = self.variants[name]
         data = self.model_dump()
-        for key in ("method", "dataset", "split", "limit", "labels", "sample", "stand_in"):
+        keys = ("method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in")
+        for key in keys:
             if getattr(v, key) is not None:
                 data[key] = getattr(v, key)
         data["method_config"] = {**self.method_config, **v.method_config}

@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from veracity import registry
 from veracity.config import ConfigError, data_dir
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
@@ -32,7 +34,7 @@ from veracity.evaluation.experiment import ExperimentConfig
 from veracity.evaluation.guards import EvalGuards, GuardedSource, eval_guards
 from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
-from veracity.labels import LabelError, LabelSpace, get_label_map, get_label_space
+from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM, LLMAuthError, ModelNotAvailable
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.retrieval.base import Source, SourceAuthError
@@ -42,7 +44,9 @@ from veracity.types import Verdict
 FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
 
 # Config keys that must match when a run directory is resumed.
-_RESUME_KEYS = ("method", "method_config", "labels", "dataset", "split", "variant", "sample")
+_RESUME_KEYS = (
+    "method", "method_config", "labels", "gold_map", "dataset", "split", "variant", "sample",
+)  # fmt: skip
 _RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
 
 
@@ -233,15 +237,25 @@ def prepare_run(
         examples = select_examples(ds.load(split, root), cfg.limit, cfg.sample, cfg.seed)
     except (DatasetError, ConfigError) as exc:
         raise EvalError(str(exc)) from exc
-    gold = _map_gold(examples, space.name)
+    gold = _map_gold(examples, space.name, cfg.gold_map)
     return PreparedRun(cfg, method, space, info, examples, gold, store)
 
 
-def _map_gold(examples: Sequence[Example], method_space: str) -> dict[str, tuple[str, str]]:
+def _map_gold(
+    examples: Sequence[Example], method_space: str, table: dict[str, str] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Example id -> (gold in the method's space, gold as given), via `table` if given."""
     mappers: dict[str, Callable[[str], str]] = {}
     gold = {}
     for ex in examples:
-        if ex.label_space not in mappers:
+        if ex.label_space not in mappers and table is not None:
+            try:
+                mappers[ex.label_space] = LabelMap(
+                    name="config gold_map", source=ex.label_space, target=method_space, table=table
+                )
+            except ValidationError as exc:
+                raise EvalError(f"gold_map in the config: {exc}") from exc
+        elif ex.label_space not in mappers:
             mappers[ex.label_space] = gold_mapper(ex.label_space, method_space)
         try:
             gold[ex.id] = (mappers[ex.label_space](ex.label), ex.label)

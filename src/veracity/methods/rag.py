@@ -1,0 +1,130 @@
+"""``rag``: the single-agent retrieval-augmented baseline.
+
+One search of the configured source for the input's text, then one prompt that shows
+the top-k passages and asks for the label and the numbers of the passages it relied on.
+The cited passages become the verdict's evidence; the label's token probabilities give
+the veracity score and confidence, as in the ``direct`` baseline.
+
+Every query goes through `veracity.evaluation.guards.guard_query`, so during an
+evaluation the example's date cutoff and the dataset's excluded domains apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, create_model
+
+from veracity.context import CheckContext
+from veracity.evaluation.guards import guard_query
+from veracity.labels import LabelSpace
+from veracity.llm.base import LLM
+from veracity.llm.probs import choice_probabilities
+from veracity.llm.structured import complete_structured
+from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
+from veracity.retrieval.base import Query, Source
+from veracity.types import CheckInput, Document, Evidence, Verdict
+
+
+class RagConfig(MethodConfig):
+    source: str | None = None  # which of the method's sources to search (None: the only one)
+    top_k: int = Field(default=5, ge=1, le=50)  # passages shown to the model
+    query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
+    max_passage_chars: int = Field(default=1000, ge=100)  # each passage is cut here
+    max_input_chars: int = 4000
+    reasoning: bool = False  # ask for a short justification before the label
+    max_reasoning_words: int = 80
+    temperature: float = 0.0
+    max_tokens: int = 256
+    top_logprobs: int = 10  # alternatives read at the label token
+
+
+def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    if reasoning:
+        fields["reasoning"] = (str, Field(description="a short justification"))
+    number = Annotated[int, Field(ge=1, le=max(n_passages, 1))]
+    fields["cited"] = (
+        list[number],  # type: ignore[valid-type]
+        Field(max_length=n_passages, description="numbers of the passages relied on"),
+    )
+    fields["label"] = (space.literal(), Field(description="the chosen label"))
+    return create_model("RagAnswer", **fields)
+
+
+class RagMethod(BaseMethod):
+    """Retrieve top-k passages, then one labelled answer citing them."""
+
+    name = "rag"
+    config_class = RagConfig
+    description = "single-agent RAG: top-k passages from a source, label with citations"
+    config: RagConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        if not self.sources:
+            raise MethodConfigError("rag needs a source to search: give one in `sources:`")
+        wanted = self.config.source
+        if wanted is None and len(self.sources) > 1:
+            raise MethodConfigError(
+                f"rag has several sources ({', '.join(self.sources)}); choose one with `source`"
+            )
+        if wanted is not None and wanted not in self.sources:
+            raise MethodConfigError(f"rag: no source named {wanted!r} ({', '.join(self.sources)})")
+        self.source = self.sources[wanted] if wanted else next(iter(self.sources.values()))
+
+    async def retrieve(self, item: CheckInput) -> list[Document]:
+        text = truncate_chars(item.content, self.config.query_chars)
+        query = guard_query(Query(text=text, top_k=self.config.top_k))
+        return await self.source.search(query)
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg, space = self.config, self.label_space
+        docs = await self.retrieve(item)
+        ctx.event("stage", self.name, step="retrieved", documents=[d.id for d in docs])
+        messages = render_messages(
+            "veracity.methods",
+            "rag.j2",
+            kind=input_kind_name(item),
+            labels=space.describe(),
+            input=render_input(item, max_chars=cfg.max_input_chars),
+            passages=[
+                {"n": i, "title": d.title, "text": truncate_chars(d.text, cfg.max_passage_chars)}
+                for i, d in enumerate(docs, 1)
+            ],
+            reasoning=cfg.reasoning,
+            max_words=cfg.max_reasoning_words,
+        )
+        wants_probs = self.llm.capabilities.logprobs and cfg.top_logprobs > 0
+        result = await complete_structured(
+            self.llm,
+            messages,
+            _answer_model(space, len(docs), cfg.reasoning),
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            logprobs=wants_probs,
+            top_logprobs=cfg.top_logprobs if wants_probs else None,
+            tag=self.name,
+        )
+        label = space.parse(result.value.label)
+        probs = choice_probabilities(result.response, space.labels, field="label")
+        if probs is not None:
+            ctx.event("decision", self.name, probabilities=probs.probs, estimator=probs.method)
+        cited = list(dict.fromkeys(result.value.cited))  # in order, without repeats
+        return self.verdict(
+            label=label,
+            score=space.expected_score(probs.probs) if probs else space.score(label),
+            confidence=probs.probs[label] if probs else None,
+            probabilities=probs.probs if probs else None,
+            rationale=getattr(result.value, "reasoning", ""),
+            evidence=[Evidence(document=docs[i - 1]) for i in cited],
+            metadata={"retrieved": [d.id for d in docs], "cited": cited},
+        )
