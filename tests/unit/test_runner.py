@@ -138,8 +138,8 @@ def test_gold_labels_are_mapped_or_the_run_is_refused_up_front(tmp_path):
 
 
 def test_unknown_method_dataset_and_split_fail_clearly(tmp_path):
-    with pytest.raises(EvalError, match="method 'zofia' is not registered"):
-        prepare_run(config(tmp_path, method="zofia"), tmp_path / "a")
+    with pytest.raises(EvalError, match="method 'no_such_method' is not registered"):
+        prepare_run(config(tmp_path, method="no_such_method"), tmp_path / "a")
     with pytest.raises(EvalError, match="dataset 'nope' is not registered"):
         prepare_run(config(tmp_path, dataset="nope"), tmp_path / "b")
     with pytest.raises(EvalError, match="has splits"):
