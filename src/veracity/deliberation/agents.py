@@ -55,14 +55,19 @@ class Speaker(Protocol):
 PromptBuilder = Callable[["DebateState", Role, str, int], list[Message]]
 
 
-def stance_model(options: Sequence[str], *, argument_field: str = "argument") -> type[BaseModel]:
-    """An output model: a free-text argument, then a stance from `options`."""
+def stance_model(
+    options: Sequence[str], *, argument_field: str = "argument", max_chars: int = 2000
+) -> type[BaseModel]:
+    """An output model: a free-text argument (capped, see judges.verdict_model), a stance."""
     from typing import Literal
 
     return create_model(
         "DebaterReply",
         **{
-            argument_field: (str, Field(description="the argument, citing evidence")),
+            argument_field: (
+                str,
+                Field(max_length=max_chars, description="the argument, citing evidence"),
+            ),
             "stance": (Literal[tuple(options)], Field(description="the position taken")),
         },
     )

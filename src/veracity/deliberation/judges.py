@@ -57,10 +57,15 @@ class Judge(Protocol):
 JudgePrompt = Callable[["DebateState"], list[Message]]
 
 
-def verdict_model(options: Sequence[str]) -> type[BaseModel]:
+def verdict_model(options: Sequence[str], max_chars: int = 1500) -> type[BaseModel]:
+    """Reason then verdict. The reason is length-capped: constrained decoders enforce the
+    cap, so a model cannot loop inside the string until its token budget runs out."""
     return create_model(
         "JudgeReply",
-        reason=(str, Field(description="justification citing the debate and evidence")),
+        reason=(
+            str,
+            Field(max_length=max_chars, description="justification citing debate and evidence"),
+        ),
         verdict=(Literal[tuple(options)], Field(description="the ruling")),
     )
 

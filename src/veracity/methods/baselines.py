@@ -37,7 +37,8 @@ class CoTConfig(DirectConfig):
 def _answer_model(space: Any, reasoning: bool) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     if reasoning:
-        fields["reasoning"] = (str, Field(description="step-by-step reasoning"))
+        # capped so constrained decoding cannot loop inside the string (see structured.py)
+        fields["reasoning"] = (str, Field(max_length=2000, description="step-by-step reasoning"))
     fields["label"] = (space.literal(), Field(description="the chosen label"))
     return create_model("Answer", **fields)
 

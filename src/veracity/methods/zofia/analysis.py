@@ -8,7 +8,7 @@ dimension's reading cannot colour another's.
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -50,31 +50,42 @@ DIMENSIONS: dict[str, tuple[str, str]] = {
 Judgment = Literal["REAL", "FAKE"]
 
 
+# Length caps on free text: JSON-schema-constrained decoding enforces them, which stops a
+# small model from looping inside a string until it runs out of tokens.
+SHORT, LONG = 300, 1200
+
+
 class LinguistReport(BaseModel):
-    analysis: str = Field(description="observations for this aspect, quoting short phrases")
+    analysis: str = Field(
+        max_length=LONG, description="observations for this aspect, quoting short phrases"
+    )
     judgment: Judgment
 
 
 class ExpertTriage(BaseModel):
-    domain: str = Field(description="the field of expertise, a few words")
-    expert: str = Field(description="the kind of expert, e.g. 'an economist'")
+    domain: str = Field(max_length=80, description="the field of expertise, a few words")
+    expert: str = Field(max_length=80, description="the kind of expert, e.g. 'an economist'")
 
 
 class ExpertReport(BaseModel):
-    knowledge_concordance: str
-    logical_integrity: str
+    knowledge_concordance: str = Field(max_length=LONG)
+    logical_integrity: str = Field(max_length=LONG)
     judgment: Judgment
 
 
 class ExtractedClaims(BaseModel):
-    core_claim: str
-    sub_claims: list[str] = Field(default_factory=list)
+    core_claim: str = Field(max_length=SHORT)
+    sub_claims: list[Annotated[str, Field(max_length=SHORT)]] = Field(
+        default_factory=list, max_length=10
+    )
 
 
 class ClaimCheckReply(BaseModel):
     label: Literal["Supports", "Refutes", "Not Enough Information"]
-    reason: str
-    quotes: list[str] = Field(default_factory=list)
+    reason: str = Field(max_length=SHORT * 2)
+    quotes: list[Annotated[str, Field(max_length=SHORT * 2)]] = Field(
+        default_factory=list, max_length=5
+    )
 
 
 class ClaimCheck(BaseModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import re
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -69,7 +69,9 @@ class Stage1Result(BaseModel):
 
 
 class LLMKeywords(BaseModel):
-    keywords: list[str] = Field(description="the key entities or terms, most important first")
+    keywords: list[Annotated[str, Field(max_length=80)]] = Field(
+        max_length=10, description="the key entities or terms, most important first"
+    )
 
 
 class EntityGuidedRetrieval:
