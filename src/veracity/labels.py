@@ -167,7 +167,14 @@ SUPPORTED_REFUTED = _space(
         ("SUPPORTED", 1.0, "the evidence supports the claim"),
         ("REFUTED", 0.0, "the evidence contradicts the claim"),
     ],
-    aliases={"supports": "SUPPORTED", "refutes": "REFUTED", "not-supported": "REFUTED"},
+    aliases={
+        "supports": "SUPPORTED",
+        "support": "SUPPORTED",
+        "refutes": "REFUTED",
+        "refute": "REFUTED",
+        "contradict": "REFUTED",
+        "not-supported": "REFUTED",
+    },
 )
 TRUE_FALSE = _space(
     "true_false",
@@ -224,10 +231,21 @@ LABEL_SPACES: dict[str, LabelSpace] = {
 def get_label_space(name: str | LabelSpace) -> LabelSpace:
     if isinstance(name, LabelSpace):
         return name
+    if name not in LABEL_SPACES:
+        _load_dataset_spaces()
     try:
         return LABEL_SPACES[name]
     except KeyError:
         raise LabelError(f"unknown label space {name!r}; known: {sorted(LABEL_SPACES)}") from None
+
+
+def _load_dataset_spaces() -> None:
+    """Register the benchmark-specific spaces and maps defined with the dataset loaders."""
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(ImportError):  # a trimmed install without the loaders
+        importlib.import_module("veracity.datasets.spaces")
 
 
 def register_label_space(space: LabelSpace) -> LabelSpace:
@@ -366,6 +384,7 @@ LABEL_MAPS: dict[str, LabelMap] = {
 
 def get_label_map(source: str, target: str) -> LabelMap:
     """The registered map from `source` space to `target` space."""
+    _load_dataset_spaces()
     for m in LABEL_MAPS.values():
         if m.source == source and m.target == target:
             return m
