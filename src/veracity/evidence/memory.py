@@ -36,9 +36,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity import context
 from veracity.config import settings
-from veracity.evidence.memory_db import SharedConnection
+from veracity.evidence.memory_db import EvidenceMemoryError, SharedConnection
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.types import Document
+
+__all__ = [
+    "EvidenceMemory",
+    "EvidenceMemoryError",
+    "MatchKind",
+    "MemoryConfig",
+    "MemoryHit",
+    "MemoryStats",
+    "normalise_entity",
+]
 
 MatchKind = Literal["exact", "normalised", "semantic"]
 _RANK = {"exact": 0, "normalised": 1, "semantic": 2}
@@ -88,6 +98,10 @@ class MemoryStats(BaseModel):
     purged: int
 
 
+def _now() -> float:
+    return time.time()
+
+
 def normalise_entity(name: str) -> str:
     """Case-folded, accent-free, punctuation-free name without a leading article."""
     text = unicodedata.normalize("NFKD", name)
@@ -111,7 +125,7 @@ class EvidenceMemory:
 
     Args:
         config: options; keyword overrides are applied on top.
-        embedder: an embedder object to use instead of ``config.embedder`` (tests).
+        embedding_model: an embedder object to use instead of loading ``config.embedder``.
         **overrides: fields of `MemoryConfig`.
 
     Raises:
@@ -122,7 +136,7 @@ class EvidenceMemory:
         self,
         config: MemoryConfig | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedding_model: Embedder | None = None,
         **overrides: object,
     ):
         base = (config or MemoryConfig()).model_dump()
@@ -130,14 +144,13 @@ class EvidenceMemory:
         self.config = MemoryConfig.model_validate(base)
         self.path = self.config.path or settings().home / "memory" / "evidence.sqlite"
         self.namespace = self.config.namespace
-        self._embedder = embedder
+        self._embedder = embedding_model if self.config.embedder is not None else None
         self._shared = SharedConnection.open(self.path)
         self._vectors: tuple[tuple[int, int], list[str], np.ndarray] | None = None
 
     def with_namespace(self, namespace: str) -> EvidenceMemory:
         """A view of the same database in another namespace."""
-        view = EvidenceMemory(self.config, embedder=self._embedder, namespace=namespace)
-        return view
+        return EvidenceMemory(self.config, embedding_model=self._embedder, namespace=namespace)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -165,7 +178,7 @@ class EvidenceMemory:
         names = {raw: norm for raw, norm in names.items() if norm}
         docs = list(documents)
         vectors = self._embed_new([n for n in dict.fromkeys(names.values())])
-        now = time.time()
+        now = _now()
         new = dup = 0
         with self._shared.transaction() as db:
             ids = []
@@ -239,7 +252,7 @@ class EvidenceMemory:
         return result
 
     def _fetch(self, targets: dict[str, tuple[str, MatchKind, float]]) -> list[MemoryHit]:
-        cutoff = time.time() - self.config.ttl_s if self.config.ttl_s else 0.0
+        cutoff = _now() - self.config.ttl_s if self.config.ttl_s else 0.0
         hits: list[MemoryHit] = []
         with self._shared.lock:
             db = self._shared.db
@@ -335,7 +348,7 @@ class EvidenceMemory:
         A replayed search counts as a search saved and is recorded in the check's trace
         as a cached search of ``memory:<source>``.
         """
-        cutoff = time.time() - self.config.ttl_s if self.config.ttl_s else 0.0
+        cutoff = _now() - self.config.ttl_s if self.config.ttl_s else 0.0
         with self._shared.lock:
             row = self._shared.db.execute(
                 "SELECT evidence_ids FROM searches WHERE namespace=? AND query_key=?"
@@ -370,7 +383,7 @@ class EvidenceMemory:
         """Delete evidence older than the TTL in this namespace; returns how many."""
         if not self.config.ttl_s:
             return 0
-        cutoff = time.time() - self.config.ttl_s
+        cutoff = _now() - self.config.ttl_s
         with self._shared.transaction() as db:
             n = db.execute(
                 "DELETE FROM evidence WHERE namespace=? AND last_seen<?", (self.namespace, cutoff)

@@ -7,7 +7,7 @@ looks for a quote in a source text in three passes, most exact first:
 2. the same ignoring punctuation (models often drop or add commas);
 3. fuzzy: the source window whose words best match the quote's words (a difflib ratio
    over word sequences), accepted at or above a threshold, and never when the quote
-   has a figure the window lacks.
+   has a figure the window lacks or differs from it in negation words.
 
 A quote with an ellipsis (``...``, ``…``, ``[...]``) is checked part by part, in order.
 The result gives the match score and the located span in the *original* text, so a
@@ -27,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.types import Evidence, Verdict
 
-DEFAULT_THRESHOLD = 0.85  # word-level similarity needed for a non-verbatim quote
+DEFAULT_THRESHOLD = 0.8  # word-level similarity needed for a non-verbatim quote
 _MIN_FUZZY_WORDS = 3  # shorter quotes must occur verbatim
 _CANDIDATES = 8  # source windows compared in detail per quote part
-_NUMBER_MISMATCH_CAP = 0.5  # score ceiling when the quote has a figure the span lacks
+_MISMATCH_CAP = 0.5  # score ceiling when figures or negations differ from the span
 
 
 class QuoteError(ValueError):
@@ -143,8 +143,17 @@ def _best_window(quote: list[str], words: list[str], start: int) -> tuple[float,
     return best
 
 
+_NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "without", "cannot", "t"})
+
+
 def _numbers(words: Iterable[str]) -> set[str]:
     return {w for w in words if any(c.isdigit() for c in w)}
+
+
+def _same_claims(quote: list[str], span: list[str]) -> bool:
+    """Fuzzy matches must not change a figure or drop/add a negation ("n't" gives "t")."""
+    negations = [w for w in quote if w in _NEGATIONS], [w for w in span if w in _NEGATIONS]
+    return _numbers(quote) <= _numbers(span) and negations[0] == negations[1]
 
 
 def _fuzzy_all(parts: list[str], source: str) -> tuple[float, int, int]:
@@ -160,8 +169,8 @@ def _fuzzy_all(parts: list[str], source: str) -> tuple[float, int, int]:
         ratio, s, e = _best_window(quote, words, cursor)
         if s < 0:
             return 0.0, -1, -1
-        if not _numbers(quote) <= _numbers(words[s:e]):
-            ratio = min(ratio, _NUMBER_MISMATCH_CAP)  # a changed figure is not a match
+        if not _same_claims(quote, words[s:e]):
+            ratio = min(ratio, _MISMATCH_CAP)
         scores.append(ratio)
         first = s if first < 0 else first
         cursor = e
