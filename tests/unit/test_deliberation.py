@@ -235,3 +235,37 @@ def test_transcript_render_and_queries():
     assert t.rounds == [1, 2] and len(t.in_phase("opening")) == 2
     text = t.render(names={"pro": "Politician"}, up_to_round=1)
     assert text.splitlines() == ["--- Round 1 (opening) ---", "Politician [REAL]: A", "Con: B"]
+
+
+async def test_probability_stop_with_stop_early_off_records_but_runs_every_round():
+    llm = ScriptedLLM(default="arg")
+    policy = ScriptedSignal([0.9, 0.9, 0.9], [0.99, 0.99, 0.99], tau_s=0.2, tau_v=0.9)
+    policy.stop_early = False
+    debate = Debate(
+        [Debater(Role(name="a"), llm, build)],
+        Schedule.opening_rebuttal_closing([["a"]], max_rounds=3),
+        policy,
+        REAL_FAKE,
+    )
+    result = await debate.run()
+    assert result.rounds_run == 3 and result.decision.label == "FAKE"
+    assert [c.data["thresholds_met"] for c in result.checks] == [True, True, True]
+    assert [c.stop for c in result.checks] == [False, False, True]
+
+
+async def test_probability_stop_can_skip_the_signal_after_the_last_round():
+    class NoLastSignal(ScriptedSignal):
+        signal_last_round = False
+
+    llm = ScriptedLLM(default="arg")
+    policy = NoLastSignal([-1.0, -1.0], [0.5, 0.5, 0.7], tau_s=0.0, tau_v=0.0)
+    debate = Debate(
+        [Debater(Role(name="a"), llm, build)],
+        Schedule.opening_rebuttal_closing([["a"]], max_rounds=3),
+        policy,
+        REAL_FAKE,
+    )
+    result = await debate.run()
+    assert result.rounds_run == 3 and policy.margins == []  # only two signals were read
+    assert result.checks[-1].data["stop_margin"] is None
+    assert result.checks[-1].reason == "last round" and result.decision.confidence == 0.7

@@ -1,0 +1,245 @@
+"""`veracity calibrate radar`: tune RADAR's stopping thresholds on a development set.
+
+One inference pass (the evaluation runner, resumable) runs every debate to its last
+round with the per-round signals recorded; the signals are cached as JSONL next to the
+output file, so re-running the command only redoes the offline grid search. The chosen
+thresholds are written into a run YAML that ``veracity check --config`` and
+``veracity eval --config`` load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from veracity.cli.app import app, console, fail, out
+from veracity.cli.check import _ensure_model, _llm_config
+from veracity.config import ConfigError
+from veracity.evaluation.experiment import ExperimentConfig, load_experiment
+from veracity.evaluation.runner import FATAL, EvalError, PreparedRun, prepare_run, run_session
+from veracity.evaluation.store import RunStoreError
+from veracity.labels import LabelError
+from veracity.methods.radar.calibration import (
+    CalibrationError,
+    CalibrationResult,
+    SignalRecord,
+    grid,
+    grid_search,
+    record_from_verdict,
+)
+
+calibrate_app = typer.Typer(
+    help="Calibrate a method's thresholds on a development set.", no_args_is_help=True
+)
+app.add_typer(calibrate_app, name="calibrate")
+
+_RECORDING = {"early_stop": False, "record_signals": True}
+
+
+def signals_path(out_file: Path) -> Path:
+    """The signal cache beside the output YAML (``NAME.signals.jsonl``)."""
+    return out_file.with_name(out_file.stem + ".signals.jsonl")
+
+
+def run_dir(out_file: Path) -> Path:
+    """The run directory of the inference pass (``NAME.run/``)."""
+    return out_file.with_name(out_file.stem + ".run")
+
+
+def write_signals(path: Path, header: dict[str, Any], records: list[SignalRecord]) -> None:
+    lines = [json.dumps({"header": header})]
+    lines += [r.model_dump_json() for r in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def read_signals(path: Path) -> tuple[dict[str, Any], list[SignalRecord]]:
+    """The cached header and records.
+
+    Raises:
+        CalibrationError: the file is not a signal cache written by this command.
+    """
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    try:
+        header = json.loads(lines[0])["header"]
+        records = [SignalRecord.model_validate_json(ln) for ln in lines[1:]]
+    except (IndexError, KeyError, ValueError) as exc:
+        raise CalibrationError(f"{path} is not a RADAR signal cache: {exc}") from exc
+    return header, records
+
+
+def _experiment(config: Path | None, overrides: dict[str, Any], llm_opts: dict) -> ExperimentConfig:
+    base = load_experiment(config) if config else ExperimentConfig()
+    if base.method not in ("radar", "direct") and config is not None:
+        raise ConfigError(f"{config} configures {base.method!r}; calibration is for radar")
+    data = base.model_dump()
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    data["method"] = "radar"
+    data["method_config"] = {**base.method_config, **_RECORDING}
+    llm = _llm_config(
+        llm_opts.get("model"),
+        llm_opts.get("base_url"),
+        llm_opts.get("provider"),
+        base.llm if config else None,
+    )
+    if llm.cache_mode == "auto":
+        llm = llm.model_copy(update={"cache_mode": "record"})  # keep sampled replies too
+    data["llm"] = llm.model_dump()
+    return ExperimentConfig.model_validate(data)
+
+
+def _give_evidence(run: PreparedRun) -> None:
+    """In the given-evidence setting, hand each claim its example's gold evidence."""
+    if run.config.method_config.get("evidence") != "given":
+        return
+    for ex in run.examples:
+        if ex.evidence and not getattr(ex.input, "evidence", None):
+            ex.input = ex.input.model_copy(update={"evidence": list(ex.evidence)})
+
+
+def _infer(cfg: ExperimentConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
+    from veracity.llm.factory import build_llm
+
+    run = prepare_run(
+        cfg, directory, build=lambda c, cache: build_llm(c.llm, cache_path=cache, progress=None)
+    )
+    _give_evidence(run)
+    _ensure_model(run.config.llm)
+    console.print(
+        f"[bold]radar[/] (signals recorded every round) on "
+        f"[bold]{run.info.name}/{run.config.split}[/]: {len(run.examples)} examples "
+        f"({len(run.examples) - len(run.todo)} already done), run directory {run.store.path}"
+    )
+    columns = (
+        TextColumn("[bold]inference"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("", total=len(run.todo))
+        asyncio.run(run_session(run, concurrency, lambda rec: bar.advance(task)))
+    records, skipped = [], 0
+    for rec in run.store.read_predictions():
+        if rec.status != "ok" or rec.verdict is None:
+            skipped += 1
+            continue
+        records.append(record_from_verdict(rec.id, rec.gold, rec.verdict))
+    if skipped:
+        console.print(f"[yellow]{skipped} example(s) without a verdict are left out[/]")
+    return records
+
+
+def _calibrated_config(cfg: ExperimentConfig, result: CalibrationResult) -> dict[str, Any]:
+    method_config = {k: v for k, v in cfg.method_config.items() if k not in _RECORDING}
+    method_config.update(early_stop=True, tau_s=result.best.tau_s, tau_v=result.best.tau_v)
+    data: dict[str, Any] = {"method": "radar", "method_config": method_config}
+    data["llm"] = cfg.llm.model_dump(mode="json", exclude={"cache_mode"})
+    if cfg.sources:
+        data["sources"] = cfg.sources
+    return data
+
+
+def _yaml_text(data: dict[str, Any], header: dict[str, Any], result: CalibrationResult) -> str:
+    b, f = result.best, result.fixed
+    notes = [
+        "RADAR stopping thresholds from `veracity calibrate radar`",
+        f"calibrated on {header['dataset']}/{header['split']}, {result.n} claims, "
+        f"model {header['model']}",
+        f"chosen: macro-F1 {b.macro_f1:.4f}, accuracy {b.accuracy:.4f}, "
+        f"{b.mean_tokens:.1f} tokens/claim, {b.mean_rounds:.2f} rounds/claim",
+        f"every round, no stopping: macro-F1 {f.macro_f1:.4f}, accuracy {f.accuracy:.4f}, "
+        f"{f.mean_tokens:.1f} tokens/claim",
+        f"tokens saved: {100 * result.tokens_saved:.1f}%",
+    ]
+    head = "".join(f"# {line}\n" for line in notes)
+    return head + yaml.safe_dump(data, sort_keys=False)
+
+
+def _table(result: CalibrationResult) -> Table:
+    t = Table(
+        "", "τ_s", "τ_v", "macro-F1", "accuracy", "tokens/claim", "rounds/claim", "stopped at"
+    )
+    for name, p in (("chosen", result.best), ("every round", result.fixed)):
+        t.add_row(
+            name,
+            "–" if p.tau_s is None else f"{p.tau_s:+.2f}",
+            "–" if p.tau_v is None else f"{p.tau_v:.2f}",
+            f"{p.macro_f1:.4f}",
+            f"{p.accuracy:.4f}",
+            f"{p.mean_tokens:,.1f}",
+            f"{p.mean_rounds:.2f}",
+            ", ".join(f"r{k}: {v}" for k, v in p.stopped_at.items()),
+        )
+    return t
+
+
+@calibrate_app.command("radar")
+def radar(
+    dataset: str = typer.Option(None, "--dataset", "-d", help="registered dataset name"),
+    split: str = typer.Option("dev", help="development split (keep the test split for testing)"),
+    limit: int = typer.Option(None, help="use at most N examples"),
+    sample: bool = typer.Option(None, "--sample/--first", help="with --limit: random or first N"),
+    out_file: Path = typer.Option(
+        Path("radar-calibrated.yaml"), "--out", "-o", help="the run YAML to write"
+    ),
+    config: Path = typer.Option(None, help="base run YAML (method_config, llm, sources)"),
+    model: str = typer.Option(None, help="model: catalog name or GGUF path, or model id"),
+    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ..."),
+    concurrency: int = typer.Option(None, help="examples in flight at once"),
+    step_s: float = typer.Option(0.05, help="grid step for τ_s over [-1, 1]"),
+    step_v: float = typer.Option(0.05, help="grid step for τ_v over [0, 1]"),
+    rerun: bool = typer.Option(False, help="ignore the cached signals and run inference again"),
+) -> None:
+    """Tune τ_s and τ_v: one inference pass, then an offline grid search for macro-F1."""
+    cache = signals_path(out_file)
+    try:
+        cfg = _experiment(
+            config,
+            {"dataset": dataset, "split": split, "limit": limit, "sample": sample},
+            {"model": model, "base_url": base_url, "provider": provider},
+        )
+        if not cfg.dataset:
+            fail("give the development set with --dataset NAME")
+        header = {"dataset": cfg.dataset, "split": cfg.split, "model": cfg.llm.model}
+        if cache.is_file() and not rerun:
+            cached, records = read_signals(cache)
+            if any(cached.get(k) != v for k, v in header.items()):
+                fail(f"{cache} holds signals for {cached}; use --rerun or another --out")
+            console.print(f"using {len(records)} cached records from {cache} (no inference)")
+        else:
+            records = _infer(cfg, run_dir(out_file), concurrency)
+            write_signals(cache, {**header, "limit": cfg.limit}, records)
+        from veracity.labels import get_label_space
+
+        labels = get_label_space(cfg.method_config.get("labels") or "true_half_false").labels
+        result = grid_search(
+            records,
+            labels,
+            tau_s_values=grid(-1.0, 1.0, step_s),
+            tau_v_values=grid(0.0, 1.0, step_v),
+        )
+    except FATAL as exc:
+        fail(str(exc), code=3)
+    except (EvalError, ConfigError, RunStoreError, LabelError, CalibrationError) as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(str(exc))
+    out_file.write_text(
+        _yaml_text(_calibrated_config(cfg, result), header, result), encoding="utf-8"
+    )
+    out.print(_table(result))
+    console.print(
+        f"tokens saved vs. every round: {100 * result.tokens_saved:.1f}% "
+        f"({result.n} claims, {result.grid_size} threshold pairs)\n"
+        f"[green]written:[/] {out_file} (signals cached in {cache})\n"
+        f'use it: veracity check --config {out_file} "..."  |  '
+        f"veracity eval --config {out_file} --dataset NAME"
+    )

@@ -1,0 +1,274 @@
+"""Offline calibration of RADAR's stopping thresholds τ_s and τ_v (paper, Appendix C).
+
+One inference pass over a development set runs every debate to its last round while
+recording, after each round, the stop margin s, the round judge's label and confidence
+c, and the tokens spent so far (``record_signals``). From those records the outcome of
+any threshold pair can be replayed without the model: a claim stops after the first
+round r (before the last) with s_r ≥ τ_s and c_r ≥ τ_v, takes the round judge's label
+of that round, and costs the tokens spent up to it. `grid_search` scans τ_s ∈ [−1, 1]
+and τ_v ∈ [0, 1] for the best macro-F1 (ties: fewer tokens) and compares it with
+always running every round.
+
+Everything here is pure: records in, numbers out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class CalibrationError(ValueError):
+    """Records that cannot be calibrated on (missing signals, nothing usable)."""
+
+
+class RoundSignal(BaseModel):
+    """The signals after one round of a recorded debate.
+
+    Attributes:
+        round: the round number (1 = opening).
+        stop_margin: s = p(STOP) − p(CONTINUE); None after the last round (not asked).
+        confidence: c, the round judge's largest label probability.
+        label: the round judge's verdict.
+        tokens: tokens the check had spent when this round's checks were done — what a
+            debate stopped after this round costs.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    stop_margin: float | None
+    confidence: float
+    label: str
+    tokens: int = Field(ge=0)
+
+
+class SignalRecord(BaseModel):
+    """One development claim: gold label, per-round signals and its fixed-rounds cost.
+
+    Attributes:
+        id: the example id.
+        gold: the gold label in RADAR's label space.
+        rounds: signals of every round, in order; the last one is the full debate.
+        fixed_tokens: what running every round without any stopping check costs (the
+            debate turns plus one final judge call).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    gold: str
+    rounds: list[RoundSignal] = Field(min_length=1)
+    fixed_tokens: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SignalRecord:
+        numbers = [r.round for r in self.rounds]
+        if numbers != sorted(set(numbers)):
+            raise ValueError(f"{self.id}: rounds must be distinct and in order, got {numbers}")
+        return self
+
+    def outcome(self, tau_s: float, tau_v: float) -> RoundSignal:
+        """The round at which a debate with these thresholds stops."""
+        for signal in self.rounds[:-1]:
+            s = signal.stop_margin
+            if s is not None and s >= tau_s and signal.confidence >= tau_v:
+                return signal
+        return self.rounds[-1]
+
+
+def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) -> SignalRecord:
+    """A `SignalRecord` from a RADAR verdict (as a dict) run with ``record_signals``.
+
+    Raises:
+        CalibrationError: the verdict has no label or lacks the per-round signals.
+    """
+    if verdict.get("label") is None:
+        raise CalibrationError(f"{example_id}: the verdict has no label")
+    meta = verdict.get("metadata") or {}
+    signals = meta.get("signals") or []
+    usage = meta.get("tokens_by_round") or {}
+    by_round = {row["round"]: row for row in usage.get("rounds", [])}
+    if not signals or not by_round:
+        raise CalibrationError(
+            f"{example_id}: no per-round signals in the verdict; run RADAR with "
+            "record_signals: true (or early_stop: true)"
+        )
+    spent = int(usage.get("before", 0))
+    rounds = []
+    for check in signals:
+        n = check["round"]
+        row = by_round.get(n, {})
+        spent += sum(int(row.get(k, 0)) for k in ("debate", "stop", "judge", "judge_samples"))
+        if check.get("label") is None or check.get("confidence") is None:
+            raise CalibrationError(f"{example_id}: round {n} has no round-judge verdict")
+        rounds.append(
+            RoundSignal(
+                round=n,
+                stop_margin=check.get("stop_margin"),
+                confidence=float(check["confidence"]),
+                label=check["label"],
+                tokens=spent,
+            )
+        )
+    last = max(by_round)
+    fixed = int(usage.get("before", 0)) + sum(int(r.get("debate", 0)) for r in by_round.values())
+    fixed += int(by_round[last].get("judge", 0))
+    return SignalRecord(id=example_id, gold=gold, rounds=rounds, fixed_tokens=fixed)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
+    """Macro-averaged F1 over the labels that occur in `gold` or `pred`."""
+    if len(gold) != len(pred):
+        raise ValueError("gold and predictions differ in length")
+    present = [lab for lab in labels if lab in set(gold) | set(pred)]
+    if not present:
+        raise CalibrationError("no labels to score")
+    scores = []
+    for lab in present:
+        tp = sum(g == lab and p == lab for g, p in zip(gold, pred, strict=True))
+        fp = sum(g != lab and p == lab for g, p in zip(gold, pred, strict=True))
+        fn = sum(g == lab and p != lab for g, p in zip(gold, pred, strict=True))
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / len(scores)
+
+
+class GridPoint(BaseModel):
+    """The replayed outcome of one threshold pair (None: always every round).
+
+    Attributes:
+        mean_tokens: average tokens per claim.
+        stopped_at: how many claims stopped after each round.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tau_s: float | None
+    tau_v: float | None
+    macro_f1: float
+    accuracy: float
+    mean_tokens: float
+    mean_rounds: float
+    stopped_at: dict[int, int]
+
+
+def evaluate(
+    records: Sequence[SignalRecord], tau_s: float, tau_v: float, labels: Sequence[str]
+) -> GridPoint:
+    """Replay thresholds (τ_s, τ_v) over the records."""
+    if not records:
+        raise CalibrationError("no records to calibrate on")
+    outcomes = [r.outcome(tau_s, tau_v) for r in records]
+    return _point(records, outcomes, [o.tokens for o in outcomes], labels, tau_s, tau_v)
+
+
+def evaluate_fixed(records: Sequence[SignalRecord], labels: Sequence[str]) -> GridPoint:
+    """Always every round, no stopping checks: the reference early stopping must beat."""
+    if not records:
+        raise CalibrationError("no records to calibrate on")
+    outcomes = [r.rounds[-1] for r in records]
+    return _point(records, outcomes, [r.fixed_tokens for r in records], labels, None, None)
+
+
+def _point(
+    records: Sequence[SignalRecord],
+    outcomes: Sequence[RoundSignal],
+    tokens: Sequence[int],
+    labels: Sequence[str],
+    tau_s: float | None,
+    tau_v: float | None,
+) -> GridPoint:
+    gold = [r.gold for r in records]
+    pred = [o.label for o in outcomes]
+    n = len(records)
+    return GridPoint(
+        tau_s=tau_s,
+        tau_v=tau_v,
+        macro_f1=macro_f1(gold, pred, labels),
+        accuracy=sum(g == p for g, p in zip(gold, pred, strict=True)) / n,
+        mean_tokens=sum(tokens) / n,
+        mean_rounds=sum(o.round for o in outcomes) / n,
+        stopped_at=dict(sorted(Counter(o.round for o in outcomes).items())),
+    )
+
+
+# --------------------------------------------------------------------------- search
+
+
+def grid(low: float, high: float, step: float) -> list[float]:
+    """Evenly spaced values from `low` to `high` inclusive (rounded to 6 decimals)."""
+    if step <= 0 or high < low:
+        raise ValueError("need step > 0 and high >= low")
+    count = round((high - low) / step)
+    return [round(low + i * step, 6) for i in range(count + 1)]
+
+
+class CalibrationResult(BaseModel):
+    """The chosen thresholds, their replayed figures, and the fixed-rounds reference.
+
+    Attributes:
+        best: the best threshold pair.
+        fixed: every claim runs every round, no stopping checks.
+        tokens_saved: 1 − best.mean_tokens / fixed.mean_tokens (negative: early stopping
+            cost more than it saved on this set).
+        n: records used.
+        grid_size: threshold pairs tried.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    best: GridPoint
+    fixed: GridPoint
+    tokens_saved: float
+    n: int
+    grid_size: int
+
+
+def grid_search(
+    records: Sequence[SignalRecord],
+    labels: Sequence[str],
+    *,
+    tau_s_values: Iterable[float] | None = None,
+    tau_v_values: Iterable[float] | None = None,
+) -> CalibrationResult:
+    """The threshold pair with the best macro-F1; ties go to fewer tokens, then to the
+    pair met first in grid order (τ_s ascending, then τ_v ascending).
+
+    Args:
+        records: recorded development claims.
+        labels: the label space's labels (macro-F1 order).
+        tau_s_values: τ_s candidates (default −1 to 1 in steps of 0.05).
+        tau_v_values: τ_v candidates (default 0 to 1 in steps of 0.05).
+    """
+    s_values = sorted(set(tau_s_values if tau_s_values is not None else grid(-1.0, 1.0, 0.05)))
+    v_values = sorted(set(tau_v_values if tau_v_values is not None else grid(0.0, 1.0, 0.05)))
+    if not s_values or not v_values:
+        raise CalibrationError("the threshold grid is empty")
+    best: GridPoint | None = None
+    for tau_s in s_values:
+        for tau_v in v_values:
+            point = evaluate(records, tau_s, tau_v, labels)
+            if best is None or _better(point, best):
+                best = point
+    assert best is not None
+    fixed = evaluate_fixed(records, labels)
+    saved = 1.0 - best.mean_tokens / fixed.mean_tokens if fixed.mean_tokens else 0.0
+    return CalibrationResult(
+        best=best,
+        fixed=fixed,
+        tokens_saved=saved,
+        n=len(records),
+        grid_size=len(s_values) * len(v_values),
+    )
+
+
+def _better(a: GridPoint, b: GridPoint) -> bool:
+    if abs(a.macro_f1 - b.macro_f1) > 1e-12:
+        return a.macro_f1 > b.macro_f1
+    return a.mean_tokens < b.mean_tokens - 1e-9
