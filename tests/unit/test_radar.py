@@ -68,6 +68,7 @@ async def test_low_confidence_keeps_the_debate_going_until_it_is_confident():
     assert verdict.metadata["rounds_run"] == 2 and verdict.label == "FALSE"
     first = verdict.metadata["signals"][0]
     assert first["stop"] is False and first["thresholds_met"] is False
+    assert first["label"] == "TRUE" and first["confidence"] == pytest.approx(0.5)
     assert "politician:rebuttal:2" in tags(llm)
 
 

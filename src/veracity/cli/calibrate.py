@@ -26,6 +26,7 @@ from veracity.evaluation.experiment import ExperimentConfig, load_experiment
 from veracity.evaluation.runner import FATAL, EvalError, PreparedRun, prepare_run, run_session
 from veracity.evaluation.store import RunStoreError
 from veracity.labels import LabelError
+from veracity.llm.base import LLM
 from veracity.methods.radar.calibration import (
     CalibrationError,
     CalibrationResult,
@@ -103,12 +104,15 @@ def _give_evidence(run: PreparedRun) -> None:
             ex.input = ex.input.model_copy(update={"evidence": list(ex.evidence)})
 
 
-def _infer(cfg: ExperimentConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
+def build_model(cfg: ExperimentConfig, cache_path: Path) -> LLM:
+    """The model of the inference pass, recording into the run directory's LLM cache."""
     from veracity.llm.factory import build_llm
 
-    run = prepare_run(
-        cfg, directory, build=lambda c, cache: build_llm(c.llm, cache_path=cache, progress=None)
-    )
+    return build_llm(cfg.llm, cache_path=cache_path, progress=None)
+
+
+def _infer(cfg: ExperimentConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
+    run = prepare_run(cfg, directory, build=lambda c, cache: build_model(c, cache))
     _give_evidence(run)
     _ensure_model(run.config.llm)
     console.print(

@@ -156,7 +156,7 @@ class RadarStop(ProbabilityStop):
         self.estimator = ChoiceEstimator(llm, cfg)
         self.stop_prompt = stop_prompt
         self.round_judge = round_judge
-        self._judge_estimator: dict[int, tuple[str, int]] = {}
+        self._provisional: dict[int, tuple[JudgeDecision, str, int]] = {}
 
     async def signal(self, state: DebateState) -> tuple[float, dict[str, Any]]:
         tag = f"stop:{state.round}"
@@ -196,7 +196,6 @@ class RadarStop(ProbabilityStop):
             )
             probs, method, samples = sampled.probs, sampled.method, sampled.samples
         confidence = max(probs.values())
-        self._judge_estimator[state.round] = (method, samples)
         context.current().event(
             "decision",
             "round_judge",
@@ -206,19 +205,20 @@ class RadarStop(ProbabilityStop):
             estimator=method,
             samples=samples,
         )
-        return decision.model_copy(
+        decision = decision.model_copy(
             update={"probabilities": probs, "confidence": confidence, "judge": "round_judge"}
         )
+        self._provisional[state.round] = (decision, method, samples)
+        return decision
 
     async def after_round(self, state: DebateState) -> StopCheck:
-        """The base check, with the round judge's verdict and estimator in its data."""
+        """The base check, with the round judge's verdict (used or not) in its data."""
         check = await super().after_round(state)
-        if check.decision is not None:
-            method, samples = self._judge_estimator.get(state.round, ("logprobs", 0))
-            check.data.update(
-                label=check.decision.label,
-                probabilities=check.decision.probabilities,
-                judge_estimator=method,
-                judge_samples=samples,
-            )
+        decision, method, samples = self._provisional.pop(state.round)
+        check.data.update(
+            label=decision.label,
+            probabilities=decision.probabilities,
+            judge_estimator=method,
+            judge_samples=samples,
+        )
         return check

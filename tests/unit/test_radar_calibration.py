@@ -1,0 +1,275 @@
+"""RADAR threshold calibration: the pure grid search, replay fidelity, and the CLI round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from veracity import registry
+from veracity.cli import app
+from veracity.cli import calibrate as calibrate_cli
+from veracity.config import load_run_config
+from veracity.datasets.base import DatasetInfo, Example
+from veracity.methods.base import load_method
+from veracity.methods.radar import RadarMethod
+from veracity.methods.radar.calibration import (
+    CalibrationError,
+    RoundSignal,
+    SignalRecord,
+    evaluate,
+    grid,
+    grid_search,
+    macro_f1,
+    record_from_verdict,
+)
+from veracity.methods.radar.scripted import RoundPlan, radar_script
+from veracity.types import Claim, Document
+
+LABELS = ("TRUE", "HALF-TRUE", "FALSE")
+
+
+def rec(id_, gold, rounds, fixed):
+    """rounds: (stop_margin, confidence, label, tokens) per round."""
+    return SignalRecord(
+        id=id_,
+        gold=gold,
+        rounds=[
+            RoundSignal(round=i, stop_margin=s, confidence=c, label=lab, tokens=t)
+            for i, (s, c, lab, t) in enumerate(rounds, 1)
+        ],
+        fixed_tokens=fixed,
+    )
+
+
+A_ROUNDS = [(0.6, 0.9, "FALSE", 100), (0.6, 0.9, "TRUE", 200), (None, 0.9, "TRUE", 300)]
+B_ROUNDS = [(-0.4, 0.95, "TRUE", 100), (-0.4, 0.95, "TRUE", 200), (None, 0.6, "HALF-TRUE", 280)]
+C_ROUNDS = [(0.9, 0.99, "TRUE", 90), (0.9, 0.99, "TRUE", 180), (None, 0.99, "TRUE", 270)]
+A = rec("a", "FALSE", A_ROUNDS, 250)
+B = rec("b", "HALF-TRUE", B_ROUNDS, 240)
+C = rec("c", "TRUE", C_ROUNDS, 230)
+
+
+def test_replay_stops_at_the_first_round_meeting_both_thresholds():
+    assert A.outcome(0.5, 0.9).round == 1
+    assert A.outcome(0.7, 0.0).round == 3  # margin too low
+    assert A.outcome(0.0, 0.95).round == 3  # confidence too low
+    assert B.outcome(-1.0, 0.0).label == "TRUE"
+    # the last round's missing stop margin never stops anything early
+    assert rec("x", "TRUE", [(None, 1.0, "TRUE", 5)], 5).outcome(-1.0, 0.0).round == 1
+
+
+def test_grid_search_finds_the_thresholds_that_stop_only_the_settled_claims():
+    result = grid_search([A, B, C], LABELS)
+    best = result.best
+    assert best.macro_f1 == pytest.approx(1.0) and best.accuracy == pytest.approx(1.0)
+    assert -0.4 < best.tau_s <= 0.6 and best.tau_v <= 0.9
+    assert best.stopped_at == {1: 2, 3: 1}
+    assert best.mean_tokens == pytest.approx((100 + 280 + 90) / 3)
+    # every round: A ends on TRUE (wrong); no stopping checks are paid for
+    assert result.fixed.accuracy == pytest.approx(2 / 3)
+    assert result.fixed.mean_tokens == pytest.approx((250 + 240 + 230) / 3)
+    assert result.tokens_saved == pytest.approx(1 - (470 / 3) / (720 / 3))
+    assert result.n == 3 and result.grid_size == 41 * 21
+
+
+def test_ties_on_macro_f1_go_to_fewer_tokens_not_to_grid_order():
+    # (-1, 0.9) comes first in grid order and is right after 3 rounds; (0.5, 0.1) is
+    # equally right after 2 rounds, so it wins; (-1, 0.1) stops too early and is wrong.
+    rounds = [(-0.5, 0.5, "FALSE", 100), (0.8, 0.5, "TRUE", 200), (None, 0.9, "TRUE", 300)]
+    e = rec("e", "TRUE", rounds, 280)
+    result = grid_search([e], LABELS, tau_s_values=[0.5, -1.0], tau_v_values=[0.9, 0.1])
+    assert (result.best.tau_s, result.best.tau_v) == (0.5, 0.1)
+    assert result.best.mean_tokens == 200 and result.grid_size == 4
+    assert evaluate([e], -1.0, 0.1, LABELS).macro_f1 == 0.0
+
+
+def test_macro_f1_and_grid_helpers():
+    assert macro_f1(["TRUE", "FALSE"], ["TRUE", "TRUE"], LABELS) == pytest.approx((2 / 3 + 0) / 2)
+    assert grid(-1, 1, 0.5) == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    assert len(grid(0, 1, 0.05)) == 21
+    with pytest.raises(ValueError):
+        grid(0, 1, 0)
+    with pytest.raises(CalibrationError):
+        grid_search([], LABELS)
+    backwards = A.model_dump()
+    backwards["rounds"].reverse()
+    with pytest.raises(ValueError, match="in order"):
+        SignalRecord.model_validate(backwards)
+
+
+def test_record_from_a_verdict_without_signals_is_an_error():
+    with pytest.raises(CalibrationError, match="no label"):
+        record_from_verdict("x", "TRUE", {"label": None})
+    with pytest.raises(CalibrationError, match="record_signals"):
+        record_from_verdict("x", "TRUE", {"label": "TRUE", "metadata": {}})
+
+
+# --------------------------------------------------------------------------- replay fidelity
+
+PLANS = {
+    "alpha": [RoundPlan("FALSE", 0.9, 0.8), RoundPlan("TRUE", 0.6, 0.3), RoundPlan("TRUE", 0.7, 0)],
+    "beta": [
+        RoundPlan("TRUE", 0.95, 0.1),
+        RoundPlan("TRUE", 0.9, 0.2),
+        RoundPlan("HALF-TRUE", 0.6, 0),
+    ],
+    "gamma": [
+        RoundPlan("TRUE", 0.5, 0.9),
+        RoundPlan("TRUE", 0.99, 0.9),
+        RoundPlan("TRUE", 0.99, 0),
+    ],
+}
+GOLD = {"alpha": "FALSE", "beta": "HALF-TRUE", "gamma": "TRUE"}
+
+
+def claim(marker: str) -> Claim:
+    return Claim(
+        id=marker,
+        text=f"Claim {marker}: the budget grew",
+        evidence=[Document(id=f"{marker}-g", text=f"Evidence about claim {marker}.")],
+    )
+
+
+async def test_replayed_thresholds_match_a_real_early_stopping_run_token_for_token():
+    cfg = {"evidence": "given"}
+    records = []
+    for marker, gold in GOLD.items():
+        recording = RadarMethod(
+            radar_script(PLANS), {**cfg, "early_stop": False, "record_signals": True}
+        )
+        verdict = await recording.check(claim(marker))
+        records.append(record_from_verdict(marker, gold, verdict.model_dump(mode="json")))
+    for tau_s, tau_v in [(-0.15, 0.7), (0.5, 0.95), (1.0, 0.0), (-1.0, 0.0)]:
+        for r in records:
+            expected = r.outcome(tau_s, tau_v)
+            method = RadarMethod(radar_script(PLANS), {**cfg, "tau_s": tau_s, "tau_v": tau_v})
+            live = await method.check(claim(r.id))
+            assert live.metadata["rounds_run"] == expected.round, (r.id, tau_s, tau_v)
+            assert live.label == expected.label
+            assert live.usage.total_tokens == expected.tokens
+    for r in records:  # the fixed-rounds reference is what early_stop: false really costs
+        method = RadarMethod(radar_script(PLANS), {**cfg, "early_stop": False})
+        fixed = await method.check(claim(r.id))
+        assert fixed.usage.total_tokens == r.fixed_tokens
+        assert fixed.label == r.rounds[-1].label
+
+
+# --------------------------------------------------------------------------- CLI round trip
+
+
+class FixtureSet:
+    """Three development claims with gold evidence (in Example.evidence, as loaders give it)."""
+
+    info = DatasetInfo(
+        name="radar_calibration_fixture",
+        label_space="true_half_false",
+        splits=("dev",),
+        input_kind="claim",
+        folder="none",
+    )
+
+    def load(self, split=None, data_dir=None):
+        out = []
+        for marker, gold in GOLD.items():
+            c = claim(marker)
+            out.append(
+                Example(
+                    id=marker,
+                    input=c.model_copy(update={"evidence": []}),
+                    label=gold,
+                    label_space="true_half_false",
+                    evidence=c.evidence,
+                )
+            )
+        return out
+
+    def corpus(self, data_dir=None):
+        raise NotImplementedError
+
+
+FIXTURE = FixtureSet()
+if FIXTURE.info.name not in registry.datasets:
+    registry.datasets.register(FIXTURE.info.name, FIXTURE)
+
+
+def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
+    tmp_path, monkeypatch
+):
+    base = tmp_path / "base.yaml"
+    base.write_text(
+        yaml.safe_dump(
+            {
+                "method": "radar",
+                "method_config": {"evidence": "given"},
+                "llm": {
+                    "backend": "openai",
+                    "model": "scripted",
+                    "base_url": "http://127.0.0.1:9/v1",
+                },
+                "data_dir": str(tmp_path),
+            }
+        )
+    )
+    built = []
+
+    def fake_build(cfg, cache_path):
+        built.append(cache_path)
+        return radar_script(PLANS)
+
+    monkeypatch.setattr(calibrate_cli, "build_model", fake_build)
+    out = tmp_path / "cal.yaml"
+    args = ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--split", "dev",
+            "--out", str(out), "--config", str(base)]  # fmt: skip
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert len(built) == 1 and "tokens saved" in first.output
+
+    signals = (tmp_path / "cal.signals.jsonl").read_text().splitlines()
+    assert json.loads(signals[0])["header"]["dataset"] == FIXTURE.info.name
+    assert len(signals) == 4 and (tmp_path / "cal.run" / "predictions.jsonl").is_file()
+
+    # a second run only redoes the grid search: no model is built
+    monkeypatch.setattr(calibrate_cli, "build_model", lambda *a: pytest.fail("inference re-ran"))
+    second = CliRunner().invoke(app, [*args, "--step-s", "0.1"])
+    assert second.exit_code == 0, second.output and "cached records" in second.output
+
+    text = out.read_text()
+    assert text.startswith("# RADAR stopping thresholds")
+    run_cfg = load_run_config(out)
+    mc = run_cfg.method_config
+    assert run_cfg.method == "radar" and mc["early_stop"] is True and "record_signals" not in mc
+    records = calibrate_cli.read_signals(tmp_path / "cal.signals.jsonl")[1]
+    best = grid_search(records, LABELS, tau_s_values=grid(-1, 1, 0.1)).best
+    assert (mc["tau_s"], mc["tau_v"]) == (best.tau_s, best.tau_v)
+    assert best.macro_f1 == pytest.approx(1.0)
+
+    method = load_method(run_cfg.method, llm=radar_script(PLANS), config=mc)
+    assert (method.config.tau_s, method.config.tau_v) == (best.tau_s, best.tau_v)
+
+    # `veracity check --config FILE` runs with the calibrated thresholds
+    import veracity.llm.factory as factory
+
+    monkeypatch.setattr(factory, "build_llm", lambda *a, **k: radar_script(PLANS))
+    item = tmp_path / "claim.json"
+    item.write_text(claim("alpha").model_dump_json())
+    checked = CliRunner().invoke(
+        app, ["check", "--config", str(out), "--file", str(item), "--json"]
+    )
+    assert checked.exit_code == 0, checked.output
+    verdict = json.loads(checked.stdout)
+    assert verdict["metadata"]["thresholds"] == {"tau_s": best.tau_s, "tau_v": best.tau_v}
+    assert verdict["label"] == "FALSE" and verdict["metadata"]["rounds_run"] == 1
+
+
+def test_cli_refuses_a_cache_made_for_another_dataset(tmp_path):
+    out = tmp_path / "cal.yaml"
+    calibrate_cli.write_signals(
+        calibrate_cli.signals_path(out), {"dataset": "other", "split": "dev", "model": "m"}, [A]
+    )
+    result = CliRunner().invoke(
+        app, ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--out", str(out)]
+    )
+    assert result.exit_code == 2 and "--rerun" in result.output
