@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -31,34 +32,49 @@ from veracity.types import Claim, Document
 LABELS = ("TRUE", "HALF-TRUE", "FALSE")
 
 
-def rec(id_, gold, rounds, fixed):
-    """rounds: (stop_margin, confidence, label, tokens) per round."""
+def rec(id_, gold, rounds):
+    """rounds: (stop_margin, confidence, label); every round costs 60 debate tokens, 20 for
+    the stop agent (none after the last round) and 20 for the judge."""
+    last = len(rounds)
     return SignalRecord(
         id=id_,
         gold=gold,
         rounds=[
-            RoundSignal(round=i, stop_margin=s, confidence=c, label=lab, tokens=t)
-            for i, (s, c, lab, t) in enumerate(rounds, 1)
+            RoundSignal(
+                round=i,
+                stop_margin=s,
+                confidence=c,
+                label=lab,
+                debate_tokens=60,
+                stop_tokens=0 if i == last else 20,
+                judge_tokens=20,
+            )
+            for i, (s, c, lab) in enumerate(rounds, 1)
         ],
-        fixed_tokens=fixed,
+        final_judge_tokens=20,
     )
 
 
-A_ROUNDS = [(0.6, 0.9, "FALSE", 100), (0.6, 0.9, "TRUE", 200), (None, 0.9, "TRUE", 300)]
-B_ROUNDS = [(-0.4, 0.95, "TRUE", 100), (-0.4, 0.95, "TRUE", 200), (None, 0.6, "HALF-TRUE", 280)]
-C_ROUNDS = [(0.9, 0.99, "TRUE", 90), (0.9, 0.99, "TRUE", 180), (None, 0.99, "TRUE", 270)]
-A = rec("a", "FALSE", A_ROUNDS, 250)
-B = rec("b", "HALF-TRUE", B_ROUNDS, 240)
-C = rec("c", "TRUE", C_ROUNDS, 230)
+A = rec("a", "FALSE", [(0.6, 0.9, "FALSE"), (0.6, 0.9, "TRUE"), (None, 0.9, "TRUE")])
+B = rec("b", "HALF-TRUE", [(-0.4, 0.95, "TRUE"), (-0.4, 0.95, "TRUE"), (None, 0.6, "HALF-TRUE")])
+C = rec("c", "TRUE", [(0.9, 0.99, "TRUE"), (0.9, 0.99, "TRUE"), (None, 0.99, "TRUE")])
 
 
 def test_replay_stops_at_the_first_round_meeting_both_thresholds():
-    assert A.outcome(0.5, 0.9).round == 1
-    assert A.outcome(0.7, 0.0).round == 3  # margin too low
-    assert A.outcome(0.0, 0.95).round == 3  # confidence too low
-    assert B.outcome(-1.0, 0.0).label == "TRUE"
+    assert A.outcome(0.5, 0.9)[0].round == 1
+    assert A.outcome(0.7, 0.0)[0].round == 3  # margin too low
+    assert A.outcome(0.0, 0.95)[0].round == 3  # confidence too low
+    assert B.outcome(-1.0, 0.0)[0].label == "TRUE"
     # the last round's missing stop margin never stops anything early
-    assert rec("x", "TRUE", [(None, 1.0, "TRUE", 5)], 5).outcome(-1.0, 0.0).round == 1
+    assert rec("x", "TRUE", [(None, 1.0, "TRUE")]).outcome(-1.0, 0.0)[0].round == 1
+
+
+def test_replayed_tokens_count_the_judge_only_where_it_is_asked():
+    assert A.outcome(0.5, 0.9) == (A.rounds[0], 100)  # debate + stop + judge
+    assert B.outcome(0.0, 0.0)[1] == 80 + 80 + 80  # judge never asked before the last round
+    assert B.outcome(0.0, 0.0, lazy=False)[1] == 100 + 100 + 80
+    assert A.outcome(0.0, 0.95)[1] == 100 + 100 + 80  # asked, but not confident enough
+    assert A.fixed_tokens == 3 * 60 + 20  # no stopping checks, one final judge
 
 
 def test_grid_search_finds_the_thresholds_that_stop_only_the_settled_claims():
@@ -67,22 +83,23 @@ def test_grid_search_finds_the_thresholds_that_stop_only_the_settled_claims():
     assert best.macro_f1 == pytest.approx(1.0) and best.accuracy == pytest.approx(1.0)
     assert -0.4 < best.tau_s <= 0.6 and best.tau_v <= 0.9
     assert best.stopped_at == {1: 2, 3: 1}
-    assert best.mean_tokens == pytest.approx((100 + 280 + 90) / 3)
+    assert best.mean_tokens == pytest.approx((100 + 240 + 100) / 3)
     # every round: A ends on TRUE (wrong); no stopping checks are paid for
     assert result.fixed.accuracy == pytest.approx(2 / 3)
-    assert result.fixed.mean_tokens == pytest.approx((250 + 240 + 230) / 3)
-    assert result.tokens_saved == pytest.approx(1 - (470 / 3) / (720 / 3))
+    assert result.fixed.mean_tokens == pytest.approx(200)
+    assert result.tokens_saved == pytest.approx(1 - (440 / 3) / 200)
     assert result.n == 3 and result.grid_size == 41 * 21
 
 
 def test_ties_on_macro_f1_go_to_fewer_tokens_not_to_grid_order():
-    # (-1, 0.9) comes first in grid order and is right after 3 rounds; (0.5, 0.1) is
-    # equally right after 2 rounds, so it wins; (-1, 0.1) stops too early and is wrong.
-    rounds = [(-0.5, 0.5, "FALSE", 100), (0.8, 0.5, "TRUE", 200), (None, 0.9, "TRUE", 300)]
-    e = rec("e", "TRUE", rounds, 280)
+    # (-1, 0.9) comes first in grid order and is right after 3 rounds (280 tokens);
+    # (0.5, 0.1) is equally right after 2 rounds (180), so it wins; (-1, 0.1) stops
+    # after round 1 on the wrong label.
+    e = rec("e", "TRUE", [(-0.5, 0.5, "FALSE"), (0.8, 0.5, "TRUE"), (None, 0.9, "TRUE")])
     result = grid_search([e], LABELS, tau_s_values=[0.5, -1.0], tau_v_values=[0.9, 0.1])
     assert (result.best.tau_s, result.best.tau_v) == (0.5, 0.1)
-    assert result.best.mean_tokens == 200 and result.grid_size == 4
+    assert result.best.mean_tokens == 180 and result.grid_size == 4
+    assert evaluate([e], -1.0, 0.9, LABELS).mean_tokens == 280
     assert evaluate([e], -1.0, 0.1, LABELS).macro_f1 == 0.0
 
 
@@ -142,14 +159,15 @@ async def test_replayed_thresholds_match_a_real_early_stopping_run_token_for_tok
         )
         verdict = await recording.check(claim(marker))
         records.append(record_from_verdict(marker, gold, verdict.model_dump(mode="json")))
-    for tau_s, tau_v in [(-0.15, 0.7), (0.5, 0.95), (1.0, 0.0), (-1.0, 0.0)]:
+    pairs = [(-0.15, 0.7), (0.5, 0.95), (0.25, 0.0), (1.0, 0.0), (-1.0, 0.0)]
+    for (tau_s, tau_v), lazy in itertools.product(pairs, (True, False)):
         for r in records:
-            expected = r.outcome(tau_s, tau_v)
-            method = RadarMethod(radar_script(PLANS), {**cfg, "tau_s": tau_s, "tau_v": tau_v})
-            live = await method.check(claim(r.id))
+            expected, tokens = r.outcome(tau_s, tau_v, lazy=lazy)
+            thresholds = {"tau_s": tau_s, "tau_v": tau_v, "lazy_judge": lazy}
+            live = await RadarMethod(radar_script(PLANS), {**cfg, **thresholds}).check(claim(r.id))
             assert live.metadata["rounds_run"] == expected.round, (r.id, tau_s, tau_v)
             assert live.label == expected.label
-            assert live.usage.total_tokens == expected.tokens
+            assert live.usage.total_tokens == tokens
     for r in records:  # the fixed-rounds reference is what early_stop: false really costs
         method = RadarMethod(radar_script(PLANS), {**cfg, "early_stop": False})
         fixed = await method.check(claim(r.id))

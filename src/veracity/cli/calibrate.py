@@ -229,6 +229,7 @@ def radar(
             labels,
             tau_s_values=grid(-1.0, 1.0, step_s),
             tau_v_values=grid(0.0, 1.0, step_v),
+            lazy=bool(cfg.method_config.get("lazy_judge", True)),
         )
     except FATAL as exc:
         fail(str(exc), code=3)

@@ -125,15 +125,19 @@ class ProbabilityStop(ABC):
     `signal_last_round` to False to skip computing it there (its ``stop_margin`` is then
     recorded as None) and save that call. With ``stop_early=False`` the signals are
     computed and recorded after every round but the debate runs its full schedule (one
-    inference pass that calibration can replay offline for any thresholds).
+    inference pass that calibration can replay offline for any thresholds). With
+    ``lazy=True`` (and early stopping on) the signal is read first and the provisional
+    decision only when the signal meets τ_s, or after the last round: the same stops,
+    without paying for a decision that cannot end the debate.
     """
 
     signal_last_round: bool = True
 
-    def __init__(self, tau_s: float, tau_v: float, *, stop_early: bool = True):
+    def __init__(self, tau_s: float, tau_v: float, *, stop_early: bool = True, lazy: bool = False):
         self.tau_s = tau_s
         self.tau_v = tau_v
         self.stop_early = stop_early
+        self.lazy = lazy
 
     @abstractmethod
     async def signal(self, state: DebateState) -> tuple[float, dict[str, Any]]:
@@ -146,16 +150,27 @@ class ProbabilityStop(ABC):
     async def after_round(self, state: DebateState) -> StopCheck:
         import asyncio
 
+        decision: JudgeDecision | None
         if state.is_last_round and not self.signal_last_round:
             margin, details = None, {}
             decision = await self.provisional(state)
+        elif self.lazy and self.stop_early and not state.is_last_round:
+            margin, details = await self.signal(state)
+            decision = await self.provisional(state) if margin >= self.tau_s else None
         else:
             (margin, details), decision = await asyncio.gather(
                 self.signal(state), self.provisional(state)
             )
-        confidence = decision.confidence if decision.confidence is not None else 0.0
+        confidence = None
+        if decision is not None:
+            confidence = decision.confidence if decision.confidence is not None else 0.0
         data = {"stop_margin": margin, "confidence": confidence, **details}
-        met = margin is not None and margin >= self.tau_s and confidence >= self.tau_v
+        met = (
+            margin is not None
+            and confidence is not None
+            and margin >= self.tau_s
+            and confidence >= self.tau_v
+        )
         data["thresholds_met"] = met
         if met and self.stop_early:
             return StopCheck(
@@ -166,4 +181,6 @@ class ProbabilityStop(ABC):
                 round=state.round, stop=True, decision=decision, reason="last round", data=data
             )
         reason = "thresholds met; early stopping off" if met else "thresholds not met"
+        if decision is None:
+            reason = "stop signal below τ_s; no provisional decision asked"
         return StopCheck(round=state.round, stop=False, reason=reason, data=data)

@@ -2,12 +2,13 @@
 
 One inference pass over a development set runs every debate to its last round while
 recording, after each round, the stop margin s, the round judge's label and confidence
-c, and the tokens spent so far (``record_signals``). From those records the outcome of
-any threshold pair can be replayed without the model: a claim stops after the first
-round r (before the last) with s_r ≥ τ_s and c_r ≥ τ_v, takes the round judge's label
-of that round, and costs the tokens spent up to it. `grid_search` scans τ_s ∈ [−1, 1]
-and τ_v ∈ [0, 1] for the best macro-F1 (ties: fewer tokens) and compares it with
-always running every round.
+c, and the tokens each part of the round cost (``record_signals``). From those records
+the outcome of any threshold pair can be replayed without the model: a claim stops after
+the first round r (before the last) with s_r ≥ τ_s and c_r ≥ τ_v, takes the round
+judge's label of that round, and costs the tokens spent up to it (with RADAR's lazy round
+judge, judge tokens count only in rounds where s ≥ τ_s). `grid_search` scans
+τ_s ∈ [−1, 1] and τ_v ∈ [0, 1] for the best macro-F1 (ties: fewer tokens) and compares
+it with always running every round.
 
 Everything here is pure: records in, numbers out.
 """
@@ -26,15 +27,16 @@ class CalibrationError(ValueError):
 
 
 class RoundSignal(BaseModel):
-    """The signals after one round of a recorded debate.
+    """The signals of one round of a recorded debate, and what the round cost.
 
     Attributes:
         round: the round number (1 = opening).
         stop_margin: s = p(STOP) − p(CONTINUE); None after the last round (not asked).
         confidence: c, the round judge's largest label probability.
         label: the round judge's verdict.
-        tokens: tokens the check had spent when this round's checks were done — what a
-            debate stopped after this round costs.
+        debate_tokens: tokens of the agents' turns in this round.
+        stop_tokens: tokens of the stop agent's call(s) after this round.
+        judge_tokens: tokens of the round judge's call(s) after this round.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,18 +45,21 @@ class RoundSignal(BaseModel):
     stop_margin: float | None
     confidence: float
     label: str
-    tokens: int = Field(ge=0)
+    debate_tokens: int = Field(default=0, ge=0)
+    stop_tokens: int = Field(default=0, ge=0)
+    judge_tokens: int = Field(default=0, ge=0)
 
 
 class SignalRecord(BaseModel):
-    """One development claim: gold label, per-round signals and its fixed-rounds cost.
+    """One development claim: gold label, per-round signals and token costs.
 
     Attributes:
         id: the example id.
         gold: the gold label in RADAR's label space.
         rounds: signals of every round, in order; the last one is the full debate.
-        fixed_tokens: what running every round without any stopping check costs (the
-            debate turns plus one final judge call).
+        before_tokens: tokens spent before the first round (domain inference).
+        final_judge_tokens: one greedy judge call after the last round — the only judge
+            call of a debate run without stopping checks.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -62,7 +67,8 @@ class SignalRecord(BaseModel):
     id: str
     gold: str
     rounds: list[RoundSignal] = Field(min_length=1)
-    fixed_tokens: int = Field(ge=0)
+    before_tokens: int = Field(default=0, ge=0)
+    final_judge_tokens: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _ordered(self) -> SignalRecord:
@@ -71,13 +77,30 @@ class SignalRecord(BaseModel):
             raise ValueError(f"{self.id}: rounds must be distinct and in order, got {numbers}")
         return self
 
-    def outcome(self, tau_s: float, tau_v: float) -> RoundSignal:
-        """The round at which a debate with these thresholds stops."""
+    def outcome(self, tau_s: float, tau_v: float, *, lazy: bool = True) -> tuple[RoundSignal, int]:
+        """The round a debate with these thresholds stops after, and its tokens.
+
+        Args:
+            lazy: the round judge is asked only when s ≥ τ_s (RADAR's `lazy_judge`);
+                otherwise after every round.
+        """
+        spent = self.before_tokens
         for signal in self.rounds[:-1]:
+            spent += signal.debate_tokens + signal.stop_tokens
             s = signal.stop_margin
-            if s is not None and s >= tau_s and signal.confidence >= tau_v:
-                return signal
-        return self.rounds[-1]
+            reached = s is not None and s >= tau_s
+            if reached or not lazy:
+                spent += signal.judge_tokens
+            if reached and signal.confidence >= tau_v:
+                return signal, spent
+        last = self.rounds[-1]
+        return last, spent + last.debate_tokens + last.stop_tokens + last.judge_tokens
+
+    @property
+    def fixed_tokens(self) -> int:
+        """Every round, no stopping checks, one final judge call."""
+        debate = sum(r.debate_tokens for r in self.rounds)
+        return self.before_tokens + debate + self.final_judge_tokens
 
 
 def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) -> SignalRecord:
@@ -95,29 +118,35 @@ def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) 
     if not signals or not by_round:
         raise CalibrationError(
             f"{example_id}: no per-round signals in the verdict; run RADAR with "
-            "record_signals: true (or early_stop: true)"
+            "record_signals: true"
         )
-    spent = int(usage.get("before", 0))
     rounds = []
     for check in signals:
         n = check["round"]
-        row = by_round.get(n, {})
-        spent += sum(int(row.get(k, 0)) for k in ("debate", "stop", "judge", "judge_samples"))
         if check.get("label") is None or check.get("confidence") is None:
-            raise CalibrationError(f"{example_id}: round {n} has no round-judge verdict")
+            raise CalibrationError(
+                f"{example_id}: round {n} has no round-judge verdict; calibration needs a "
+                "run with record_signals: true and early_stop: false"
+            )
+        row = by_round.get(n, {})
         rounds.append(
             RoundSignal(
                 round=n,
                 stop_margin=check.get("stop_margin"),
                 confidence=float(check["confidence"]),
                 label=check["label"],
-                tokens=spent,
+                debate_tokens=int(row.get("debate", 0)),
+                stop_tokens=int(row.get("stop", 0)),
+                judge_tokens=int(row.get("judge", 0)) + int(row.get("judge_samples", 0)),
             )
         )
-    last = max(by_round)
-    fixed = int(usage.get("before", 0)) + sum(int(r.get("debate", 0)) for r in by_round.values())
-    fixed += int(by_round[last].get("judge", 0))
-    return SignalRecord(id=example_id, gold=gold, rounds=rounds, fixed_tokens=fixed)
+    return SignalRecord(
+        id=example_id,
+        gold=gold,
+        rounds=rounds,
+        before_tokens=int(usage.get("before", 0)),
+        final_judge_tokens=int(by_round[rounds[-1].round].get("judge", 0)),
+    )
 
 
 # --------------------------------------------------------------------------- metrics
@@ -159,13 +188,18 @@ class GridPoint(BaseModel):
 
 
 def evaluate(
-    records: Sequence[SignalRecord], tau_s: float, tau_v: float, labels: Sequence[str]
+    records: Sequence[SignalRecord],
+    tau_s: float,
+    tau_v: float,
+    labels: Sequence[str],
+    *,
+    lazy: bool = True,
 ) -> GridPoint:
     """Replay thresholds (τ_s, τ_v) over the records."""
     if not records:
         raise CalibrationError("no records to calibrate on")
-    outcomes = [r.outcome(tau_s, tau_v) for r in records]
-    return _point(records, outcomes, [o.tokens for o in outcomes], labels, tau_s, tau_v)
+    outcomes = [r.outcome(tau_s, tau_v, lazy=lazy) for r in records]
+    return _point(records, [o for o, _ in outcomes], [t for _, t in outcomes], labels, tau_s, tau_v)
 
 
 def evaluate_fixed(records: Sequence[SignalRecord], labels: Sequence[str]) -> GridPoint:
@@ -236,6 +270,7 @@ def grid_search(
     *,
     tau_s_values: Iterable[float] | None = None,
     tau_v_values: Iterable[float] | None = None,
+    lazy: bool = True,
 ) -> CalibrationResult:
     """The threshold pair with the best macro-F1; ties go to fewer tokens, then to the
     pair met first in grid order (τ_s ascending, then τ_v ascending).
@@ -245,6 +280,7 @@ def grid_search(
         labels: the label space's labels (macro-F1 order).
         tau_s_values: τ_s candidates (default −1 to 1 in steps of 0.05).
         tau_v_values: τ_v candidates (default 0 to 1 in steps of 0.05).
+        lazy: costs as with RADAR's `lazy_judge` (the round judge only when s ≥ τ_s).
     """
     s_values = sorted(set(tau_s_values if tau_s_values is not None else grid(-1.0, 1.0, 0.05)))
     v_values = sorted(set(tau_v_values if tau_v_values is not None else grid(0.0, 1.0, 0.05)))
@@ -253,7 +289,7 @@ def grid_search(
     best: GridPoint | None = None
     for tau_s in s_values:
         for tau_v in v_values:
-            point = evaluate(records, tau_s, tau_v, labels)
+            point = evaluate(records, tau_s, tau_v, labels, lazy=lazy)
             if best is None or _better(point, best):
                 best = point
     assert best is not None

@@ -78,6 +78,9 @@ class RadarConfig(RadarBaseConfig):
     # `veracity calibrate radar` and load the written config.
     tau_s: float = Field(default=-0.15, ge=-1.0, le=1.0)  # stop-margin threshold τ_s
     tau_v: float = Field(default=0.7, ge=0.0, le=1.0)  # verdict-confidence threshold τ_v
+    # Ask the round judge only when the stop margin already meets τ_s: the same stops as
+    # asking both every round, without paying for verdicts that cannot end the debate.
+    lazy_judge: bool = True
     estimator: Estimator = "auto"  # logprobs when the backend has them, else sampling
     samples_k: int = Field(default=5, ge=1, le=50)  # answers sampled without logprobs
     sample_temperature: float = Field(default=0.8, gt=0.0, le=2.0)

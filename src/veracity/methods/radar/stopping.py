@@ -8,7 +8,8 @@ After each round two signals are read:
   verdict; its confidence is c = the largest label probability.
 
 The debate ends after a round when s ≥ τ_s and c ≥ τ_v (the provisional verdict is then
-final), and after the last round in any case. Probabilities come from token logprobs
+final), and after the last round in any case. By default the round judge is asked only
+when s ≥ τ_s (`lazy_judge`). Probabilities come from token logprobs
 when the backend returns them; otherwise k answers are sampled and their frequencies
 used. Every check records which estimator produced its numbers.
 """
@@ -151,7 +152,7 @@ class RadarStop(ProbabilityStop):
         stop_prompt: Callable[[DebateState], list[Message]],
         round_judge: LLMJudge,
     ):
-        super().__init__(cfg.tau_s, cfg.tau_v, stop_early=cfg.early_stop)
+        super().__init__(cfg.tau_s, cfg.tau_v, stop_early=cfg.early_stop, lazy=cfg.lazy_judge)
         self.cfg = cfg
         self.estimator = ChoiceEstimator(llm, cfg)
         self.stop_prompt = stop_prompt
@@ -214,11 +215,13 @@ class RadarStop(ProbabilityStop):
     async def after_round(self, state: DebateState) -> StopCheck:
         """The base check, with the round judge's verdict (used or not) in its data."""
         check = await super().after_round(state)
-        decision, method, samples = self._provisional.pop(state.round)
-        check.data.update(
-            label=decision.label,
-            probabilities=decision.probabilities,
-            judge_estimator=method,
-            judge_samples=samples,
-        )
+        asked = self._provisional.pop(state.round, None)
+        if asked is not None:
+            decision, method, samples = asked
+            check.data.update(
+                label=decision.label,
+                probabilities=decision.probabilities,
+                judge_estimator=method,
+                judge_samples=samples,
+            )
         return check
