@@ -269,3 +269,25 @@ async def test_probability_stop_can_skip_the_signal_after_the_last_round():
     assert result.rounds_run == 3 and policy.margins == []  # only two signals were read
     assert result.checks[-1].data["stop_margin"] is None
     assert result.checks[-1].reason == "last round" and result.decision.confidence == 0.7
+
+
+async def test_lazy_probability_stop_asks_for_a_decision_only_when_the_signal_allows_a_stop():
+    class Counting(ScriptedSignal):
+        asked: list[int]
+
+        async def provisional(self, state):
+            self.asked.append(state.round)
+            return await super().provisional(state)
+
+    llm = ScriptedLLM(default="arg")
+    policy = Counting([-0.5, 0.5, 0.0], [0.95, 0.95], tau_s=0.2, tau_v=0.9, lazy=True)
+    policy.asked = []
+    debate = Debate(
+        [Debater(Role(name="a"), llm, build)],
+        Schedule.opening_rebuttal_closing([["a"]], max_rounds=3),
+        policy,
+        REAL_FAKE,
+    )
+    result = await debate.run()
+    assert result.rounds_run == 2 and policy.asked == [2]
+    assert result.checks[0].data["confidence"] is None and not result.checks[0].stop

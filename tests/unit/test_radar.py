@@ -80,6 +80,16 @@ async def test_stop_margin_below_tau_s_runs_every_round_and_the_last_judge_rules
     assert phases == ["opening", "rebuttal", "closing"]
     # the stop agent is not asked after the last round: the debate ends there anyway
     assert "stop:3" not in tags(llm) and verdict.metadata["signals"][2]["stop_margin"] is None
+    # with s < τ_s the round judge cannot end the debate, so it is not asked (lazy_judge)
+    assert [t for t in tags(llm) if "judge" in t] == ["round_judge:3"]
+    assert verdict.metadata["signals"][0]["confidence"] is None
+
+
+async def test_without_lazy_judge_the_round_judge_is_asked_every_round():
+    llm = radar_script(plan(("TRUE", 0.99, 0.1)))
+    verdict = await radar(llm, tau_s=0.0, lazy_judge=False).check(CLAIM)
+    assert [t for t in tags(llm) if "judge" in t] == [f"round_judge:{r}" for r in (1, 2, 3)]
+    assert verdict.metadata["signals"][0]["label"] == "TRUE"
 
 
 async def test_early_stop_off_runs_fixed_rounds_with_a_final_judge_and_no_stop_agent():
