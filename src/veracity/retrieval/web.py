@@ -155,8 +155,15 @@ class BraveSearchSource(WebSearchSource):
     endpoint = "https://api.search.brave.com/res/v1/web/search"
     env_var = "BRAVE_API_KEY"
 
-    def __init__(self, api_key: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        http: HttpClient | None = None,
+        name: str | None = None,
+        **options: Any,
+    ):
+        super().__init__(http=http, name=name, **options)
         self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
 
     async def _documents(self, query: Query) -> list[Document]:
@@ -237,8 +244,15 @@ class SerperSource(WebSearchSource):
     env_var = "SERPER_API_KEY"
     max_per_call = 100
 
-    def __init__(self, api_key: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        http: HttpClient | None = None,
+        name: str | None = None,
+        **options: Any,
+    ):
+        super().__init__(http=http, name=name, **options)
         self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
 
     async def _documents(self, query: Query) -> list[Document]:
@@ -303,8 +317,15 @@ class TavilySource(WebSearchSource):
     endpoint = "https://api.tavily.com/search"
     env_var = "TAVILY_API_KEY"
 
-    def __init__(self, api_key: str | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        http: HttpClient | None = None,
+        name: str | None = None,
+        **options: Any,
+    ):
+        super().__init__(http=http, name=name, **options)
         self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
 
     async def _documents(self, query: Query) -> list[Document]:

@@ -28,6 +28,7 @@ from veracity.retrieval.common import (
     last_day_before,
     strip_html,
 )
+from veracity.retrieval.http import HttpClient
 from veracity.retrieval.web import WebOptions, WebSearchSource
 from veracity.types import Document
 
@@ -54,8 +55,8 @@ class SearxngSource(WebSearchSource):
     Options = SearxngOptions
     env_var = "SEARXNG_URL"
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, *, http: HttpClient | None = None, name: str | None = None, **options: Any):
+        super().__init__(http=http, name=name, **options)
         o: SearxngOptions = self.options  # type: ignore[assignment]
         base = o.base_url or os.environ.get(self.env_var)
         if not base:
@@ -151,8 +152,15 @@ class DuckDuckGoSource(WebSearchSource):
     Options = DuckDuckGoOptions
     max_per_call: ClassVar[int] = 50
 
-    def __init__(self, *, client_factory: Callable[[], DDGSClient] | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        *,
+        client_factory: Callable[[], DDGSClient] | None = None,
+        http: HttpClient | None = None,
+        name: str | None = None,
+        **options: Any,
+    ):
+        super().__init__(http=http, name=name, **options)
         o: DuckDuckGoOptions = self.options  # type: ignore[assignment]
         if client_factory is None:
             from ddgs import DDGS
