@@ -19,8 +19,9 @@ Scenarios a source cannot meet (an offline corpus has no credentials) go in
 `unsupported`; their tests are skipped with that reason.
 
 An HTTP source mocks the service with respx inside its fixture (the ``respx_mock``
-fixture stays active for the whole test) and puts any cache under ``tmp_path``, so the
-suite can scan the cache files for the API key. Example::
+fixture stays active for the whole test) and puts its cache under ``tmp_path`` (use
+`http_client_for_tests`), so the suite can scan the cache files for the API key.
+Example (``mock`` and ``body`` are the helpers in tests/contract/http_fixtures.py)::
 
     class TestBraveContract(SourceContract):
         query = Query(text="moon landing")
@@ -32,11 +33,17 @@ suite can scan the cache files for the API key. Example::
         @pytest.fixture
         def make_source(self, respx_mock, tmp_path):
             def make(scenario):
-                respx_mock.get(BRAVE_URL).mock(return_value=RESPONSES[scenario])
-                return BraveSearchSource(api_key=self.secret, http=fast_client(tmp_path))
+                route = respx_mock.get(BraveSearchSource.endpoint)
+                mock(route, scenario,
+                     ok=httpx.Response(200, json=body("brave/web_search.json")),
+                     empty=httpx.Response(200, json=body("brave/web_search_empty.json")),
+                     auth=httpx.Response(422, json=body("brave/error_token_invalid.json")))
+                return BraveSearchSource(api_key=self.secret,
+                                         http=http_client_for_tests(tmp_path))
             return make
 
-A source that needs no HTTP (a local index) ignores respx::
+A source that needs no HTTP (a local index) ignores respx; scenarios that cannot happen
+go in `unsupported`::
 
     class TestLocalContract(SourceContract):
         query = Query(text="vitamin D")
@@ -55,6 +62,8 @@ A source that needs no HTTP (a local index) ignores respx::
                     return LocalCorpus.load(tmp_path / "bad")
                 return build_small_corpus(tmp_path, empty=scenario == "empty")
             return make
+
+tests/contract/test_inmemory_contract.py is a complete example without HTTP.
 
 Loading may raise the typed error before any search; the suite accepts an error raised
 either when the factory builds the source or when it searches.
