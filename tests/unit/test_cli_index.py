@@ -116,3 +116,29 @@ def test_missing_embedder_is_exit_3(docs):
 def test_list_when_empty():
     result = runner.invoke(app, ["index", "list"])
     assert result.exit_code == 0 and "no indexes" in result.output
+
+
+def test_build_from_a_registered_dataset(monkeypatch):
+    from veracity.types import Document
+
+    class Fake:
+        def corpus(self, data_dir=None):
+            yield Document(id="a1", text="Statins lower cholesterol.", title="Statins")
+
+    monkeypatch.setattr("veracity.datasets.get_dataset", lambda name: Fake())
+    result = runner.invoke(
+        app, ["index", "build", "--dataset", "fake", "--name", "d", "--mode", "bm25"]
+    )
+    assert result.exit_code == 0, result.output
+    hit = runner.invoke(app, ["index", "search", "d", "cholesterol", "--json"])
+    assert json.loads(hit.stdout.splitlines()[0])["metadata"]["parent_id"] == "a1"
+
+
+def test_build_needs_exactly_one_of_path_and_dataset(docs):
+    neither = runner.invoke(app, ["index", "build", "--name", "d"])
+    both = runner.invoke(app, ["index", "build", str(docs), "--dataset", "scifact", "--name", "d"])
+    unknown = runner.invoke(app, ["index", "build", "--dataset", "no-such-set", "--name", "d"])
+    for result in (neither, both, unknown):
+        assert result.exit_code == 2, result.output
+    assert "either PATH or --dataset" in neither.output
+    assert "no-such-set" in unknown.output

@@ -53,6 +53,16 @@ def _read(path: Path, fields: str | None) -> list[Document]:
         fail(str(exc))
 
 
+def _dataset_corpus(name: str) -> list[Document]:
+    from veracity.datasets import DatasetError, get_dataset
+
+    try:
+        with console.status(f"reading the {name} corpus…"):
+            return list(get_dataset(name).corpus())
+    except (DatasetError, LookupError) as exc:
+        fail(str(exc))
+
+
 def _summary(m: IndexManifest, verb: str) -> None:
     emb = f", embedder {m.embedder}" if m.embedder else ""
     console.print(
@@ -64,8 +74,11 @@ def _summary(m: IndexManifest, verb: str) -> None:
 
 @index_app.command("build")
 def build(
-    path: Path = typer.Argument(..., help="a folder, or a .jsonl/.csv/.txt/.md/.html file"),
+    path: Path = typer.Argument(None, help="a folder, or a .jsonl/.csv/.txt/.md/.html file"),
     name: str = typer.Option(..., "--name", "-n", help="index name"),
+    dataset: str = typer.Option(
+        None, help="index a benchmark's corpus instead of PATH (e.g. scifact)"
+    ),
     mode: str = typer.Option("hybrid", help="default search mode: bm25, dense or hybrid"),
     embedder: str = typer.Option(
         None, help="sentence-transformers model path (default all-MiniLM-L6-v2)"
@@ -83,7 +96,9 @@ def build(
         chunking = ChunkingConfig(max_words=chunk_words, overlap=overlap)
     except ValidationError as exc:
         fail(f"bad chunking options: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc'][0]})")
-    docs = _read(path, fields)
+    if (path is None) == (dataset is None):
+        fail("give either PATH or --dataset NAME")
+    docs = _read(path, fields) if path is not None else _dataset_corpus(dataset)
     try:
         with console.status(f"indexing {len(docs):,} documents ({mode})…"):
             corpus = build_local_corpus(

@@ -359,10 +359,9 @@ def corpus_from_dataset(
         **build: options for `build_local_corpus` (mode, embedder, chunking, ...).
     """
     if isinstance(dataset, str):
-        from veracity.registry import datasets
+        from veracity.datasets import get_dataset  # lazy: datasets sit above retrieval
 
-        found = datasets.get(dataset)
-        dataset = found() if isinstance(found, type) else found
+        dataset = get_dataset(dataset)
     index_name = name or dataset.info.name
     return build_local_corpus(index_name, dataset.corpus(data_dir), **build)
 
