@@ -187,8 +187,7 @@ class LocalCorpus:
             IndexCorrupt: its files are damaged or inconsistent.
             SourceError: the mode needs embeddings the index does not have.
         """
-        mode = self.config.mode or self.manifest.default_mode
-        results = await asyncio.to_thread(self.search_sync, query, mode)
+        mode, results = await asyncio.to_thread(self._search_in_thread, query)
         context.current().record_search(
             name=self.name,
             cached=False,
@@ -197,6 +196,10 @@ class LocalCorpus:
             results=[d.id for d in results],
         )
         return results
+
+    def _search_in_thread(self, query: Query) -> tuple[Mode, list[Document]]:
+        mode = self.config.mode or self.load().manifest.default_mode  # loading is blocking I/O
+        return mode, self.search_sync(query, mode)
 
     def search_sync(self, query: Query, mode: Mode | None = None) -> list[Document]:
         """Blocking search (no trace record); `search` is the Source entry point."""
