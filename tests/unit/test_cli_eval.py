@@ -69,9 +69,9 @@ def test_ctrl_c_says_how_to_resume(tmp_path, llm, monkeypatch):
 
 
 def test_unregistered_method_and_unmappable_labels_fail_before_running(tmp_path, llm):
-    result = _eval(tmp_path, "--method", "zofia", "--dataset", "toy_eval")
+    result = _eval(tmp_path, "--method", "no_such_method", "--dataset", "toy_eval")
     assert result.exit_code == 2
-    assert "method 'zofia' is not registered" in result.output
+    assert "method 'no_such_method' is not registered" in result.output
     result = _eval(tmp_path, "--dataset", "toy_liar", "--labels", "rumor", "--out", str(tmp_path))
     assert result.exit_code == 2 and "no label map" in result.output
     assert not llm.calls
@@ -113,3 +113,23 @@ def test_report_and_compare_commands(tmp_path, llm):
     assert data["paired"][0]["shared"] == 8
     missing = runner.invoke(app, ["report", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "not a run directory" in missing.output
+
+
+def test_replay_reuses_recorded_responses_without_calling_the_model(tmp_path, llm):
+    first, replay = tmp_path / "first", tmp_path / "replay"
+    assert _eval(tmp_path, "--dataset", "toy_eval", "--out", str(first)).exit_code == 0
+    calls = len(llm.calls)
+    args = ["--config", str(first / "config.yaml"), "--replay-from", str(first)]
+    result = _eval(tmp_path, *args, "--out", str(replay))
+    assert result.exit_code == 0, result.output
+    assert len(llm.calls) == calls  # every response came from the recorded cache
+    saved = yaml.safe_load((replay / "config.yaml").read_text())
+    assert saved["llm"]["cache_mode"] == "replay"
+
+    def predictions(d):
+        rows = [json.loads(x) for x in (d / "predictions.jsonl").read_text().splitlines()]
+        return {r["id"]: r["predicted"] for r in rows}
+
+    assert predictions(replay) == predictions(first)
+    same = _eval(tmp_path, "--replay-from", str(first), "--out", str(first))
+    assert same.exit_code == 2 and "another run directory" in same.output

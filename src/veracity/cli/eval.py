@@ -21,7 +21,7 @@ from rich.table import Table
 
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.check import _ensure_model, _llm_config
-from veracity.config import ConfigError, LLMConfig
+from veracity.config import ConfigError
 from veracity.evaluation.experiment import ExperimentConfig, load_experiment
 from veracity.evaluation.metrics import Metrics, MetricsError
 from veracity.evaluation.runner import (
@@ -92,13 +92,11 @@ def _builder(replay_from: Path | None):
     def build(cfg: ExperimentConfig, cache_path: Path):
         from veracity.llm.factory import build_llm
 
-        llm_cfg: LLMConfig = cfg.llm
         if replay_from is not None:
             cache_path = RunStore(replay_from).llm_cache_path
             if not cache_path.is_file():
                 raise EvalError(f"{replay_from} has no LLM cache to replay ({cache_path})")
-            llm_cfg = llm_cfg.model_copy(update={"cache_mode": "replay"})
-        return build_llm(llm_cfg, cache_path=cache_path, progress=None)
+        return build_llm(cfg.llm, cache_path=cache_path, progress=None)
 
     return build
 
@@ -201,8 +199,12 @@ def eval_(
             {"model": model, "base_url": base_url, "provider": provider},
         )  # fmt: skip
         out_path = out_dir or default_out(cfg)
-        if replay_from is not None and Path(replay_from).resolve() == Path(out_path).resolve():
-            fail("--replay-from must name another run directory than --out")
+        if replay_from is not None:
+            if Path(replay_from).resolve() == Path(out_path).resolve():
+                fail("--replay-from must name another run directory than --out")
+            # read-only: a request the recorded run never made is an error, not a live call
+            llm = cfg.llm.model_copy(update={"cache_mode": "replay"})
+            cfg = cfg.model_copy(update={"llm": llm})
         run = prepare_run(cfg, out_path, build=_builder(replay_from))
         if retry_errors:
             keep = [
