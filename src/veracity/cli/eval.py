@@ -88,17 +88,10 @@ def resolve_config(
     return ExperimentConfig.model_validate(data)
 
 
-def _builder(replay_from: Path | None):
-    def build(cfg: ExperimentConfig, cache_path: Path):
-        from veracity.llm.factory import build_llm
+def _build_llm(cfg: ExperimentConfig, cache_path: Path):
+    from veracity.llm.factory import build_llm
 
-        if replay_from is not None:
-            cache_path = RunStore(replay_from).llm_cache_path
-            if not cache_path.is_file():
-                raise EvalError(f"{replay_from} has no LLM cache to replay ({cache_path})")
-        return build_llm(cfg.llm, cache_path=cache_path, progress=None)
-
-    return build
+    return build_llm(cfg.llm, cache_path=cache_path, progress=None)
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
@@ -200,12 +193,10 @@ def eval_(
         )  # fmt: skip
         out_path = out_dir or default_out(cfg)
         if replay_from is not None:
-            if Path(replay_from).resolve() == Path(out_path).resolve():
-                fail("--replay-from must name another run directory than --out")
             # read-only: a request the recorded run never made is an error, not a live call
             llm = cfg.llm.model_copy(update={"cache_mode": "replay"})
             cfg = cfg.model_copy(update={"llm": llm})
-        run = prepare_run(cfg, out_path, build=_builder(replay_from))
+        run = prepare_run(cfg, out_path, build=_build_llm, replay_from=replay_from)
         if retry_errors:
             keep = [
                 r for r in run.store.read_predictions() if r.status not in ("error", "exception")

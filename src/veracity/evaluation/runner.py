@@ -145,33 +145,26 @@ def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
         ) from None
 
 
-def build_sources(cfg: ExperimentConfig, store: RunStore) -> dict[str, Source]:
-    """Sources named in the config, each wrapped in `GuardedSource`.
+def build_sources(cfg: ExperimentConfig, cache_path: Path) -> dict[str, Source]:
+    """The config's sources (see `veracity.retrieval.registry_setup`), each wrapped in
+    `GuardedSource`, their HTTP responses kept in `cache_path`.
 
-    Each entry is ``name: {type: <registered source>, ...options}`` (type defaults to
-    the name). A source whose factory takes ``cache_dir`` gets ``RUN_DIR/cache/search``.
+    The HTTP cache follows the LLM cache mode: replay reads only; otherwise every answer
+    is kept without expiry, so a resumed or replayed run sees the same evidence.
     """
-    import inspect
+    if not cfg.sources:
+        return {}
+    from veracity.retrieval.http import HttpClient
+    from veracity.retrieval.httpparts import HttpConfig
+    from veracity.retrieval.registry_setup import build_sources as build_configured
 
-    out: dict[str, Source] = {}
-    for name, options in cfg.sources.items():
-        opts = dict(options)
-        kind = opts.pop("type", name)
-        if kind not in registry.sources:
-            known = ", ".join(registry.sources.names()) or "none yet"
-            raise EvalError(f"source {kind!r} is not registered (registered: {known})")
-        factory = registry.sources.get(kind)
-        try:
-            params = inspect.signature(factory).parameters
-        except (TypeError, ValueError):
-            params = {}
-        if "cache_dir" in params and "cache_dir" not in opts:
-            opts["cache_dir"] = store.search_cache_dir / name
-        try:
-            out[name] = GuardedSource(factory(**opts))
-        except (TypeError, ValueError) as exc:
-            raise EvalError(f"source {name!r}: {exc}") from exc
-    return out
+    mode = {"replay": "replay", "off": "off"}.get(cfg.llm.cache_mode, "auto")
+    http = HttpClient(HttpConfig(cache_mode=mode, cache_path=cache_path, cache_ttl_s=None))
+    try:
+        built = build_configured(cfg.sources, http=http)
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from exc
+    return {name: GuardedSource(source) for name, source in built.items()}
 
 
 def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
@@ -198,6 +191,7 @@ def prepare_run(
     *,
     llm: LLM | None = None,
     build: Callable[[ExperimentConfig, Path], LLM] | None = None,
+    replay_from: str | Path | None = None,
 ) -> PreparedRun:
     """Resolve and check a run before any example is checked.
 
@@ -206,6 +200,8 @@ def prepare_run(
         out: the run directory (created; resumed when it holds the same run).
         llm: the model to use (tests pass a ScriptedLLM); otherwise `build` makes one.
         build: builds the model from the config and the LLM cache path.
+        replay_from: another run directory whose LLM and HTTP caches are read instead of
+            this run's (set ``cfg.llm.cache_mode`` to "replay" to forbid live calls).
     """
     if not cfg.dataset:
         raise EvalError("no dataset given: use --dataset NAME or `dataset:` in the config")
@@ -219,9 +215,16 @@ def prepare_run(
     if cfg.method not in registry.methods:
         known = ", ".join(registry.methods.names())
         raise EvalError(f"method {cfg.method!r} is not registered (registered: {known})")
-    sources = build_sources(cfg, store)
+    caches = store
+    if replay_from is not None:
+        caches = RunStore(replay_from)
+        if caches.path.resolve() == store.path.resolve():
+            raise EvalError("replay from another run directory than the one being written")
+        if not caches.llm_cache_path.is_file():
+            raise EvalError(f"{caches.path} has no LLM cache to replay")
+    sources = build_sources(cfg, caches.http_cache_path)
     if llm is None and build is not None:
-        llm = build(cfg, store.llm_cache_path)
+        llm = build(cfg, caches.llm_cache_path)
     method = build_method(cfg, llm, sources, info.label_space)
     space = method.label_space
     cfg = cfg.model_copy(update={"labels": space.name})

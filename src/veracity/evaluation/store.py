@@ -9,7 +9,7 @@ Layout of a run directory::
       usage.json         totals and per-example means of tokens, calls, searches, cost
       sessions.jsonl     one line per session of the run (start, wall time, finished or not)
       cache/llm.sqlite   the LLM response cache (record/replay)
-      cache/search/      search caches of sources that keep one
+      cache/http.sqlite  the HTTP response cache of web sources (record/replay)
       report.md, report.html   written by `veracity report`
 
 `predictions.jsonl` is append-only. Each record is written as one complete line with a
@@ -153,8 +153,8 @@ class RunStore:
         return self.path / "cache" / "llm.sqlite"
 
     @property
-    def search_cache_dir(self) -> Path:
-        return self.path / "cache" / "search"
+    def http_cache_path(self) -> Path:
+        return self.path / "cache" / "http.sqlite"
 
     def exists(self) -> bool:
         return self.config_path.is_file()
