@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
 import httpx
 import pytest
@@ -126,6 +127,28 @@ async def test_cached_flag_comes_from_http_cache(tmp_path):
             await ManagedSource(HttpBacked()).search(Query(text="q"))
     assert [e.data["cached"] for e in ctx.trace.of_kind("search")] == [False, True]
     assert ctx.usage.cached_searches == 1
+
+
+async def test_replayed_search_keeps_original_retrieval_time(tmp_path):
+    client = http_client_for_tests(tmp_path, cache_ttl_s=None)  # keep old answers
+
+    class HttpBacked:
+        name, kind = "httpish", "web"
+
+        async def search(self, query):
+            await client.get_json(self.name, "https://api.example.com/t")
+            return [doc("x")]
+
+    with respx.mock:
+        respx.get("https://api.example.com/t").mock(return_value=httpx.Response(200, json={}))
+        (first,) = await ManagedSource(HttpBacked()).search(Query(text="q"))
+        db = sqlite3.connect(tmp_path / "http.sqlite")
+        db.execute("UPDATE http_responses SET retrieved_at = 1577836800")  # 2020-01-01
+        db.commit()
+        db.close()
+        (replayed,) = await ManagedSource(HttpBacked()).search(Query(text="q"))
+    assert first.retrieved_at.year >= 2024
+    assert replayed.retrieved_at == dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
 
 
 async def test_helpers_of_inner_source_stay_reachable():

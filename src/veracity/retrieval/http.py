@@ -217,12 +217,12 @@ class HttpClient:
             hit = self.cache.get(key, what=f"{method} {redact_url(url)}")
             if hit is not None:
                 log.debug("%s %s (cached)", method, _show(url, params))
-                count_answer(cached=True)
+                count_answer(cached=True, retrieved_at=hit.retrieved_at)
                 return HttpResponse(
                     hit.status, redact_url(url), hit.content_type, hit.body, hit.retrieved_at, True
                 )
         response = await self._with_retries(call)
-        count_answer(cached=False)
+        count_answer(cached=False, retrieved_at=response.retrieved_at)
         if cacheable and (cache_if is None or cache_if(response)):
             stored = CachedResponse(
                 response.status,

@@ -22,10 +22,15 @@ from veracity.retrieval.base import SourceBadResponse
 
 @dataclass
 class RequestTally:
-    """Counts of live and cached HTTP answers inside a `track_requests()` block."""
+    """Counts of live and cached HTTP answers inside a `track_requests()` block.
+
+    `earliest` is the oldest retrieval time (Unix seconds) among the answers: for a
+    replayed search, when its answers were first fetched.
+    """
 
     live: int = 0
     cached: int = 0
+    earliest: float | None = None
 
 
 _tally: ContextVar[RequestTally | None] = ContextVar("veracity_http_tally", default=None)
@@ -42,13 +47,15 @@ def track_requests() -> Iterator[RequestTally]:
         _tally.reset(token)
 
 
-def count_answer(cached: bool) -> None:
+def count_answer(cached: bool, retrieved_at: float) -> None:
     tally = _tally.get()
     if tally is not None:
         if cached:
             tally.cached += 1
         else:
             tally.live += 1
+        if tally.earliest is None or retrieved_at < tally.earliest:
+            tally.earliest = retrieved_at
 
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})

@@ -4,8 +4,9 @@
 (rate limits, unreachable services) with backoff, applies the query's cutoff and domain
 rules once more as a last guard, stamps `retrieved_at`, counts searches and failures, and
 records each search in the running check's context (query, result ids and URLs, whether
-the answer came from the HTTP cache, latency). Raw sources do not record searches
-themselves; wrap them once (the registry's `build_sources` does).
+the answer came from the HTTP cache, latency). `retrieved_at` is the time the service's
+answer was fetched, which for a cached answer is its original fetch. Raw sources do not
+record searches themselves; wrap them once (the registry's `build_sources` does).
 
 `CombinedSource` runs several sources at once and merges their results (see its
 docstring for the failure rules).
@@ -127,7 +128,7 @@ class ManagedSource:
                 delay = self.retry.delay(attempt - 1, getattr(exc, "retry_after", None))
                 ctx.event("error", self.name, error=str(exc), attempt=attempt, retry_in_s=delay)
                 await asyncio.sleep(delay)
-        docs = self._finish(query, docs)
+        docs = self._finish(query, docs, tally.earliest)
         self.searches += 1
         if self.record:
             ctx.record_search(
@@ -142,12 +143,15 @@ class ManagedSource:
             )
         return docs
 
-    def _finish(self, query: Query, docs: object) -> list[Document]:
+    def _finish(self, query: Query, docs: object, fetched: float | None) -> list[Document]:
         if not isinstance(docs, list) or not all(isinstance(d, Document) for d in docs):
             raise SourceBadResponse(
                 self.name, f"search returned {type(docs).__name__}, not Documents"
             )
-        now = datetime.now(timezone.utc)
+        # A replayed answer keeps the time it was first fetched.
+        now = (
+            datetime.fromtimestamp(fetched, timezone.utc) if fetched else datetime.now(timezone.utc)
+        )
         stamped = [
             d if d.retrieved_at else d.model_copy(update={"retrieved_at": now}) for d in docs
         ]
