@@ -298,3 +298,13 @@ def test_default_client_follows_settings(tmp_path, monkeypatch):
     b = http_mod.default_http_client()
     assert a is not b and b.cache is not None
     assert str(b.cache.path).startswith(str(tmp_path / "b"))
+
+
+def test_default_client_can_be_replaced(tmp_path):
+    custom = http_client_for_tests(tmp_path)
+    http_mod.set_default_http_client(custom)
+    try:
+        assert http_mod.default_http_client() is custom
+    finally:
+        http_mod.set_default_http_client(None)
+    assert http_mod.default_http_client() is not custom

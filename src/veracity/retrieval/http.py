@@ -51,6 +51,7 @@ from veracity.retrieval.httpparts import (
 )
 from veracity.retrieval.netsafe import (
     REDACTED,
+    RedactingFilter,
     Resolver,
     UnsafeURL,
     check_public_url,
@@ -63,21 +64,7 @@ from veracity.retrieval.netsafe import (
 log = logging.getLogger("veracity.http")
 
 
-class _RedactingFilter(logging.Filter):
-    """Redacts secret query parameters from URLs that httpx itself logs."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                redact_url(str(a)) if isinstance(a, httpx.URL | str) and "://" in str(a) else a
-                for a in record.args
-            )
-        if isinstance(record.msg, str) and "://" in record.msg:
-            record.msg = " ".join(redact_url(w) if "://" in w else w for w in record.msg.split(" "))
-        return True
-
-
-logging.getLogger("httpx").addFilter(_RedactingFilter())
+logging.getLogger("httpx").addFilter(RedactingFilter())  # httpx logs full URLs
 
 
 @dataclass
@@ -365,17 +352,33 @@ def _show(url: str, params: dict[str, Any] | None) -> str:
 
 _default: dict[tuple[str, str], HttpClient] = {}
 _default_lock = threading.Lock()
+_override: list[HttpClient] = []
 
 
 def default_http_client() -> HttpClient:
-    """The process-wide client for the current VERACITY_HOME and cache mode."""
+    """The process-wide client: the one set with `set_default_http_client`, else one per
+    VERACITY_HOME and cache mode with default settings."""
     s = settings()
     ident = (str(s.home), s.cache_mode)
     with _default_lock:
+        if _override:
+            return _override[0]
         client = _default.get(ident)
         if client is None:
             client = _default[ident] = HttpClient(HttpConfig(cache_mode=s.cache_mode))
         return client
+
+
+def set_default_http_client(client: HttpClient | None) -> None:
+    """Make `client` the one sources use by default (None: back to the built-in default).
+
+    Use it to set rate limits, timeouts or the cache for a whole run, e.g.
+    ``set_default_http_client(HttpClient(HttpConfig(rate_limits={...})))``.
+    """
+    with _default_lock:
+        _override.clear()
+        if client is not None:
+            _override.append(client)
 
 
 __all__ = [
@@ -388,5 +391,6 @@ __all__ = [
     "RequestTally",
     "UnsafeURL",
     "default_http_client",
+    "set_default_http_client",
     "track_requests",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -103,6 +104,20 @@ def redact_url(url: str) -> str:
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts secret query parameters from logged URLs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                redact_url(str(a)) if "://" in str(a) and not isinstance(a, int | float) else a
+                for a in record.args
+            )
+        if isinstance(record.msg, str) and "://" in record.msg:
+            record.msg = " ".join(redact_url(w) if "://" in w else w for w in record.msg.split(" "))
+        return True
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
