@@ -133,3 +133,13 @@ def test_replay_reuses_recorded_responses_without_calling_the_model(tmp_path, ll
     assert predictions(replay) == predictions(first)
     same = _eval(tmp_path, "--replay-from", str(first), "--out", str(first))
     assert same.exit_code == 2 and "another run directory" in same.output
+
+
+def test_default_run_directory_is_stable_per_method_dataset_split_and_model():
+    from veracity.cli.eval import default_out
+    from veracity.evaluation.experiment import ExperimentConfig
+
+    cfg = ExperimentConfig(method="direct", dataset="toy_eval", llm={"model": "Qwen/Qwen2.5-7B"})
+    assert str(default_out(cfg)) == "runs/direct-toy_eval-dev-Qwen2.5-7B"  # first split
+    named = ExperimentConfig(name="exp", variant=None, dataset="toy_eval", split="test")
+    assert str(default_out(named)) == "runs/exp-toy_eval-test-smollm2-135m"

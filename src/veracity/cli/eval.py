@@ -29,6 +29,7 @@ from veracity.evaluation.runner import (
     EvalError,
     PreparedRun,
     RunningStats,
+    open_dataset,
     prepare_run,
     run_session,
 )
@@ -46,7 +47,14 @@ def default_out(cfg: ExperimentConfig) -> Path:
     parts = [cfg.name or cfg.method]
     if cfg.variant:
         parts.append(cfg.variant)
-    parts += [cfg.dataset or "", cfg.split or "default", Path(cfg.llm.model).stem]
+    split = cfg.split
+    if split is None and cfg.dataset:
+        try:
+            split = open_dataset(cfg.dataset).info.splits[0]
+        except EvalError:
+            split = None  # prepare_run reports the unknown dataset
+    model = cfg.llm.model.rsplit("/", 1)[-1].removesuffix(".gguf")
+    parts += [cfg.dataset or "", split or "", model]
     return Path("runs") / _slug("-".join(p for p in parts if p))
 
 
