@@ -143,3 +143,10 @@ def test_default_run_directory_is_stable_per_method_dataset_split_and_model():
     assert str(default_out(cfg)) == "runs/direct-toy_eval-dev-Qwen2.5-7B"  # first split
     named = ExperimentConfig(name="exp", variant=None, dataset="toy_eval", split="test")
     assert str(default_out(named)) == "runs/exp-toy_eval-test-smollm2-135m"
+
+
+def test_progress_bar_shows_running_accuracy(tmp_path, llm):
+    args = ["eval", "--data-dir", str(tmp_path), "--dataset", "toy_eval", "--out", str(tmp_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "8/8" in result.output and "acc 0.750" in result.output and "$0.0000" in result.output
