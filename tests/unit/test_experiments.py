@@ -6,7 +6,7 @@ import pytest
 
 from veracity import registry
 from veracity.evaluation.experiment import ExperimentConfig, experiment_dir, load_experiment
-from veracity.evaluation.runner import gold_mapper, open_dataset
+from veracity.evaluation.runner import gold_mapper, map_gold, open_dataset, select_examples
 from veracity.labels import get_label_space
 
 CONFIGS = sorted(experiment_dir().glob("*.yaml"))
@@ -81,3 +81,19 @@ def test_unknown_keys_are_rejected():
                 }
             }
         )  # fmt: skip
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_variant_loads_its_data_and_maps_every_gold_label(path, shared_data_dir):
+    loaded: dict[tuple, list] = {}  # ablation variants share their data: load it once
+    for cfg in _resolved(path):
+        ds = open_dataset(cfg.dataset)
+        key = (cfg.dataset, cfg.split or ds.info.splits[0])
+        if key not in loaded:
+            loaded[key] = ds.load(key[1], shared_data_dir)
+        examples = select_examples(loaded[key], cfg.limit, cfg.sample, 0)
+        assert examples, f"{cfg.variant}: no examples"
+        gold = map_gold(examples, cfg.labels, cfg.gold_map)
+        space = get_label_space(cfg.labels)
+        assert all(g in space.labels for g, _ in gold.values())

@@ -240,11 +240,11 @@ def prepare_run(
         examples = select_examples(ds.load(split, root), cfg.limit, cfg.sample, cfg.seed)
     except (DatasetError, ConfigError) as exc:
         raise EvalError(str(exc)) from exc
-    gold = _map_gold(examples, space.name, cfg.gold_map)
+    gold = map_gold(examples, space.name, cfg.gold_map)
     return PreparedRun(cfg, method, space, info, examples, gold, store)
 
 
-def _map_gold(
+def map_gold(
     examples: Sequence[Example], method_space: str, table: dict[str, str] | None = None
 ) -> dict[str, tuple[str, str]]:
     """Example id -> (gold in the method's space, gold as given), via `table` if given."""
