@@ -180,3 +180,23 @@ def test_real_stage_one_keywords():
     assert 1 <= len(result.keywords) <= len(scores)
     top = max(scores, key=lambda s: s.salience)
     assert result.keywords[0] == top.text
+
+
+def test_seed_relative_stop_rule_hand_computed():
+    """mmr_prev_init="seed": the 2nd pick is compared with the seed's own MMR.
+
+    λ_0 = 1 − e^−2.5 = 0.917915 → seed MMR = 0.917915 · 0.3 = 0.275374, bound 0.137687.
+    λ_1 = 1 − e^−2.2 = 0.889197; cand B: 0.889197·0.2 − 0.110803·0.1 = 0.166759 > bound.
+    λ_2 = 1 − e^−1.9 = 0.850431; cand C: 0.850431·0.1 − 0.149569·0.2 = 0.055129
+    ≤ 0.5 · 0.166759 = 0.083380 → stop. With Algorithm 3's literal 1.0, B (0.1668 ≤ 0.5)
+    is rejected and only the seed is returned.
+    """
+    sim = np.array([[1.0, 0.1, 0.2], [0.1, 1.0, 0.2], [0.2, 0.2, 1.0]])
+    seeded = sc_mmr(["A", "B", "C"], [0.3, 0.2, 0.1], sim, SCMMRConfig(mmr_prev_init="seed"))
+    assert seeded.keywords == ["A", "B"] and seeded.stop_reason == "decay"
+    assert seeded.selected[0].mmr == pytest.approx(0.275374, abs=1e-6)
+    assert seeded.selected[1].mmr == pytest.approx(0.166759, abs=1e-6)
+    assert seeded.rejected_mmr == pytest.approx(0.055129, abs=1e-6)
+    assert seeded.stop_bound == pytest.approx(0.083380, abs=1e-6)
+    literal = sc_mmr(["A", "B", "C"], [0.3, 0.2, 0.1], sim, SCMMRConfig())
+    assert literal.keywords == ["A"] and literal.stop_bound == pytest.approx(0.5)

@@ -31,6 +31,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,7 +50,10 @@ class SCMMRConfig(BaseModel):
     alpha: float = 0.3  # annealing rate α
     beta: float = 2.5  # annealing offset β
     gamma: float = Field(default=0.5, ge=0.0)  # SC-MMR decay factor γ (termination)
-    mmr_prev_init: float = 1.0  # initial MMR*_prev (Algorithm 3)
+    # Initial MMR*_prev. Algorithm 3 sets 1.0; "seed" uses the seed's own MMR score
+    # (λ_0 · S_hier(seed), its diversity term being empty), which is how section 3.3
+    # states the rule: each pick is compared with the previous pick's score.
+    mmr_prev_init: float | Literal["seed"] = 1.0
 
 
 def lambda_k(k: int, config: SCMMRConfig | None = None) -> float:
@@ -142,7 +146,11 @@ def sc_mmr(
     seed = int(np.argmax(sal))
     selected = [_keyword(candidates, sal, seed, None, None)]
     remaining = [i for i in range(n) if i != seed]
-    mmr_prev = c.mmr_prev_init
+    if c.mmr_prev_init == "seed":
+        mmr_prev = lambda_k(0, c) * float(sal[seed])
+        selected[0] = _keyword(candidates, sal, seed, mmr_prev, lambda_k(0, c))
+    else:
+        mmr_prev = float(c.mmr_prev_init)
     while remaining:
         lam = lambda_k(len(selected), c)
         chosen = [s.index for s in selected]

@@ -71,6 +71,11 @@ class ZoFiaConfig(MethodConfig):
     beta: float = 2.5  # λ_k schedule offset β
     lambda_max: float = 1.0  # λ_max
     lambda_min: float = 0.1  # λ_min
+    # Initial MMR*_prev of the γ stop rule. Algorithm 3 writes 1.0, but with SBERT
+    # saliences (median ≈ 0.14 on PolitiFact++) that stops after the seed on 49 of 50
+    # articles; "seed" compares the second pick with the seed's own score, as section 3.3
+    # words the rule. See README.md, Deviations.
+    mmr_prev_init: float | Literal["seed"] = "seed"
     query_mode: QueryMode = "entities"
     operator: Literal["AND", "OR"] = "AND"  # conjunctive query (Eq. 6); OR is a Table 3 variant
     # --- Stage 1: retrieval (section 3.4)

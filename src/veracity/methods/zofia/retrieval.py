@@ -50,6 +50,7 @@ class Keyword(BaseModel):
 class WikiEntry(BaseModel):
     keyword: str
     chosen: str
+    how: str = "disambiguated"
     scores: dict[str, float] = Field(default_factory=dict)
     document: Document
 
@@ -107,14 +108,7 @@ class EntityGuidedRetrieval:
 
     def _ner_backend(self) -> Any:
         if self._ner is None:
-            from veracity.nlp.ner_backends import HuggingFaceNER, SpacyNER
-
-            if self.cfg.ner_backend == "hf":
-                if not self.cfg.hf_ner_model:
-                    raise ValueError("ner_backend 'hf' needs hf_ner_model (a local model path)")
-                self._ner = HuggingFaceNER(self.cfg.hf_ner_model)
-            else:
-                self._ner = SpacyNER()
+            self._ner = shared_ner(self.cfg.ner_backend, self.cfg.hf_ner_model)
         return self._ner
 
     def _threshold(self) -> ThresholdConfig:
@@ -131,6 +125,7 @@ class EntityGuidedRetrieval:
             alpha=c.alpha,
             beta=c.beta,
             gamma=c.gamma,
+            mmr_prev_init=c.mmr_prev_init,
         )
 
     async def _entities(self, text: str) -> tuple[list[Any], dict[str, Any]]:
@@ -243,20 +238,33 @@ class EntityGuidedRetrieval:
             return None
         ctx_text = keyword.context or _context_of(keyword.text, text)
         scores: dict[str, float] = {}
-        if len(candidates) == 1 or ctx_text is None:
-            chosen = candidates[0]
+        how = "disambiguated"
+        if len(candidates) == 1:
+            chosen, how = candidates[0], "single candidate"
+        elif ctx_text is None:
+            chosen, how = candidates[0], "keyword not found in the text: top search result"
         else:
             try:
                 result = await asyncio.to_thread(
                     disambiguate, keyword.text, ctx_text, candidates, embedder=self.embedder
                 )
-            except ValueError:  # the mention's surface form is not in the context
-                chosen = candidates[0]
+            except ValueError as exc:  # the mention's surface form is not in the context
+                chosen, how = candidates[0], f"no disambiguation ({exc}): top search result"
             else:
                 chosen = result.best
                 scores = {s.candidate.title: round(s.score, 4) for s in result.scores}
+        context.current().event(
+            "decision",
+            "zofia:disambiguation",
+            keyword=keyword.text,
+            chosen=chosen.title,
+            how=how,
+            scores=scores,
+        )
         doc = await self.wiki.summary(chosen.title, sentences=self.cfg.wiki_sentences)
-        return WikiEntry(keyword=keyword.text, chosen=chosen.title, scores=scores, document=doc)
+        return WikiEntry(
+            keyword=keyword.text, chosen=chosen.title, how=how, scores=scores, document=doc
+        )
 
     async def run(
         self, text: str, cutoff: _dt.date | None, core_claim: str | None = None
@@ -292,6 +300,24 @@ class EntityGuidedRetrieval:
             notes=result.notes,
         )
         return result
+
+
+_NER_CACHE: dict[tuple[str, str | None], Any] = {}
+
+
+def shared_ner(backend: str, hf_model: str | None) -> Any:
+    """One NER backend per (backend, model) for the process: models load once."""
+    from veracity.nlp.ner_backends import HuggingFaceNER, SpacyNER
+
+    key = (backend, hf_model)
+    if key not in _NER_CACHE:
+        if backend == "hf":
+            if not hf_model:
+                raise ValueError("ner_backend 'hf' needs hf_ner_model (a local model path)")
+            _NER_CACHE[key] = HuggingFaceNER(hf_model)
+        else:
+            _NER_CACHE[key] = SpacyNER()
+    return _NER_CACHE[key]
 
 
 def _context_of(keyword: str, text: str) -> str | None:
