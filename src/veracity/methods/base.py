@@ -29,6 +29,7 @@ from veracity.llm.base import (
 )
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Verdict
 
 # Faults of one input that are recorded in its verdict instead of aborting a batch.
@@ -96,7 +97,10 @@ class BaseMethod(ABC):
                 f"{self.name} works in {list(self.allowed_labels)}, not {self.label_space.name}"
             )
         self._llm = ensure_managed(llm) if llm is not None else None
-        self.sources: dict[str, Source] = dict(sources or {})
+        # Every source is wrapped once for retries, rule guards and search accounting.
+        self.sources: dict[str, Source] = {
+            name: ensure_managed_source(src) for name, src in (sources or {}).items()
+        }
 
     @property
     def llm(self) -> ManagedLLM:

@@ -276,3 +276,12 @@ def _all_failed(name: str, failures: dict[str, SourceError]) -> SourceError:
 
 
 __all__ = ["CombinedSource", "ManagedSource", "dedup_key", "merge_ranked", "normalize_url"]
+
+
+def ensure_managed_source(source: Source) -> Source:
+    """`source` wrapped once in `ManagedSource` (sources that already manage accounting —
+    a `ManagedSource`, or a `CombinedSource` of managed parts — are returned as they are).
+    Objects without a `search` method (e.g. an encyclopedia) are returned unchanged."""
+    if isinstance(source, ManagedSource | CombinedSource) or not hasattr(source, "search"):
+        return source
+    return ManagedSource(source)

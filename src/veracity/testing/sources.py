@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from veracity import context
 from veracity.retrieval.base import Query, SourceError, apply_rules
 from veracity.types import Document
 
@@ -18,6 +17,9 @@ def _terms(text: str) -> set[str]:
 
 class InMemorySource:
     """Ranks documents by how many query terms they contain.
+
+    Like every raw source it does not record its searches; methods wrap sources in
+    `ManagedSource`, which does.
 
     With AND composition every keyword must occur in the document; with OR any one.
     Set `fail_with` to make every search raise that error (for fault-handling tests).
@@ -54,11 +56,4 @@ class InMemorySource:
                 scored.append((score, doc))
         scored.sort(key=lambda sd: -sd[0])
         docs = [d.model_copy(update={"score": float(s)}) for s, d in scored]
-        results = apply_rules(query, docs)
-        context.current().record_search(
-            name=self.name,
-            cached=False,
-            query=query.model_dump(mode="json"),
-            results=[d.id for d in results],
-        )
-        return results
+        return apply_rules(query, docs)
