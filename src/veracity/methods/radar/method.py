@@ -26,6 +26,7 @@ from veracity.deliberation import (
     DebateResult,
     FixedRounds,
     LLMJudge,
+    Role,
     Schedule,
     StoppingPolicy,
     verdict_fields,
@@ -103,7 +104,8 @@ class _RadarBase(BaseMethod):
     # ----------------------------------------------------------------- pipeline
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        assert isinstance(item, Claim)  # BaseMethod.check enforces input_kinds
+        if not isinstance(item, Claim):
+            raise TypeError(f"{self.name} checks claims, not a {item.kind}")
         cfg = self.config
         if cfg.evidence == "given" and not item.evidence:
             return self.verdict(
@@ -113,39 +115,48 @@ class _RadarBase(BaseMethod):
             )
         names = self.participants()
         docs, source_name = await gather_candidates(item, cfg, self.source)
-        window = self.llm.capabilities.context_window or cfg.assumed_context_window
         pool = fit_pool(
             docs,
             cfg,
-            window=window,
+            window=self.llm.capabilities.context_window or cfg.assumed_context_window,
             turns=len(names) * self.max_rounds,
             origin=cfg.evidence,
             source=source_name,
         )
-        claim_text = render_input(item)
         domain = await infer_domain(self.llm, item.text) if DOMAIN_EXPERT in names else None
         roles = [make_role(n, domain) for n in names]
         titles = {r.name: r.display for r in roles}
-        prompts = RadarPrompts(claim_text, pool, cfg.roles, titles, self.label_space)
-        debate = Debate(
-            [
-                Debater(
-                    r,
-                    self.llm,
-                    prompts.turn,
-                    temperature=cfg.temperature,
-                    max_tokens=cfg.max_tokens_turn,
-                )
-                for r in roles
-            ],
+        prompts = RadarPrompts(render_input(item), pool, cfg.roles, titles, self.label_space)
+        result = await self._debate(roles, names, prompts, item, pool).run()
+        return self._verdict(result, pool, ctx, names, domain)
+
+    def _debate(
+        self,
+        roles: list[Role],
+        names: list[str],
+        prompts: RadarPrompts,
+        claim: Claim,
+        pool: EvidencePool,
+    ) -> Debate:
+        cfg = self.config
+        debaters = [
+            Debater(
+                r,
+                self.llm,
+                prompts.turn,
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_tokens_turn,
+            )
+            for r in roles
+        ]
+        return Debate(
+            debaters,
             Schedule.opening_rebuttal_closing(speaking_order(names), max_rounds=self.max_rounds),
             self.policy(prompts),
             self.label_space,
             final_judge=self.judge("judge", prompts),
-            context={"claim": item.text, "pool": pool},
+            context={"claim": claim.text, "pool": pool},
         )
-        result = await debate.run()
-        return self._verdict(result, pool, ctx, names, domain)
 
     def judge(self, name: str, prompts: RadarPrompts) -> LLMJudge:
         cfg = self.config
