@@ -1,6 +1,6 @@
 """RADAR's configuration: evidence pool, roles, debate protocol, early stopping.
 
-Defaults are the paper's (Tang et al., "Debating the Unspoken", 2026); each names the
+Defaults are the paper's (Tang et al., 2026, arXiv:2604.19005); each names the
 paper's symbol where it has one. Variants (position-based roles, 3 or 4 agents, fixed
 rounds, given evidence) are values of these fields, never separate code.
 """
