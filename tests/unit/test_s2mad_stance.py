@@ -171,3 +171,15 @@ async def test_no_replies_means_no_calls():
 def test_scorer_rejects_bad_settings():
     with pytest.raises(ValueError):
         StanceScorer(ScriptedLLM(), batch_size=0)
+
+
+async def test_reasons_can_be_left_out_of_the_scoring_format():
+    def bare(request):
+        items = comments_in(request.messages[-1].content)
+        return json.dumps({"scores": [{"id": lid, "score": THREAD[t]} for lid, t in items]})
+
+    llm = ScriptedLLM().on(".", bare, tag="stance")
+    outcome = await StanceScorer(llm, reasons=False).score(CLAIM, make_post().replies)
+    item = llm.calls[0].json_schema["$defs"]["CommentScore"]["properties"]
+    assert set(item) == {"id", "score"} and "reason" not in llm.calls[0].messages[-1].content
+    assert len(outcome.scored) == 6 and all(s.reason == "" for s in outcome.scored)

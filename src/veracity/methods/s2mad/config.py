@@ -60,6 +60,7 @@ class S2MADConfig(MethodConfig):
     stance_concurrency: int = Field(default=4, ge=1)  # scoring calls in flight at once
     stance_attempts: int = Field(default=2, ge=1)  # asks per reply (first ask + re-asks)
     stance_tokens_per_reply: int = Field(default=96, ge=16)  # completion budget per reply
+    stance_reasons: bool = True  # a one-sentence reason before each score (paper's format)
     # Scoring and the subjectivity test are measurements, run greedily (cacheable); the
     # paper's scorer (glm-3-turbo) ran at its provider's default settings.
     scorer_temperature: float = Field(default=0.0, ge=0.0, le=2.0)

@@ -151,6 +151,7 @@ class S2MADMethod(BaseMethod):
             temperature=cfg.scorer_temperature,
             tokens_per_reply=cfg.stance_tokens_per_reply,
             max_reply_chars=cfg.max_reply_chars,
+            reasons=cfg.stance_reasons,
         )
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)

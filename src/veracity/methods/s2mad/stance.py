@@ -67,14 +67,13 @@ class StanceOutcome(BaseModel):
     calls: int = 0
 
 
-def _batch_model(ids: Sequence[str]) -> type[BaseModel]:
+def _batch_model(ids: Sequence[str], reasons: bool = True) -> type[BaseModel]:
     """Output model of one batch: a list of {id, reason, score}; ids limited to the batch."""
-    item = create_model(
-        "CommentScore",
-        id=(Literal[tuple(ids)], Field(description="the comment id")),
-        reason=(str, Field(description="one short sentence")),
-        score=(float, Field(description="stance score from -1.0 to 1.0")),
-    )
+    fields: dict[str, Any] = {"id": (Literal[tuple(ids)], Field(description="the comment id"))}
+    if reasons:
+        fields["reason"] = (str, Field(description="one short sentence"))
+    fields["score"] = (float, Field(description="stance score from -1.0 to 1.0"))
+    item = create_model("CommentScore", **fields)
     return create_model("CommentScores", scores=(list[item], Field(description="one per comment")))
 
 
@@ -89,6 +88,7 @@ class StanceScorer:
         temperature: sampling temperature of the scorer.
         tokens_per_reply: completion budget per reply in a batch.
         max_reply_chars: each reply is cut to this many characters in the prompt.
+        reasons: ask for a one-sentence reason before each score.
     """
 
     def __init__(
@@ -101,6 +101,7 @@ class StanceScorer:
         temperature: float = 0.0,
         tokens_per_reply: int = 96,
         max_reply_chars: int = 500,
+        reasons: bool = True,
     ):
         if batch_size < 1 or concurrency < 1 or attempts < 1:
             raise ValueError("batch_size, concurrency and attempts must be at least 1")
@@ -110,6 +111,7 @@ class StanceScorer:
         self.temperature = temperature
         self.tokens_per_reply = tokens_per_reply
         self.max_reply_chars = max_reply_chars
+        self.reasons = reasons
         self._limit = concurrency
 
     async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
@@ -209,12 +211,13 @@ class StanceScorer:
             comments=[{"id": lid, "text": r.text} for lid, r in batch],
             problems=[f"{lid}: {problems[lid]}" for lid in ids if lid in problems],
             max_chars=self.max_reply_chars,
+            reasons=self.reasons,
         )
         try:
             result = await complete_structured(
                 self.llm,
                 messages,
-                _batch_model(ids),
+                _batch_model(ids, self.reasons),
                 temperature=self.temperature,
                 max_tokens=self.tokens_per_reply * len(batch) + 32,
                 tag=tag,
@@ -245,7 +248,7 @@ def check_scores(
         elif not math.isfinite(found[0].score) or not -1.0 <= found[0].score <= 1.0:
             bad[lid] = f"the score {found[0].score} is outside [-1, 1]"
         else:
-            good[lid] = (float(found[0].score), found[0].reason)
+            good[lid] = (float(found[0].score), getattr(found[0], "reason", ""))
     return good, bad
 
 
