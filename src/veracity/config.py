@@ -107,6 +107,7 @@ class LLMConfig(BaseModel):
     n_parallel: int = 4
     n_threads: int | None = None
     auto_pull: bool = True
+    repeat_penalty: float = 1.1  # llama.cpp repetition penalty; 1.0 turns it off
     # shared behaviour
     cache_mode: CacheMode = "auto"
     max_concurrency: int = 4

@@ -49,6 +49,7 @@ async def test_payload_includes_schema_logprobs_and_seed(tmp_path):
     assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
     assert body["logprobs"] is True and body["top_logprobs"] == 3
     assert body["seed"] == 1 and body["stop"] == ["x"]
+    assert body["repeat_penalty"] == 1.1
     assert resp.text == "hi" and resp.model == "m" and resp.usage.prompt_tokens == 4
 
 
@@ -70,4 +71,8 @@ def test_capabilities_report_context_window(tmp_path):
     llm = EmbeddedLLM("smollm2-135m", models_dir=tmp_path, n_ctx=4096)
     caps = llm.capabilities
     assert caps.json_schema and caps.logprobs and caps.context_window == 4096
-    assert llm.backend_id == "embedded:smollm2-135m"
+    assert llm.backend_id == "embedded:smollm2-135m:rp1.1"
+    plain = EmbeddedLLM("smollm2-135m", models_dir=tmp_path, repeat_penalty=1.0)
+    assert plain.backend_id == "embedded:smollm2-135m"
+    with pytest.raises(ValueError, match="repeat_penalty"):
+        EmbeddedLLM("smollm2-135m", models_dir=tmp_path, repeat_penalty=0)

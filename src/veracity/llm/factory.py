@@ -22,6 +22,7 @@ def build_embedded(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
         n_threads=cfg.n_threads,
         auto_pull=cfg.auto_pull,
         progress=progress,
+        repeat_penalty=cfg.repeat_penalty,
     )
 
 
