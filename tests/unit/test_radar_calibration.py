@@ -14,6 +14,7 @@ from veracity.cli import app
 from veracity.cli import calibrate as calibrate_cli
 from veracity.config import load_run_config
 from veracity.datasets.base import DatasetInfo, Example
+from veracity.evaluation.experiment import load_experiment
 from veracity.methods.base import load_method
 from veracity.methods.radar import RadarMethod
 from veracity.methods.radar.calibration import (
@@ -264,6 +265,7 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     assert (mc["tau_s"], mc["tau_v"]) == (best.tau_s, best.tau_v)
     assert best.macro_f1 == pytest.approx(1.0)
 
+    assert load_experiment(out).method_config == mc  # what `veracity eval --config` reads
     method = load_method(run_cfg.method, llm=radar_script(PLANS), config=mc)
     assert (method.config.tau_s, method.config.tau_v) == (best.tau_s, best.tau_v)
 
