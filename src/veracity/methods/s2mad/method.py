@@ -94,7 +94,15 @@ class S2MADMethod(BaseMethod):
         ctx.event(
             "stage", self.name, step="thread", replies_total=len(item.replies), used=len(replies)
         )
-        sides, family = await asyncio.gather(self.separate(item, replies), self.family(item))
+        # Stance scoring and the subjectivity question are independent: run them together,
+        # and let both finish before re-raising a fault of either (no orphaned calls).
+        outcomes = await asyncio.gather(
+            self.separate(item, replies), self.family(item), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        sides, family = outcomes
         ctx.event(
             "stage",
             self.name,
