@@ -266,3 +266,16 @@ async def test_registered_and_posts_only():
     assert isinstance(method, S2MADMethod) and method.label_space.name == "rumor"
     with pytest.raises(TypeError, match="post"):
         await method.check(Claim(text=CLAIM))
+
+
+def test_a_debate_without_decision_abstains_with_the_reason():
+    from veracity.deliberation import DebateResult, Transcript
+    from veracity.methods.s2mad.method import Sides
+
+    method = S2MADMethod(llm=ScriptedLLM())
+    result = DebateResult(
+        transcript=Transcript(), rounds_run=1, last_round=0, stop_reason="no consensus"
+    )
+    post = make_post()
+    verdict = method.assemble(result, Sides(mode="stance"), "subjective", post, post.replies)
+    assert verdict.label is None and verdict.abstained and verdict.abstain_reason == "no consensus"

@@ -198,22 +198,7 @@ class S2MADMethod(BaseMethod):
     ) -> Verdict:
         """The verdict: label mapped to the rumor space, score, confidence, evidence."""
         cfg = self.config
-        outcome = sides.outcome
-        metadata: dict[str, Any] = {
-            "variant": cfg.variant,
-            "prompt_family": family,
-            "stance_mode": sides.mode,
-            "replies_total": len(post.replies),
-            "replies_used": len(replies),
-            "P": [s.reply.id for s in sides.p],
-            "N": [s.reply.id for s in sides.n],
-            "stance_scores": {s.reply.id: s.score for s in outcome.scored} if outcome else None,
-            "stance_errors": outcome.errors if outcome else {},
-            "rounds_run": result.rounds_run,
-            "debate_rounds": result.last_round,  # update rounds after round 0
-            "transcript": result.transcript.model_dump(mode="json"),
-            "label_map": dict(ANSWER_TO_RUMOR),
-        }
+        metadata = _metadata(cfg, result, sides, family, post, replies)
         evidence = self.evidence(sides)
         decision = result.decision
         if decision is None or decision.label is None:
@@ -261,6 +246,32 @@ class S2MADMethod(BaseMethod):
         return [_evidence(s, p_stance, p_note) for s in sides.p] + [
             _evidence(s, n_stance, n_note) for s in sides.n
         ]
+
+
+def _metadata(
+    cfg: S2MADConfig,
+    result: DebateResult,
+    sides: Sides,
+    family: str,
+    post: Post,
+    replies: list[Reply],
+) -> dict[str, Any]:
+    outcome = sides.outcome
+    return {
+        "variant": cfg.variant,
+        "prompt_family": family,
+        "stance_mode": sides.mode,
+        "replies_total": len(post.replies),
+        "replies_used": len(replies),
+        "P": [s.reply.id for s in sides.p],
+        "N": [s.reply.id for s in sides.n],
+        "stance_scores": {s.reply.id: s.score for s in outcome.scored} if outcome else None,
+        "stance_errors": outcome.errors if outcome else {},
+        "rounds_run": result.rounds_run,
+        "debate_rounds": result.last_round,  # update rounds after round 0
+        "transcript": result.transcript.model_dump(mode="json"),
+        "label_map": dict(ANSWER_TO_RUMOR),
+    }
 
 
 def _evidence(scored: ScoredReply, stance: Stance, note: str) -> Evidence:
