@@ -1,7 +1,7 @@
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from veracity.llm.base import Capabilities, StructuredOutputError, user
 from veracity.llm.structured import complete_structured, extract_json
@@ -60,3 +60,31 @@ async def test_backend_without_json_schema_gets_schema_in_prompt():
     assert "JSON schema" in sent.messages[-1].content and sent.messages[-1].content.startswith(
         "Check this"
     )
+
+
+class Capped(BaseModel):
+    note: str = Field(max_length=100)
+    label: Literal["true", "false"]
+    tags: list[Annotated[str, Field(max_length=10)]] = Field(max_length=2)
+
+
+def test_max_json_chars_bounds_capped_schemas_only():
+    from veracity.llm.structured import _SPACE, max_json_chars, schema_for
+
+    # {} + per property: quotes/colon/comma (4) + 3 whitespace slots + name + value bound
+    note = len("note") + 4 + 3 * _SPACE + 102
+    label = len("label") + 4 + 3 * _SPACE + len('"false"')
+    tags = len("tags") + 4 + 3 * _SPACE + (2 + 2 * (12 + 1 + _SPACE))
+    assert max_json_chars(schema_for(Capped)) == 2 + note + label + tags
+    assert max_json_chars(schema_for(Answer)) is None  # Answer.reason has no cap
+
+
+async def test_constrained_reply_gets_enough_tokens_to_close_capped_strings():
+    from veracity.llm.structured import max_json_chars, schema_for
+
+    llm = ScriptedLLM().queue('{"note": "n", "label": "true", "tags": []}')
+    await complete_structured(llm, [user("q")], Capped, max_tokens=16)
+    assert llm.calls[0].max_tokens == max_json_chars(schema_for(Capped))
+    llm = ScriptedLLM().queue('{"reason": "r", "label": "true"}')
+    await complete_structured(llm, [user("q")], Answer, max_tokens=16)
+    assert llm.calls[0].max_tokens == 16  # unbounded schema: the caller's budget stands

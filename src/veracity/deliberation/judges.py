@@ -57,7 +57,7 @@ class Judge(Protocol):
 JudgePrompt = Callable[["DebateState"], list[Message]]
 
 
-def verdict_model(options: Sequence[str], max_chars: int = 1500) -> type[BaseModel]:
+def verdict_model(options: Sequence[str], max_chars: int = 1000) -> type[BaseModel]:
     """Reason then verdict. The reason is length-capped: constrained decoders enforce the
     cap, so a model cannot loop inside the string until its token budget runs out."""
     return create_model(

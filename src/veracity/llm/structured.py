@@ -47,6 +47,47 @@ def schema_for(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+_SPACE = 22  # llama.cpp's JSON grammar allows up to ~21 whitespace chars between tokens
+
+
+def max_json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> int | None:
+    """Upper bound on the length of a JSON value valid under `schema`, or None if unbounded.
+
+    Strings need ``maxLength`` and arrays ``maxItems`` for a bound. Used to give
+    constrained decoding enough tokens to finish (a token is at least one character, so
+    the bound in characters is also a bound in tokens, escapes aside).
+    """
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return max_json_chars(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            bounds = [max_json_chars(s, defs) for s in schema[key]]
+            return None if None in bounds else max(bounds)  # type: ignore[type-var]
+    if "enum" in schema or "const" in schema:
+        values = schema.get("enum", [schema.get("const")])
+        return max(len(json.dumps(v)) for v in values)
+    kind = schema.get("type")
+    if kind == "string":
+        return schema["maxLength"] + 2 if "maxLength" in schema else None
+    if kind in ("number", "integer", "boolean", "null"):
+        return 24
+    if kind == "array":
+        item = max_json_chars(schema.get("items", {}), defs)
+        if item is None or "maxItems" not in schema:
+            return None
+        return 2 + schema["maxItems"] * (item + 1 + _SPACE)
+    if kind == "object":
+        total = 2
+        for name, sub in schema.get("properties", {}).items():
+            bound = max_json_chars(sub, defs)
+            if bound is None:
+                return None
+            total += len(name) + 4 + 3 * _SPACE + bound
+        return total
+    return None
+
+
 def extract_json(text: str) -> Any:
     """Parse the JSON object in a reply, tolerating code fences and surrounding prose.
 
@@ -103,6 +144,12 @@ async def complete_structured(
         raise ValueError("attempts must be at least 1")
     schema = schema_for(output)
     constrained = llm.capabilities.json_schema
+    if constrained:
+        # Give constrained decoding room to close every (length-capped) string: a reply
+        # cut off by max_tokens can never be valid JSON.
+        bound = max_json_chars(schema)
+        if bound is not None and bound > max_tokens:
+            max_tokens = bound
     convo = list(messages)
     if not constrained:
         convo = [*convo[:-1], user(f"{convo[-1].content}\n\n{_schema_instruction(schema)}")]

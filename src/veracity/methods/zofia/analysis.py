@@ -52,7 +52,7 @@ Judgment = Literal["REAL", "FAKE"]
 
 # Length caps on free text: JSON-schema-constrained decoding enforces them, which stops a
 # small model from looping inside a string until it runs out of tokens.
-SHORT, LONG = 300, 1200
+SHORT, LONG = 250, 800
 
 
 class LinguistReport(BaseModel):
@@ -76,16 +76,14 @@ class ExpertReport(BaseModel):
 class ExtractedClaims(BaseModel):
     core_claim: str = Field(max_length=SHORT)
     sub_claims: list[Annotated[str, Field(max_length=SHORT)]] = Field(
-        default_factory=list, max_length=10
+        default_factory=list, max_length=6
     )
 
 
 class ClaimCheckReply(BaseModel):
     label: Literal["Supports", "Refutes", "Not Enough Information"]
-    reason: str = Field(max_length=SHORT * 2)
-    quotes: list[Annotated[str, Field(max_length=SHORT * 2)]] = Field(
-        default_factory=list, max_length=5
-    )
+    reason: str = Field(max_length=2 * SHORT)
+    quotes: list[Annotated[str, Field(max_length=300)]] = Field(default_factory=list, max_length=3)
 
 
 class ClaimCheck(BaseModel):
