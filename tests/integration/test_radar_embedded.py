@@ -75,4 +75,4 @@ async def test_radar_checks_a_claim_on_the_embedded_model_with_a_local_dense_cor
     assert len(ids) == 3 and "later" not in ids  # the claim date is the cutoff
     assert verdict.confidence is not None and 0.0 < verdict.confidence <= 1.0
     assert meta["tokens"] == verdict.usage.total_tokens > 0
-    assert verdict.usage.searches == 1 and verdict.usage.llm_calls >= 4
+    assert verdict.trace.of_kind("search") and verdict.usage.llm_calls >= 4

@@ -323,5 +323,6 @@ async def test_local_corpus_in_dense_mode_from_the_method_config(tmp_path):
     config = {"corpus": {"index": "radar-test", "indexes_dir": str(tmp_path)}, "top_m": 2}
     verdict = await RadarMethod(llm, config).check(CLAIM)
     assert verdict.error is None and len(verdict.evidence) == 2
-    search = verdict.trace.of_kind("search")[0]
-    assert search.data["mode"] == "dense" and search.name == "local:radar-test"
+    searches = verdict.trace.of_kind("search")
+    assert searches and all(e.name == "local:radar-test" for e in searches)
+    assert all(e.document.metadata["retrieval_mode"] == "dense" for e in verdict.evidence)

@@ -46,6 +46,7 @@ from veracity.methods.radar.roles import (
 from veracity.methods.radar.stopping import RadarStop
 from veracity.prompting import render_input
 from veracity.retrieval.base import Source
+from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Claim, Trace, Verdict
 
 _CITE = re.compile(r"\[E(\d+)\]")
@@ -80,7 +81,10 @@ class _RadarBase(BaseMethod):
             from veracity.retrieval.local import LocalCorpus
 
             c = cfg.corpus
-            return LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
+            # wrapped like the injected sources (retries, rule guard, search accounting)
+            return ensure_managed_source(
+                LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
+            )
         if len(self.sources) == 1:
             return next(iter(self.sources.values()))
         raise MethodConfigError(
