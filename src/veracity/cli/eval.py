@@ -279,7 +279,7 @@ def compare(
         out.print_json(result.model_dump_json())
         return
     if markdown:
-        out.print(to_markdown(result), markup=False, highlight=False)
+        out.print(to_markdown(result), markup=False, highlight=False, soft_wrap=True)
         return
     table = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
                   "p50 / p95 (s)", "cost (USD)")  # fmt: skip
