@@ -45,6 +45,7 @@ def test_compare_two_runs_with_hand_computed_differences(tmp_path):
     assert again.paired[0].ci_low == p.ci_low  # seeded: reproducible
     md = to_markdown(c)
     assert "| b − a | 8 | -0.250 | -0.417 |" in md
+    assert c.runs[0].wall_time_s >= 0 and "| wall time (s) |" in md
 
 
 def test_pairs_use_only_shared_example_ids(tmp_path):

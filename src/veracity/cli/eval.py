@@ -282,12 +282,12 @@ def compare(
         out.print(to_markdown(result), markup=False, highlight=False, soft_wrap=True)
         return
     table = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
-                  "p50 / p95 (s)", "cost (USD)")  # fmt: skip
+                  "p50 / p95 (s)", "wall (s)", "cost (USD)")  # fmt: skip
     for r in result.runs:
         lat = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"
         table.add_row(Path(r.run).name, r.method, r.model, str(r.n), f"{r.accuracy:.3f}",
                       f"{r.macro_f1:.3f}", f"{r.tokens_per_example:,.1f}", lat,
-                      f"{r.cost_usd:.4f}")  # fmt: skip
+                      f"{r.wall_time_s:.0f}", f"{r.cost_usd:.4f}")  # fmt: skip
     out.print(table)
     paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
     for p in result.paired:

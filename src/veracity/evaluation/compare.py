@@ -35,6 +35,7 @@ class RunRow(BaseModel):
     latency_p50_s: float | None
     latency_p95_s: float | None
     cost_usd: float
+    wall_time_s: float  # summed over the run's sessions
 
 
 class Paired(BaseModel):
@@ -75,6 +76,7 @@ def _row(run: RunResult) -> RunRow:
         latency_p50_s=u.latency_p50_s,
         latency_p95_s=u.latency_p95_s,
         cost_usd=u.cost_usd,
+        wall_time_s=run.wall_time_s,
     )
 
 
@@ -180,8 +182,8 @@ def to_markdown(c: Comparison) -> str:
     """The comparison as two Markdown tables."""
     lines = [
         "| run | method | model | n | accuracy | macro-F1 | tokens/example "
-        "| latency p50 / p95 (s) | cost (USD) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| latency p50 / p95 (s) | wall time (s) | cost (USD) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in c.runs:
         p50 = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f}"
@@ -189,7 +191,7 @@ def to_markdown(c: Comparison) -> str:
         lines.append(
             f"| {Path(r.run).name} | {r.method} | {r.model} | {r.n} | {r.accuracy:.3f} "
             f"| {r.macro_f1:.3f} | {r.tokens_per_example:,.1f} | {p50} / {p95} "
-            f"| {r.cost_usd:.4f} |"
+            f"| {r.wall_time_s:.0f} | {r.cost_usd:.4f} |"
         )
     lines += [
         "",
