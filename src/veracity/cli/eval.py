@@ -194,22 +194,10 @@ def eval_(
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
         "data_dir": str(data_dir) if data_dir else None,
     }  # fmt: skip
+    llm = {"model": model, "base_url": base_url, "provider": provider}
     try:
-        cfg = resolve_config(
-            config, out_dir, variant, overrides,
-            {"model": model, "base_url": base_url, "provider": provider},
-        )  # fmt: skip
-        out_path = out_dir or default_out(cfg)
-        if replay_from is not None:
-            # read-only: a request the recorded run never made is an error, not a live call
-            llm = cfg.llm.model_copy(update={"cache_mode": "replay"})
-            cfg = cfg.model_copy(update={"llm": llm})
-        run = prepare_run(cfg, out_path, build=_build_llm, replay_from=replay_from)
-        if retry_errors:
-            keep = [
-                r for r in run.store.read_predictions() if r.status not in ("error", "exception")
-            ]
-            run.store.rewrite_predictions(keep)
+        cfg = resolve_config(config, out_dir, variant, overrides, llm)
+        run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
     _ensure_model(run.config.llm)
@@ -219,6 +207,23 @@ def eval_(
         f"{len(run.examples)} examples ({done} already done), labels {run.space.name}, "
         f"model {run.config.llm.model}, run directory {run.store.path}"
     )
+    _execute(run, concurrency, progress)
+
+
+def _prepare(
+    cfg: ExperimentConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
+) -> PreparedRun:
+    if replay_from is not None:
+        # read-only: a request the recorded run never made is an error, not a live call
+        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
+    run = prepare_run(cfg, out_dir or default_out(cfg), build=_build_llm, replay_from=replay_from)
+    if retry_errors:
+        keep = [r for r in run.store.read_predictions() if r.status not in ("error", "exception")]
+        run.store.rewrite_predictions(keep)
+    return run
+
+
+def _execute(run: PreparedRun, concurrency: int | None, progress: bool) -> None:
     try:
         metrics = _run_with_progress(run, concurrency, progress)
     except KeyboardInterrupt:

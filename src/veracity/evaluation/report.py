@@ -146,8 +146,22 @@ def _paper_context(run: RunResult, paper: PaperTable) -> dict[str, Any]:
     }
 
 
+def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
+    u = run.metrics.usage
+    return [
+        ("tokens / example", f"{u.tokens_per_example:,.1f}"),
+        ("LLM calls / example", f"{u.llm_calls_per_example:.2f}"),
+        ("searches / example", f"{u.searches_per_example:.2f}"),
+        ("prompt + completion tokens", f"{u.prompt_tokens:,} + {u.completion_tokens:,}"),
+        ("cached LLM calls", f"{u.cached_llm_calls:,} of {u.llm_calls:,}"),
+        ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
+        ("cost (USD)", f"{u.cost_usd:.4f} ({u.cost_per_example_usd:.5f} / example)"),
+        ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),
+    ]
+
+
 def _context(run: RunResult) -> dict[str, Any]:
-    m, cfg, u = run.metrics, run.config, run.metrics.usage
+    m, cfg = run.metrics, run.config
     confusion_cols = list(next(iter(m.confusion.values())).keys())
     crashed = [r for r in run.records if r.status == "exception"]
     errors = [r for r in run.records if r.status == "error"]
@@ -187,16 +201,7 @@ def _context(run: RunResult) -> dict[str, Any]:
             (f"{b.lower:.1f}–{b.upper:.1f}", b.count, _fmt(b.mean_score), _fmt(b.mean_target))
             for b in (m.calibration.bins if m.calibration else [])
         ],
-        "usage": [
-            ("tokens / example", f"{u.tokens_per_example:,.1f}"),
-            ("LLM calls / example", f"{u.llm_calls_per_example:.2f}"),
-            ("searches / example", f"{u.searches_per_example:.2f}"),
-            ("prompt + completion tokens", f"{u.prompt_tokens:,} + {u.completion_tokens:,}"),
-            ("cached LLM calls", f"{u.cached_llm_calls:,} of {u.llm_calls:,}"),
-            ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
-            ("cost (USD)", f"{u.cost_usd:.4f} ({u.cost_per_example_usd:.5f} / example)"),
-            ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),
-        ],
+        "usage": _usage_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
         "errors": [(r.id, (r.verdict or {}).get("error", "")) for r in errors[:20]],
         "n_errors": len(errors),

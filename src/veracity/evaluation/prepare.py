@@ -1,0 +1,255 @@
+"""Preparing an evaluation run: everything that can fail before any example is checked.
+
+`prepare_run` resolves the dataset and split, the method and its label space, the
+gold-label mapping, the input kind, the sources and the model, and refuses to resume a
+run directory that holds a different run.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from veracity import registry
+from veracity.config import ConfigError, data_dir
+from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
+from veracity.evaluation.experiment import ExperimentConfig
+from veracity.evaluation.guards import GuardedSource
+from veracity.evaluation.store import RunStore
+from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
+from veracity.llm.base import LLM
+from veracity.methods.base import MethodConfigError, load_method
+from veracity.retrieval.base import Source
+
+# Config keys that must match when a run directory is resumed.
+_RESUME_KEYS = (
+    "method", "method_config", "labels", "gold_map", "dataset", "split", "variant", "sample",
+)  # fmt: skip
+_RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
+
+
+class EvalError(ValueError):
+    """A run that cannot start, with a message saying what to change."""
+
+
+@dataclass
+class PreparedRun:
+    """Everything `execute` needs, resolved and checked."""
+
+    config: ExperimentConfig
+    method: Any  # a veracity.methods.base.Method
+    space: LabelSpace
+    info: DatasetInfo
+    examples: list[Example]
+    gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
+    store: RunStore
+
+    @property
+    def todo(self) -> list[Example]:
+        done = {r.id for r in self.store.read_predictions()}
+        return [e for e in self.examples if e.id not in done]
+
+
+# --------------------------------------------------------------------------- preparation
+
+
+def open_dataset(name: str) -> Dataset:
+    """The registered dataset `name` as an object with `info` and `load`."""
+    if name not in registry.datasets:
+        known = ", ".join(registry.datasets.names()) or "none yet"
+        raise EvalError(f"dataset {name!r} is not registered (registered: {known})")
+    obj = registry.datasets.get(name)
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "load")):
+        obj = obj()  # a loader class or a factory
+    if not isinstance(obj, Dataset):
+        raise EvalError(f"dataset {name!r} does not provide `info` and `load` (see datasets/base)")
+    return obj
+
+
+def select_examples(
+    examples: Sequence[Example], limit: int | None, sample: bool, seed: int
+) -> list[Example]:
+    """The first `limit` examples, or a seeded random sample of `limit` in dataset order."""
+    ids = [e.id for e in examples]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise EvalError(f"the dataset has duplicate example ids (e.g. {dup!r}); runs cannot resume")
+    if limit is None or limit >= len(examples):
+        return list(examples)
+    if limit < 1:
+        raise EvalError("--limit must be at least 1")
+    if not sample:
+        return list(examples[:limit])
+    chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
+    return [examples[i] for i in chosen]
+
+
+def build_method(cfg: ExperimentConfig, llm: LLM | None, sources: dict[str, Source], space: str):
+    """Instantiate the registered method `cfg.method`.
+
+    Label space: ``cfg.labels`` when set; else the dataset's own space if the method
+    accepts it; else the method's default (the gold labels are then mapped).
+    """
+    kwargs: dict[str, Any] = {"sources": sources} if sources else {}
+    mcfg = dict(cfg.method_config)
+    labels = cfg.labels or mcfg.get("labels")
+    try:
+        if labels:
+            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": labels}, **kwargs)
+        try:
+            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": space}, **kwargs)
+        except MethodConfigError:
+            return load_method(cfg.method, llm=llm, config=mcfg, **kwargs)
+    except (MethodConfigError, LabelError) as exc:
+        raise EvalError(str(exc)) from exc
+
+
+def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
+    """Map gold labels from the dataset's space into the method's, or explain why not."""
+    src = get_label_space(dataset_space)
+    if dataset_space == method_space:
+        return src.parse
+    try:
+        return get_label_map(dataset_space, method_space)
+    except LabelError:
+        from veracity.labels import LABEL_MAPS
+
+        targets = sorted({m.target for m in LABEL_MAPS.values() if m.source == dataset_space})
+        hint = f"--labels {' or --labels '.join(targets)}" if targets else "register a LabelMap"
+        raise EvalError(
+            f"the dataset's labels are in {dataset_space!r} but the method answers in "
+            f"{method_space!r}, and no label map connects them; choose the method's label "
+            f"space with {hint} (or --labels {dataset_space} if the method accepts it)"
+        ) from None
+
+
+def build_sources(cfg: ExperimentConfig, cache_path: Path) -> dict[str, Source]:
+    """The config's sources (see `veracity.retrieval.registry_setup`), each wrapped in
+    `GuardedSource`, their HTTP responses kept in `cache_path`.
+
+    The HTTP cache follows the LLM cache mode: replay reads only; otherwise every answer
+    is kept without expiry, so a resumed or replayed run sees the same evidence.
+    """
+    if not cfg.sources:
+        return {}
+    from veracity.retrieval.http import HttpClient
+    from veracity.retrieval.httpparts import HttpConfig
+    from veracity.retrieval.registry_setup import build_sources as build_configured
+
+    mode = {"replay": "replay", "off": "off"}.get(cfg.llm.cache_mode, "auto")
+    http = HttpClient(HttpConfig(cache_mode=mode, cache_path=cache_path, cache_ttl_s=None))
+    try:
+        built = build_configured(cfg.sources, http=http)
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from exc
+    return {name: GuardedSource(source) for name, source in built.items()}
+
+
+def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
+    """Refuse to resume a run directory that was made with a different config."""
+    if not store.exists():
+        return
+    old = store.read_config()
+    new = cfg.model_dump(mode="json")
+    diffs = [k for k in _RESUME_KEYS if old.get(k) != new.get(k)]
+    old_llm, new_llm = old.get("llm") or {}, new["llm"]
+    diffs += [f"llm.{k}" for k in _RESUME_LLM_KEYS if old_llm.get(k) != new_llm.get(k)]
+    if cfg.sample and old.get("seed") != new["seed"]:
+        diffs.append("seed")
+    if diffs:
+        raise EvalError(
+            f"{store.path} holds a run with a different {', '.join(diffs)}; resume it with "
+            f"`veracity eval --out {store.path}` or choose another --out directory"
+        )
+
+
+def prepare_run(
+    cfg: ExperimentConfig,
+    out: str | Path,
+    *,
+    llm: LLM | None = None,
+    build: Callable[[ExperimentConfig, Path], LLM] | None = None,
+    replay_from: str | Path | None = None,
+) -> PreparedRun:
+    """Resolve and check a run before any example is checked.
+
+    Args:
+        cfg: the resolved config (variant already applied).
+        out: the run directory (created; resumed when it holds the same run).
+        llm: the model to use (tests pass a ScriptedLLM); otherwise `build` makes one.
+        build: builds the model from the config and the LLM cache path.
+        replay_from: another run directory whose LLM and HTTP caches are read instead of
+            this run's (set ``cfg.llm.cache_mode`` to "replay" to forbid live calls).
+    """
+    if not cfg.dataset:
+        raise EvalError("no dataset given: use --dataset NAME or `dataset:` in the config")
+    store = RunStore(out)
+    ds = open_dataset(cfg.dataset)
+    info = ds.info
+    split = cfg.split or info.splits[0]
+    if split not in info.splits:
+        raise EvalError(f"dataset {info.name!r} has splits {list(info.splits)}, not {split!r}")
+    cfg = cfg.model_copy(update={"split": split})
+    if cfg.method not in registry.methods:
+        known = ", ".join(registry.methods.names())
+        raise EvalError(f"method {cfg.method!r} is not registered (registered: {known})")
+    caches = _cache_store(store, replay_from)
+    sources = build_sources(cfg, caches.http_cache_path)
+    if llm is None and build is not None:
+        llm = build(cfg, caches.llm_cache_path)
+    method = build_method(cfg, llm, sources, info.label_space)
+    space = method.label_space
+    cfg = cfg.model_copy(update={"labels": space.name})
+    check_resumable(store, cfg)
+    kinds = getattr(method, "input_kinds", None)
+    if kinds is not None and info.input_kind not in kinds:
+        raise EvalError(
+            f"{cfg.method!r} checks {', '.join(kinds)}, {info.name!r} holds {info.input_kind}s"
+        )
+    try:
+        root = data_dir(cfg.data_dir)
+        examples = select_examples(ds.load(split, root), cfg.limit, cfg.sample, cfg.seed)
+    except (DatasetError, ConfigError) as exc:
+        raise EvalError(str(exc)) from exc
+    gold = map_gold(examples, space.name, cfg.gold_map)
+    return PreparedRun(cfg, method, space, info, examples, gold, store)
+
+
+def _cache_store(store: RunStore, replay_from: str | Path | None) -> RunStore:
+    """The run directory whose caches the run reads: its own, or the one replayed."""
+    if replay_from is None:
+        return store
+    caches = RunStore(replay_from)
+    if caches.path.resolve() == store.path.resolve():
+        raise EvalError("replay from another run directory than the one being written")
+    if not caches.llm_cache_path.is_file():
+        raise EvalError(f"{caches.path} has no LLM cache to replay")
+    return caches
+
+
+def map_gold(
+    examples: Sequence[Example], method_space: str, table: dict[str, str] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Example id -> (gold in the method's space, gold as given), via `table` if given."""
+    mappers: dict[str, Callable[[str], str]] = {}
+    gold = {}
+    for ex in examples:
+        if ex.label_space not in mappers and table is not None:
+            try:
+                mappers[ex.label_space] = LabelMap(
+                    name="config gold_map", source=ex.label_space, target=method_space, table=table
+                )
+            except ValidationError as exc:
+                raise EvalError(f"gold_map in the config: {exc}") from exc
+        elif ex.label_space not in mappers:
+            mappers[ex.label_space] = gold_mapper(ex.label_space, method_space)
+        try:
+            gold[ex.id] = (mappers[ex.label_space](ex.label), ex.label)
+        except LabelError as exc:
+            raise EvalError(f"example {ex.id!r}: {exc}") from exc
+    return gold
