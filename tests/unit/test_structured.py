@@ -88,3 +88,16 @@ async def test_constrained_reply_gets_enough_tokens_to_close_capped_strings():
     llm = ScriptedLLM().queue('{"reason": "r", "label": "true"}')
     await complete_structured(llm, [user("q")], Answer, max_tokens=16)
     assert llm.calls[0].max_tokens == 16  # unbounded schema: the caller's budget stands
+
+
+async def test_truncated_reply_is_retried_with_a_larger_budget():
+    from veracity.testing import ScriptedReply
+
+    llm = ScriptedLLM().queue(
+        ScriptedReply('{"reason": "a very long', finish_reason="length"),
+        '{"reason": "short", "label": "false"}',
+    )
+    result = await complete_structured(llm, [user("q")], Answer, max_tokens=100)
+    assert result.value.label == "false"
+    assert [c.max_tokens for c in llm.calls] == [100, 200]
+    assert "cut off" in llm.calls[1].messages[-1].content

@@ -47,6 +47,7 @@ def schema_for(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+MAX_RETRY_TOKENS = 8192  # ceiling when a truncated reply is retried with a larger budget
 _SPACE = 22  # llama.cpp's JSON grammar allows up to ~21 whitespace chars between tokens
 
 
@@ -171,6 +172,11 @@ async def complete_structured(
             value = output.model_validate(extract_json(response.text))
         except (ValueError, ValidationError) as exc:
             problem = _describe(exc)
+            if response.finish_reason == "length":
+                # Cut off by the token limit: the same request would be cut off again, so
+                # the retry gets twice the budget and is told to be brief.
+                max_tokens = min(2 * max_tokens, MAX_RETRY_TOKENS)
+                problem = f"it was cut off at the length limit ({problem}); be much shorter"
             convo = [
                 *convo,
                 assistant(response.text),
