@@ -109,3 +109,37 @@ def test_models_pull_failure_is_clear(monkeypatch):
     monkeypatch.setattr("veracity.llm.models.pull", boom)
     result = runner.invoke(app, ["models", "pull", "--force"])
     assert result.exit_code == 3 and "could not download" in result.output
+
+
+def test_parse_source_options():
+    from veracity.cli.check import parse_source_options
+    from veracity.config import ConfigError
+
+    assert parse_source_options(["web=local:pf", "wikipedia", "w2=web:brave", "x=duckduckgo"]) == {
+        "web": {"type": "local", "index": "pf"},
+        "wikipedia": {"type": "wikipedia"},
+        "w2": {"type": "web", "engine": "brave"},
+        "x": {"type": "duckduckgo"},
+    }
+    with pytest.raises(ConfigError, match="takes no ':' argument"):
+        parse_source_options(["web=brave:x"])
+
+
+def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatch):
+    from veracity.retrieval.local import build_local_corpus
+    from veracity.types import Document
+
+    monkeypatch.setenv("VERACITY_HOME", str(tmp_path))
+    build_local_corpus("tiny", [Document(id="d1", text="The moon orbits Earth.")], mode="bm25")
+    seen = {}
+
+    def fake_load(name, llm=None, config=None, sources=None):
+        seen.update(sources)
+        from veracity.methods.baselines import DirectMethod
+
+        return DirectMethod(llm=llm, config=config, sources=sources)
+
+    monkeypatch.setattr("veracity.cli.check.load_method", fake_load)
+    result = runner.invoke(app, ["check", "x", "--source", "web=local:tiny", "--json"])
+    assert result.exit_code == 0, result.output
+    assert seen["web"].name == "web" and seen["web"].kind == "local"

@@ -21,6 +21,7 @@ from veracity.labels import LABEL_SPACES, LabelError
 from veracity.llm.base import LLMAuthError, ModelNotAvailable
 from veracity.methods.base import MethodConfigError, load_method, method_info
 from veracity.registry import RegistryError
+from veracity.retrieval.registry_setup import build_sources
 from veracity.types import InputError, TraceEvent
 
 
@@ -83,7 +84,14 @@ def check(
     provider: str = typer.Option(
         None, help="endpoint preset: openai, deepseek, vllm, ollama, llamacpp, lmstudio"
     ),
-    config: Path = typer.Option(None, help="run YAML (method, method_config, llm)"),
+    config: Path = typer.Option(None, help="run YAML (method, method_config, llm, sources)"),
+    source: list[str] = typer.Option(
+        None,
+        "--source",
+        "-s",
+        help="evidence source NAME=TYPE, e.g. web=duckduckgo, web=local:INDEX, "
+        "web=web:brave, wikipedia (repeatable; see `veracity sources`)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
@@ -104,7 +112,10 @@ def check(
         from veracity.llm.factory import build_llm
 
         llm = build_llm(llm_cfg, progress=None)
-        m = load_method(method_name, llm=llm, config=method_cfg)
+        sources = build_sources(
+            {**(run_cfg.sources if run_cfg else {}), **parse_source_options(source or [])}
+        )
+        m = load_method(method_name, llm=llm, config=method_cfg, sources=sources)
     except (ConfigError, RegistryError, MethodConfigError, LabelError, ValueError) as exc:
         fail(str(exc))
     _ensure_model(llm_cfg)
@@ -120,6 +131,29 @@ def check(
         out.print(verdict_panel(verdict, item.content))
     if verdict.error:
         raise typer.Exit(1)
+
+
+def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``NAME=TYPE[:ARG]`` options into a sources mapping (see `--source`).
+
+    ``local:X`` names index X, ``web:X`` the web engine X; a bare ``NAME`` uses the
+    source type of that name with its defaults.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        name = name.strip()
+        if not name:
+            raise ConfigError(f"--source {spec!r}: give NAME=TYPE, e.g. web=duckduckgo")
+        kind, _, arg = (rest or name).partition(":")
+        options: dict[str, Any] = {"type": kind.strip()}
+        if arg:
+            key = {"local": "index", "web": "engine", "recorded": "path"}.get(options["type"])
+            if key is None:
+                raise ConfigError(f"--source {spec!r}: {options['type']!r} takes no ':' argument")
+            options[key] = arg.strip()
+        out[name] = options
+    return out
 
 
 def _input_message(exc: Exception) -> str:
@@ -181,4 +215,25 @@ def labels_() -> None:
     table = Table("label space", "labels (veracity score)")
     for space in LABEL_SPACES.values():
         table.add_row(space.name, ", ".join(f"{x} ({space.scores[x]:g})" for x in space.labels))
+    out.print(table)
+
+
+@app.command("sources")
+def sources_() -> None:
+    """List the evidence source types and which web engines have keys set."""
+    from veracity import registry
+    from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
+
+    table = Table("source type", "notes")
+    usable = set(available_web_engines())
+    for name in registry.sources.names():
+        note = ""
+        if name in WEB_ENGINES:
+            var = WEB_ENGINES[name][1]
+            note = "ready" if name in usable else f"needs {var}"
+        elif name == "web":
+            note = f"first ready engine of {', '.join(WEB_ENGINES)}"
+        elif name == "local":
+            note = "a local index built with `veracity index build`"
+        table.add_row(name, note)
     out.print(table)
