@@ -258,3 +258,43 @@ def test_every_variant_resolves():
         cfg = resolve_config({"variant": name})
         assert cfg.variant == name
     assert resolve_config({"variant": "no_web", "use_web": True}).use_web is True
+
+
+async def test_wikipedia_source_is_adapted_for_stage_one(tmp_path):
+    """A (managed) WikipediaSource becomes an Encyclopedia; lookups are traced as searches."""
+    from pathlib import Path
+
+    import httpx
+    import respx
+
+    from veracity import context
+    from veracity.methods.zofia.retrieval import WikipediaEncyclopedia, as_encyclopedia
+    from veracity.retrieval.managed import ManagedSource
+    from veracity.retrieval.wikipedia import WikipediaSource
+    from veracity.testing.contract import http_client_for_tests
+
+    data = Path(__file__).resolve().parents[1] / "data" / "http" / "wikipedia"
+
+    def answer(request):
+        params = dict(request.url.params)
+        if params.get("generator") == "links":
+            return httpx.Response(200, json=json.loads((data / "links_mercury.json").read_text()))
+        name = (
+            "titles_disambiguation.json"
+            if params.get("titles") == "Mercury"
+            else ("titles_primary.json")
+        )
+        return httpx.Response(200, json=json.loads((data / name).read_text()))
+
+    wiki = as_encyclopedia(ManagedSource(WikipediaSource(http=http_client_for_tests(tmp_path))))
+    assert isinstance(wiki, WikipediaEncyclopedia)
+    with respx.mock, context.check_context() as ctx:
+        respx.get("https://en.wikipedia.org/w/api.php").mock(side_effect=answer)
+        senses = await wiki.candidates("Mercury")
+        doc = await wiki.summary("Jaguar", sentences=2)
+    assert [s.title for s in senses][:2] == ["Mercury (element)", "Mercury (planet)"]
+    assert all(s.description.strip() for s in senses)
+    assert doc.title == "Jaguar" and doc.url and doc.text
+    assert ctx.usage.searches == 2
+    with pytest.raises(TypeError):
+        as_encyclopedia(object())

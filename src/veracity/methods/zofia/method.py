@@ -20,7 +20,12 @@ from veracity.methods.zofia.analysis import Analysts, EvidencePool, ExtractedCla
 from veracity.methods.zofia.config import ZoFiaConfig, resolve_config
 from veracity.methods.zofia.debate import build_debate, judge_without_debate
 from veracity.methods.zofia.rag import ClaimRAG
-from veracity.methods.zofia.retrieval import Encyclopedia, EntityGuidedRetrieval, Stage1Result
+from veracity.methods.zofia.retrieval import (
+    Encyclopedia,
+    EntityGuidedRetrieval,
+    Stage1Result,
+    as_encyclopedia,
+)
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
@@ -71,13 +76,15 @@ class ZoFiaMethod(BaseMethod):
                 f"zofia needs an open-web source named {cfg.web_source!r} (a web search engine, "
                 "or a local index standing in for the web), or the variant 'no_web'"
             )
-        wiki = encyclopedia or self.sources.get(cfg.wiki_source)
-        if cfg.use_wikipedia and not (hasattr(wiki, "candidates") and hasattr(wiki, "summary")):
-            raise MethodConfigError(
-                f"zofia needs an encyclopedia (Wikipedia) named {cfg.wiki_source!r} offering "
-                "candidates() and summary(), or the variant 'no_wikipedia'"
-            )
-        self.wiki = wiki if cfg.use_wikipedia else None
+        self.wiki: Encyclopedia | None = None
+        if cfg.use_wikipedia:
+            try:
+                self.wiki = as_encyclopedia(encyclopedia or self.sources.get(cfg.wiki_source))
+            except TypeError as exc:
+                raise MethodConfigError(
+                    f"zofia needs an encyclopedia (Wikipedia) named {cfg.wiki_source!r} "
+                    f"offering candidates() and summary(), or the variant 'no_wikipedia' ({exc})"
+                ) from exc
         self._embedder = embedder
         self._ner = ner
 

@@ -28,7 +28,7 @@ from veracity.nlp.keywords import SCMMRConfig, select_keywords, tfidf_keywords
 from veracity.nlp.salience import hierarchical_salience, local_context, most_salient_sentence
 from veracity.nlp.text import split_sentences
 from veracity.prompting import render_messages
-from veracity.retrieval.base import Query, Source
+from veracity.retrieval.base import Query, Source, SourceBadResponse
 from veracity.types import Document
 
 
@@ -38,6 +38,64 @@ class Encyclopedia(Protocol):
     async def candidates(self, entity: str, limit: int = 10) -> list[SenseCandidate]: ...
 
     async def summary(self, title: str, sentences: int = 3) -> Document: ...
+
+
+class WikipediaEncyclopedia:
+    """`Encyclopedia` over `veracity.retrieval.wikipedia.WikipediaSource`.
+
+    Converts its candidates (a blank description falls back to the page title, which
+    Eq. 7 can still compare) and page summaries into the shapes stage 1 uses, and
+    records each lookup as a search in the check's trace.
+    """
+
+    def __init__(self, wiki: Any, name: str = "wikipedia"):
+        self.wiki = wiki
+        self.name = name
+
+    async def candidates(self, entity: str, limit: int = 10) -> list[SenseCandidate]:
+        found = await self.wiki.candidates(entity, limit=limit)
+        context.current().record_search(
+            name=self.name,
+            cached=False,
+            query={"senses_of": entity},
+            results=[c.title for c in found],
+        )
+        return [
+            SenseCandidate(title=c.title, description=c.description.strip() or c.title, ref=c.url)
+            for c in found
+        ]
+
+    async def summary(self, title: str, sentences: int = 3) -> Document:
+        page = await self.wiki.summary(title, sentences=sentences)
+        context.current().record_search(
+            name=self.name,
+            cached=False,
+            query={"summary_of": title},
+            results=[page.title] if page else [],
+        )
+        if page is None:
+            raise SourceBadResponse(self.name, f"page {title!r} vanished between lookups")
+        return Document(
+            id=f"wikipedia:{page.language}:{page.title}",
+            title=page.title,
+            text=page.extract,
+            url=page.url,
+            source=self.name,
+            metadata={"description": page.description},
+        )
+
+
+def as_encyclopedia(obj: Any) -> Encyclopedia:
+    """`obj` as an Encyclopedia: a (managed) WikipediaSource is adapted, anything that
+    already has candidates() and summary() is used as it is."""
+    from veracity.retrieval.wikipedia import WikipediaSource
+
+    inner = getattr(obj, "inner", obj)
+    if isinstance(inner, WikipediaSource):
+        return WikipediaEncyclopedia(inner, name=getattr(obj, "name", "wikipedia"))
+    if hasattr(obj, "candidates") and hasattr(obj, "summary"):
+        return obj
+    raise TypeError(f"{type(obj).__name__} offers no candidates() and summary()")
 
 
 class Keyword(BaseModel):
