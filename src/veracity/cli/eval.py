@@ -91,8 +91,6 @@ def resolve_config(
         # every response is kept, sampled ones included, so the run can be replayed
         llm = llm.model_copy(update={"cache_mode": "record"})
     data["llm"] = llm.model_dump()
-    if not data.get("name"):
-        data["name"] = ""
     return ExperimentConfig.model_validate(data)
 
 
