@@ -97,4 +97,6 @@ class GuardedSource:
         return await self.inner.search(guard_query(query))
 
     def __getattr__(self, name: str):  # close(), stats() etc. of the wrapped source
+        if name == "inner":  # not yet set (e.g. while copying): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)

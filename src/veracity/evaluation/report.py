@@ -54,7 +54,7 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
         if not cfg.dataset:
             raise
         # the space may be registered by the dataset's loader module: import it
-        from veracity.evaluation.runner import EvalError, open_dataset
+        from veracity.evaluation.prepare import EvalError, open_dataset
 
         try:
             open_dataset(cfg.dataset)
