@@ -223,6 +223,7 @@ def test_runner_applies_guards_to_sources_it_builds(tmp_path):
     for rec in run.store.read_predictions():
         # only the document published before the claim and not from the fact-check site
         assert rec.verdict["metadata"]["docs"] == ["old"]
+        assert rec.usage["searches"] == 1  # recorded once, by the one managed layer
 
 
 def test_finalize_without_predictions_is_an_error(tmp_path):

@@ -129,8 +129,12 @@ def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
 
 
 def build_sources(cfg: ExperimentConfig, cache_path: Path) -> dict[str, Source]:
-    """The config's sources (see `veracity.retrieval.registry_setup`), each wrapped in
-    `GuardedSource`, their HTTP responses kept in `cache_path`.
+    """The config's sources (see `veracity.retrieval.registry_setup`), their HTTP
+    responses kept in `cache_path`.
+
+    Each is `ManagedSource(GuardedSource(source))`: the guards tighten every query before
+    it reaches the service, and the managed layer (retries, search accounting) is the
+    outermost, so methods do not wrap it again.
 
     The HTTP cache follows the LLM cache mode: replay reads only; otherwise every answer
     is kept without expiry, so a resumed or replayed run sees the same evidence.
@@ -139,15 +143,16 @@ def build_sources(cfg: ExperimentConfig, cache_path: Path) -> dict[str, Source]:
         return {}
     from veracity.retrieval.http import HttpClient
     from veracity.retrieval.httpparts import HttpConfig
+    from veracity.retrieval.managed import ManagedSource
     from veracity.retrieval.registry_setup import build_sources as build_configured
 
     mode = {"replay": "replay", "off": "off"}.get(cfg.llm.cache_mode, "auto")
     http = HttpClient(HttpConfig(cache_mode=mode, cache_path=cache_path, cache_ttl_s=None))
     try:
-        built = build_configured(cfg.sources, http=http)
+        built = build_configured(cfg.sources, http=http, managed=False)
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
-    return {name: GuardedSource(source) for name, source in built.items()}
+    return {name: ManagedSource(GuardedSource(source)) for name, source in built.items()}
 
 
 def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
