@@ -151,6 +151,19 @@ def test_keyword_phrases_match_whole_words(corpus):
     assert corpus.search_sync(Query(keywords=("aspiri",), top_k=10), "bm25") == []
 
 
+def test_keyword_matching_agrees_with_a_regex_scan(corpus):
+    import re
+
+    from veracity.retrieval.local import _keyword_mask
+
+    index = corpus.load()
+    texts = [" ".join(c.search_text().lower().split()) for c in index.chunks]
+    for kw in ["aspirin", "stroke", "a", "the", "France.", "in lab", "rehabilitation helps", "s"]:
+        pattern = re.compile(r"(?<!\w)" + re.escape(kw.lower()) + r"(?!\w)")
+        expected = [bool(pattern.search(t)) for t in texts]
+        assert _keyword_mask(index, kw).tolist() == expected, kw
+
+
 def test_text_with_keyword_filter_ranks_only_matching(corpus):
     docs = corpus.search_sync(Query(text="stroke risk", keywords=("exercise",), top_k=5), "dense")
     assert _ids(docs) == ["doc3"]

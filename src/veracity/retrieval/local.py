@@ -92,9 +92,27 @@ def _domain(url: str | None) -> str | None:
     return host.lower().removeprefix("www.") or None
 
 
-def _keyword_pattern(keyword: str) -> re.Pattern[str]:
-    words = keyword.lower().split()
-    return re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)")
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _keyword_mask(index: LocalIndex, keyword: str) -> np.ndarray:
+    """Chunks whose (lower-cased, whitespace-collapsed) text has `keyword` as whole words."""
+    needle = " ".join(keyword.lower().split())
+    blob, mask = index.blob, np.zeros(len(index.chunks), dtype=bool)
+    pos = blob.find(needle)
+    while pos >= 0:  # str.find scans in C; only actual occurrences reach Python
+        end = pos + len(needle)
+        before_ok = pos == 0 or not (_is_word(blob[pos - 1]) and _is_word(needle[0]))
+        after_ok = end == len(blob) or not (_is_word(blob[end]) and _is_word(needle[-1]))
+        if before_ok and after_ok:
+            chunk = int(np.searchsorted(index.offsets, pos, side="right")) - 1
+            mask[chunk] = True
+            if chunk + 1 == len(index.offsets):
+                break
+            pos = int(index.offsets[chunk + 1]) - 1  # one hit per chunk is enough
+        pos = blob.find(needle, pos + 1)
+    return mask
 
 
 class LocalCorpus:
@@ -137,7 +155,8 @@ class LocalCorpus:
         self.folder = index_folder(index, indexes_dir)
         self.name = name or f"local:{self.folder.name}"
         self._index: LocalIndex | None = None
-        self._domains: list[str | None] = []
+        self._domain_names: list[str | None] = []  # distinct domains of the chunks
+        self._domain_ids: np.ndarray = np.zeros(0, dtype=np.int64)  # chunk -> domain index
         self._dates: np.ndarray = np.zeros(0, dtype=np.int64)
         self._stamp: int | None = None
         self._lock = threading.Lock()
@@ -162,7 +181,10 @@ class LocalCorpus:
         with self._lock:
             if self._index is None or stamp != self._stamp:
                 index = LocalIndex.load(self.folder)
-                self._domains = [_domain(c.url) for c in index.chunks]
+                domains = [_domain(c.url) for c in index.chunks]
+                self._domain_names = list(dict.fromkeys(domains))
+                position = {d: i for i, d in enumerate(self._domain_names)}
+                self._domain_ids = np.array([position[d] for d in domains], dtype=np.int64)
                 self._dates = np.array(
                     [
                         c.published_at.date().toordinal() if c.published_at else -1
@@ -227,23 +249,24 @@ class LocalCorpus:
         keep = np.ones(n, dtype=bool)
         keywords = [k for k in query.keywords if k.strip()]
         if keywords:
-            patterns = [_keyword_pattern(k) for k in keywords]
-            test = all if query.operator == "AND" else any
-            keep &= np.fromiter(
-                (test(p.search(t) for p in patterns) for t in index.texts), dtype=bool, count=n
-            )
+            masks = [_keyword_mask(index, k) for k in keywords]
+            combine = np.logical_and if query.operator == "AND" else np.logical_or
+            keep &= combine.reduce(masks)
         if query.before is not None:
             dated = self._dates >= 0
             keep &= ~dated | (self._dates < query.before.toordinal())
             if query.drop_undated:
                 keep &= dated
         if query.include_domains or query.exclude_domains:
-            for i, dom in enumerate(self._domains):
-                excluded = bool(query.exclude_domains) and domain_matches(
-                    dom, query.exclude_domains
-                )
-                included = not query.include_domains or domain_matches(dom, query.include_domains)
-                keep[i] = keep[i] and included and not excluded
+            allowed = np.array(
+                [
+                    (not query.include_domains or domain_matches(d, query.include_domains))
+                    and not domain_matches(d, query.exclude_domains)
+                    for d in self._domain_names
+                ],
+                dtype=bool,
+            )
+            keep &= allowed[self._domain_ids]
         return keep
 
     def _order(self, scores: np.ndarray, eligible: np.ndarray, top_k: int) -> list[int]:

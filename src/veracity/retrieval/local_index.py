@@ -186,7 +186,10 @@ class LocalIndex:
         self.chunks = chunks
         self.bm25 = bm25
         self.embeddings = embeddings
-        self.texts = [c.search_text().lower() for c in chunks]
+        texts = [" ".join(c.search_text().lower().split()) for c in chunks]
+        # all chunk texts in one string (newline-separated) for fast phrase look-ups
+        self.blob = "\n".join(texts)
+        self.offsets = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]], dtype=np.int64)
         self.parent_ids = {c.parent_id for c in chunks}
 
     # ----------------------------------------------------------------- reading
