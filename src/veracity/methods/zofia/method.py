@@ -1,4 +1,4 @@
-"""ZoFia: zero-shot fake-news detection with entity-guided retrieval and multi-LLM interaction.
+"""ZoFia: fake-news detection without training data, from entity-driven search and LLM agents.
 
 Stage 1 (`retrieval.py`) turns the news into a conjunctive entity query for the open
 web and disambiguated Wikipedia summaries. Stage 2 runs the linguist, the domain expert
