@@ -1,7 +1,7 @@
 """Local-corpus retrieval on SciFact: build time, query latency and recall of gold abstracts.
 
 Run: python benchmarks/retrieval.py [--granularity doc|chunk|both] [--chunk-words 100]
-     [--rebuild] [--latency-queries 200]
+     [--rebuild] [--latency-queries 200] [--torch-threads N]
 
 Uses the 5,183-abstract corpus and the train claims in ``$VERACITY_DATA_DIR/scifact``.
 Indexes are kept under ``settings().indexes_dir`` (``bench-scifact-<granularity>``) and
@@ -9,9 +9,10 @@ reused; ``--rebuild`` rebuilds them and times the build. Prints, from one run:
 
 - build time of a BM25-only index and of a hybrid index (BM25 + embeddings), and the
   time spent embedding;
-- query latency p50/p95 per mode (bm25, dense, hybrid) and query type (free text,
-  AND keywords, OR keywords, text with a date cutoff and a domain rule), with ratios to
-  BM25; the embedder's in-memory cache is cleared before each timed pass;
+- query-embedding latency alone, then query latency p50/p95 per mode (bm25, dense,
+  hybrid) and query type (free text, AND keywords, OR keywords, text with a date cutoff
+  and a domain rule), with ratios to BM25; the embedder's in-memory cache is cleared
+  before each timed pass, so dense and hybrid pay for embedding the query;
 - recall@10 and recall@20 of gold abstracts per mode, at document level (chunks of one
   abstract count once), for two gold definitions: the keys of ``evidence`` (claims with
   non-empty evidence) and ``cited_doc_ids`` (all claims).
@@ -98,6 +99,17 @@ def latency(corpus: LocalCorpus, claims: list[dict], n: int) -> dict[tuple[str, 
     return out
 
 
+def query_embedding_latency(claims: list[dict]) -> list[float]:
+    clear_embedding_cache()
+    embedder = get_embedder()
+    out = []
+    for claim in claims:
+        started = time.perf_counter()
+        embedder.embed([claim["claim"] + " (timing)"])
+        out.append(time.perf_counter() - started)
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -127,6 +139,9 @@ def report(label: str, name: str, claims: list[dict], args: argparse.Namespace) 
     m = corpus.manifest
     print(f"\n== {label}: {m.documents} abstracts, {m.chunks} chunks, embedder {m.embedder}")
     lat = latency(corpus, claims, args.latency_queries)
+    embed = query_embedding_latency(claims[: args.latency_queries])
+    p50, p95 = pct(embed, 0.5) * 1e3, pct(embed, 0.95) * 1e3
+    print(f"query embedding alone: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
     print(f"query latency over {args.latency_queries} claims (ms): p50 / p95 / p50 ratio to bm25")
     for qtype in query_types("x y z"):
         base = statistics.median(lat[("bm25", qtype)])
@@ -152,10 +167,23 @@ def main() -> None:
     parser.add_argument("--chunk-words", type=int, default=100)
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--latency-queries", type=int, default=200)
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads for the whole run (default: torch's own choice)",
+    )
     args = parser.parse_args()
+    if args.torch_threads:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     folder = data_dir() / "scifact"
     claims = load_claims(folder)
+    import torch
+
     print(f"SciFact: {len(claims)} train claims; indexes in {settings().indexes_dir}")
+    print(f"torch threads: {torch.get_num_threads()}")
     plans = {"doc": 100_000, "chunk": args.chunk_words}
     chosen = plans if args.granularity == "both" else {args.granularity: plans[args.granularity]}
     for gran, words in chosen.items():
