@@ -264,7 +264,9 @@ class LocalIndex:
                 f"local:{self.manifest.name}",
                 f"embedder gives {vector.shape[0]} dimensions, index has {self.manifest.dim}",
             )
-        return np.asarray(self.embeddings @ vector, dtype=np.float32)
+        # einsum, not BLAS: on a busy shared CPU a threaded BLAS mat-vec was ~13x slower
+        # (8.0 ms vs 0.6 ms for 5,183 x 384 in benchmarks/retrieval.py's setting)
+        return np.einsum("ij,j->i", self.embeddings, vector.astype(np.float32, copy=False))
 
 
 def read_manifest(folder: Path) -> IndexManifest:
