@@ -11,8 +11,10 @@ reused; ``--rebuild`` rebuilds them and times the build. Prints, from one run:
   time spent embedding;
 - query-embedding latency alone, then query latency p50/p95 per mode (bm25, dense,
   hybrid) and query type (free text, AND keywords, OR keywords, text with a date cutoff
-  and a domain rule), with ratios to BM25; the embedder's in-memory cache is cleared
-  before each timed pass, so dense and hybrid pay for embedding the query;
+  and a domain rule), with ratios to BM25. The embedder's in-memory cache is cleared
+  before each mode's pass; within a pass "keywords OR" reuses the query embedding of
+  "keywords AND" and "text+cutoff+domain" that of "text" (same query strings), so those
+  two rows show the search cost without embedding the query;
 - recall@10 and recall@20 of gold abstracts per mode, at document level (chunks of one
   abstract count once), for two gold definitions: the keys of ``evidence`` (claims with
   non-empty evidence) and ``cited_doc_ids`` (all claims).
