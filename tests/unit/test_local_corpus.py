@@ -259,7 +259,7 @@ def test_incremental_add_embeds_only_new_chunks(corpus, monkeypatch):
             embedded.extend(texts)
             return real.embed(texts)
 
-    monkeypatch.setattr("veracity.retrieval.local_index.get_embedder", lambda ref: Counting())
+    monkeypatch.setattr("veracity.retrieval.local_build.get_embedder", lambda ref: Counting())
     before = corpus.manifest.chunks
     new = [_doc(9, "Coffee drinking and sleep quality.", year=2020), DOCS[0]]
     manifest, added, skipped = add_documents("tiny", new)

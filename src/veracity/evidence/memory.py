@@ -179,27 +179,9 @@ class EvidenceMemory:
         docs = list(documents)
         vectors = self._embed_new([n for n in dict.fromkeys(names.values())])
         now = _now()
-        new = dup = 0
         with self._shared.transaction() as db:
-            ids = []
-            for doc in docs:
-                key = _fingerprint(doc)
-                row = db.execute(
-                    "SELECT id FROM evidence WHERE namespace=? AND fingerprint=?",
-                    (self.namespace, key),
-                ).fetchone()
-                if row:
-                    db.execute("UPDATE evidence SET last_seen=? WHERE id=?", (now, row[0]))
-                    ids.append(row[0])
-                    dup += 1
-                    continue
-                cur = db.execute(
-                    "INSERT INTO evidence (namespace, fingerprint, document, query, source,"
-                    " created_at, last_seen) VALUES (?,?,?,?,?,?,?)",
-                    (self.namespace, key, doc.model_dump_json(), query, source, now, now),
-                )
-                ids.append(cur.lastrowid)
-                new += 1
+            ids, new = self._upsert(db, docs, query, source, now)
+            dup = len(ids) - new
             db.executemany(
                 "INSERT OR IGNORE INTO entity_link VALUES (?,?,?,?)",
                 [(self.namespace, norm, raw, i) for raw, norm in names.items() for i in ids],
@@ -220,6 +202,36 @@ class EvidenceMemory:
             "note", "evidence_memory", action="store", new=new, duplicates=dup, entities=list(names)
         )
         return new
+
+    def _upsert(
+        self,
+        db: sqlite3.Connection,
+        docs: list[Document],
+        query: str | None,
+        source: str | None,
+        now: float,
+    ) -> tuple[list[int], int]:
+        """Row ids of `docs` (inserting new ones, touching known ones) and how many were new."""
+        ids: list[int] = []
+        new = 0
+        for doc in docs:
+            key = _fingerprint(doc)
+            row = db.execute(
+                "SELECT id FROM evidence WHERE namespace=? AND fingerprint=?",
+                (self.namespace, key),
+            ).fetchone()
+            if row:
+                db.execute("UPDATE evidence SET last_seen=? WHERE id=?", (now, row[0]))
+                ids.append(row[0])
+                continue
+            cur = db.execute(
+                "INSERT INTO evidence (namespace, fingerprint, document, query, source,"
+                " created_at, last_seen) VALUES (?,?,?,?,?,?,?)",
+                (self.namespace, key, doc.model_dump_json(), query, source, now, now),
+            )
+            ids.append(int(cur.lastrowid or 0))
+            new += 1
+        return ids, new
 
     # ----------------------------------------------------------------- recall
 

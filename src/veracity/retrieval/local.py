@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from veracity import context
 from veracity.config import settings
 from veracity.retrieval.base import Query, SourceError, apply_rules, domain_matches
+from veracity.retrieval.local_build import add_to_index, build_index
 from veracity.retrieval.local_index import (
     BM25Params,
     ChunkingConfig,
@@ -37,8 +38,6 @@ from veracity.retrieval.local_index import (
     IndexNotFound,
     LocalIndex,
     Mode,
-    add_to_index,
-    build_index,
     read_manifest,
 )
 from veracity.types import Document
@@ -347,7 +346,7 @@ def build_local_corpus(
 ) -> LocalCorpus:
     """Index `documents` under `name` and return a `LocalCorpus` over the new index.
 
-    See `veracity.retrieval.local_index.build_index` for the arguments and errors.
+    See `veracity.retrieval.local_build.build_index` for the arguments and errors.
     """
     folder = index_folder(name, indexes_dir)
     build_index(
