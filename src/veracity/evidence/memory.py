@@ -22,21 +22,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from veracity import context
 from veracity.config import settings
 from veracity.evidence.memory_db import EvidenceMemoryError, SharedConnection
+from veracity.evidence.memory_models import (
+    MatchKind,
+    MemoryConfig,
+    MemoryHit,
+    MemoryStats,
+    normalise_entity,
+)
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.types import Document
 
@@ -50,64 +52,9 @@ __all__ = [
     "normalise_entity",
 ]
 
-MatchKind = Literal["exact", "normalised", "semantic"]
-_RANK = {"exact": 0, "normalised": 1, "semantic": 2}
-
-
-class MemoryConfig(BaseModel):
-    """Options of an `EvidenceMemory`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: Path | None = None  # default: <settings().home>/memory/evidence.sqlite
-    namespace: str = Field(default="default", min_length=1)
-    embedder: str | None = "all-MiniLM-L6-v2"  # None: exact and normalised matching only
-    similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # cosine, entity names
-    ttl_s: float | None = Field(default=None, gt=0)  # None: evidence never expires
-    max_per_entity: int = Field(default=5, ge=1)  # newest items recalled per entity
-    max_results: int = Field(default=20, ge=1)
-
-
-class MemoryHit(BaseModel):
-    """One recalled piece of evidence and why it matched."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    document: Document
-    entity: str  # the stored entity it is filed under
-    matched: str  # the entity asked for
-    match: MatchKind
-    similarity: float
-    query: str | None = None
-    source: str | None = None
-    stored_at: datetime
-
-
-class MemoryStats(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    namespace: str
-    entries: int
-    entities: int
-    stored: int
-    duplicates: int
-    recalls: int
-    hits: int
-    misses: int
-    searches_saved: int
-    purged: int
-
 
 def _now() -> float:
     return time.time()
-
-
-def normalise_entity(name: str) -> str:
-    """Case-folded, accent-free, punctuation-free name without a leading article."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    text = " ".join(re.sub(r"[^\w]+", " ", text).split())
-    return re.sub(r"^(?:the|a|an) ", "", text)
 
 
 def _fingerprint(doc: Document) -> str:
@@ -118,6 +65,9 @@ def _fingerprint(doc: Document) -> str:
 
 def _query_key(query: str) -> str:
     return " ".join(query.split()).casefold()
+
+
+_RANK = {"exact": 0, "normalised": 1, "semantic": 2}
 
 
 class EvidenceMemory:

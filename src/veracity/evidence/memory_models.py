@@ -1,0 +1,67 @@
+"""Records and options of the evidence memory (see `veracity.evidence.memory`)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.types import Document
+
+MatchKind = Literal["exact", "normalised", "semantic"]
+
+
+class MemoryConfig(BaseModel):
+    """Options of an `EvidenceMemory`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path | None = None  # default: <settings().home>/memory/evidence.sqlite
+    namespace: str = Field(default="default", min_length=1)
+    embedder: str | None = "all-MiniLM-L6-v2"  # None: exact and normalised matching only
+    similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # cosine, entity names
+    ttl_s: float | None = Field(default=None, gt=0)  # None: evidence never expires
+    max_per_entity: int = Field(default=5, ge=1)  # newest items recalled per entity
+    max_results: int = Field(default=20, ge=1)
+
+
+class MemoryHit(BaseModel):
+    """One recalled piece of evidence and why it matched."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document: Document
+    entity: str  # the stored entity it is filed under
+    matched: str  # the entity asked for
+    match: MatchKind
+    similarity: float
+    query: str | None = None
+    source: str | None = None
+    stored_at: datetime
+
+
+class MemoryStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: str
+    entries: int
+    entities: int
+    stored: int
+    duplicates: int
+    recalls: int
+    hits: int
+    misses: int
+    searches_saved: int
+    purged: int
+
+
+def normalise_entity(name: str) -> str:
+    """Case-folded, accent-free, punctuation-free name without a leading article."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = " ".join(re.sub(r"[^\w]+", " ", text).split())
+    return re.sub(r"^(?:the|a|an) ", "", text)
