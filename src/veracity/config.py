@@ -143,6 +143,10 @@ class RunConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
     dataset: str | None = None
+    dataset_options: dict[str, Any] = Field(default_factory=dict)  # extra loader arguments
+    # Give each example's gold evidence to the method (Claim.evidence): the papers'
+    # "full evidence" settings. Off by default: methods retrieve their own evidence.
+    gold_evidence: bool = False
     split: str | None = None
     limit: int | None = None
     seed: int = 0

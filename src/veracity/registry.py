@@ -56,6 +56,10 @@ class Registry(Generic[T]):
         self._items.setdefault(name, obj)
         return self._items[name]
 
+    def entry_point_names(self) -> list[str]:
+        """Names registered through entry points (installed packages), not at run time."""
+        return sorted(self._eps())
+
     def names(self) -> list[str]:
         return sorted(set(self._items) | set(self._eps()))
 

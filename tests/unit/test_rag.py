@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from veracity.evaluation.guards import EvalGuards, eval_guards
 from veracity.methods.base import MethodConfigError, load_method
+from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 from veracity.types import Claim, Document
 

@@ -10,12 +10,12 @@ import pytest
 import yaml
 from _eval_fixtures import SEARCH_SOURCE, TOY, config, scripted_llm
 
-from veracity.evaluation.guards import EvalGuards, eval_guards, guard_query
 from veracity.evaluation.runner import EvalError, finalize, prepare_run, run_session
 from veracity.evaluation.store import RunStore, RunStoreError
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval.base import Query
+from veracity.retrieval.guards import EvalGuards, eval_guards, guard_query
 
 
 def _run(cfg, out, llm=None, **kw):
@@ -229,3 +229,78 @@ def test_runner_applies_guards_to_sources_it_builds(tmp_path):
 def test_finalize_without_predictions_is_an_error(tmp_path):
     with pytest.raises(RunStoreError, match="no predictions"):
         finalize(RunStore(tmp_path))
+
+
+def test_gold_evidence_setting_hands_evidence_to_the_method_or_refuses(tmp_path):
+    from _eval_fixtures import ToyDataset
+
+    from veracity import registry
+    from veracity.datasets.base import Example
+    from veracity.evaluation.prepare import with_gold_evidence
+    from veracity.types import Claim, Document, Post
+
+    class WithEvidence(ToyDataset):
+        def load(self, split=None, data_dir=None, **options):
+            rows = super().load(split, data_dir)
+            return [
+                e.model_copy(update={"evidence": [Document(id=f"g{e.id}", text=f"gold {e.id}")]})
+                for e in rows
+            ]
+
+    registry.datasets.register("toy_gold", WithEvidence(name="toy_gold"))
+    llm = scripted_llm()
+    run, m = _run(config(tmp_path, dataset="toy_gold", gold_evidence=True), tmp_path / "g", llm)
+    assert m.n == 8
+    assert all(e.input.evidence[0].text == f"gold {e.id}" for e in run.examples)
+    # the toy dataset has no evidence texts: the setting is refused up front
+    with pytest.raises(EvalError, match="no gold evidence"):
+        prepare_run(config(tmp_path, gold_evidence=True), tmp_path / "n", llm=llm)
+    post = Example(id="p", input=Post(text="p"), label="rumor", label_space="rumor")
+    with pytest.raises(EvalError, match="goes with claims"):
+        with_gold_evidence(post)
+    assert (
+        with_gold_evidence(
+            Example(
+                id="c",
+                input=Claim(text="c"),
+                label="true",
+                label_space="true_false",
+                evidence=[Document(id="d", text="t")],
+            )
+        )
+        .input.evidence[0]
+        .id
+        == "d"
+    )
+
+
+def test_dataset_options_the_loader_does_not_take_fail_clearly(tmp_path):
+    with pytest.raises(EvalError, match="dataset_options"):
+        prepare_run(
+            config(tmp_path, dataset_options={"nonsense": 1}), tmp_path / "o", llm=scripted_llm()
+        )
+
+
+def test_example_level_exclusions_join_the_dataset_guards():
+    from veracity.datasets.base import DatasetInfo, Example
+    from veracity.evaluation.runner import guards_for
+    from veracity.types import Claim
+
+    info = DatasetInfo(
+        name="x",
+        label_space="true_false",
+        splits=("a",),
+        input_kind="claim",
+        folder="x",
+        exclude_domains=("politifact.com",),
+    )
+    ex = Example(
+        id="e",
+        input=Claim(text="c", date=dt.date(2021, 3, 4)),
+        label="true",
+        label_space="true_false",
+        metadata={"exclude_domains": ["fullfact.org"]},
+    )
+    guards = guards_for(ex, info)
+    assert guards.exclude_domains == ("politifact.com", "fullfact.org")
+    assert guards.before == dt.date(2021, 3, 4)

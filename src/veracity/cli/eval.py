@@ -185,12 +185,18 @@ def eval_(
         None, help="replay the LLM responses recorded in this run directory"
     ),
     progress: bool = typer.Option(True, help="show the progress bar"),
+    gold_evidence: bool = typer.Option(
+        None,
+        "--gold-evidence/--retrieved-evidence",
+        help="give each claim its gold evidence (full-evidence settings) or let the method "
+        "retrieve (default)",
+    ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
     overrides = {
         "method": method, "dataset": dataset, "split": split, "limit": limit,
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
-        "data_dir": str(data_dir) if data_dir else None,
+        "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
     }  # fmt: skip
     llm = {"model": model, "base_url": base_url, "provider": provider}
     try:

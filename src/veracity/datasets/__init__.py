@@ -56,9 +56,15 @@ def get_dataset(name: str) -> Dataset:
     return obj
 
 
-def list_datasets() -> list[DatasetInfo]:
-    """Info of every registered dataset, sorted by name."""
-    return [get_dataset(name).info for name in registry.datasets.names()]
+def list_datasets(*, installed_only: bool = False) -> list[DatasetInfo]:
+    """Info of every registered dataset, sorted by name.
+
+    Args:
+        installed_only: only those registered through entry points, leaving out datasets
+            registered at run time (e.g. by tests or notebooks).
+    """
+    names = registry.datasets.entry_point_names() if installed_only else registry.datasets.names()
+    return [get_dataset(name).info for name in names]
 
 
 def load_dataset(

@@ -6,7 +6,7 @@
 - `report`, `plots`: `veracity report` (Markdown and self-contained HTML).
 - `compare`: `veracity compare` with paired bootstrap intervals.
 - `experiment`: experiment configs with variants and the papers' reported numbers.
-- `guards`: the leakage-guard contract that retrieving methods apply to their queries.
 
-This package imports nothing heavy on purpose: methods import `guards` from here.
+The leakage-guard contract the runner sets for retrieving methods lives in
+`veracity.retrieval.guards`, so that methods never import from evaluation.
 """

@@ -19,16 +19,18 @@ from veracity import registry
 from veracity.config import ConfigError, data_dir
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
 from veracity.evaluation.experiment import ExperimentConfig
-from veracity.evaluation.guards import GuardedSource
 from veracity.evaluation.store import RunStore
 from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.retrieval.base import Source
+from veracity.retrieval.guards import GuardedSource
+from veracity.types import Claim
 
 # Config keys that must match when a run directory is resumed.
 _RESUME_KEYS = (
     "method", "method_config", "labels", "gold_map", "dataset", "split", "variant", "sample",
+    "gold_evidence", "dataset_options",
 )  # fmt: skip
 _RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
 
@@ -218,11 +220,35 @@ def prepare_run(
         )
     try:
         root = data_dir(cfg.data_dir)
-        examples = select_examples(ds.load(split, root), cfg.limit, cfg.sample, cfg.seed)
+        loaded = ds.load(split, root, **cfg.dataset_options)
+        examples = select_examples(loaded, cfg.limit, cfg.sample, cfg.seed)
+    except TypeError as exc:  # an option the loader does not take
+        raise EvalError(f"dataset_options for {info.name!r}: {exc}") from exc
     except (DatasetError, ConfigError) as exc:
         raise EvalError(str(exc)) from exc
+    if cfg.gold_evidence:
+        examples = [with_gold_evidence(e) for e in examples]
     gold = map_gold(examples, space.name, cfg.gold_map)
     return PreparedRun(cfg, method, space, info, examples, gold, store)
+
+
+def with_gold_evidence(example: Example) -> Example:
+    """The example with its gold evidence handed to the method as `Claim.evidence`.
+
+    Raises:
+        EvalError: the example is not a claim, or the dataset gives it no evidence texts.
+    """
+    item = example.input
+    if not isinstance(item, Claim):
+        raise EvalError(f"gold evidence goes with claims; {example.id} is a {item.kind}")
+    if not example.evidence:
+        raise EvalError(
+            f"example {example.id} has no gold evidence texts; this dataset cannot run the "
+            "gold-evidence setting"
+        )
+    return example.model_copy(
+        update={"input": item.model_copy(update={"evidence": example.evidence})}
+    )
 
 
 def _cache_store(store: RunStore, replay_from: str | Path | None) -> RunStore:

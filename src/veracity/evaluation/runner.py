@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.evaluation.guards import EvalGuards, eval_guards
 from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.prepare import (
     EvalError,
@@ -38,6 +37,7 @@ from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
 from veracity.labels import LabelSpace, get_label_space
 from veracity.llm.base import LLMAuthError, ModelNotAvailable
 from veracity.retrieval.base import SourceAuthError
+from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.types import Verdict
 
 # Errors that concern the whole run, not one example: they stop the run.
@@ -95,7 +95,11 @@ class RunningStats:
 
 
 def guards_for(example: Example, info: DatasetInfo) -> EvalGuards:
-    return EvalGuards(before=example.input.cutoff, exclude_domains=tuple(info.exclude_domains))
+    """The dataset's excluded domains plus any the example names (e.g. the site of its
+    own fact-check article), and the example's date as the evidence cutoff."""
+    own = example.metadata.get("exclude_domains") or ()
+    domains = tuple(dict.fromkeys([*info.exclude_domains, *own]))
+    return EvalGuards(before=example.input.cutoff, exclude_domains=domains)
 
 
 async def check_one(run: PreparedRun, example: Example) -> PredictionRecord:

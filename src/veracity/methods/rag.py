@@ -5,7 +5,7 @@ the top-k passages and asks for the label and the numbers of the passages it rel
 The cited passages become the verdict's evidence; the label's token probabilities give
 the veracity score and confidence, as in the ``direct`` baseline.
 
-Every query goes through `veracity.evaluation.guards.guard_query`, so during an
+Every query goes through `veracity.retrieval.guards.guard_query`, so during an
 evaluation the example's date cutoff and the dataset's excluded domains apply.
 """
 
@@ -17,7 +17,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
-from veracity.evaluation.guards import guard_query
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.llm.probs import choice_probabilities
@@ -25,6 +24,7 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
+from veracity.retrieval.guards import guard_query
 from veracity.types import CheckInput, Document, Evidence, Verdict
 
 

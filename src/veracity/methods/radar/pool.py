@@ -16,11 +16,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity import context
-from veracity.evaluation.guards import guard_query
 from veracity.methods.base import MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Query, Source
+from veracity.retrieval.guards import guard_query
 from veracity.types import Claim, Document, Evidence
 
 CHARS_PER_TOKEN = 4

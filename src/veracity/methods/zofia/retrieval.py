@@ -17,7 +17,6 @@ from typing import Annotated, Any, Protocol
 from pydantic import BaseModel, Field
 
 from veracity import context
-from veracity.evaluation.guards import guard_query
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
@@ -29,6 +28,7 @@ from veracity.nlp.salience import hierarchical_salience, local_context, most_sal
 from veracity.nlp.text import split_sentences
 from veracity.prompting import render_messages
 from veracity.retrieval.base import Query, Source, SourceBadResponse
+from veracity.retrieval.guards import guard_query
 from veracity.types import Document
 
 

@@ -12,7 +12,7 @@ example in a context variable:
 
 A method that searches applies the guards to every query it builds::
 
-    from veracity.evaluation.guards import guard_query
+    from veracity.retrieval.guards import guard_query
 
     docs = await source.search(guard_query(Query(text=claim.text)))
 
