@@ -97,8 +97,12 @@ def test_build_persists_under_indexes_dir(corpus):
 
 
 async def test_bm25_search_shape_and_trace(corpus):
+    from veracity.retrieval.managed import ManagedSource
+
     with context.check_context() as ctx:
-        docs = await corpus.search(Query(text="aspirin lowers stroke in older adults", top_k=3))
+        docs = await ManagedSource(corpus).search(
+            Query(text="aspirin lowers stroke in older adults", top_k=3)
+        )
     assert _ids(docs)[0] == "doc0"
     first = docs[0]
     assert first.id == "doc0#0" and first.source == "local:tiny"
@@ -106,9 +110,10 @@ async def test_bm25_search_shape_and_trace(corpus):
     assert first.metadata["chunk_index"] == 0 and first.metadata["char_start"] == 0
     assert first.score is not None and first.score >= docs[-1].score
     event = ctx.trace.of_kind("search")[0]
-    assert event.name == "local:tiny" and event.data["mode"] == "hybrid"
-    assert event.data["results"] == [d.id for d in docs]
-    assert ctx.usage.searches == 1
+    assert event.name == "local:tiny" and event.data["source_kind"] == "local"
+    assert [r["id"] for r in event.data["results"]] == [d.id for d in docs]
+    assert ctx.usage.searches == 1  # recorded once, by the wrapper
+    assert {d.metadata["retrieval_mode"] for d in docs} == {"hybrid"}
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])

@@ -26,7 +26,6 @@ from urllib.parse import urlparse
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
 from veracity.config import settings
 from veracity.retrieval.base import Query, SourceError, apply_rules, domain_matches
 from veracity.retrieval.local_build import add_to_index, build_index
@@ -208,14 +207,9 @@ class LocalCorpus:
             IndexCorrupt: its files are damaged or inconsistent.
             SourceError: the mode needs embeddings the index does not have.
         """
-        mode, results = await asyncio.to_thread(self._search_in_thread, query)
-        context.current().record_search(
-            name=self.name,
-            cached=False,
-            query=query.model_dump(mode="json"),
-            mode=mode,
-            results=[d.id for d in results],
-        )
+        # Like every raw source it does not record the search: `ManagedSource` (which
+        # methods and the runner wrap sources in) does, once.
+        _mode, results = await asyncio.to_thread(self._search_in_thread, query)
         return results
 
     def _search_in_thread(self, query: Query) -> tuple[Mode, list[Document]]:

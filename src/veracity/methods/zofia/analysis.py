@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from veracity import context
-from veracity.evidence.quotes import find_quote
+from veracity.evidence.quotes import QuoteError, find_quote
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
@@ -226,7 +226,10 @@ def _quoted_evidence(quote: str, chunks: list[Document], label: str) -> Evidence
     """Attach a quote to the passage it came from, checking it really occurs there."""
     best: tuple[float, Document | None, str | None] = (0.0, None, None)
     for chunk in chunks:
-        match = find_quote(quote, chunk.text)
+        try:
+            match = find_quote(quote, chunk.text)
+        except QuoteError:  # nothing checkable in the quote (e.g. only punctuation)
+            break
         if match.found:
             return Evidence(
                 document=chunk,
