@@ -15,9 +15,8 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
-from veracity.llm.probs import choice_probabilities
-from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.labelling import ask_label
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.types import CheckInput, Verdict
 
@@ -59,27 +58,18 @@ class _PromptedBaseline(BaseMethod):
             input=render_input(item, max_chars=cfg.max_input_chars),
             max_words=getattr(cfg, "max_reasoning_words", 0),
         )
-        wants_probs = self.llm.capabilities.logprobs and cfg.top_logprobs > 0
-        result = await complete_structured(
+        answer = await ask_label(
             self.llm,
             messages,
             _answer_model(space, self.reasoning),
+            space,
+            tag=self.name,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            logprobs=wants_probs,
-            top_logprobs=cfg.top_logprobs if wants_probs else None,
-            tag=self.name,
+            top_logprobs=cfg.top_logprobs,
         )
-        label = space.parse(result.value.label)
-        probs = choice_probabilities(result.response, space.labels, field="label")
-        if probs is not None:
-            ctx.event("decision", self.name, probabilities=probs.probs, estimator=probs.method)
         return self.verdict(
-            label=label,
-            score=space.expected_score(probs.probs) if probs else space.score(label),
-            confidence=probs.probs[label] if probs else None,
-            probabilities=probs.probs if probs else None,
-            rationale=getattr(result.value, "reasoning", ""),
+            **answer.verdict_fields(), rationale=getattr(answer.value, "reasoning", "")
         )
 
 

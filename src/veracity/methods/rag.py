@@ -19,9 +19,8 @@ from pydantic import BaseModel, Field, create_model
 from veracity.context import CheckContext
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
-from veracity.llm.probs import choice_probabilities
-from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.labelling import ask_label
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.guards import guard_query
@@ -44,7 +43,7 @@ class RagConfig(MethodConfig):
 def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     if reasoning:
-        fields["reasoning"] = (str, Field(description="a short justification"))
+        fields["reasoning"] = (str, Field(max_length=1000, description="a short justification"))
     number = Annotated[int, Field(ge=1, le=max(n_passages, 1))]
     fields["cited"] = (
         list[number],  # type: ignore[valid-type]
@@ -103,28 +102,20 @@ class RagMethod(BaseMethod):
             reasoning=cfg.reasoning,
             max_words=cfg.max_reasoning_words,
         )
-        wants_probs = self.llm.capabilities.logprobs and cfg.top_logprobs > 0
-        result = await complete_structured(
+        answer = await ask_label(
             self.llm,
             messages,
             _answer_model(space, len(docs), cfg.reasoning),
+            space,
+            tag=self.name,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            logprobs=wants_probs,
-            top_logprobs=cfg.top_logprobs if wants_probs else None,
-            tag=self.name,
+            top_logprobs=cfg.top_logprobs,
         )
-        label = space.parse(result.value.label)
-        probs = choice_probabilities(result.response, space.labels, field="label")
-        if probs is not None:
-            ctx.event("decision", self.name, probabilities=probs.probs, estimator=probs.method)
-        cited = list(dict.fromkeys(result.value.cited))  # in order, without repeats
+        cited = list(dict.fromkeys(answer.value.cited))  # in order, without repeats
         return self.verdict(
-            label=label,
-            score=space.expected_score(probs.probs) if probs else space.score(label),
-            confidence=probs.probs[label] if probs else None,
-            probabilities=probs.probs if probs else None,
-            rationale=getattr(result.value, "reasoning", ""),
+            **answer.verdict_fields(),
+            rationale=getattr(answer.value, "reasoning", ""),
             evidence=[Evidence(document=docs[i - 1]) for i in cited],
             metadata={"retrieved": [d.id for d in docs], "cited": cited},
         )
