@@ -1,0 +1,146 @@
+"""``react``: the ReAct baseline — search as needed, then answer.
+
+The model runs a thought → search → observation loop (`deliberation.react`) over the
+method's sources, one tool per source, until it chooses to finish or the step budget is
+spent; then a final, label-constrained question over the whole trajectory gives the
+verdict. Everything the searches returned becomes the verdict's evidence; the trajectory
+is in the trace. Usable on any label space.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, create_model
+
+from veracity.context import CheckContext
+from veracity.deliberation.react import SourceTool, react_loop
+from veracity.llm.base import LLM
+from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.labelling import ask_label
+from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.retrieval.base import Source
+from veracity.types import CheckInput, Evidence, Verdict
+
+# What each kind of source is good for, as the model sees it in the tool list.
+_TOOL_HINTS = {
+    "wikipedia": "encyclopedia articles: people, places, organisations, events, concepts",
+    "web": "general web search: news, official pages, recent events",
+    "local": "a local document collection",
+    "scholarly": "scientific papers and abstracts",
+    "social": "social-media discussions",
+    "factcheck": "published fact-checks",
+    "memory": "documents in memory",
+}
+
+
+class ReActConfig(MethodConfig):
+    max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
+    top_k: int = Field(default=3, ge=1, le=20)  # results per search
+    max_result_chars: int = 500  # each result's text in an observation
+    max_trajectory_chars: int = 6000  # trajectory shown to the final answer
+    max_input_chars: int = 4000
+    temperature: float = 0.0
+    max_tokens: int = 400
+    top_logprobs: int = 10
+    tools: list[str] | None = None  # which sources become tools (None: all)
+
+
+class ReActMethod(BaseMethod):
+    """Reason-and-act over search tools, then a labelled answer."""
+
+    name = "react"
+    config_class = ReActConfig
+    description = "ReAct: think, search the sources as needed, then answer (baseline)"
+    config: ReActConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        chosen = self.config.tools or list(self.sources)
+        missing = [n for n in chosen if n not in self.sources]
+        if missing or not chosen:
+            have = ", ".join(self.sources) or "none"
+            raise MethodConfigError(
+                f"react needs sources to search (asked for {missing or 'any'}; given: {have})"
+            )
+        self.tool_sources = {n: self.sources[n] for n in chosen}
+
+    def _tools(self, item: CheckInput) -> list[SourceTool]:
+        tools = []
+        for name, source in self.tool_sources.items():
+            kind = getattr(source, "kind", "")
+            hint = _TOOL_HINTS.get(kind, f"{kind or 'a'} source")
+            tools.append(
+                SourceTool(
+                    source,
+                    re.sub(r"\W+", "_", f"search_{name}"),
+                    hint,
+                    top_k=self.config.top_k,
+                    max_chars=self.config.max_result_chars,
+                    before=item.cutoff,
+                )
+            )
+        return tools
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg, space = self.config, self.label_space
+        tools = self._tools(item)
+        shown = render_input(item, max_chars=cfg.max_input_chars)
+        kind = input_kind_name(item)
+        opening = render_messages(
+            "veracity.methods",
+            "react.j2",
+            tools=[{"name": t.name, "description": t.description} for t in tools],
+            max_steps=cfg.max_steps,
+            kind=kind,
+            input=shown,
+        )
+        trajectory = await react_loop(
+            self.llm,
+            opening,
+            tools,
+            max_steps=cfg.max_steps,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            tag=self.name,
+        )
+        output = create_model(
+            "ReActAnswer",
+            summary=(str, Field(max_length=1200, description="the decisive evidence")),
+            label=(space.literal(), Field(description="the chosen label")),
+        )
+        answer = await ask_label(
+            self.llm,
+            render_messages(
+                "veracity.methods",
+                "react_answer.j2",
+                kind=kind,
+                input=shown,
+                trajectory=trajectory.render(cfg.max_trajectory_chars),
+                labels=space.describe(),
+            ),
+            output,
+            space,
+            tag=f"{self.name}:answer",
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            top_logprobs=cfg.top_logprobs,
+        )
+        return self.verdict(
+            **answer.verdict_fields(),
+            rationale=answer.value.summary,
+            evidence=[Evidence(document=d) for d in trajectory.documents],
+            metadata={
+                "steps": len(trajectory.steps),
+                "finished": trajectory.finished,
+                "searches": [(s.action, s.input) for s in trajectory.steps if s.observation],
+            },
+        )
