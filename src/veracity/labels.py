@@ -373,6 +373,13 @@ LABEL_MAPS: dict[str, LabelMap] = {
             "rumors, confirmed-true ones as non-rumors (our convention; stated in reports)",
         ),
         _map(
+            "true_half_false_to_toe3",
+            "true_half_false",
+            "true_uncertain_false",
+            {"TRUE": "true", "HALF-TRUE": "uncertain", "FALSE": "false"},
+            "PolitiFact-Hidden (TRACER labels) read in ToE's space",
+        ),
+        _map(
             "toe3_to_true_half_false",
             "true_uncertain_false",
             "true_half_false",
