@@ -157,7 +157,7 @@ class Document(_Strict):
     text: str
     title: str = ""
     url: str | None = None
-    source: str = "unknown"  # source kind, e.g. "wikipedia", "brave", "local:scifact"
+    source: str = "unknown"  # the source instance that found it: "wikipedia", "local:scifact"
     published_at: datetime | None = None
     retrieved_at: datetime | None = None
     score: float | None = None
