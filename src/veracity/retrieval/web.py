@@ -143,17 +143,10 @@ class BraveOptions(WebOptions):
     extra_snippets: bool = True
 
 
-class BraveSearchSource(WebSearchSource):
-    """Brave Search web results (``BRAVE_API_KEY``).
+class KeyedWebSearchSource(WebSearchSource):
+    """A web engine that needs an API key: from the argument or the class's `env_var`."""
 
-    Cutoff in the call: ``freshness=1970-01-01to<day before cutoff>``. Dates come from
-    each result's ``page_age`` (ISO) or, failing that, ``age``.
-    """
-
-    default_name = "brave"
-    Options = BraveOptions
-    endpoint = "https://api.search.brave.com/res/v1/web/search"
-    env_var = "BRAVE_API_KEY"
+    env_var: str = ""
 
     def __init__(
         self,
@@ -165,6 +158,19 @@ class BraveSearchSource(WebSearchSource):
     ):
         super().__init__(http=http, name=name, **options)
         self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
+
+
+class BraveSearchSource(KeyedWebSearchSource):
+    """Brave Search web results (``BRAVE_API_KEY``).
+
+    Cutoff in the call: ``freshness=1970-01-01to<day before cutoff>``. Dates come from
+    each result's ``page_age`` (ISO) or, failing that, ``age``.
+    """
+
+    default_name = "brave"
+    Options = BraveOptions
+    endpoint = "https://api.search.brave.com/res/v1/web/search"
+    env_var = "BRAVE_API_KEY"
 
     async def _documents(self, query: Query) -> list[Document]:
         o: BraveOptions = self.options  # type: ignore[assignment]
@@ -231,7 +237,7 @@ class SerperOptions(WebOptions):
     hl: str | None = None  # interface language; default: the query's language
 
 
-class SerperSource(WebSearchSource):
+class SerperSource(KeyedWebSearchSource):
     """Google results through Serper (``SERPER_API_KEY``).
 
     Cutoff in the call: Google's custom date range ``tbs=cdr:1,cd_min:…,cd_max:…``.
@@ -243,17 +249,6 @@ class SerperSource(WebSearchSource):
     base_url = "https://google.serper.dev"
     env_var = "SERPER_API_KEY"
     max_per_call = 100
-
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        http: HttpClient | None = None,
-        name: str | None = None,
-        **options: Any,
-    ):
-        super().__init__(http=http, name=name, **options)
-        self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
 
     async def _documents(self, query: Query) -> list[Document]:
         o: SerperOptions = self.options  # type: ignore[assignment]
@@ -305,7 +300,7 @@ class TavilyOptions(WebOptions):
     topic: Literal["general", "news"] = "general"  # news results carry published dates
 
 
-class TavilySource(WebSearchSource):
+class TavilySource(KeyedWebSearchSource):
     """Tavily search (``TAVILY_API_KEY``).
 
     Domain rules go in ``include_domains`` / ``exclude_domains``; the cutoff in
@@ -316,17 +311,6 @@ class TavilySource(WebSearchSource):
     Options = TavilyOptions
     endpoint = "https://api.tavily.com/search"
     env_var = "TAVILY_API_KEY"
-
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        http: HttpClient | None = None,
-        name: str | None = None,
-        **options: Any,
-    ):
-        super().__init__(http=http, name=name, **options)
-        self._key: SecretStr = resolve_secret(api_key, self.env_var, self.name)
 
     async def _documents(self, query: Query) -> list[Document]:
         o: TavilyOptions = self.options  # type: ignore[assignment]
