@@ -103,7 +103,7 @@ class LLMConfig(BaseModel):
     context_window: int | None = None
     timeout_s: float = 120.0
     # embedded llama.cpp
-    n_ctx: int = 8192
+    n_ctx: int = 8192  # tokens per request; each parallel slot has its own
     n_parallel: int = 4
     n_threads: int | None = None
     auto_pull: bool = True

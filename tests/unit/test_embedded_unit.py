@@ -76,3 +76,19 @@ def test_capabilities_report_context_window(tmp_path):
     assert plain.backend_id == "embedded:smollm2-135m"
     with pytest.raises(ValueError, match="repeat_penalty"):
         EmbeddedLLM("smollm2-135m", models_dir=tmp_path, repeat_penalty=0)
+
+
+def test_each_parallel_slot_gets_a_full_context(tmp_path, monkeypatch):
+    import xllamacpp
+
+    seen = {}
+
+    class CapturingServer:
+        def __init__(self, params):
+            seen.update(n_ctx=params.n_ctx, n_parallel=params.n_parallel, unified=params.kv_unified)
+
+    monkeypatch.setattr(xllamacpp, "Server", CapturingServer)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    EmbeddedLLM(str(model), models_dir=tmp_path, n_ctx=4096, n_parallel=3).load()
+    assert seen == {"n_ctx": 4096 * 3, "n_parallel": 3, "unified": False}

