@@ -123,8 +123,9 @@ def check(
         verdict = _run_with_spinner(m, item, show=not as_json)
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
-    except TypeError as exc:
-        fail(str(exc))
+    except TypeError as exc:  # the method does not take this kind of input
+        kinds = ", ".join(getattr(m, "input_kinds", ()))
+        fail(f"{exc} (read the input as one of these with --kind: {kinds})")
     if as_json:
         out.print_json(verdict.model_dump_json())
     else:
