@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -87,12 +87,14 @@ class SentenceTransformerEmbedder:
         model: str = DEFAULT_MODEL,
         *,
         batch_size: int = 64,
+        token_budget: int = 8192,
         cache_size: int = 20000,
         device: str = "cpu",
     ):
         self.model_ref = model
         self.name = f"st:{model}"
         self.batch_size = batch_size
+        self.token_budget = token_budget
         self.device = device
         self._model = None
         self._lock = threading.Lock()
@@ -125,20 +127,62 @@ class SentenceTransformerEmbedder:
             if missing:
                 model = self._load()
                 with _torch_threads(1 if len(missing) <= SMALL_BATCH else None):
-                    vectors = model.encode(
-                        missing,
-                        batch_size=self.batch_size,
-                        convert_to_numpy=True,
-                        normalize_embeddings=True,
-                        show_progress_bar=False,
-                    )
-                for text, vec in zip(missing, vectors, strict=True):
-                    self._cache[text] = np.asarray(vec, dtype=np.float32)
+                    for batch in length_batches(
+                        _token_lengths(model, missing), self.batch_size, self.token_budget
+                    ):
+                        texts_in = [missing[i] for i in batch]
+                        vectors = model.encode(
+                            texts_in,
+                            batch_size=len(batch),
+                            convert_to_numpy=True,
+                            normalize_embeddings=True,
+                            show_progress_bar=False,
+                        )
+                        for text, vec in zip(texts_in, vectors, strict=True):
+                            self._cache[text] = np.asarray(vec, dtype=np.float32)
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
             for t in texts:
                 self._cache.move_to_end(t)
             return np.stack([self._cache[t] for t in texts])
+
+
+def length_batches(lengths: list[int], batch_size: int, token_budget: int) -> list[list[int]]:
+    """Group text indices into batches that waste little compute on padding.
+
+    A batch is padded to its longest member, so one long text among short ones makes
+    every short one cost as much as the long one: on this project's 2-core CPU, 30
+    entity names, 30 three-sentence contexts and one article encoded in 1.55 s in one
+    batch of 64 and 0.24 s as three batches. Texts are taken longest first; a new batch starts
+    when the current one holds `batch_size` texts, when its padded size (count × longest)
+    would pass `token_budget`, or when the next text is under half the longest one.
+    """
+    if batch_size < 1 or token_budget < 1:
+        raise ValueError("batch_size and token_budget must be positive")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        cur = batches[-1] if batches else None
+        if (
+            cur is None
+            or len(cur) >= batch_size
+            or (len(cur) + 1) * lengths[cur[0]] > token_budget
+            or 2 * lengths[i] < lengths[cur[0]]
+        ):
+            batches.append([i])
+        else:
+            cur.append(i)
+    return batches
+
+
+def _token_lengths(model: Any, texts: list[str]) -> list[int]:
+    """Word-piece count of each text as the model will see it (after truncation)."""
+    tokenizer = getattr(model, "tokenizer", None)
+    limit = getattr(model, "max_seq_length", None) or 512
+    if tokenizer is None:  # not a Hugging Face tokenizer: words are a fair proxy
+        return [min(limit, len(t.split()) + 2) for t in texts]
+    ids = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=limit)
+    return [len(x) for x in ids["input_ids"]]
 
 
 # A few texts (a query, an entity) encode far faster on one torch thread: measured on a
