@@ -127,9 +127,9 @@ class SentenceTransformerEmbedder:
             if missing:
                 model = self._load()
                 with _torch_threads(1 if len(missing) <= SMALL_BATCH else None):
-                    for batch in length_batches(
-                        _token_lengths(model, missing), self.batch_size, self.token_budget
-                    ):
+                    # one text (a query) needs no grouping, nor the extra tokenising
+                    lengths = _token_lengths(model, missing) if len(missing) > 1 else [1]
+                    for batch in length_batches(lengths, self.batch_size, self.token_budget):
                         texts_in = [missing[i] for i in batch]
                         vectors = model.encode(
                             texts_in,
