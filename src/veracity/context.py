@@ -37,9 +37,10 @@ class CheckContext:
         prompt_tokens: int,
         completion_tokens: int,
         cached: bool,
-        cost_usd: float = 0.0,
+        cost_usd: float | None = 0.0,
         **data: Any,
     ) -> None:
+        """Count one LLM call; `cost_usd` None means the model has no known price."""
         u = self.usage
         u.llm_calls += 1
         u.cached_llm_calls += int(cached)
@@ -48,7 +49,10 @@ class CheckContext:
         u.prompt_tokens += prompt_tokens
         u.completion_tokens += completion_tokens
         if not cached:
-            u.cost_usd += cost_usd
+            if cost_usd is None:
+                u.unpriced_llm_calls += 1
+            else:
+                u.cost_usd += cost_usd
         self.event(
             "llm_call",
             name,

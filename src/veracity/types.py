@@ -204,6 +204,8 @@ class Usage(_Strict):
     searches: int = 0
     cached_searches: int = 0
     cost_usd: float = 0.0
+    # uncached calls to a hosted model with no known price: cost_usd leaves them out
+    unpriced_llm_calls: int = 0
     wall_time_s: float = 0.0
 
     @property
@@ -220,9 +222,20 @@ class Usage(_Strict):
             "searches",
             "cached_searches",
             "cost_usd",
+            "unpriced_llm_calls",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
+
+
+def cost_text(cost_usd: float, unpriced_calls: int = 0, digits: int = 4) -> str:
+    """A cost figure that says when it leaves calls out ("unknown" when it is all unknown)."""
+    if not unpriced_calls:
+        return f"{cost_usd:.{digits}f}"
+    calls = f"{unpriced_calls:,} unpriced call{'s' if unpriced_calls != 1 else ''}"
+    if cost_usd == 0:
+        return f"unknown ({calls})"
+    return f"≥ {cost_usd:.{digits}f} (+ {calls})"
 
 
 EventKind = Literal[

@@ -16,6 +16,7 @@ from veracity.llm.base import (
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, ensure_managed
 from veracity.testing import ScriptedLLM
+from veracity.types import cost_text
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.0, max_delay_s=0.0)
 
@@ -89,6 +90,39 @@ async def test_accounting_tokens_cost_and_cached_calls(tmp_path):
     assert u.cost_usd == pytest.approx((10 * 0.15 + 5 * 0.60) / 1e6)
     event = ctx.trace.of_kind("llm_call")[0]
     assert event.data["messages"][0]["content"] == "q" and event.data["response"] == "ok"
+
+
+class Unpriced(Flaky):
+    """A hosted model missing from the price table."""
+
+    async def complete(self, request):
+        r = await super().complete(request)
+        return r.model_copy(update={"model": "acme-llm-9"})
+
+
+async def test_unknown_price_is_counted_as_unpriced_not_as_free(tmp_path):
+    llm = ManagedLLM(Unpriced([]), cache=ResponseCache(tmp_path / "c.sqlite"))
+    with context.check_context() as ctx:
+        await llm.complete(_req())
+        await llm.complete(_req())  # from the cache: no fee either way
+        await llm.complete(_req(temperature=0.5))
+    assert (ctx.usage.cost_usd, ctx.usage.unpriced_llm_calls) == (0.0, 2)
+    assert cost_text(ctx.usage.cost_usd, ctx.usage.unpriced_llm_calls) == (
+        "unknown (2 unpriced calls)"
+    )
+
+
+async def test_a_local_model_without_a_price_is_free():
+    local = ScriptedLLM(default="ok")  # declares capabilities.local
+    with context.check_context() as ctx:
+        await ManagedLLM(local).complete(_req())
+    assert (ctx.usage.cost_usd, ctx.usage.unpriced_llm_calls) == (0.0, 0)
+
+
+def test_cost_text():
+    assert cost_text(0.01234) == "0.0123"
+    assert cost_text(0.5, 1) == "≥ 0.5000 (+ 1 unpriced call)"
+    assert cost_text(0.0, 3) == "unknown (3 unpriced calls)"
 
 
 async def test_concurrency_limit_is_respected():

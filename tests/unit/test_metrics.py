@@ -92,10 +92,17 @@ def test_usage_stats_per_example():
     u = usage_stats(
         [
             {"prompt_tokens": 10, "completion_tokens": 5, "llm_calls": 1, "cost_usd": 0.001},
-            {"prompt_tokens": 20, "completion_tokens": 5, "llm_calls": 2, "searches": 3},
+            {
+                "prompt_tokens": 20,
+                "completion_tokens": 5,
+                "llm_calls": 2,
+                "searches": 3,
+                "unpriced_llm_calls": 2,
+            },
         ],
         [1.0, 3.0],
     )
+    assert u.unpriced_llm_calls == 2
     assert u.tokens_per_example == pytest.approx(20.0)  # (15 + 25) / 2
     assert u.llm_calls_per_example == pytest.approx(1.5)
     assert u.searches_per_example == pytest.approx(1.5)

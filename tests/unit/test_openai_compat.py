@@ -138,6 +138,20 @@ def test_provider_presets_and_errors(monkeypatch):
         OpenAICompatLLM("m")
 
 
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://localhost:11434/v1", True),
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://10.0.0.5:8000/v1", False),  # a server on the network may well be billed
+    ],
+)
+def test_only_endpoints_on_this_machine_count_as_local(url, local):
+    assert OpenAICompatLLM("m", base_url=url, api_key="k").capabilities.local is local
+
+
 @respx.mock
 async def test_key_never_reaches_trace_or_cache(tmp_path):
     respx.post(URL).mock(return_value=httpx.Response(200, json=body()))

@@ -35,6 +35,7 @@ from veracity.evaluation.runner import (
 )
 from veracity.evaluation.store import RunStore, RunStoreError
 from veracity.labels import LabelError
+from veracity.types import cost_text
 
 
 @app.command("datasets")
@@ -187,7 +188,7 @@ def _summary(run: PreparedRun, m: Metrics) -> Table:
         ("tokens / example", f"{u.tokens_per_example:,.1f}"),
         ("LLM calls / example", f"{u.llm_calls_per_example:.2f}"),
         ("latency p50 / p95 (s)", f"{u.latency_p50_s:.2f} / {u.latency_p95_s:.2f}"),
-        ("cost (USD)", f"{u.cost_usd:.4f}"),
+        ("cost (USD)", cost_text(u.cost_usd, u.unpriced_llm_calls)),
     ]
     if m.calibration is not None:
         rows.append(("ECE (veracity)", f"{m.calibration.ece:.3f}"))
@@ -337,9 +338,10 @@ def compare(
                   "p50 / p95 (s)", "wall (s)", "cost (USD)")  # fmt: skip
     for r in result.runs:
         lat = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"
+        cost = cost_text(r.cost_usd, r.unpriced_llm_calls)
         table.add_row(Path(r.run).name, r.method, r.model, str(r.n), f"{r.accuracy:.3f}",
                       f"{r.macro_f1:.3f}", f"{r.tokens_per_example:,.1f}", lat,
-                      f"{r.wall_time_s:.0f}", f"{r.cost_usd:.4f}")  # fmt: skip
+                      f"{r.wall_time_s:.0f}", cost)  # fmt: skip
     out.print(table)
     paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
     for p in result.paired:

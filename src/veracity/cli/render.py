@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from veracity.types import Verdict
+from veracity.types import Verdict, cost_text
 
 _COLOURS = {1.0: "green", 0.0: "red"}
 
@@ -35,8 +35,8 @@ def usage_line(verdict: Verdict) -> str:
         f"{u.searches} searches",
         f"{u.wall_time_s:.1f}s",
     ]
-    if u.cost_usd:
-        parts.append(f"${u.cost_usd:.4f}")
+    if u.cost_usd or u.unpriced_llm_calls:
+        parts.append(f"${cost_text(u.cost_usd, u.unpriced_llm_calls)}")
     return " · ".join(parts)
 
 

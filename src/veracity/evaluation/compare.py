@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from veracity.evaluation.metrics import MetricsError, accuracy, macro_f1
 from veracity.evaluation.report import RunResult, load_run
+from veracity.types import cost_text
 
 
 class RunRow(BaseModel):
@@ -35,6 +36,7 @@ class RunRow(BaseModel):
     latency_p50_s: float | None
     latency_p95_s: float | None
     cost_usd: float
+    unpriced_llm_calls: int = 0
     wall_time_s: float  # summed over the run's sessions
 
 
@@ -76,6 +78,7 @@ def _row(run: RunResult) -> RunRow:
         latency_p50_s=u.latency_p50_s,
         latency_p95_s=u.latency_p95_s,
         cost_usd=u.cost_usd,
+        unpriced_llm_calls=u.unpriced_llm_calls,
         wall_time_s=run.wall_time_s,
     )
 
@@ -191,7 +194,7 @@ def to_markdown(c: Comparison) -> str:
         lines.append(
             f"| {Path(r.run).name} | {r.method} | {r.model} | {r.n} | {r.accuracy:.3f} "
             f"| {r.macro_f1:.3f} | {r.tokens_per_example:,.1f} | {p50} / {p95} "
-            f"| {r.wall_time_s:.0f} | {r.cost_usd:.4f} |"
+            f"| {r.wall_time_s:.0f} | {cost_text(r.cost_usd, r.unpriced_llm_calls)} |"
         )
     lines += [
         "",

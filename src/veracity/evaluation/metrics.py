@@ -213,6 +213,7 @@ class UsageStats(BaseModel):
     cached_llm_calls: int
     searches: int
     cost_usd: float
+    unpriced_llm_calls: int = 0  # calls to a model with no known price (not in cost_usd)
     tokens_per_example: float
     llm_calls_per_example: float
     searches_per_example: float
@@ -240,6 +241,7 @@ def usage_stats(usages: Sequence[dict], latencies: Sequence[float]) -> UsageStat
         cached_llm_calls=int(total("cached_llm_calls")),
         searches=int(total("searches")),
         cost_usd=total("cost_usd"),
+        unpriced_llm_calls=int(total("unpriced_llm_calls")),
         tokens_per_example=tokens / n,
         llm_calls_per_example=total("llm_calls") / n,
         searches_per_example=total("searches") / n,

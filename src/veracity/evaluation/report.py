@@ -22,6 +22,7 @@ from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.plots import confusion_png, reliability_png
 from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
 from veracity.labels import LabelError, LabelSpace, get_label_space
+from veracity.types import cost_text
 
 
 @dataclass
@@ -155,9 +156,16 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
         ("prompt + completion tokens", f"{u.prompt_tokens:,} + {u.completion_tokens:,}"),
         ("cached LLM calls", f"{u.cached_llm_calls:,} of {u.llm_calls:,}"),
         ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
-        ("cost (USD)", f"{u.cost_usd:.4f} ({u.cost_per_example_usd:.5f} / example)"),
+        ("cost (USD)", _cost(u)),
         ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),
     ]
+
+
+def _cost(u: Any) -> str:
+    if u.unpriced_llm_calls and not u.cost_usd:
+        return cost_text(u.cost_usd, u.unpriced_llm_calls)
+    per = f"{u.cost_per_example_usd:.5f} / example"
+    return f"{cost_text(u.cost_usd, u.unpriced_llm_calls)}, {per}"
 
 
 def _context(run: RunResult) -> dict[str, Any]:

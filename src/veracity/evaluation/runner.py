@@ -38,7 +38,7 @@ from veracity.labels import LabelSpace, get_label_space
 from veracity.llm.base import LLMAuthError, ModelNotAvailable
 from veracity.retrieval.base import SourceAuthError
 from veracity.retrieval.guards import EvalGuards, eval_guards
-from veracity.types import Verdict
+from veracity.types import Verdict, cost_text
 
 # Errors that concern the whole run, not one example: they stop the run.
 FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
@@ -71,6 +71,7 @@ class RunningStats:
     done: int = 0
     correct: int = 0
     cost_usd: float = 0.0
+    unpriced: int = 0
     tokens: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
 
@@ -79,6 +80,7 @@ class RunningStats:
         self.correct += int(rec.correct)
         usage = rec.usage
         self.cost_usd += usage.get("cost_usd", 0.0)
+        self.unpriced += usage.get("unpriced_llm_calls", 0)
         self.tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
         self.by_status[rec.status] = self.by_status.get(rec.status, 0) + 1
 
@@ -88,7 +90,7 @@ class RunningStats:
 
     def line(self) -> str:
         acc = f"acc {self.accuracy:.3f}" if self.done else "acc –"
-        parts = [acc, f"{self.tokens:,} tok", f"${self.cost_usd:.4f}"]
+        parts = [acc, f"{self.tokens:,} tok", f"${cost_text(self.cost_usd, self.unpriced)}"]
         bad = {k: v for k, v in self.by_status.items() if k != "ok" and v}
         parts += [f"{v} {k}" for k, v in sorted(bad.items())]
         return " · ".join(parts)

@@ -117,6 +117,8 @@ class Capabilities(BaseModel):
     max_top_logprobs: int = 0
     seed: bool = False
     context_window: int | None = None  # tokens the model can attend to, when known
+    # runs on this machine (in process or on localhost): no per-token fee to account for
+    local: bool = False
 
 
 @runtime_checkable

@@ -100,12 +100,13 @@ class ManagedLLM:
             sem = self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
         return sem
 
-    def cost(self, response: LLMResponse) -> float:
+    def cost(self, response: LLMResponse) -> float | None:
+        """USD for this response; 0 for a local model, None when no price is known."""
         price = self.prices.get(response.model) or self.prices.get(
             response.model.rsplit("/", 1)[-1]
         )
         if price is None:
-            return 0.0
+            return 0.0 if self.inner.capabilities.local else None
         u = response.usage
         return (u.prompt_tokens * price[0] + u.completion_tokens * price[1]) / 1e6
 

@@ -93,6 +93,7 @@ class EmbeddedLLM:
             max_top_logprobs=20,
             seed=True,
             context_window=min(self.n_ctx, window) if window else self.n_ctx,
+            local=True,
         )
 
     @property

@@ -8,9 +8,11 @@ passed in) and kept out of reprs, logs, traces and cache keys.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -126,6 +128,7 @@ class OpenAICompatLLM:
             max_top_logprobs=max_top_logprobs if has_logprobs else 0,
             seed=True,
             context_window=context_window,
+            local=_is_loopback(self.base_url),
         )
         self.timeout_s = timeout_s
         self._client = client
@@ -280,3 +283,14 @@ def parse_chat_completion(
         model=str(data.get("model") or fallback_model),
         finish_reason=choice.get("finish_reason"),
     )
+
+
+def _is_loopback(base_url: str) -> bool:
+    """Whether the endpoint is on this machine (a local server charges no per-token fee)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

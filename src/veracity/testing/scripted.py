@@ -119,7 +119,12 @@ class ScriptedLLM:
     default: Reply | None = None
     capabilities: Capabilities = field(
         default_factory=lambda: Capabilities(
-            json_schema=True, logprobs=True, max_top_logprobs=20, seed=True, context_window=8192
+            json_schema=True,
+            logprobs=True,
+            max_top_logprobs=20,
+            seed=True,
+            context_window=8192,
+            local=True,
         )
     )
     model: str = "scripted"
