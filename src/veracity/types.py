@@ -123,6 +123,36 @@ class Post(_Strict):
     def _text(cls, v: str) -> str:
         return _require_text(v, "post text")
 
+    @model_validator(mode="after")
+    def _thread(self) -> Post:
+        """Reply ids are unique, parents exist, and following parents never loops."""
+        parent_of: dict[str, str | None] = {}
+        for r in self.replies:
+            if r.id in parent_of:
+                raise ValueError(f"two replies have the id {r.id!r}")
+            if r.id == self.id:
+                raise ValueError(f"reply {r.id!r} has the post's own id")
+            parent_of[r.id] = r.parent
+        for rid, parent in parent_of.items():
+            if parent is None or parent in parent_of:
+                continue
+            if self.id is not None and parent != self.id:
+                raise ValueError(
+                    f"reply {rid!r} answers {parent!r}, which is neither the post "
+                    f"({self.id!r}) nor one of its replies"
+                )
+        rooted: set[str] = set()  # replies whose chain of parents is known to end
+        for rid in parent_of:
+            path: list[str] = []
+            cur: str | None = rid
+            while cur in parent_of and cur not in rooted:
+                if cur in path:
+                    raise ValueError(f"replies form a cycle through {cur!r}")
+                path.append(cur)
+                cur = parent_of[cur]
+            rooted.update(path)
+        return self
+
     @property
     def content(self) -> str:
         return self.text

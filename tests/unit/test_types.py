@@ -53,6 +53,32 @@ def test_post_replies_by_time_puts_undated_last():
     assert [r.id for r in post.replies_by_time(2)] == ["a", "b"]
 
 
+def test_post_thread_structure_is_checked():
+    ok = Post(
+        id="p",
+        text="claim",
+        replies=[Reply(id="a", text="x", parent="p"), Reply(id="b", text="y", parent="a")],
+    )
+    assert [r.id for r in ok.replies] == ["a", "b"]
+    # without a post id, a parent outside the replies may be the post: accepted
+    Post(text="claim", replies=[Reply(id="a", text="x", parent="tweet-1")])
+    bad = {
+        "two replies have the id": [Reply(id="a", text="x"), Reply(id="a", text="y")],
+        "neither the post": [Reply(id="a", text="x", parent="ghost")],
+        "cycle": [
+            Reply(id="a", text="x", parent="b"),
+            Reply(id="b", text="y", parent="a"),
+            Reply(id="c", text="z", parent="p"),
+        ],
+        "post's own id": [Reply(id="p", text="x")],
+    }
+    for message, replies in bad.items():
+        with pytest.raises(ValidationError, match=message):
+            Post(id="p", text="claim", replies=replies)
+    with pytest.raises(ValidationError, match="cycle"):
+        Post(text="claim", replies=[Reply(id="a", text="x", parent="a")])
+
+
 def test_document_domain_strips_www():
     assert Document(id="1", text="t", url="https://www.Example.com/x").domain == "example.com"
     assert Document(id="1", text="t").domain is None
