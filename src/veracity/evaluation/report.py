@@ -18,7 +18,7 @@ import jinja2
 from pydantic import ValidationError
 
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
-from veracity.evaluation.metrics import Metrics, compute_metrics
+from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import confusion_png, reliability_png
 from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
 from veracity.labels import LabelError, LabelSpace, get_label_space
@@ -161,7 +161,7 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
     ]
 
 
-def _cost(u: Any) -> str:
+def _cost(u: UsageStats) -> str:
     if u.unpriced_llm_calls and not u.cost_usd:
         return cost_text(u.cost_usd, u.unpriced_llm_calls)
     per = f"{u.cost_per_example_usd:.5f} / example"
