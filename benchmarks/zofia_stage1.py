@@ -35,7 +35,7 @@ from veracity.methods.zofia import ZoFiaMethod
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.retrieval import EntityGuidedRetrieval, Stage1Result
 from veracity.nlp.embeddings import HashingEmbedder, get_embedder
-from veracity.nlp.keywords import SCMMRConfig, select_keywords
+from veracity.nlp.keywords import select_keywords
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
 from veracity.types import Article, Document
 
@@ -55,6 +55,8 @@ async def stage1(n: int, seed: int, data_dir: Path | None) -> None:
     await retrieval.keywords_from_entities(texts[0])  # warm-up: loads spaCy and the encoder
     load = time.perf_counter() - t0
 
+    # the same SC-MMR settings as ZoFia's, with Algorithm 3's literal initial MMR*_prev
+    literal_config = retrieval._scmmr().model_copy(update={"mmr_prev_init": 1.0})
     times, counts, literal, words = [], [], [], []
     for text in texts[1:]:
         t = time.perf_counter()
@@ -64,18 +66,7 @@ async def stage1(n: int, seed: int, data_dir: Path | None) -> None:
         words.append(len(text.split()))
         salience = info.get("salience") or {}
         if salience:
-            lit = select_keywords(
-                salience,
-                embedder=embedder,
-                config=SCMMRConfig(
-                    lambda_min=cfg.lambda_min,
-                    lambda_max=cfg.lambda_max,
-                    alpha=cfg.alpha,
-                    beta=cfg.beta,
-                    gamma=cfg.gamma,
-                    mmr_prev_init=1.0,
-                ),
-            )
+            lit = select_keywords(salience, embedder=embedder, config=literal_config)
             literal.append(len(lit.selected))
         else:
             literal.append(0)

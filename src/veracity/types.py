@@ -258,14 +258,18 @@ class Usage(_Strict):
         return self
 
 
-def cost_text(cost_usd: float, unpriced_calls: int = 0, digits: int = 4) -> str:
-    """A cost figure that says when it leaves calls out ("unknown" when it is all unknown)."""
+def cost_text(cost_usd: float, unpriced_calls: int = 0, digits: int = 4, currency: str = "") -> str:
+    """A cost figure that says when it leaves calls out ("unknown" when it is all unknown).
+
+    `currency` prefixes the number only (so never "$unknown").
+    """
+    amount = f"{currency}{cost_usd:.{digits}f}"
     if not unpriced_calls:
-        return f"{cost_usd:.{digits}f}"
+        return amount
     calls = f"{unpriced_calls:,} unpriced call{'s' if unpriced_calls != 1 else ''}"
     if cost_usd == 0:
-        return f"unknown ({calls})"
-    return f"≥ {cost_usd:.{digits}f} (+ {calls})"
+        return f"cost unknown ({calls})" if currency else f"unknown ({calls})"
+    return f"≥ {amount} (+ {calls})"
 
 
 EventKind = Literal[

@@ -123,6 +123,9 @@ def test_cost_text():
     assert cost_text(0.01234) == "0.0123"
     assert cost_text(0.5, 1) == "≥ 0.5000 (+ 1 unpriced call)"
     assert cost_text(0.0, 3) == "unknown (3 unpriced calls)"
+    assert cost_text(0.5, currency="$") == "$0.5000"
+    assert cost_text(0.5, 2, currency="$") == "≥ $0.5000 (+ 2 unpriced calls)"
+    assert cost_text(0.0, 2, currency="$") == "cost unknown (2 unpriced calls)"
 
 
 async def test_concurrency_limit_is_respected():

@@ -36,7 +36,7 @@ def usage_line(verdict: Verdict) -> str:
         f"{u.wall_time_s:.1f}s",
     ]
     if u.cost_usd or u.unpriced_llm_calls:
-        parts.append(f"${cost_text(u.cost_usd, u.unpriced_llm_calls)}")
+        parts.append(cost_text(u.cost_usd, u.unpriced_llm_calls, currency="$"))
     return " · ".join(parts)
 
 

@@ -90,7 +90,7 @@ class RunningStats:
 
     def line(self) -> str:
         acc = f"acc {self.accuracy:.3f}" if self.done else "acc –"
-        parts = [acc, f"{self.tokens:,} tok", f"${cost_text(self.cost_usd, self.unpriced)}"]
+        parts = [acc, f"{self.tokens:,} tok", cost_text(self.cost_usd, self.unpriced, currency="$")]
         bad = {k: v for k, v in self.by_status.items() if k != "ok" and v}
         parts += [f"{v} {k}" for k, v in sorted(bad.items())]
         return " · ".join(parts)
