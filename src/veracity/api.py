@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
+from veracity.config import RunConfig
 from veracity.llm.base import LLM
-from veracity.methods.base import load_method
+from veracity.runtime import build_run, resolve_config
 from veracity.types import Article, CheckInput, Claim, Post, Verdict
 
 InputKind = Literal["claim", "article", "post"]
@@ -38,34 +40,42 @@ def as_input(item: str | CheckInput | Mapping[str, Any], kind: InputKind = "clai
 
 async def acheck(
     item: str | CheckInput | Mapping[str, Any],
-    method: str = "direct",
+    method: str | None = None,
     *,
     llm: LLM | None = None,
     labels: str | None = None,
     config: Mapping[str, Any] | None = None,
     kind: InputKind = "claim",
-    **method_kwargs: Any,
+    sources: Mapping[str, Mapping[str, Any]] | None = None,
+    run_config: RunConfig | str | Path | None = None,
+    variant: str | None = None,
 ) -> Verdict:
     """Check one input with a registered method.
 
     Args:
         item: text, a mapping, or a Claim / Article / Post.
-        method: registered method name (see `veracity methods`).
-        llm: the model; default: built from ``VERACITY_*`` settings (the embedded model).
+        method: registered method name (see `veracity methods`); default: the run
+            config's, else ``direct``.
+        llm: the model; default: built from the run config / ``VERACITY_*`` settings
+            (the embedded model).
         labels: label space name, overriding the method's default.
-        config: method config overrides.
+        config: method config overrides (``method_config``).
         kind: how to read plain text.
+        sources: evidence sources by name, as in a run config's ``sources:``.
+        run_config: a run or experiment config (object or YAML path) to start from.
+        variant: a variant of that config.
     """
-    cfg = dict(config or {})
-    if labels is not None:
-        cfg["labels"] = labels
-    m = load_method(method, llm=llm, config=cfg, **method_kwargs)
-    return await m.check(as_input(item, kind))
+    base = run_config if isinstance(run_config, RunConfig) else None
+    path = None if isinstance(run_config, RunConfig) else run_config
+    flags = {"method": method, "labels": labels, "method_config": config, "sources": sources}
+    cfg = resolve_config(path, variant=variant, flags=flags, base=base)
+    run = build_run(cfg, llm=llm)
+    return await run.check(as_input(item, kind))
 
 
 def check(
     item: str | CheckInput | Mapping[str, Any],
-    method: str = "direct",
+    method: str | None = None,
     **kwargs: Any,
 ) -> Verdict:
     """Synchronous `acheck`. Inside running async code, await `acheck` instead."""

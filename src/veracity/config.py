@@ -9,18 +9,17 @@ an API key.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from veracity.llm.cache import CacheMode
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be used, with a message saying what to change."""
+from veracity.errors import ConfigError
+from veracity.infra import CacheMode
 
 
 def _default_home() -> Path:
@@ -116,6 +115,7 @@ class LLMConfig(BaseModel):
 
     @classmethod
     def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
+        """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
         s = s or settings()
         base: dict[str, Any] = {
             "backend": s.llm,
@@ -127,31 +127,276 @@ class LLMConfig(BaseModel):
         for name in ("provider", "base_url", "api_key_env"):
             if getattr(s, name) is not None:
                 base[name] = getattr(s, name)
-        base.update({k: v for k, v in overrides.items() if v is not None})
-        if (base.get("base_url") or base.get("provider")) and overrides.get("backend") is None:
-            base["backend"] = "openai"  # naming an endpoint means using it
-        return cls.model_validate(base)
+        if (s.base_url or s.provider) and "llm" not in s.model_fields_set:
+            base["backend"] = "openai"  # an endpoint in the environment means using it
+        return cls.model_validate(base).merged(overrides)
+
+    @classmethod
+    def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:
+        """A config file's ``llm:`` section over the environment's settings (as a dict).
+
+        Environment settings fill what the file leaves out; a file that names its own
+        backend or endpoint starts from the built-in defaults instead, so an endpoint
+        from the environment never leaks into a file's different backend.
+        """
+        own = {"backend", "base_url", "provider"} & set(file_llm)
+        base = cls() if own else cls.from_settings()
+        return base.merged(file_llm).model_dump()
+
+    def merged(self, overrides: Mapping[str, Any]) -> LLMConfig:
+        """A copy with `overrides` (None: not given) applied.
+
+        The one rule for endpoints: giving `base_url` or `provider` without a `backend`
+        selects the OpenAI-compatible backend; giving a different `backend` alone drops
+        an endpoint that belonged to the old one.
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        data = self.model_dump()
+        data.update(given)
+        if ("base_url" in given or "provider" in given) and "backend" not in given:
+            data["backend"] = "openai"  # naming an endpoint means using it
+        try:
+            return LLMConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"llm: {validation_message(exc)}") from exc
 
 
-class RunConfig(BaseModel):
-    """Everything one run needs; one YAML file reproduces a run."""
+_METRIC = re.compile(r"^(accuracy|macro_f1|f1:.+|precision:.+|recall:.+)$")
+
+
+class PaperRow(BaseModel):
+    """One row of a paper's table (one method, model and column group).
+
+    Attributes:
+        method: the method as the paper names it.
+        model: the backbone LLM, where the table names one.
+        variant: which of the experiment's variants these numbers belong to; None for
+            the experiment's base run.
+        setting: a sub-heading of the table (e.g. "retrieved evidence").
+        metrics: metric name -> value as printed in the paper (None: not reported).
+            Names: ``accuracy``, ``macro_f1``, ``f1:<label>``, ``precision:<label>``,
+            ``recall:<label>`` with labels in the experiment's label space.
+        ours: this row is what our implementation of the method reproduces.
+        note: anything a reader must know about the row.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
+    method: str
+    model: str | None = None
+    variant: str | None = None
+    setting: str | None = None
+    metrics: dict[str, float | None]
+    ours: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _names(self) -> PaperRow:
+        bad = [k for k in self.metrics if not _METRIC.match(k)]
+        if bad:
+            raise ValueError(f"unknown metric names {bad}; use accuracy, macro_f1, f1:<label>")
+        return self
+
+
+class PaperTable(BaseModel):
+    """A results table of a paper, transcribed.
+
+    Attributes:
+        paper: short name of the paper (e.g. "RADAR").
+        table: the table's number as printed (e.g. "Table 2").
+        caption: what the table shows, in our words.
+        dataset: the paper's dataset(s) for this table.
+        scale: "percent" (0–100) or "fraction" (0–1), as printed.
+        rows: the transcribed rows.
+        missing: what our copy of the paper does not give (e.g. a table body).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    paper: str
+    table: str
+    caption: str
+    dataset: str
+    scale: Literal["percent", "fraction"]
+    rows: list[PaperRow] = Field(default_factory=list)
+    missing: str = ""
+
+    def value(self, raw: float | None) -> float | None:
+        """A reported value on the 0–1 scale."""
+        if raw is None:
+            return None
+        return raw / 100.0 if self.scale == "percent" else raw
+
+    def rows_for(self, variant: str | None) -> list[PaperRow]:
+        """Rows of `variant`; when it has none of its own, the base rows."""
+        own = [r for r in self.rows if r.variant == variant]
+        return own or [r for r in self.rows if r.variant is None]
+
+
+class Variant(BaseModel):
+    """Overrides of one variant; mappings (method_config, llm, sources) are merged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    method: str | None = None
+    method_config: dict[str, Any] = Field(default_factory=dict)
+    llm: dict[str, Any] = Field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    dataset: str | None = None
+    split: str | None = None
+    limit: int | None = None
+    labels: str | None = None
+    gold_map: dict[str, str] | None = None
+    sample: bool | None = None
+    stand_in: str | None = None
+    gold_evidence: bool | None = None
+
+
+class PromptsConfig(BaseModel):
+    """Prompt overrides for the run's method (see `veracity.prompting`).
+
+    Attributes:
+        dir: a folder of templates; a file named like one of the method's templates
+            (e.g. ``judge.j2``) replaces it.
+        templates: template name -> file, replacing single templates (wins over `dir`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dir: str | None = None
+    templates: dict[str, str] = Field(default_factory=dict)
+
+
+class RunConfig(BaseModel):
+    """Everything one run needs; one YAML file reproduces a run.
+
+    A plain run file sets `method`, `method_config`, `llm`, `sources`; an experiment file
+    (``configs/experiments/``) is the same schema with the evaluation keys (`dataset`,
+    `split`, `limit`, ...), `variants` (named overrides: ablations, other columns of a
+    table) and `paper` (the table as printed). `veracity check` and `veracity eval`
+    accept either; command-line flags always override the file (`with_overrides`).
+
+    The method's label space is `labels`; a ``labels`` key inside `method_config` is
+    moved here (a conflicting pair is an error), so it lives in one place.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    description: str = ""
     method: str = "direct"
     method_config: dict[str, Any] = Field(default_factory=dict)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
+    labels: str | None = None
+    llm: LLMConfig = Field(default_factory=lambda: LLMConfig.from_settings())
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
+    # evaluation
     dataset: str | None = None
     dataset_options: dict[str, Any] = Field(default_factory=dict)  # extra loader arguments
     # Give each example's gold evidence to the method (Claim.evidence): the papers'
     # "full evidence" settings. Off by default: methods retrieve their own evidence.
     gold_evidence: bool = False
+    gold_map: dict[str, str] | None = None
     split: str | None = None
     limit: int | None = None
+    sample: bool = False  # with limit: a seeded random sample instead of the first N
     seed: int = 0
-    concurrency: int = 4
+    concurrency: int = 4  # examples checked at once (LLM calls at once: llm.max_concurrency)
     data_dir: str | None = None
+    stand_in: str | None = None
+    # experiments
+    variant: str | None = None
+    variants: dict[str, Variant] = Field(default_factory=dict)
+    paper: PaperTable | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_place_for_labels(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        mcfg = data.get("method_config")
+        if isinstance(mcfg, dict) and "labels" in mcfg:
+            inner = mcfg.get("labels")
+            outer = data.get("labels")
+            if outer is not None and inner is not None and outer != inner:
+                raise ValueError(
+                    f"labels {outer!r} and method_config.labels {inner!r} disagree; "
+                    "set the label space once, with `labels:`"
+                )
+            data = {**data, "method_config": {k: v for k, v in mcfg.items() if k != "labels"}}
+            data["labels"] = outer if outer is not None else inner
+        if isinstance(data.get("llm"), dict):
+            data["llm"] = LLMConfig.layered(data["llm"])
+        return data
+
+    @model_validator(mode="after")
+    def _rows_name_variants(self) -> RunConfig:
+        if self.paper is not None:
+            unknown = {r.variant for r in self.paper.rows} - set(self.variants) - {None}
+            if unknown:
+                raise ValueError(f"paper rows name unknown variants: {sorted(unknown)}")
+        if self.variant is not None and self.variant not in self.variants:
+            raise ValueError(f"variant {self.variant!r} is not one of {sorted(self.variants)}")
+        return self
+
+    def with_variant(self, name: str | None) -> RunConfig:
+        """A copy with variant `name` applied (None: the base run, unchanged)."""
+        if name is None:
+            return self
+        if name not in self.variants:
+            known = ", ".join(sorted(self.variants)) or "none"
+            label = self.name or "config"
+            raise ConfigError(f"{label} has no variant {name!r} (variants: {known})")
+        v = self.variants[name]
+        update = {k: getattr(v, k) for k in _VARIANT_KEYS if getattr(v, k) is not None}
+        update.update(method_config=v.method_config, llm=v.llm, sources=v.sources, variant=name)
+        try:
+            return self.with_overrides(update)
+        except ConfigError as exc:
+            raise ConfigError(f"variant {name!r}: {exc}") from exc
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> RunConfig:
+        """A copy with `overrides` applied; None values mean "not given".
+
+        Top-level keys replace; `method_config` and `sources` are merged by key; `llm`
+        keys are merged with `LLMConfig.merged` (naming an endpoint selects the OpenAI-
+        compatible backend).
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        data = self.model_dump()
+        for key, value in given.items():
+            if key in ("method_config", "sources"):
+                data[key] = {**data[key], **value}
+            elif key == "llm":
+                data["llm"] = self.llm.merged(value).model_dump()
+            else:
+                data[key] = value
+        try:
+            return RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(validation_message(exc)) from exc
+
+    def paper_rows(self) -> list[PaperRow]:
+        return self.paper.rows_for(self.variant) if self.paper else []
+
+
+_VARIANT_KEYS = (
+    "method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in",
+    "gold_evidence",
+)  # fmt: skip
+
+
+def validation_message(exc: ValidationError) -> str:
+    """A pydantic error as ``field.path: message`` lines (no pydantic boilerplate)."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (not one of this section's options)"
+        lines.append(f"{where}: {msg}")
+    return "; ".join(lines)
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
@@ -168,9 +413,11 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
 
 
 def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
+    """Read a run or experiment YAML; `overrides` that are not None win (see
+    `RunConfig.with_overrides`)."""
     data = load_yaml(path)
-    data.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        return RunConfig.model_validate(data)
+        cfg = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+        raise ConfigError(f"{path}: {validation_message(exc)}") from exc
+    return cfg.with_overrides(overrides) if overrides else cfg

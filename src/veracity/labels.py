@@ -14,9 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-
-class LabelError(ValueError):
-    """A label that does not belong to the space it was given for, or an unmapped label."""
+from veracity.errors import LabelError
 
 
 def _norm(label: str) -> str:

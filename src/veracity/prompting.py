@@ -8,30 +8,128 @@ that role; text before the first marker is a user message.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 
+from veracity.errors import PromptError
 from veracity.llm.base import Message
 from veracity.types import Article, CheckInput, Claim, Post
 
 _MARKER = re.compile(r"^<\|(system|user|assistant)\|>\s*$", re.M)
 
 
-class PromptError(LookupError):
-    """A template that does not exist or does not render."""
+@dataclass(frozen=True)
+class PromptBundle:
+    """Template overrides for one method package, from a run config's ``prompts:``.
+
+    `overrides` maps a template name to the text that replaces it. A bundle is checked
+    against the package before use (`bind`): every override must replace an existing
+    template and may use only the variables the method passes to that template, so a
+    typo fails when the run is built, not in the middle of a batch.
+    """
+
+    overrides: tuple[tuple[str, str], ...] = ()
+    package: str | None = None
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> PromptBundle:
+        """From a `veracity.config.PromptsConfig` (a folder and/or single templates)."""
+        found: dict[str, str] = {}
+        if cfg.dir:
+            folder = Path(cfg.dir).expanduser()
+            if not folder.is_dir():
+                raise PromptError(f"prompts.dir {folder} is not a folder")
+            for path in sorted(folder.glob("*.j2")):
+                found[path.name] = path.read_text(encoding="utf-8")
+        for name, file in cfg.templates.items():
+            path = Path(file).expanduser()
+            if not path.is_file():
+                raise PromptError(f"prompts.templates.{name}: file {path} not found")
+            found[name] = path.read_text(encoding="utf-8")
+        return cls(tuple(sorted(found.items())))
+
+    def bind(self, package: str) -> PromptBundle:
+        """This bundle for `package`, after checking each override against it."""
+        if not self.overrides:
+            return PromptBundle(package=package)
+        env = _env(package)
+        for name, text in self.overrides:
+            try:
+                original = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+            except jinja2.TemplateNotFound:
+                known = ", ".join(template_names(package)) or "none"
+                raise PromptError(
+                    f"prompt override {name!r}: {package} has no such template ({known})"
+                ) from None
+            try:
+                extra = _variables(env, text) - _variables(env, original)
+            except jinja2.TemplateSyntaxError as exc:
+                raise PromptError(f"prompt override {name!r}: {exc}") from exc
+            if extra:
+                raise PromptError(
+                    f"prompt override {name!r} uses {sorted(extra)}, which {package} does not "
+                    f"pass to that template (it passes {sorted(_variables(env, original))})"
+                )
+        return PromptBundle(self.overrides, package)
+
+    def hashes(self) -> dict[str, str]:
+        """Template name -> sha256 (16 hex digits) of the text each render will use."""
+        if self.package is None:
+            return {}
+        own = dict(self.overrides)
+        env = _env(self.package)
+        out = {}
+        for name in template_names(self.package):
+            text = own.get(name)
+            if text is None:
+                text = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
+            out[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return out
+
+
+_active: ContextVar[PromptBundle | None] = ContextVar("veracity_prompts", default=None)
+
+
+@contextlib.contextmanager
+def using_prompts(bundle: PromptBundle | None) -> Iterator[None]:
+    """Render templates of ``bundle.package`` from the bundle's overrides inside the block."""
+    token = _active.set(bundle)
+    try:
+        yield
+    finally:
+        _active.reset(token)
+
+
+def template_names(package: str) -> list[str]:
+    """The template files of `package`'s prompts folder."""
+    return sorted(_env(package).list_templates(extensions=["j2"]))
+
+
+def _variables(env: jinja2.Environment, text: str) -> set[str]:
+    return set(jinja2.meta.find_undeclared_variables(env.parse(text)))
 
 
 @functools.cache
-def _env(package: str) -> jinja2.Environment:
+def _env(package: str, overrides: tuple[tuple[str, str], ...] = ()) -> jinja2.Environment:
     root = resources.files(package) / "prompts"
     if not root.is_dir():
         raise PromptError(f"{package} has no prompts/ folder")
+    loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(root))
+    if overrides:
+        loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(overrides)), loader])
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(root)),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         trim_blocks=True,
@@ -44,8 +142,10 @@ def _env(package: str) -> jinja2.Environment:
 
 def render(package: str, name: str, **variables: Any) -> str:
     """Render template `name` (e.g. ``"judge.j2"``) from `package`'s prompts folder."""
+    bundle = _active.get()
+    overrides = bundle.overrides if bundle is not None and bundle.package == package else ()
     try:
-        return _env(package).get_template(name).render(**variables).strip()
+        return _env(package, overrides).get_template(name).render(**variables).strip()
     except jinja2.TemplateNotFound:
         raise PromptError(f"prompt template {name!r} not found in {package}/prompts") from None
     except jinja2.UndefinedError as exc:

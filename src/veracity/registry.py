@@ -13,11 +13,9 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
+from veracity.errors import RegistryError
+
 T = TypeVar("T")
-
-
-class RegistryError(LookupError):
-    """An unknown name, or a name registered twice with different objects."""
 
 
 class Registry(Generic[T]):

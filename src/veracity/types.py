@@ -15,11 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.errors import InputError
+
 MAX_INPUT_CHARS = 200_000  # longer inputs are refused with a clear error
-
-
-class InputError(ValueError):
-    """Raised when a check input is empty, too long or otherwise unusable."""
 
 
 class _Strict(BaseModel):

@@ -24,7 +24,7 @@ def scripted(monkeypatch):
         return ManagedLLM(llm)
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
-    monkeypatch.setattr("veracity.cli.check._ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.check.ensure_model", lambda cfg: None)
     llm.built = built
     return llm
 
@@ -112,7 +112,7 @@ def test_models_pull_failure_is_clear(monkeypatch):
 
 
 def test_parse_source_options():
-    from veracity.cli.check import parse_source_options
+    from veracity.cli.common import parse_source_options
     from veracity.config import ConfigError
 
     assert parse_source_options(["web=local:pf", "wikipedia", "w2=web:brave", "x=duckduckgo"]) == {
@@ -139,7 +139,7 @@ def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatc
 
         return DirectMethod(llm=llm, config=config, sources=sources)
 
-    monkeypatch.setattr("veracity.cli.check.load_method", fake_load)
+    monkeypatch.setattr("veracity.runtime.load_method", fake_load)
     result = runner.invoke(app, ["check", "x", "--source", "web=local:tiny", "--json"])
     assert result.exit_code == 0, result.output
     assert seen["web"].name == "web" and seen["web"].kind == "local"

@@ -25,7 +25,7 @@ def llm(monkeypatch):
         return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    monkeypatch.setattr("veracity.cli.eval._ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
     return model
 
 
@@ -71,7 +71,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path, llm, monkeypatch):
 def test_unregistered_method_and_unmappable_labels_fail_before_running(tmp_path, llm):
     result = _eval(tmp_path, "--method", "no_such_method", "--dataset", "toy_eval")
     assert result.exit_code == 2
-    assert "method 'no_such_method' is not registered" in result.output
+    assert "unknown method 'no_such_method'" in result.output
     result = _eval(tmp_path, "--dataset", "toy_liar", "--labels", "rumor", "--out", str(tmp_path))
     assert result.exit_code == 2 and "no label map" in result.output
     assert not llm.calls

@@ -26,7 +26,9 @@ def test_run_config_rejects_typos(tmp_path):
         load_run_config(path)
     path.write_text("method: cot\nmethod_config:\n  labels: real_fake\n")
     cfg = load_run_config(path, limit=5)
-    assert cfg.method == "cot" and cfg.limit == 5 and cfg.method_config == {"labels": "real_fake"}
+    # the label space lives in one place: method_config.labels moves to labels
+    assert cfg.method == "cot" and cfg.limit == 5 and cfg.labels == "real_fake"
+    assert cfg.method_config == {}
     with pytest.raises(ConfigError, match="not found"):
         load_run_config(tmp_path / "missing.yaml")
     path.write_text("- a list\n")

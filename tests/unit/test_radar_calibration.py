@@ -234,11 +234,11 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     )
     built = []
 
-    def fake_build(cfg, cache_path):
+    def fake_build(cfg, cache_path=None, progress=None):
         built.append(cache_path)
         return radar_script(PLANS)
 
-    monkeypatch.setattr(calibrate_cli, "build_model", fake_build)
+    monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
     out = tmp_path / "cal.yaml"
     args = ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--split", "dev",
             "--out", str(out), "--config", str(base)]  # fmt: skip
@@ -251,7 +251,9 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     assert len(signals) == 4 and (tmp_path / "cal.run" / "predictions.jsonl").is_file()
 
     # a second run only redoes the grid search: no model is built
-    monkeypatch.setattr(calibrate_cli, "build_model", lambda *a: pytest.fail("inference re-ran"))
+    monkeypatch.setattr(
+        "veracity.llm.factory.build_llm", lambda *a, **k: pytest.fail("inference re-ran")
+    )
     second = CliRunner().invoke(app, [*args, "--step-s", "0.1"])
     assert second.exit_code == 0, second.output and "cached records" in second.output
 

@@ -138,7 +138,7 @@ def test_gold_labels_are_mapped_or_the_run_is_refused_up_front(tmp_path):
 
 
 def test_unknown_method_dataset_and_split_fail_clearly(tmp_path):
-    with pytest.raises(EvalError, match="method 'no_such_method' is not registered"):
+    with pytest.raises(EvalError, match="unknown method 'no_such_method'"):
         prepare_run(config(tmp_path, method="no_such_method"), tmp_path / "a")
     with pytest.raises(EvalError, match="dataset 'nope' is not registered"):
         prepare_run(config(tmp_path, dataset="nope"), tmp_path / "b")
@@ -175,13 +175,14 @@ def test_torn_last_line_is_cut_and_that_example_redone(tmp_path):
     assert m.n == 3 and len(path.read_text().splitlines()) == 3
 
 
-def test_llm_cache_lives_in_the_run_directory(tmp_path):
+def test_llm_cache_lives_in_the_run_directory(tmp_path, monkeypatch):
     inner = scripted_llm()
 
-    def build(cfg, cache_path):
+    def build(cfg, cache_path=None, progress=None):
         return ManagedLLM(inner, cache=ResponseCache(cache_path, mode="record"))
 
-    run = prepare_run(config(tmp_path), tmp_path / "run", build=build)
+    monkeypatch.setattr("veracity.llm.factory.build_llm", build)
+    run = prepare_run(config(tmp_path), tmp_path / "run")
     asyncio.run(run_session(run))
     cache = ResponseCache(run.store.llm_cache_path)
     assert run.store.llm_cache_path.is_file() and len(cache) == 8

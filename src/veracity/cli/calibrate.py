@@ -19,14 +19,13 @@ import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.check import _ensure_model, _llm_config
-from veracity.config import ConfigError
-from veracity.evaluation.experiment import ExperimentConfig, load_experiment
-from veracity.evaluation.runner import FATAL, EvalError, PreparedRun, prepare_run, run_session
+from veracity.cli.common import ensure_model
+from veracity.config import ConfigError, RunConfig
+from veracity.evaluation.runner import FATAL, EvalError, prepare_run, run_session
 from veracity.evaluation.store import RunStoreError
 from veracity.labels import LabelError
-from veracity.llm.base import LLM
 from veracity.methods.radar.calibration import (
     CalibrationError,
     CalibrationResult,
@@ -75,46 +74,23 @@ def read_signals(path: Path) -> tuple[dict[str, Any], list[SignalRecord]]:
     return header, records
 
 
-def _experiment(config: Path | None, overrides: dict[str, Any], llm_opts: dict) -> ExperimentConfig:
-    base = load_experiment(config) if config else ExperimentConfig()
-    if base.method not in ("radar", "direct") and config is not None:
+def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
+    """The inference pass's config: the base YAML, the flags, then RADAR recording every
+    round's signals (early stopping off)."""
+    base = runtime.resolve_config(config, flags=flags)
+    if config is not None and base.method not in ("radar", "direct"):
         raise ConfigError(f"{config} configures {base.method!r}; calibration is for radar")
-    data = base.model_dump()
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    data["method"] = "radar"
-    data["method_config"] = {**base.method_config, **_RECORDING}
-    llm = _llm_config(
-        llm_opts.get("model"),
-        llm_opts.get("base_url"),
-        llm_opts.get("provider"),
-        base.llm if config else None,
-    )
-    if llm.cache_mode == "auto":
-        llm = llm.model_copy(update={"cache_mode": "record"})  # keep sampled replies too
-    data["llm"] = llm.model_dump()
-    return ExperimentConfig.model_validate(data)
+    update: dict[str, Any] = {"method": "radar", "method_config": _RECORDING}
+    if base.method_config.get("evidence") == "given":
+        update["gold_evidence"] = True  # the given-evidence setting hands claims theirs
+    if base.llm.cache_mode == "auto":
+        update["llm"] = {"cache_mode": "record"}  # keep sampled replies too
+    return base.with_overrides(update)
 
 
-def _give_evidence(run: PreparedRun) -> None:
-    """In the given-evidence setting, hand each claim its example's gold evidence."""
-    if run.config.method_config.get("evidence") != "given":
-        return
-    for ex in run.examples:
-        if ex.evidence and not getattr(ex.input, "evidence", None):
-            ex.input = ex.input.model_copy(update={"evidence": list(ex.evidence)})
-
-
-def build_model(cfg: ExperimentConfig, cache_path: Path) -> LLM:
-    """The model of the inference pass, recording into the run directory's LLM cache."""
-    from veracity.llm.factory import build_llm
-
-    return build_llm(cfg.llm, cache_path=cache_path, progress=None)
-
-
-def _infer(cfg: ExperimentConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
-    run = prepare_run(cfg, directory, build=lambda c, cache: build_model(c, cache))
-    _give_evidence(run)
-    _ensure_model(run.config.llm)
+def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
+    run = prepare_run(cfg, directory)
+    ensure_model(run.config.llm)
     console.print(
         f"[bold]radar[/] (signals recorded every round) on "
         f"[bold]{run.info.name}/{run.config.split}[/]: {len(run.examples)} examples "
@@ -140,7 +116,7 @@ def _infer(cfg: ExperimentConfig, directory: Path, concurrency: int | None) -> l
     return records
 
 
-def _calibrated_config(cfg: ExperimentConfig, result: CalibrationResult) -> dict[str, Any]:
+def _calibrated_config(cfg: RunConfig, result: CalibrationResult) -> dict[str, Any]:
     method_config = {k: v for k, v in cfg.method_config.items() if k not in _RECORDING}
     method_config.update(early_stop=True, tau_s=result.best.tau_s, tau_v=result.best.tau_v)
     data: dict[str, Any] = {"method": "radar", "method_config": method_config}
@@ -207,9 +183,11 @@ def radar(
     try:
         cfg = _experiment(
             config,
-            {"dataset": dataset, "split": split, "limit": limit, "sample": sample},
-            {"model": model, "base_url": base_url, "provider": provider},
-        )
+            {
+                "dataset": dataset, "split": split, "limit": limit, "sample": sample,
+                "llm": {"model": model, "base_url": base_url, "provider": provider},
+            },
+        )  # fmt: skip
         if not cfg.dataset:
             fail("give the development set with --dataset NAME")
         header = {"dataset": cfg.dataset, "split": cfg.split, "model": cfg.llm.model}
@@ -223,7 +201,7 @@ def radar(
             write_signals(cache, {**header, "limit": cfg.limit}, records)
         from veracity.labels import get_label_space
 
-        labels = get_label_space(cfg.method_config.get("labels") or "true_half_false").labels
+        labels = get_label_space(cfg.labels or "true_half_false").labels
         result = grid_search(
             records,
             labels,

@@ -15,14 +15,13 @@ from rich.table import Table
 from veracity import context
 from veracity.api import as_input
 from veracity.cli.app import app, console, fail, out
+from veracity.cli.common import ensure_model, input_message, parse_source_options
 from veracity.cli.render import verdict_panel
-from veracity.config import ConfigError, LLMConfig, load_run_config, settings
-from veracity.labels import LABEL_SPACES, LabelError
-from veracity.llm.base import LLMAuthError, ModelNotAvailable
-from veracity.methods.base import MethodConfigError, load_method, method_info
-from veracity.registry import RegistryError
-from veracity.retrieval.registry_setup import build_sources
-from veracity.types import InputError, TraceEvent
+from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
+from veracity.labels import LABEL_SPACES
+from veracity.methods.base import method_info
+from veracity.runtime import build_run, resolve_config
+from veracity.types import TraceEvent
 
 
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
@@ -45,18 +44,6 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
     return text
 
 
-def _llm_config(
-    model: str | None, base_url: str | None, provider: str | None, cfg_llm: LLMConfig | None
-) -> LLMConfig:
-    base = cfg_llm or LLMConfig.from_settings()
-    overrides = {"model": model, "base_url": base_url, "provider": provider}
-    data = base.model_dump()
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    if (base_url or provider) and cfg_llm is None:
-        data["backend"] = "openai"
-    return LLMConfig.model_validate(data)
-
-
 def _describe(event: TraceEvent) -> str | None:
     if event.kind == "llm_call":
         return f"LLM · {event.name}"
@@ -74,7 +61,9 @@ def check(
     file: Path = typer.Option(
         None, "--file", "-f", help="read the input from a file (.json: a Claim/Article/Post object)"
     ),
-    method: str = typer.Option("direct", "--method", "-m", help="see `veracity methods`"),
+    method: str = typer.Option(
+        None, "--method", "-m", help="see `veracity methods` (default: the config's, or direct)"
+    ),
     kind: str = typer.Option("claim", help="how to read plain text: claim, article or post"),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
     model: str = typer.Option(
@@ -84,7 +73,10 @@ def check(
     provider: str = typer.Option(
         None, help="endpoint preset: openai, deepseek, vllm, ollama, llamacpp, lmstudio"
     ),
-    config: Path = typer.Option(None, help="run YAML (method, method_config, llm, sources)"),
+    config: Path = typer.Option(
+        None, help="run or experiment YAML (method, method_config, llm, sources); flags win"
+    ),
+    variant: str = typer.Option(None, help="a variant of the --config experiment"),
     source: list[str] = typer.Option(
         None,
         "--source",
@@ -101,24 +93,19 @@ def check(
     try:
         item = as_input(raw, kind)  # type: ignore[arg-type]
     except (InputError, ValidationError, ValueError, TypeError) as exc:
-        fail(_input_message(exc))
+        fail(input_message(exc))
+    flags = {
+        "method": method,
+        "labels": labels,
+        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "sources": parse_source_options(source or []) or None,
+    }
     try:
-        run_cfg = load_run_config(config) if config else None
-        method_name = run_cfg.method if run_cfg and method == "direct" else method
-        method_cfg = dict(run_cfg.method_config) if run_cfg else {}
-        if labels:
-            method_cfg["labels"] = labels
-        llm_cfg = _llm_config(model, base_url, provider, run_cfg.llm if run_cfg else None)
-        from veracity.llm.factory import build_llm
-
-        llm = build_llm(llm_cfg, progress=None)
-        sources = build_sources(
-            {**(run_cfg.sources if run_cfg else {}), **parse_source_options(source or [])}
-        )
-        m = load_method(method_name, llm=llm, config=method_cfg, sources=sources)
-    except (ConfigError, RegistryError, MethodConfigError, LabelError, ValueError) as exc:
+        run = build_run(resolve_config(config, variant=variant, flags=flags))
+    except ConfigError as exc:
         fail(str(exc))
-    _ensure_model(llm_cfg)
+    m = run.method
+    ensure_model(run.config.llm)
     try:
         verdict = _run_with_spinner(m, item, show=not as_json)
     except (ModelNotAvailable, LLMAuthError) as exc:
@@ -132,56 +119,6 @@ def check(
         out.print(verdict_panel(verdict, item.content))
     if verdict.error:
         raise typer.Exit(1)
-
-
-def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
-    """``NAME=TYPE[:ARG]`` options into a sources mapping (see `--source`).
-
-    ``local:X`` names index X, ``web:X`` the web engine X; a bare ``NAME`` uses the
-    source type of that name with its defaults.
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for spec in specs:
-        name, _, rest = spec.partition("=")
-        name = name.strip()
-        if not name:
-            raise ConfigError(f"--source {spec!r}: give NAME=TYPE, e.g. web=duckduckgo")
-        kind, _, arg = (rest or name).partition(":")
-        options: dict[str, Any] = {"type": kind.strip()}
-        if arg:
-            key = {"local": "index", "web": "engine", "recorded": "path"}.get(options["type"])
-            if key is None:
-                raise ConfigError(f"--source {spec!r}: {options['type']!r} takes no ':' argument")
-            options[key] = arg.strip()
-        out[name] = options
-    return out
-
-
-def _input_message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
-    return str(exc)
-
-
-def _ensure_model(cfg: LLMConfig) -> None:
-    """Pull the embedded default model up front so the user sees a progress bar."""
-    if cfg.backend != "embedded":
-        return
-    from veracity.llm import models as catalog
-
-    if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
-        if not cfg.auto_pull:
-            fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
-        console.print(
-            f"[yellow]model {cfg.model} is not downloaded yet; pulling it now "
-            "(one time, about 100 MB)[/]"
-        )
-        from veracity.cli.models import pull_with_progress
-
-        try:
-            pull_with_progress(cfg.model)
-        except ModelNotAvailable as exc:
-            fail(str(exc), code=3)
 
 
 def _run_with_spinner(method: Any, item: Any, show: bool):

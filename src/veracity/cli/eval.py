@@ -19,10 +19,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.check import _ensure_model, _llm_config
-from veracity.config import ConfigError
-from veracity.evaluation.experiment import ExperimentConfig, load_experiment
+from veracity.cli.common import ensure_model, parse_source_options
+from veracity.config import ConfigError, RunConfig
 from veracity.evaluation.metrics import Metrics, MetricsError
 from veracity.evaluation.runner import (
     FATAL,
@@ -85,7 +85,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
-def default_out(cfg: ExperimentConfig) -> Path:
+def default_out(cfg: RunConfig) -> Path:
     """``runs/<experiment or method>[-variant]-<dataset>-<split>-<model>`` (stable, so a
     re-run of the same command resumes)."""
     parts = [cfg.name or cfg.method]
@@ -106,42 +106,24 @@ def resolve_config(
     config: Path | None,
     out_dir: Path | None,
     variant: str | None,
-    overrides: dict[str, Any],
-    llm_overrides: dict[str, str | None],
-) -> ExperimentConfig:
-    """The run config: the YAML (or the run directory's own config when resuming), then
-    command-line overrides; a default ``auto`` LLM cache mode becomes ``record``."""
-    resumed = config is None and out_dir is not None and RunStore(out_dir).exists()
-    if config is not None:
-        cfg = load_experiment(config).with_variant(variant)
-    elif resumed:
-        cfg = ExperimentConfig.model_validate(RunStore(out_dir).read_config())
-        if variant is not None and variant != cfg.variant:
-            raise ConfigError(f"{out_dir} holds variant {cfg.variant!r}, not {variant!r}")
-    else:
-        if variant is not None:
-            raise ConfigError("--variant needs --config (variants live in experiment configs)")
-        cfg = ExperimentConfig()
-    data = cfg.model_dump()
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    explicit_llm = config is not None or resumed
-    llm = _llm_config(
-        llm_overrides.get("model"),
-        llm_overrides.get("base_url"),
-        llm_overrides.get("provider"),
-        cfg.llm if explicit_llm else None,
-    )
-    if llm.cache_mode == "auto":
+    flags: dict[str, Any],
+) -> RunConfig:
+    """The run config: the YAML (or the run directory's own config when resuming) with
+    its variant, then the command-line flags, which always win; a default ``auto`` LLM
+    cache mode becomes ``record``."""
+    base = None
+    if config is None and out_dir is not None and RunStore(out_dir).exists():
+        base = RunConfig.model_validate(RunStore(out_dir).read_config())
+        if variant is not None and variant != base.variant:
+            raise ConfigError(f"{out_dir} holds variant {base.variant!r}, not {variant!r}")
+        variant = None
+    elif config is None and variant is not None:
+        raise ConfigError("--variant needs --config (variants live in experiment configs)")
+    cfg = runtime.resolve_config(config, variant=variant, flags=flags, base=base)
+    if cfg.llm.cache_mode == "auto":
         # every response is kept, sampled ones included, so the run can be replayed
-        llm = llm.model_copy(update={"cache_mode": "record"})
-    data["llm"] = llm.model_dump()
-    return ExperimentConfig.model_validate(data)
-
-
-def _build_llm(cfg: ExperimentConfig, cache_path: Path):
-    from veracity.llm.factory import build_llm
-
-    return build_llm(cfg.llm, cache_path=cache_path, progress=None)
+        cfg = cfg.with_overrides({"llm": {"cache_mode": "record"}})
+    return cfg
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
@@ -229,6 +211,12 @@ def eval_(
         None, help="replay the LLM responses recorded in this run directory"
     ),
     progress: bool = typer.Option(True, help="show the progress bar"),
+    source: list[str] = typer.Option(
+        None,
+        "--source",
+        "-s",
+        help="evidence source NAME=TYPE[:ARG] as for `veracity check` (repeatable)",
+    ),
     gold_evidence: bool = typer.Option(
         None,
         "--gold-evidence/--retrieved-evidence",
@@ -237,18 +225,19 @@ def eval_(
     ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
-    overrides = {
+    flags = {
         "method": method, "dataset": dataset, "split": split, "limit": limit,
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
+        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
-    llm = {"model": model, "base_url": base_url, "provider": provider}
     try:
-        cfg = resolve_config(config, out_dir, variant, overrides, llm)
+        cfg = resolve_config(config, out_dir, variant, flags)
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
-    _ensure_model(run.config.llm)
+    ensure_model(run.config.llm)
     done = len(run.examples) - len(run.todo)
     console.print(
         f"[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
@@ -259,12 +248,12 @@ def eval_(
 
 
 def _prepare(
-    cfg: ExperimentConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
+    cfg: RunConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
 ) -> PreparedRun:
     if replay_from is not None:
         # read-only: a request the recorded run never made is an error, not a live call
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
-    run = prepare_run(cfg, out_dir or default_out(cfg), build=_build_llm, replay_from=replay_from)
+    run = prepare_run(cfg, out_dir or default_out(cfg), replay_from=replay_from)
     if retry_errors:
         keep = [r for r in run.store.read_predictions() if r.status not in ("error", "exception")]
         run.store.rewrite_predictions(keep)

@@ -8,11 +8,8 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.errors import DatasetError  # noqa: F401  (re-exported)
 from veracity.types import Article, Claim, Document, Post
-
-
-class DatasetError(ValueError):
-    """Missing files, unknown splits or malformed records, with the path and line."""
 
 
 class Example(BaseModel):

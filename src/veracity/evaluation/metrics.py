@@ -26,11 +26,8 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.errors import MetricsError
 from veracity.labels import LabelSpace
-
-
-class MetricsError(ValueError):
-    """Inputs that metrics cannot be computed from (mismatched lengths, empty sets)."""
 
 
 class ClassScores(BaseModel):

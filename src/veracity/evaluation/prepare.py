@@ -9,22 +9,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from veracity import registry
-from veracity.config import ConfigError, data_dir
+from veracity.config import ConfigError, RunConfig, data_dir
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
-from veracity.evaluation.experiment import ExperimentConfig
+from veracity.errors import EvalError
 from veracity.evaluation.store import RunStore
 from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
-from veracity.methods.base import MethodConfigError, load_method
-from veracity.retrieval.base import Source
-from veracity.retrieval.guards import GuardedSource
+from veracity.runtime import CachePaths, build_run
 from veracity.types import Claim
 
 # Config keys that must match when a run directory is resumed.
@@ -35,21 +33,18 @@ _RESUME_KEYS = (
 _RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
 
 
-class EvalError(ValueError):
-    """A run that cannot start, with a message saying what to change."""
-
-
 @dataclass
 class PreparedRun:
     """Everything `execute` needs, resolved and checked."""
 
-    config: ExperimentConfig
+    config: RunConfig
     method: Any  # a veracity.methods.base.Method
     space: LabelSpace
     info: DatasetInfo
     examples: list[Example]
     gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
     store: RunStore
+    prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
 
     @property
     def todo(self) -> list[Example]:
@@ -91,26 +86,6 @@ def select_examples(
     return [examples[i] for i in chosen]
 
 
-def build_method(cfg: ExperimentConfig, llm: LLM | None, sources: dict[str, Source], space: str):
-    """Instantiate the registered method `cfg.method`.
-
-    Label space: ``cfg.labels`` when set; else the dataset's own space if the method
-    accepts it; else the method's default (the gold labels are then mapped).
-    """
-    kwargs: dict[str, Any] = {"sources": sources} if sources else {}
-    mcfg = dict(cfg.method_config)
-    labels = cfg.labels or mcfg.get("labels")
-    try:
-        if labels:
-            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": labels}, **kwargs)
-        try:
-            return load_method(cfg.method, llm=llm, config={**mcfg, "labels": space}, **kwargs)
-        except MethodConfigError:
-            return load_method(cfg.method, llm=llm, config=mcfg, **kwargs)
-    except (MethodConfigError, LabelError) as exc:
-        raise EvalError(str(exc)) from exc
-
-
 def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
     """Map gold labels from the dataset's space into the method's, or explain why not."""
     src = get_label_space(dataset_space)
@@ -130,34 +105,7 @@ def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
         ) from None
 
 
-def build_sources(cfg: ExperimentConfig, cache_path: Path) -> dict[str, Source]:
-    """The config's sources (see `veracity.retrieval.registry_setup`), their HTTP
-    responses kept in `cache_path`.
-
-    Each is `ManagedSource(GuardedSource(source))`: the guards tighten every query before
-    it reaches the service, and the managed layer (retries, search accounting) is the
-    outermost, so methods do not wrap it again.
-
-    The HTTP cache follows the LLM cache mode: replay reads only; otherwise every answer
-    is kept without expiry, so a resumed or replayed run sees the same evidence.
-    """
-    if not cfg.sources:
-        return {}
-    from veracity.retrieval.http import HttpClient
-    from veracity.retrieval.httpparts import HttpConfig
-    from veracity.retrieval.managed import ManagedSource
-    from veracity.retrieval.registry_setup import build_sources as build_configured
-
-    mode = {"replay": "replay", "off": "off"}.get(cfg.llm.cache_mode, "auto")
-    http = HttpClient(HttpConfig(cache_mode=mode, cache_path=cache_path, cache_ttl_s=None))
-    try:
-        built = build_configured(cfg.sources, http=http, managed=False)
-    except ConfigError as exc:
-        raise EvalError(str(exc)) from exc
-    return {name: ManagedSource(GuardedSource(source)) for name, source in built.items()}
-
-
-def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
+def check_resumable(store: RunStore, cfg: RunConfig) -> None:
     """Refuse to resume a run directory that was made with a different config."""
     if not store.exists():
         return
@@ -176,20 +124,21 @@ def check_resumable(store: RunStore, cfg: ExperimentConfig) -> None:
 
 
 def prepare_run(
-    cfg: ExperimentConfig,
+    cfg: RunConfig,
     out: str | Path,
     *,
     llm: LLM | None = None,
-    build: Callable[[ExperimentConfig, Path], LLM] | None = None,
     replay_from: str | Path | None = None,
 ) -> PreparedRun:
     """Resolve and check a run before any example is checked.
 
+    The model, sources and method come from `veracity.runtime.build_run`, with the run
+    directory's caches (or, with `replay_from`, another run's).
+
     Args:
-        cfg: the resolved config (variant already applied).
+        cfg: the resolved config (variant and flags already applied).
         out: the run directory (created; resumed when it holds the same run).
-        llm: the model to use (tests pass a ScriptedLLM); otherwise `build` makes one.
-        build: builds the model from the config and the LLM cache path.
+        llm: the model to use (tests pass a ScriptedLLM); otherwise the configured one.
         replay_from: another run directory whose LLM and HTTP caches are read instead of
             this run's (set ``cfg.llm.cache_mode`` to "replay" to forbid live calls).
     """
@@ -202,16 +151,18 @@ def prepare_run(
     if split not in info.splits:
         raise EvalError(f"dataset {info.name!r} has splits {list(info.splits)}, not {split!r}")
     cfg = cfg.model_copy(update={"split": split})
-    if cfg.method not in registry.methods:
-        known = ", ".join(registry.methods.names())
-        raise EvalError(f"method {cfg.method!r} is not registered (registered: {known})")
+    if cfg.method_config.get("evidence") == "given" and not cfg.gold_evidence:
+        raise EvalError(
+            f"{cfg.method} is configured for given evidence (method_config.evidence: given) "
+            "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
+        )
     caches = _cache_store(store, replay_from)
-    sources = build_sources(cfg, caches.http_cache_path)
-    if llm is None and build is not None:
-        llm = build(cfg, caches.llm_cache_path)
-    method = build_method(cfg, llm, sources, info.label_space)
-    space = method.label_space
-    cfg = cfg.model_copy(update={"labels": space.name})
+    paths = CachePaths(llm=caches.llm_cache_path, http=caches.http_cache_path)
+    try:
+        run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from exc
+    method, space, cfg = run.method, run.method.label_space, run.config
     check_resumable(store, cfg)
     kinds = getattr(method, "input_kinds", None)
     if kinds is not None and info.input_kind not in kinds:
@@ -229,7 +180,7 @@ def prepare_run(
     if cfg.gold_evidence:
         examples = [with_gold_evidence(e) for e in examples]
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts)
 
 
 def with_gold_evidence(example: Example) -> Example:

@@ -26,7 +26,6 @@ from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.prepare import (
     EvalError,
     PreparedRun,
-    build_method,
     gold_mapper,
     map_gold,
     open_dataset,
@@ -48,7 +47,6 @@ __all__ = [
     "EvalError",
     "PreparedRun",
     "RunningStats",
-    "build_method",
     "check_one",
     "execute",
     "finalize",
@@ -149,6 +147,7 @@ async def execute(
         raise EvalError("--concurrency must be at least 1")
     run.store.repair()
     run.store.write_config(run.config.model_dump(mode="json"))
+    run.store.write_prompts(run.prompts)
     todo = iter(run.todo)
     finished = 0
 

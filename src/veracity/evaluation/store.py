@@ -4,6 +4,7 @@ Layout of a run directory::
 
     RUN_DIR/
       config.yaml        the resolved run config (secrets removed); reproduces the run
+      prompts.json       template name -> hash of each prompt the method renders
       predictions.jsonl  one `PredictionRecord` per finished example, in finishing order
       metrics.json       `Metrics` over all records
       usage.json         totals and per-example means of tokens, calls, searches, cost
@@ -31,16 +32,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from veracity.errors import RunStoreError
 from veracity.types import Verdict
 
 Status = Literal["ok", "abstained", "error", "exception"]
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|cookie)", re.I)
 REDACTED = "***redacted***"
-
-
-class RunStoreError(RuntimeError):
-    """A run directory that cannot be read or does not match the requested run."""
 
 
 class PredictionRecord(BaseModel):
@@ -166,6 +164,12 @@ class RunStore:
         tmp = self.config_path.with_suffix(".yaml.tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, self.config_path)
+
+    def write_prompts(self, hashes: dict[str, str]) -> None:
+        """Record the hash of every prompt template the run renders (``prompts.json``)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(hashes, indent=2, sort_keys=True) + "\n"
+        (self.path / "prompts.json").write_text(text, encoding="utf-8")
 
     def read_config(self) -> dict[str, Any]:
         if not self.config_path.is_file():

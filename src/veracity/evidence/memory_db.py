@@ -7,6 +7,9 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
+from veracity.errors import EvidenceMemoryError
+from veracity.infra import open_sqlite
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS evidence (
     id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, fingerprint TEXT NOT NULL,
@@ -29,10 +32,6 @@ CREATE TABLE IF NOT EXISTS counters (
 """
 
 
-class EvidenceMemoryError(RuntimeError):
-    """The memory database cannot be opened or used (path, permissions, corruption)."""
-
-
 class SharedConnection:
     """One SQLite connection per database file in this process, shared behind a lock."""
 
@@ -41,11 +40,7 @@ class SharedConnection:
 
     def __init__(self, path: Path):
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(
-                path, check_same_thread=False, timeout=30.0, isolation_level=None
-            )
-            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db = open_sqlite(path, autocommit=True)
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:

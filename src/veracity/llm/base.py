@@ -14,6 +14,19 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veracity.errors import (  # noqa: F401  (re-exported)
+    CacheMiss,
+    LLMAuthError,
+    LLMError,
+    LLMRateLimited,
+    LLMRequestError,
+    LLMServerError,
+    LLMTimeout,
+    LLMTransientError,
+    ModelNotAvailable,
+    StructuredOutputError,
+)
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -139,54 +152,6 @@ class LLM(Protocol):
 
 
 # --------------------------------------------------------------------------- errors
-
-
-class LLMError(RuntimeError):
-    """Base class of LLM-layer errors."""
-
-
-class LLMTransientError(LLMError):
-    """A fault worth retrying: timeout, rate limit, server error, dropped connection."""
-
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class LLMTimeout(LLMTransientError):
-    pass
-
-
-class LLMRateLimited(LLMTransientError):
-    pass
-
-
-class LLMServerError(LLMTransientError):
-    pass
-
-
-class LLMAuthError(LLMError):
-    """Missing or rejected credentials. Not retried."""
-
-
-class LLMRequestError(LLMError):
-    """The backend rejected the request as malformed (HTTP 4xx other than 401/403/429)."""
-
-
-class ModelNotAvailable(LLMError):
-    """The configured model file or name cannot be found or fetched."""
-
-
-class CacheMiss(LLMError):
-    """Replay mode found no recorded response for a request."""
-
-
-class StructuredOutputError(LLMError):
-    """The model did not produce valid structured output within the allowed attempts."""
-
-    def __init__(self, message: str, attempts: list[str]):
-        super().__init__(message)
-        self.attempts = attempts
 
 
 def user(content: str) -> Message:

@@ -20,11 +20,9 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal
 
+from veracity.infra import CacheMode, open_sqlite
 from veracity.llm.base import CacheMiss, LLMRequest, LLMResponse
-
-CacheMode = Literal["off", "auto", "record", "replay"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -55,13 +53,7 @@ class ResponseCache:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # WAL keeps this crash-safe
-            conn.execute(_SCHEMA)
-            conn.commit()
-            self._conn = conn
+            self._conn = open_sqlite(self.path, _SCHEMA)
         return self._conn
 
     def _read_slot(self, request: LLMRequest, key: str) -> int | None:

@@ -7,13 +7,11 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from veracity import context
+from veracity.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.llm.base import (
     LLM,
     Capabilities,
@@ -34,21 +32,6 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "deepseek-chat": (0.27, 1.10),
     "deepseek-reasoner": (0.55, 2.19),
 }
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter, honouring a server's Retry-After."""
-
-    max_attempts: int = 4
-    base_delay_s: float = 0.5
-    max_delay_s: float = 30.0
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.max_delay_s)
-        cap = min(self.max_delay_s, self.base_delay_s * (2**attempt))
-        return random.uniform(0, cap)
 
 
 class ManagedLLM:
@@ -82,7 +65,7 @@ class ManagedLLM:
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
         self.trace_prompts = trace_prompts
         self.max_concurrency = max_concurrency
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._limit = LoopSemaphore(max_concurrency)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -91,14 +74,6 @@ class ManagedLLM:
     @property
     def backend_id(self) -> str:
         return self.inner.backend_id
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        # One semaphore per event loop: a semaphore is bound to the loop it first waits on.
-        loop_id = id(asyncio.get_running_loop())
-        sem = self._semaphores.get(loop_id)
-        if sem is None:
-            sem = self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
-        return sem
 
     def cost(self, response: LLMResponse) -> float | None:
         """USD for this response; 0 for a local model, None when no price is known."""
@@ -121,35 +96,34 @@ class ManagedLLM:
 
     async def _call_with_retries(self, request: LLMRequest) -> LLMResponse:
         ctx = context.current()
-        attempt = 0
-        while True:
-            try:
-                async with self._semaphore():
-                    started = time.perf_counter()
-                    response = await self.inner.complete(request)
-                if not response.latency_s:
-                    response.latency_s = round(time.perf_counter() - started, 4)
-                return response
-            except LLMTransientError as exc:
-                attempt += 1
-                if attempt >= self.retry.max_attempts:
-                    ctx.event(
-                        "error",
-                        request.tag or "llm",
-                        error=f"{type(exc).__name__}: {exc}",
-                        attempts=attempt,
-                        gave_up=True,
-                    )
-                    raise
-                delay = self.retry.delay(attempt - 1, exc.retry_after)
-                ctx.event(
-                    "error",
-                    request.tag or "llm",
-                    error=f"{type(exc).__name__}: {exc}",
-                    attempt=attempt,
-                    retry_in_s=round(delay, 3),
-                )
-                await asyncio.sleep(delay)
+        tag = request.tag or "llm"
+
+        async def call() -> LLMResponse:
+            started = time.perf_counter()
+            response = await self.inner.complete(request)
+            if not response.latency_s:
+                response.latency_s = round(time.perf_counter() - started, 4)
+            return response
+
+        async def attempt() -> LLMResponse:
+            return await self._limit.run(call)
+
+        def retry(exc: BaseException, n: int, delay: float) -> None:
+            error = f"{type(exc).__name__}: {exc}"
+            ctx.event("error", tag, error=error, attempt=n, retry_in_s=round(delay, 3))
+
+        def give_up(exc: BaseException, n: int) -> None:
+            error = f"{type(exc).__name__}: {exc}"
+            ctx.event("error", tag, error=error, attempts=n, gave_up=True)
+
+        return await retrying(
+            attempt,
+            self.retry,
+            retry_on=(LLMTransientError,),
+            retry_after=lambda exc: getattr(exc, "retry_after", None),
+            on_retry=retry,
+            on_give_up=give_up,
+        )
 
     def _record(self, request: LLMRequest, response: LLMResponse) -> None:
         data: dict = {

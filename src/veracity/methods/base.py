@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veracity import context, registry
 from veracity.context import CheckContext
+from veracity.errors import MethodConfigError
 from veracity.labels import LabelSpace, get_label_space
 from veracity.llm.base import (
     LLM,
@@ -28,6 +29,7 @@ from veracity.llm.base import (
     StructuredOutputError,
 )
 from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Verdict
@@ -41,10 +43,6 @@ RECORDED_FAULTS: tuple[type[BaseException], ...] = (
     CacheMiss,
     SourceError,
 )
-
-
-class MethodConfigError(ValueError):
-    """A method config that does not validate."""
 
 
 class MethodConfig(BaseModel):
@@ -97,10 +95,39 @@ class BaseMethod(ABC):
                 f"{self.name} works in {list(self.allowed_labels)}, not {self.label_space.name}"
             )
         self._llm = ensure_managed(llm) if llm is not None else None
+        self._prompts = PromptBundle(package=self.prompt_package() or None)
+        self._prompt_hashes: dict[str, str] | None = None
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
         }
+
+    @classmethod
+    def prompt_package(cls) -> str:
+        """The package whose ``prompts/`` folder holds this method's templates."""
+        return cls.__module__.rpartition(".")[0]
+
+    def use_prompts(self, bundle: PromptBundle) -> None:
+        """Render this method's templates from `bundle` (checked against them first).
+
+        Raises:
+            PromptError: an override names no template of this method or uses a
+                variable the method does not pass.
+        """
+        package = self.prompt_package()
+        if not package and bundle.overrides:
+            raise PromptError(f"{self.name} has no prompts package to override")
+        self._prompts = bundle.bind(package) if package else PromptBundle()
+        self._prompt_hashes = None
+
+    def prompt_hashes(self) -> dict[str, str]:
+        """Template name -> hash of the text this method renders (overrides included)."""
+        if self._prompt_hashes is None:
+            try:
+                self._prompt_hashes = self._prompts.hashes()
+            except (PromptError, ImportError):  # a method without a prompts folder
+                self._prompt_hashes = {}
+        return self._prompt_hashes
 
     @property
     def llm(self) -> ManagedLLM:
@@ -123,8 +150,11 @@ class BaseMethod(ABC):
                 f"{self.name} checks {', '.join(self.input_kinds)} inputs, not a {item.kind}"
             )
         ctx = CheckContext()
-        with context.check_context(ctx):
-            ctx.event("stage", self.name, step="start", input_kind=item.kind)
+        with context.check_context(ctx), using_prompts(self._prompts):
+            ctx.event(
+                "stage", self.name, step="start", input_kind=item.kind,
+                prompts=self.prompt_hashes(),
+            )  # fmt: skip
             try:
                 verdict = await self.run(item, ctx)
             except SourceAuthError:

@@ -14,6 +14,13 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.errors import (  # noqa: F401  (re-exported)
+    SourceAuthError,
+    SourceBadResponse,
+    SourceError,
+    SourceRateLimited,
+    SourceUnreachable,
+)
 from veracity.types import Document
 
 
@@ -77,32 +84,6 @@ class Query(BaseModel):
         parts = [f'"{k}"' if quote and " " in k else k for k in kws]
         joined = f" {or_word} ".join(parts) if self.operator == "OR" else " ".join(parts)
         return " ".join(p for p in (self.text.strip(), joined) if p)
-
-
-class SourceError(RuntimeError):
-    """Base class of source failures. Never swallowed into an empty result."""
-
-    def __init__(self, source: str, message: str):
-        super().__init__(f"{source}: {message}")
-        self.source = source
-
-
-class SourceAuthError(SourceError):
-    """Missing or rejected credentials."""
-
-
-class SourceRateLimited(SourceError):
-    def __init__(self, source: str, message: str, retry_after: float | None = None):
-        super().__init__(source, message)
-        self.retry_after = retry_after
-
-
-class SourceUnreachable(SourceError):
-    """Network failure, timeout or a 5xx from the service."""
-
-
-class SourceBadResponse(SourceError):
-    """The service answered with something that is not what its API promises."""
 
 
 @runtime_checkable

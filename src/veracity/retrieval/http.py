@@ -28,7 +28,7 @@ import httpx
 
 from veracity import context
 from veracity.config import settings
-from veracity.llm.client import RetryPolicy
+from veracity.infra import RetryPolicy, retrying
 from veracity.retrieval.base import (
     SourceAuthError,
     SourceBadResponse,
@@ -229,26 +229,30 @@ class HttpClient:
     # ------------------------------------------------------------------ internals
 
     async def _with_retries(self, call: _Call) -> HttpResponse:
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return await self._send(call)
-            except (SourceRateLimited, SourceUnreachable) as exc:
-                retry_after = getattr(exc, "retry_after", None)
-                give_up = attempt >= self.retry.max_attempts or (
-                    retry_after is not None and retry_after > self.retry.max_delay_s
-                )
-                error = f"{type(exc).__name__}: {exc}"
-                if give_up:
-                    context.current().event("error", call.source, error=error, attempts=attempt)
-                    raise
-                delay = self.retry.delay(attempt - 1, retry_after)
-                context.current().event(
-                    "error", call.source, error=error, attempt=attempt, retry_in_s=round(delay, 3)
-                )
-                log.info("%s: %s; retry %d in %.2fs", call.source, exc, attempt, delay)
-                await asyncio.sleep(delay)
+        def retry(exc: BaseException, attempt: int, delay: float) -> None:
+            error = f"{type(exc).__name__}: {exc}"
+            context.current().event(
+                "error", call.source, error=error, attempt=attempt, retry_in_s=round(delay, 3)
+            )
+            log.info("%s: %s; retry %d in %.2fs", call.source, exc, attempt, delay)
+
+        def give_up(exc: BaseException, attempt: int) -> None:
+            error = f"{type(exc).__name__}: {exc}"
+            context.current().event("error", call.source, error=error, attempts=attempt)
+
+        def retry_after(exc: BaseException) -> float | None:
+            return getattr(exc, "retry_after", None)
+
+        return await retrying(
+            lambda: self._send(call),
+            self.retry,
+            retry_on=(SourceRateLimited, SourceUnreachable),
+            retry_after=retry_after,
+            # a server asking for a longer pause than we would wait: give up now
+            give_up_if=lambda exc: (retry_after(exc) or 0) > self.retry.max_delay_s,
+            on_retry=retry,
+            on_give_up=give_up,
+        )
 
     async def _send(self, call: _Call) -> HttpResponse:
         client = self._client()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veracity.llm.cache import CacheMode
+from veracity.infra import CacheMode, open_sqlite
 from veracity.retrieval.base import SourceError
 from veracity.retrieval.netsafe import redact_mapping, redact_url, strip_secrets
 
@@ -102,12 +102,7 @@ class HttpCache:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
-            conn.commit()
-            self._conn = conn
+            self._conn = open_sqlite(self.path, _SCHEMA)
         return self._conn
 
     @property

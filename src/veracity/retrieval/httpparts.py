@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.llm.cache import CacheMode
+from veracity.infra import CacheMode
 from veracity.retrieval.base import SourceBadResponse
 
 

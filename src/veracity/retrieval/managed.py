@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from veracity import context
-from veracity.llm.client import RetryPolicy
+from veracity.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.retrieval.base import (
     Query,
     Source,
@@ -33,6 +33,7 @@ from veracity.retrieval.base import (
     SourceUnreachable,
     apply_rules,
 )
+from veracity.retrieval.guards import guard_query
 from veracity.retrieval.http import track_requests
 from veracity.types import Document
 
@@ -69,7 +70,7 @@ class ManagedSource:
         self.record = record
         self.searches = 0
         self.failures = 0
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._limit = LoopSemaphore(max_concurrency)
 
     @property
     def name(self) -> str:
@@ -88,16 +89,6 @@ class ManagedSource:
             raise AttributeError(attr)
         return getattr(self.inner, attr)
 
-    async def _limited(self, query: Query) -> list[Document]:
-        if self.max_concurrency is None:
-            return await self.inner.search(query)
-        loop_id = id(asyncio.get_running_loop())
-        sem = self._semaphores.get(loop_id)
-        if sem is None:
-            sem = self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
-        async with sem:
-            return await self.inner.search(query)
-
     async def search(self, query: Query) -> list[Document]:
         """Search the wrapped source; see the class docstring for what is added.
 
@@ -106,28 +97,34 @@ class ManagedSource:
         """
         ctx = context.current()
         started = time.perf_counter()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                with track_requests() as tally:
-                    docs = await self._limited(query)
-                break
-            except SourceError as exc:
-                transient = isinstance(exc, TRANSIENT)
-                if not transient or attempt >= self.retry.max_attempts:
-                    self.failures += 1
-                    ctx.event(
-                        "error",
-                        self.name,
-                        error=f"{type(exc).__name__}: {exc}",
-                        query=query.model_dump(mode="json"),
-                        attempts=attempt,
-                    )
-                    raise
-                delay = self.retry.delay(attempt - 1, getattr(exc, "retry_after", None))
-                ctx.event("error", self.name, error=str(exc), attempt=attempt, retry_in_s=delay)
-                await asyncio.sleep(delay)
+        query = guard_query(query)  # the one place evaluation guards are applied
+
+        async def attempt() -> list[Document]:
+            return await self._limit.run(lambda: self.inner.search(query))
+
+        def retry(exc: BaseException, n: int, delay: float) -> None:
+            ctx.event("error", self.name, error=str(exc), attempt=n, retry_in_s=round(delay, 3))
+
+        def give_up(exc: BaseException, n: int) -> None:
+            self.failures += 1
+            ctx.event(
+                "error",
+                self.name,
+                error=f"{type(exc).__name__}: {exc}",
+                query=query.model_dump(mode="json"),
+                attempts=n,
+            )
+
+        with track_requests() as tally:  # every attempt's HTTP answers
+            docs = await retrying(
+                attempt,
+                self.retry,
+                retry_on=(SourceError,),
+                give_up_if=lambda exc: not isinstance(exc, TRANSIENT),
+                retry_after=lambda exc: getattr(exc, "retry_after", None),
+                on_retry=retry,
+                on_give_up=give_up,
+            )
         docs = self._finish(query, docs, tally.earliest)
         self.searches += 1
         if self.record:

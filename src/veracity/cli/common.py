@@ -1,0 +1,61 @@
+"""Helpers shared by the CLI commands: source options, input errors, model pulls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from veracity.cli.app import console, fail
+from veracity.config import LLMConfig, settings
+from veracity.errors import ConfigError, ModelNotAvailable
+
+
+def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``NAME=TYPE[:ARG]`` options into a sources mapping (see `--source`).
+
+    ``local:X`` names index X, ``web:X`` the web engine X; a bare ``NAME`` uses the
+    source type of that name with its defaults.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        name = name.strip()
+        if not name:
+            raise ConfigError(f"--source {spec!r}: give NAME=TYPE, e.g. web=duckduckgo")
+        kind, _, arg = (rest or name).partition(":")
+        options: dict[str, Any] = {"type": kind.strip()}
+        if arg:
+            key = {"local": "index", "web": "engine", "recorded": "path"}.get(options["type"])
+            if key is None:
+                raise ConfigError(f"--source {spec!r}: {options['type']!r} takes no ':' argument")
+            options[key] = arg.strip()
+        out[name] = options
+    return out
+
+
+def input_message(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+    return str(exc)
+
+
+def ensure_model(cfg: LLMConfig) -> None:
+    """Pull the embedded default model up front so the user sees a progress bar."""
+    if cfg.backend != "embedded":
+        return
+    from veracity.llm import models as catalog
+
+    if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
+        if not cfg.auto_pull:
+            fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
+        console.print(
+            f"[yellow]model {cfg.model} is not downloaded yet; pulling it now "
+            "(one time, about 100 MB)[/]"
+        )
+        from veracity.cli.models import pull_with_progress
+
+        try:
+            pull_with_progress(cfg.model)
+        except ModelNotAvailable as exc:
+            fail(str(exc), code=3)

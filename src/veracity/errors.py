@@ -1,0 +1,133 @@
+"""Every error veracity raises on purpose, in one public module.
+
+Import them from here (``from veracity.errors import ConfigError``); the modules that
+raise them re-export their own for compatibility. This module imports nothing from
+veracity, so every layer may use it.
+
+Families:
+- configuration and input: `ConfigError`, `InputError`, `LabelError`, `RegistryError`,
+  `MethodConfigError`, `PromptError`, `DatasetError`, `EvalError`;
+- models: `LLMError` and its kinds (transient faults are retried, the rest are not);
+- evidence sources: `SourceError` and its kinds (never swallowed into an empty result);
+- stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`.
+"""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used, with a message saying what to change."""
+
+
+class LLMError(RuntimeError):
+    """Base class of LLM-layer errors."""
+
+
+class LLMTransientError(LLMError):
+    """A fault worth retrying: timeout, rate limit, server error, dropped connection."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LLMTimeout(LLMTransientError):
+    pass
+
+
+class LLMRateLimited(LLMTransientError):
+    pass
+
+
+class LLMServerError(LLMTransientError):
+    pass
+
+
+class LLMAuthError(LLMError):
+    """Missing or rejected credentials. Not retried."""
+
+
+class LLMRequestError(LLMError):
+    """The backend rejected the request as malformed (HTTP 4xx other than 401/403/429)."""
+
+
+class ModelNotAvailable(LLMError):
+    """The configured model file or name cannot be found or fetched."""
+
+
+class CacheMiss(LLMError):
+    """Replay mode found no recorded response for a request."""
+
+
+class StructuredOutputError(LLMError):
+    """The model did not produce valid structured output within the allowed attempts."""
+
+    def __init__(self, message: str, attempts: list[str]):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class SourceError(RuntimeError):
+    """Base class of source failures. Never swallowed into an empty result."""
+
+    def __init__(self, source: str, message: str):
+        super().__init__(f"{source}: {message}")
+        self.source = source
+
+
+class SourceAuthError(SourceError):
+    """Missing or rejected credentials."""
+
+
+class SourceRateLimited(SourceError):
+    def __init__(self, source: str, message: str, retry_after: float | None = None):
+        super().__init__(source, message)
+        self.retry_after = retry_after
+
+
+class SourceUnreachable(SourceError):
+    """Network failure, timeout or a 5xx from the service."""
+
+
+class SourceBadResponse(SourceError):
+    """The service answered with something that is not what its API promises."""
+
+
+class InputError(ValueError):
+    """Raised when a check input is empty, too long or otherwise unusable."""
+
+
+class LabelError(ValueError):
+    """A label that does not belong to the space it was given for, or an unmapped label."""
+
+
+class DatasetError(ValueError):
+    """Missing files, unknown splits or malformed records, with the path and line."""
+
+
+class MethodConfigError(ValueError):
+    """A method config that does not validate."""
+
+
+class RegistryError(LookupError):
+    """An unknown name, or a name registered twice with different objects."""
+
+
+class PromptError(LookupError):
+    """A template that does not exist or does not render."""
+
+
+class EvalError(ValueError):
+    """A run that cannot start, with a message saying what to change."""
+
+
+class RunStoreError(RuntimeError):
+    """A run directory that cannot be read or does not match the requested run."""
+
+
+class MetricsError(ValueError):
+    """Inputs that metrics cannot be computed from (mismatched lengths, empty sets)."""
+
+
+class EvidenceMemoryError(RuntimeError):
+    """The memory database cannot be opened or used (path, permissions, corruption)."""

@@ -1,0 +1,153 @@
+"""Bottom-layer primitives shared by the LLM layer, the HTTP client, sources, the evidence
+memory and the run store: cache modes, the retry policy and loop, per-event-loop
+semaphores, and SQLite connections in WAL mode.
+
+This module imports nothing from veracity, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+T = TypeVar("T")
+
+CacheMode = Literal["off", "auto", "record", "replay"]
+"""How a cache is used: ``off`` nothing; ``auto`` deterministic requests read and written;
+``record`` everything written (sampled replies per occurrence); ``replay`` read only, a
+miss is an error."""
+
+CACHE_MODES: tuple[str, ...] = ("off", "auto", "record", "replay")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, honouring a server's Retry-After.
+
+    Attributes:
+        max_attempts: tries in all (1: no retry).
+        base_delay_s: the first backoff cap; it doubles with each attempt.
+        max_delay_s: no wait is longer than this, Retry-After included.
+    """
+
+    max_attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before try `attempt + 1` (`attempt` counts from 0)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay_s)
+        cap = min(self.max_delay_s, self.base_delay_s * (2**attempt))
+        return random.uniform(0, cap)
+
+
+async def retrying(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    retry_on: tuple[type[BaseException], ...],
+    on_retry: Callable[[BaseException, int, float], None] | None = None,
+    on_give_up: Callable[[BaseException, int], None] | None = None,
+    retry_after: Callable[[BaseException], float | None] = lambda exc: None,
+    give_up_if: Callable[[BaseException], bool] = lambda exc: False,
+) -> T:
+    """Await `call()` until it succeeds, retrying the `retry_on` faults per `policy`.
+
+    Args:
+        call: makes one attempt.
+        policy: how often and how long to wait.
+        retry_on: the exception types that are retried; others propagate at once.
+        on_retry: told (fault, attempts so far, delay) before each wait — for traces/logs.
+        on_give_up: told (fault, attempts) when the last attempt failed; the fault is
+            then raised.
+        retry_after: a server-requested delay carried by the fault, if any.
+        give_up_if: faults that are not worth another try although of a retried type.
+    """
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except retry_on as exc:
+            attempt += 1
+            if attempt >= policy.max_attempts or give_up_if(exc):
+                if on_give_up is not None:
+                    on_give_up(exc, attempt)
+                raise
+            delay = policy.delay(attempt - 1, retry_after(exc))
+            if on_retry is not None:
+                on_retry(exc, attempt, delay)
+            await asyncio.sleep(delay)
+
+
+class LoopSemaphore:
+    """A concurrency limit usable from several event loops.
+
+    An `asyncio.Semaphore` binds to the loop it first waits on; a process that runs
+    checks in several loops (threads, repeated `asyncio.run`) gets one per loop.
+    """
+
+    def __init__(self, limit: int | None):
+        if limit is not None and limit < 1:
+            raise ValueError("a concurrency limit must be at least 1")
+        self.limit = limit
+        self._by_loop: dict[int, asyncio.Semaphore] = {}
+
+    def get(self) -> asyncio.Semaphore | None:
+        """This loop's semaphore (None when unlimited)."""
+        if self.limit is None:
+            return None
+        loop_id = id(asyncio.get_running_loop())
+        sem = self._by_loop.get(loop_id)
+        if sem is None:
+            sem = self._by_loop[loop_id] = asyncio.Semaphore(self.limit)
+        return sem
+
+    async def run(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Await `call()` inside the limit."""
+        sem = self.get()
+        if sem is None:
+            return await call()
+        async with sem:
+            return await call()
+
+
+def open_sqlite(
+    path: str | Path,
+    schema: str = "",
+    *,
+    autocommit: bool = False,
+    timeout_s: float = 30.0,
+) -> sqlite3.Connection:
+    """A thread-shareable SQLite connection in WAL mode with `schema` applied.
+
+    WAL lets readers and one writer work at once and stays crash-safe with
+    ``synchronous=NORMAL``. It needs a local file system: SQLite's locking is not
+    reliable on network file systems (NFS, SMB), so put these files on local disk.
+
+    Args:
+        path: the database file (its folder is created).
+        schema: SQL script run once (``CREATE TABLE IF NOT EXISTS ...``).
+        autocommit: no implicit transactions (callers issue BEGIN/COMMIT themselves).
+        timeout_s: how long a statement waits for another writer's lock.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(
+        p,
+        check_same_thread=False,
+        timeout=timeout_s,
+        isolation_level=None if autocommit else "",
+    )
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    if schema:
+        conn.executescript(schema)
+        if not autocommit:
+            conn.commit()
+    return conn

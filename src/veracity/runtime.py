@@ -1,0 +1,203 @@
+"""The composition root: a run config in, a ready run (model, sources, method) out.
+
+Every entry point builds its runs here — the Python API, `veracity check`, `eval`,
+`calibrate`, and the server, MCP and batch front ends — so a run is assembled one way:
+
+1. `resolve_config` — a run or experiment YAML (or none), its variant, then the
+   command-line flags, which always win over the file;
+2. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
+   sources (each wrapped once in `ManagedSource`, which applies the evaluation guards,
+   retries and search accounting), and the method with its label space and prompt
+   overrides.
+
+Nothing here checks inputs or writes run directories; `veracity.evaluation` does that
+on top of a `Run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veracity import registry
+from veracity.config import RunConfig, load_run_config
+from veracity.errors import (
+    ConfigError,
+    LabelError,
+    MethodConfigError,
+    PromptError,
+    RegistryError,
+)
+from veracity.llm.base import LLM
+from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.llm.models import Progress
+from veracity.methods.base import BaseMethod, load_method
+from veracity.prompting import PromptBundle
+from veracity.retrieval.base import Source
+from veracity.types import CheckInput, Verdict
+
+
+@dataclass(frozen=True)
+class CachePaths:
+    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME."""
+
+    llm: Path | None = None
+    http: Path | None = None
+
+
+@dataclass
+class Run:
+    """A built run: the resolved config and the objects it made.
+
+    Attributes:
+        config: the resolved config (label space filled in).
+        llm: the model, with cache, retries, concurrency limit and accounting.
+        sources: the configured sources by name, each managed once.
+        method: the method instance.
+        prompts: template name -> sha256 of the text the method will render.
+    """
+
+    config: RunConfig
+    llm: ManagedLLM
+    sources: dict[str, Source]
+    method: BaseMethod
+    prompts: dict[str, str] = field(default_factory=dict)
+
+    async def check(self, item: CheckInput) -> Verdict:
+        """Check one input with this run's method."""
+        return await self.method.check(item)
+
+
+def resolve_config(
+    path: str | Path | None = None,
+    *,
+    variant: str | None = None,
+    flags: Mapping[str, Any] | None = None,
+    base: RunConfig | None = None,
+) -> RunConfig:
+    """The run config: `base` or the file at `path` (or the defaults), its `variant`, then
+    `flags` (None values mean "not given"; see `RunConfig.with_overrides`).
+
+    Raises:
+        ConfigError: the file, the variant or a flag does not fit the schema.
+    """
+    if base is not None:
+        cfg = base
+    elif path is not None:
+        cfg = load_run_config(path)
+    else:
+        cfg = RunConfig()
+    cfg = cfg.with_variant(variant)
+    return cfg.with_overrides(flags) if flags else cfg
+
+
+def build_llm(
+    config: RunConfig, caches: CachePaths | None = None, progress: Progress | None = None
+) -> ManagedLLM:
+    """The configured model, its replies cached in ``caches.llm`` (or the user cache)."""
+    from veracity.llm.factory import build_llm as build
+
+    return build(config.llm, cache_path=caches.llm if caches else None, progress=progress)
+
+
+def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[str, Source]:
+    """The config's sources by name, each wrapped once in `ManagedSource`.
+
+    HTTP answers are kept in ``caches.http`` when given (without expiry, so a resumed or
+    replayed run sees the same evidence; read-only when the LLM cache replays), else in
+    the user-level HTTP cache.
+    """
+    if not config.sources:
+        return {}
+    from veracity.retrieval.http import HttpClient
+    from veracity.retrieval.httpparts import HttpConfig
+    from veracity.retrieval.managed import ManagedSource
+    from veracity.retrieval.registry_setup import build_sources as build_configured
+
+    http = None
+    if caches is not None and caches.http is not None:
+        mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
+        http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
+    built = build_configured(config.sources, http=http, managed=False)
+    return {name: ManagedSource(source) for name, source in built.items()}
+
+
+def build_method(
+    config: RunConfig,
+    llm: LLM | None,
+    sources: Mapping[str, Source],
+    *,
+    prefer_labels: str | None = None,
+) -> BaseMethod:
+    """The registered method `config.method` with its label space and prompt overrides.
+
+    Label space: `config.labels` when set; else `prefer_labels` (a dataset's own space)
+    if the method accepts it; else the method's default.
+
+    Raises:
+        ConfigError: unknown method, invalid method config or label space, bad prompts.
+    """
+    if config.method not in registry.methods:
+        known = ", ".join(registry.methods.names())
+        raise ConfigError(f"unknown method {config.method!r}; registered: {known}")
+    prompts = PromptBundle.from_config(config.prompts)
+    mcfg = dict(config.method_config)
+
+    def make(labels: str | None) -> BaseMethod:
+        cfg = {**mcfg, "labels": labels} if labels else mcfg
+        return load_method(config.method, llm=llm, config=cfg, sources=dict(sources))
+
+    try:
+        if config.labels or prefer_labels is None:
+            method = make(config.labels)
+        else:
+            try:
+                method = make(prefer_labels)
+            except (MethodConfigError, LabelError):
+                method = make(None)
+        method.use_prompts(prompts)
+    except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
+        raise ConfigError(str(exc)) from exc
+    return method
+
+
+def build_run(
+    config: RunConfig,
+    *,
+    llm: LLM | None = None,
+    caches: CachePaths | None = None,
+    prefer_labels: str | None = None,
+    progress: Progress | None = None,
+) -> Run:
+    """Assemble a run from its resolved config.
+
+    Args:
+        config: the resolved run config (see `resolve_config`).
+        llm: a model to use instead of building the configured one (tests, servers
+            sharing one loaded model); it is wrapped for accounting when it is not managed.
+        caches: where the run's LLM and HTTP caches live (a run directory's, for eval).
+        prefer_labels: the label space to use when the config names none and the method
+            accepts it (a dataset's own space).
+        progress: model-download progress callback for the embedded backend.
+
+    Raises:
+        ConfigError: anything in the config that cannot be built, with what to change.
+    """
+    managed = ensure_managed(llm) if llm is not None else build_llm(config, caches, progress)
+    sources = build_sources(config, caches)
+    method = build_method(config, managed, sources, prefer_labels=prefer_labels)
+    resolved = config.model_copy(update={"labels": method.label_space.name})
+    return Run(resolved, managed, method.sources, method, method.prompt_hashes())
+
+
+__all__ = [
+    "CachePaths",
+    "Run",
+    "build_llm",
+    "build_method",
+    "build_run",
+    "build_sources",
+    "resolve_config",
+]
