@@ -50,7 +50,13 @@ class Registry(Generic[T]):
             raise RegistryError(
                 f"unknown {self.kind} {name!r}; available: {', '.join(self.names()) or 'none'}"
             )
-        obj = ep.load()
+        try:
+            obj = ep.load()
+        except ImportError as exc:
+            raise RegistryError(
+                f"{self.kind} {name!r} is registered by an installed package ({ep.value}) "
+                f"but could not be imported: {exc}"
+            ) from exc
         self._items.setdefault(name, obj)
         return self._items[name]
 

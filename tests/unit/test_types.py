@@ -95,8 +95,11 @@ def test_verdict_without_label_must_say_why():
 
 def test_verdict_json_round_trip_keeps_trace_and_usage():
     trace = Trace()
-    trace.add("llm_call", "judge", prompt="p", response="r")
-    trace.add("search", "wiki", results=["a"])
+    trace.add(
+        "llm_call", "judge", prompt_tokens=3, completion_tokens=2, cached=False,
+        prompt="p", response="r",
+    )  # fmt: skip
+    trace.add("search", "wiki", cached=False, results=["a"])
     doc = Document(id="d", text="The sky is blue.", url="https://x.org")
     v = Verdict(
         label="true",
@@ -125,3 +128,20 @@ def test_usage_add_sums_counts_not_wall_time():
         0.75,
         3,
     )
+
+
+def test_trace_events_are_typed_per_kind():
+    from veracity.types import LLMCallData, RulingData
+
+    trace = Trace()
+    event = trace.add("ruling", "judge", round=2, decision="TRUE", extra_field="kept")
+    assert isinstance(event.payload, RulingData) and event.payload.round == 2
+    assert event.data == {"round": 2, "decision": "TRUE", "extra_field": "kept"}
+    call = trace.add("llm_call", "x", prompt_tokens=1, completion_tokens=2, cached=True)
+    assert isinstance(call.payload, LLMCallData) and call.payload.completion_tokens == 2
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        trace.add("llm_call", "x", completion_tokens=2, cached=False)  # tokens missing
+    with pytest.raises(ValueError, match="round"):
+        trace.add("ruling", "judge", round="second")
+    with pytest.raises(ValueError, match="unknown trace event kind"):
+        trace.add("gossip", "x")  # type: ignore[arg-type]

@@ -132,10 +132,10 @@ class LLMJudge:
             round=state.round,
         )
         context.current().event(
-            "decision",
+            "ruling",
             self.name,
             round=state.round,
-            verdict=choice,
+            decision=choice,
             reason=decision.reason,
             probabilities=decision.probabilities,
         )

@@ -149,7 +149,12 @@ class EvidenceMemory:
                 )
             self._bump(db, stored=new, duplicates=dup)
         context.current().event(
-            "note", "evidence_memory", action="store", new=new, duplicates=dup, entities=list(names)
+            "memory_recall",
+            "evidence_memory",
+            action="store",
+            new=new,
+            duplicates=dup,
+            entities=list(names),
         )
         return new
 
@@ -209,7 +214,7 @@ class EvidenceMemory:
         with self._shared.transaction() as db:
             self._bump(db, recalls=1, hits=int(bool(result)), misses=int(not result))
         context.current().event(
-            "note", "evidence_memory", action="recall", entities=asked, hits=len(result)
+            "memory_recall", "evidence_memory", action="recall", entities=asked, hits=len(result)
         )
         return result
 

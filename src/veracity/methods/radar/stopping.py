@@ -178,7 +178,7 @@ class RadarStop(ProbabilityStop):
             "stop_samples": probs.samples,
         }
         context.current().event(
-            "decision", "stop_agent", round=state.round, margin=margin, **details
+            "stop_signal", "stop_agent", round=state.round, margin=margin, **details
         )
         return margin, details
 
@@ -198,10 +198,10 @@ class RadarStop(ProbabilityStop):
             probs, method, samples = sampled.probs, sampled.method, sampled.samples
         confidence = max(probs.values())
         context.current().event(
-            "decision",
+            "ruling",
             "round_judge",
             round=state.round,
-            verdict=decision.label,
+            decision=decision.label,
             confidence=confidence,
             estimator=method,
             samples=samples,
