@@ -22,10 +22,9 @@ from rich.table import Table
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model
-from veracity.config import ConfigError, RunConfig
-from veracity.evaluation.runner import FATAL, EvalError, prepare_run, run_session
-from veracity.evaluation.store import RunStoreError
-from veracity.labels import LabelError
+from veracity.config import RunConfig
+from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
+from veracity.evaluation.runner import FATAL, prepare_run, run_session
 from veracity.methods.radar.calibration import (
     CalibrationError,
     CalibrationResult,

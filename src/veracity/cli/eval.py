@@ -22,19 +22,18 @@ from rich.table import Table
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options
-from veracity.config import ConfigError, RunConfig
-from veracity.evaluation.metrics import Metrics, MetricsError
+from veracity.config import RunConfig
+from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
+from veracity.evaluation.metrics import Metrics
 from veracity.evaluation.runner import (
     FATAL,
-    EvalError,
     PreparedRun,
     RunningStats,
     open_dataset,
     prepare_run,
     run_session,
 )
-from veracity.evaluation.store import RunStore, RunStoreError
-from veracity.labels import LabelError
+from veracity.evaluation.store import RunStore
 from veracity.types import cost_text
 
 
@@ -47,7 +46,8 @@ def datasets_(
 ) -> None:
     """List the benchmark datasets: label space, input kind, splits, and which are present."""
     from veracity.config import data_dir as find_data_dir
-    from veracity.datasets import DatasetError, list_datasets, load_dataset
+    from veracity.datasets import list_datasets, load_dataset
+    from veracity.errors import DatasetError
 
     try:
         root: Path | None = find_data_dir(data_dir)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,

@@ -187,7 +187,9 @@ class Debate:
             rounds_run += 1
             check = await self.policy.after_round(state)
             state.checks.append(check)
-            ctx.event("stop_signal", "stopping", **check.model_dump(mode="json", exclude={"decision"}))
+            ctx.event(
+                "stop_signal", "stopping", **check.model_dump(mode="json", exclude={"decision"})
+            )
             if check.stop:
                 break
         decision = check.decision if check else None

@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from veracity import registry
-from veracity.config import ConfigError, RunConfig, data_dir
-from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
-from veracity.errors import EvalError
+from veracity.config import RunConfig, data_dir
+from veracity.datasets.base import Dataset, DatasetInfo, Example
+from veracity.errors import ConfigError, DatasetError, EvalError, LabelError
 from veracity.evaluation.store import RunStore
-from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
+from veracity.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
 from veracity.types import Claim

@@ -17,11 +17,12 @@ from typing import Any
 import jinja2
 from pydantic import ValidationError
 
+from veracity.errors import LabelError, RunStoreError
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import confusion_png, reliability_png
-from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
-from veracity.labels import LabelError, LabelSpace, get_label_space
+from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.labels import LabelSpace, get_label_space
 from veracity.types import cost_text
 
 
@@ -55,7 +56,8 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
         if not cfg.dataset:
             raise
         # the space may be registered by the dataset's loader module: import it
-        from veracity.evaluation.prepare import EvalError, open_dataset
+        from veracity.errors import EvalError
+        from veracity.evaluation.prepare import open_dataset
 
         try:
             open_dataset(cfg.dataset)

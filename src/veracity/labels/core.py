@@ -1,4 +1,4 @@
-"""Label spaces used by the papers, and explicit mappings between them.
+"""Label spaces used by the papers, the registries, and explicit mappings between them.
 
 A `LabelSpace` is an ordered set of labels with a veracity score per label (1.0 = true,
 0.0 = false) so that any verdict can be placed on one [0, 1] scale. Spaces defined by
@@ -229,21 +229,10 @@ LABEL_SPACES: dict[str, LabelSpace] = {
 def get_label_space(name: str | LabelSpace) -> LabelSpace:
     if isinstance(name, LabelSpace):
         return name
-    if name not in LABEL_SPACES:
-        _load_dataset_spaces()
     try:
         return LABEL_SPACES[name]
     except KeyError:
         raise LabelError(f"unknown label space {name!r}; known: {sorted(LABEL_SPACES)}") from None
-
-
-def _load_dataset_spaces() -> None:
-    """Register the benchmark-specific spaces and maps defined with the dataset loaders."""
-    import contextlib
-    import importlib
-
-    with contextlib.suppress(ImportError):  # a trimmed install without the loaders
-        importlib.import_module("veracity.datasets.spaces")
 
 
 def register_label_space(space: LabelSpace) -> LabelSpace:
@@ -389,7 +378,6 @@ LABEL_MAPS: dict[str, LabelMap] = {
 
 def get_label_map(source: str, target: str) -> LabelMap:
     """The registered map from `source` space to `target` space."""
-    _load_dataset_spaces()
     for m in LABEL_MAPS.values():
         if m.source == source and m.target == target:
             return m
