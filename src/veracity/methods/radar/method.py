@@ -162,9 +162,11 @@ class _RadarBase(BaseMethod):
             context={"claim": claim.text, "pool": pool},
         )
 
-    def judge(self, name: str, prompts: RadarPrompts) -> LLMJudge:
+    def judge(self, name: str, prompts: RadarPrompts, *, sample: bool = False) -> LLMJudge:
+        """A judge over the debate; `sample`: sample rulings when logprobs give no
+        probabilities (the round judge, whose confidence the stopping rule needs)."""
         cfg = self.config
-        sampling = getattr(cfg, "estimator", "auto") == "sampling"
+        choice = cfg.choice if sample else cfg.choice.model_copy(update={"samples": 0})
         return LLMJudge(
             name,
             self.llm,
@@ -172,7 +174,7 @@ class _RadarBase(BaseMethod):
             prompts.judge,
             temperature=0.0,
             max_tokens=cfg.max_tokens_judge,
-            top_logprobs=0 if sampling else cfg.top_logprobs,
+            choice=choice,
         )
 
     def _verdict(
@@ -243,7 +245,8 @@ class RadarMethod(_RadarBase):
         cfg = self.config
         if not cfg.uses_signals:
             return FixedRounds()
-        return RadarStop(self.llm, cfg, prompts.stop, self.judge("round_judge", prompts))
+        round_judge = self.judge("round_judge", prompts, sample=True)
+        return RadarStop(self.llm, cfg, prompts.stop, round_judge)
 
     def extra_metadata(self) -> dict[str, Any]:
         cfg = self.config

@@ -128,7 +128,7 @@ def build_debate(
             judge_prompt,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            top_logprobs=cfg.top_logprobs,
+            choice=cfg.choice,
         ),
         context={
             "claim": claim,

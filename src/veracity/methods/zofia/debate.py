@@ -76,7 +76,7 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         allow_insufficient=True,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
-        top_logprobs=config.top_logprobs,
+        choice=config.choice,
     )
     return Debate(
         debaters,
@@ -103,7 +103,7 @@ async def judge_without_debate(
         prompt,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
-        top_logprobs=config.top_logprobs,
+        choice=config.choice,
     )
     state = DebateState(labels=labels, transcript=Transcript(), round=0, phase="none", last_round=0)
     decision = await judge.judge(state)
