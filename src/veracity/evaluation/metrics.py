@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.errors import MetricsError
 from veracity.labels import LabelSpace
+from veracity.types import Usage
 
 
 class ClassScores(BaseModel):
@@ -220,14 +221,16 @@ class UsageStats(BaseModel):
     latency_mean_s: float | None
 
 
-def usage_stats(usages: Sequence[dict], latencies: Sequence[float]) -> UsageStats:
-    """Aggregate per-example usage dicts (fields of `veracity.types.Usage`) and latencies."""
+def usage_stats(usages: Sequence[Usage | dict], latencies: Sequence[float]) -> UsageStats:
+    """Aggregate per-example usage (`veracity.types.Usage`, or its fields as dicts) and
+    latencies."""
     n = len(usages)
     if n == 0:
         raise MetricsError("no examples to aggregate")
+    rows = [u if isinstance(u, Usage) else Usage.model_validate(u) for u in usages]
 
     def total(name: str) -> float:
-        return sum(u.get(name, 0) for u in usages)
+        return sum(getattr(u, name) for u in rows)
 
     tokens = total("prompt_tokens") + total("completion_tokens")
     return UsageStats(

@@ -213,7 +213,7 @@ def _context(run: RunResult) -> dict[str, Any]:
         ],
         "usage": _usage_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
-        "errors": [(r.id, (r.verdict or {}).get("error", "")) for r in errors[:20]],
+        "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
     }

@@ -81,9 +81,9 @@ class RunningStats:
         self.done += 1
         self.correct += int(rec.correct)
         usage = rec.usage
-        self.cost_usd += usage.get("cost_usd", 0.0)
-        self.unpriced += usage.get("unpriced_llm_calls", 0)
-        self.tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        self.cost_usd += usage.cost_usd
+        self.unpriced += usage.unpriced_llm_calls
+        self.tokens += usage.total_tokens
         self.by_status[rec.status] = self.by_status.get(rec.status, 0) + 1
 
     @property

@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.types import Verdict
+
 
 class CalibrationError(ValueError):
     """Records that cannot be calibrated on (missing signals, nothing usable)."""
@@ -103,12 +105,16 @@ class SignalRecord(BaseModel):
         return self.before_tokens + debate + self.final_judge_tokens
 
 
-def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) -> SignalRecord:
-    """A `SignalRecord` from a RADAR verdict (as a dict) run with ``record_signals``.
+def record_from_verdict(
+    example_id: str, gold: str, verdict: Verdict | Mapping[str, Any]
+) -> SignalRecord:
+    """A `SignalRecord` from a RADAR verdict (or its JSON form) run with ``record_signals``.
 
     Raises:
         CalibrationError: the verdict has no label or lacks the per-round signals.
     """
+    if isinstance(verdict, Verdict):
+        verdict = verdict.model_dump(mode="json")
     if verdict.get("label") is None:
         raise CalibrationError(f"{example_id}: the verdict has no label")
     meta = verdict.get("metadata") or {}
