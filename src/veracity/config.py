@@ -249,6 +249,8 @@ class Variant(BaseModel):
     labels: str | None = None
     gold_map: dict[str, str] | None = None
     sample: bool | None = None
+    sample_per_class: int | None = None
+    repeats: int | None = None
     stand_in: str | None = None
     gold_evidence: bool | None = None
 
@@ -301,7 +303,13 @@ class RunConfig(BaseModel):
     split: str | None = None
     limit: int | None = None
     sample: bool = False  # with limit: a seeded random sample instead of the first N
+    # a balanced sample: this many examples of each gold class (seeded; all of a smaller
+    # class), instead of `limit`
+    sample_per_class: int | None = Field(default=None, ge=1)
     seed: int = 0
+    # evaluate this many times, with seeds seed, seed + 1, ...; each repeat is a run
+    # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
+    repeats: int = Field(default=1, ge=1)
     concurrency: int = 4  # examples checked at once (LLM calls at once: llm.max_concurrency)
     data_dir: str | None = None
     stand_in: str | None = None
@@ -383,7 +391,7 @@ class RunConfig(BaseModel):
 
 _VARIANT_KEYS = (
     "method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in",
-    "gold_evidence",
+    "gold_evidence", "sample_per_class", "repeats",
 )  # fmt: skip
 
 

@@ -286,7 +286,7 @@ class Scored(Protocol):
     latency_s: float
 
     @property
-    def usage(self) -> dict: ...
+    def usage(self) -> Usage: ...
 
 
 def compute_metrics(rows: Sequence[Scored], space: LabelSpace, n_bins: int = 10) -> Metrics:
