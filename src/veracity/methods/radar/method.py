@@ -34,7 +34,7 @@ from veracity.deliberation import (
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig, RadarConfig, RadarSingleConfig
-from veracity.methods.radar.pool import EvidencePool, fit_pool, gather_candidates
+from veracity.methods.radar.pool import PassagePool, fit_pool, gather_candidates
 from veracity.methods.radar.roles import (
     DOMAIN_EXPERT,
     RadarPrompts,
@@ -140,7 +140,7 @@ class _RadarBase(BaseMethod):
         names: list[str],
         prompts: RadarPrompts,
         claim: Claim,
-        pool: EvidencePool,
+        pool: PassagePool,
     ) -> Debate:
         cfg = self.config
         debaters = [
@@ -159,7 +159,7 @@ class _RadarBase(BaseMethod):
             self.policy(prompts),
             self.label_space,
             final_judge=self.judge("judge", prompts),
-            context={"claim": claim.text, "pool": pool},
+            materials={"claim": claim.text, "pool": pool},
         )
 
     def judge(self, name: str, prompts: RadarPrompts, *, sample: bool = False) -> LLMJudge:
@@ -180,7 +180,7 @@ class _RadarBase(BaseMethod):
     def _verdict(
         self,
         result: DebateResult,
-        pool: EvidencePool,
+        pool: PassagePool,
         ctx: CheckContext,
         names: list[str],
         domain: str | None,

@@ -36,8 +36,8 @@ def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -
     return render_messages(
         PROMPTS,
         "debater.j2",
-        news=state.context["news"],
-        pool=state.context["pool"],
+        news=state.materials["news"],
+        pool=state.materials["pool"],
         transcript=transcript,
         rebut=bool(state.transcript.turns),
         **SIDES[role.name],
@@ -48,8 +48,8 @@ def _judge_prompt(state: DebateState) -> list[Message]:
     return render_messages(
         PROMPTS,
         "judge.j2",
-        news=state.context["news"],
-        pool=state.context["pool"],
+        news=state.materials["news"],
+        pool=state.materials["pool"],
         transcript=state.transcript.render(names=NAMES),
         rounds=state.round,
         last_round=state.is_last_round,
@@ -83,7 +83,7 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
         JudgeDecides(judge),
         labels,
-        context={"news": news, "pool": pool},
+        materials={"news": news, "pool": pool},
     )
 
 

@@ -16,7 +16,7 @@ from veracity.context import CheckContext
 from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
-from veracity.methods.zofia.analysis import Analysts, EvidencePool, ExtractedClaims
+from veracity.methods.zofia.analysis import AnalystReports, Analysts, ExtractedClaims
 from veracity.methods.zofia.config import ZoFiaConfig, resolve_config
 from veracity.methods.zofia.debate import build_debate, judge_without_debate
 from veracity.methods.zofia.rag import ClaimRAG
@@ -115,10 +115,10 @@ class ZoFiaMethod(BaseMethod):
 
     async def _analyses(
         self, news: str, stage1: Stage1Result, extracted: ExtractedClaims | None
-    ) -> EvidencePool:
+    ) -> AnalystReports:
         cfg = self.config
         analysts = Analysts(self.llm, cfg)
-        pool = EvidencePool()
+        pool = AnalystReports()
         jobs: dict[str, Any] = {}
         if cfg.linguist:
             jobs["linguist"] = analysts.linguist(news)
@@ -188,7 +188,7 @@ class ZoFiaMethod(BaseMethod):
         )
 
 
-def _evidence(pool: EvidencePool, stage1: Stage1Result) -> list[Evidence]:
+def _evidence(pool: AnalystReports, stage1: Stage1Result) -> list[Evidence]:
     """Quoted claim evidence first, then the Wikipedia summaries and the web results."""
     out = [e for c in pool.claims for e in c.evidence]
     out += [
