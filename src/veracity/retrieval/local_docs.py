@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from veracity.dates import parse_date
 from veracity.types import Document
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -63,23 +64,16 @@ class FieldMap(BaseModel):
             raise CorpusInputError(f"bad field mapping {spec!r}; fields are {fields}") from exc
 
 
-def parse_date(value: Any, where: str) -> _dt.datetime | None:
-    """A publication date from ISO text, a bare year, or epoch seconds (UTC)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise CorpusInputError(f"{where}: not a date: {value!r}")
-    if isinstance(value, int | float):
-        return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
-    text = str(value).strip()
-    if re.fullmatch(r"\d{4}", text):
-        return _dt.datetime(int(text), 1, 1)
+def parse_date_at(value: Any, where: str) -> _dt.datetime | None:
+    """A publication date from ISO text, a bare year, or epoch seconds (UTC).
+
+    Raises:
+        CorpusInputError: the value is not one of these (`where` says which record).
+    """
     try:
-        return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise CorpusInputError(
-            f"{where}: cannot read date {text!r}; use ISO format (YYYY-MM-DD)"
-        ) from None
+        return parse_date(value)
+    except ValueError as exc:
+        raise CorpusInputError(f"{where}: {exc}") from None
 
 
 def _pick(record: dict[str, Any], names: list[str]) -> tuple[str | None, Any]:
@@ -112,7 +106,7 @@ def record_to_document(
         text=text.strip(),
         title=str(title).strip() if title is not None else "",
         url=str(url).strip() if url is not None else None,
-        published_at=parse_date(date, f"{where}: column {date_key!r}"),
+        published_at=parse_date_at(date, f"{where}: column {date_key!r}"),
         metadata=metadata,
     )
 
