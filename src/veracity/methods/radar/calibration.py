@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.labels.scores import accuracy, macro_f1
 from veracity.types import Verdict
 
 
@@ -158,22 +159,6 @@ def record_from_verdict(
 # --------------------------------------------------------------------------- metrics
 
 
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
-    """Macro-averaged F1 over the labels that occur in `gold` or `pred`."""
-    if len(gold) != len(pred):
-        raise ValueError("gold and predictions differ in length")
-    present = [lab for lab in labels if lab in set(gold) | set(pred)]
-    if not present:
-        raise CalibrationError("no labels to score")
-    scores = []
-    for lab in present:
-        tp = sum(g == lab and p == lab for g, p in zip(gold, pred, strict=True))
-        fp = sum(g != lab and p == lab for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == lab and p != lab for g, p in zip(gold, pred, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / len(scores)
-
-
 class GridPoint(BaseModel):
     """The replayed outcome of one threshold pair (None: always every round).
 
@@ -231,7 +216,7 @@ def _point(
         tau_s=tau_s,
         tau_v=tau_v,
         macro_f1=macro_f1(gold, pred, labels),
-        accuracy=sum(g == p for g, p in zip(gold, pred, strict=True)) / n,
+        accuracy=accuracy(gold, pred),
         mean_tokens=sum(tokens) / n,
         mean_rounds=sum(o.round for o in outcomes) / n,
         stopped_at=dict(sorted(Counter(o.round for o in outcomes).items())),
