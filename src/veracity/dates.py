@@ -73,8 +73,10 @@ def parse_date(
     if found is None:
         if lenient:
             return None
-        expected = f"the format {formats[0]!r}" if len(formats) == 1 else "an ISO date"
-        raise ValueError(f"cannot read date {value!r}; expected {expected} (YYYY-MM-DD)")
+        if formats:
+            shown = " or ".join(repr(f) for f in formats)
+            raise ValueError(f"cannot read date {value!r}: it does not match the format {shown}")
+        raise ValueError(f"cannot read date {value!r}; use ISO format (YYYY-MM-DD)")
     return found.replace(tzinfo=tz) if tz is not None and found.tzinfo is None else found
 
 

@@ -5,7 +5,7 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
 1. Layers. A module may import its own layer and the layers below it, never one above.
    Lowest first:
 
-   - ``errors``, ``infra``, ``dates`` — import nothing from veracity;
+   - ``errors``, ``infra``, ``dates``, ``readers`` — import nothing from veracity;
    - ``types``, ``labels``, ``config``, ``registry``, ``context`` — data models, label
      spaces, settings, registries, per-check accounting;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
@@ -36,7 +36,7 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"errors", "infra", "dates"},
+        {"errors", "infra", "dates", "readers"},
         {"types", "labels", "config", "registry", "context"},
         {"llm", "prompting"},
         {"nlp", "retrieval", "evidence"},

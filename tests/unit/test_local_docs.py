@@ -63,9 +63,9 @@ def test_rows_without_id_get_a_positional_id(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        (["{bad json"], "x.jsonl:1: not valid JSON"),
+        (["{bad json"], "x.jsonl: line 1: not valid JSON"),
         (["[1, 2]"], "expected a JSON object"),
-        ([{"id": "a", "title": "no text"}], "x.jsonl:1: no text"),
+        ([{"id": "a", "title": "no text"}], "x.jsonl: line 1: no text"),
         ([{"id": "a", "text": "t", "date": "last spring"}], "cannot read date"),
     ],
 )

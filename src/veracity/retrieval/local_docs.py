@@ -10,9 +10,7 @@ silently.
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
-import json
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from veracity import readers
 from veracity.dates import parse_date
 from veracity.types import Document
 
@@ -114,29 +113,17 @@ def record_to_document(
 def read_jsonl(path: Path, fields: FieldMap | None = None) -> Iterator[Document]:
     """Documents from a JSON-lines file, one object per line (blank lines allowed)."""
     fields = fields or FieldMap()
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusInputError(f"{where}: not valid JSON: {exc}") from None
-            if not isinstance(record, dict):
-                raise CorpusInputError(f"{where}: expected a JSON object per line")
-            yield record_to_document(record, fields, where, f"{path.stem}:{n}")
+    for loc, record in readers.read_jsonl(path, error=CorpusInputError):
+        if not isinstance(record, dict):
+            raise CorpusInputError(f"{loc}: expected a JSON object per line")
+        yield record_to_document(record, fields, str(loc), loc.default_id)
 
 
 def read_csv(path: Path, fields: FieldMap | None = None) -> Iterator[Document]:
     """Documents from a CSV file with a header row."""
     fields = fields or FieldMap()
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames:
-            raise CorpusInputError(f"{path}: empty CSV (a header row is needed)")
-        for n, row in enumerate(reader, 2):
-            yield record_to_document(dict(row), fields, f"{path}:{n}", f"{path.stem}:{n}")
+    for loc, row in readers.read_csv(path, error=CorpusInputError):
+        yield record_to_document(dict(row), fields, str(loc), loc.default_id)
 
 
 class _HTMLText(HTMLParser):
