@@ -25,7 +25,7 @@ from veracity.llm.base import (
     ModelNotAvailable,
 )
 from veracity.llm.models import Progress, pull, resolve
-from veracity.llm.openai_compat import parse_chat_completion
+from veracity.llm.openai_compat import chat_payload, parse_chat_completion
 
 log = logging.getLogger(__name__)
 
@@ -154,26 +154,8 @@ class EmbeddedLLM:
         return sem
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "messages": [m.model_dump() for m in request.messages],
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "repeat_penalty": self.repeat_penalty,
-        }
-        if request.stop:
-            body["stop"] = request.stop
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": request.json_schema},
-            }
-        if request.logprobs:
-            body["logprobs"] = True
-            if request.top_logprobs:
-                body["top_logprobs"] = request.top_logprobs
-        return body
+        """The chat-completion body handed to llama.cpp for `request`."""
+        return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
 
     def _run(self, body: dict[str, Any]) -> dict[str, Any]:
         server = self.load()
