@@ -233,7 +233,7 @@ def test_config_errors():
         radar(ScriptedLLM(), labels="true_false")
     with pytest.raises(MethodConfigError, match="retrieves its evidence pool"):
         RadarMethod(ScriptedLLM(), {})
-    with pytest.raises(MethodConfigError, match="'web' not given"):
+    with pytest.raises(MethodConfigError, match="no source named 'web'"):
         radar(ScriptedLLM(), source="web")
 
 

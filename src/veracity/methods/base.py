@@ -124,6 +124,33 @@ class BaseMethod(ABC):
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
         }
 
+    def pick_source(self, name: str | None = None, *, missing: str | None = None) -> Source:
+        """The source this method searches: the one called `name`, else the only one given.
+
+        Args:
+            name: the configured source name (None: the run's only source).
+            missing: the error message when no source can be picked (default: one
+                saying what to configure).
+
+        Raises:
+            MethodConfigError: `name` is not among the sources, or there is not exactly
+                one source to default to.
+        """
+        known = ", ".join(sorted(self.sources)) or "none"
+        if name is not None and name in self.sources:
+            return self.sources[name]
+        if name is None and len(self.sources) == 1:
+            return next(iter(self.sources.values()))
+        if missing is not None:
+            raise MethodConfigError(missing)
+        if name is not None:
+            raise MethodConfigError(f"{self.name}: no source named {name!r} (sources: {known})")
+        if not self.sources:
+            raise MethodConfigError(f"{self.name} needs a source to search: give one in `sources:`")
+        raise MethodConfigError(
+            f"{self.name} has several sources ({known}); choose one with `source`"
+        )
+
     @classmethod
     def prompt_package(cls) -> str:
         """The package whose ``prompts/`` folder holds this method's templates."""

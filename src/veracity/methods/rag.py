@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, create_model
 from veracity.context import CheckContext
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
@@ -68,16 +68,7 @@ class RagMethod(BaseMethod):
         sources: Mapping[str, Source] | None = None,
     ):
         super().__init__(llm, config, sources=sources)
-        if not self.sources:
-            raise MethodConfigError("rag needs a source to search: give one in `sources:`")
-        wanted = self.config.source
-        if wanted is None and len(self.sources) > 1:
-            raise MethodConfigError(
-                f"rag has several sources ({', '.join(self.sources)}); choose one with `source`"
-            )
-        if wanted is not None and wanted not in self.sources:
-            raise MethodConfigError(f"rag: no source named {wanted!r} ({', '.join(self.sources)})")
-        self.source = self.sources[wanted] if wanted else next(iter(self.sources.values()))
+        self.source = self.pick_source(self.config.source)
 
     async def retrieve(self, item: CheckInput) -> list[Document]:
         text = truncate_chars(item.content, self.config.query_chars)

@@ -72,12 +72,7 @@ class _RadarBase(BaseMethod):
 
     def _pick_source(self) -> Source:
         cfg = self.config
-        if cfg.source is not None:
-            if cfg.source not in self.sources:
-                known = ", ".join(sorted(self.sources)) or "none"
-                raise MethodConfigError(f"{self.name}: source {cfg.source!r} not given ({known})")
-            return self.sources[cfg.source]
-        if cfg.corpus is not None:
+        if cfg.source is None and cfg.corpus is not None:
             from veracity.retrieval.local import LocalCorpus
 
             c = cfg.corpus
@@ -85,12 +80,12 @@ class _RadarBase(BaseMethod):
             return ensure_managed_source(
                 LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
             )
-        if len(self.sources) == 1:
-            return next(iter(self.sources.values()))
-        raise MethodConfigError(
-            f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a local "
-            "index, see `veracity index build`), name one of the run's sources with `source:`, "
-            "or use `evidence: given` for claims that carry their own evidence"
+        if cfg.source is not None:
+            return self.pick_source(cfg.source)
+        return self.pick_source(
+            missing=f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a "
+            "local index, see `veracity index build`), name one of the run's sources with "
+            "`source:`, or use `evidence: given` for claims that carry their own evidence"
         )
 
     # ----------------------------------------------------------------- hooks

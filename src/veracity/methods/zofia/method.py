@@ -70,11 +70,12 @@ class ZoFiaMethod(BaseMethod):
             raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
         super().__init__(llm, resolved, sources=sources)
         cfg = self.config
-        self.web = self.sources.get(cfg.web_source) if cfg.use_web else None
-        if cfg.use_web and self.web is None:
-            raise MethodConfigError(
-                f"zofia needs an open-web source named {cfg.web_source!r} (a web search engine, "
-                "or a local index standing in for the web), or the variant 'no_web'"
+        self.web: Source | None = None
+        if cfg.use_web:
+            self.web = self.pick_source(
+                cfg.web_source,
+                missing=f"zofia needs an open-web source named {cfg.web_source!r} (a web search "
+                "engine, or a local index standing in for the web), or the variant 'no_web'",
             )
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
