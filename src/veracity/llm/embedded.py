@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from veracity.infra import LoopSemaphore
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
@@ -78,7 +79,7 @@ class EmbeddedLLM:
         self.repeat_penalty = repeat_penalty
         self._server: Any = None
         self._lock = threading.Lock()
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        self._slots = LoopSemaphore(self.n_parallel)  # one request per llama.cpp slot
         self.load_time_s: float | None = None
 
     def __repr__(self) -> str:
@@ -146,13 +147,6 @@ class EmbeddedLLM:
             log.info("loaded %s in %.2fs", path.name, self.load_time_s)
             return self._server
 
-    def _slot_semaphore(self) -> asyncio.Semaphore:
-        loop_id = id(asyncio.get_running_loop())
-        sem = self._slots.get(loop_id)
-        if sem is None:
-            sem = self._slots[loop_id] = asyncio.Semaphore(self.n_parallel)
-        return sem
-
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completion body handed to llama.cpp for `request`."""
         return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
@@ -163,7 +157,8 @@ class EmbeddedLLM:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
-        async with self._slot_semaphore():
+
+        async def call() -> tuple[Any, float]:
             started = time.perf_counter()
             try:
                 data = await asyncio.to_thread(self._run, body)
@@ -171,7 +166,9 @@ class EmbeddedLLM:
                 raise
             except Exception as exc:
                 raise LLMServerError(f"embedded model failed: {exc}") from exc
-            latency = time.perf_counter() - started
+            return data, time.perf_counter() - started
+
+        data, latency = await self._slots.run(call)
         if not isinstance(data, dict):
             raise LLMServerError(f"embedded model returned {type(data).__name__}, not a dict")
         if "error" in data:
