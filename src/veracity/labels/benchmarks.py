@@ -10,19 +10,19 @@ the news sets (real_fake), RumourEval (rumor_veracity).
 
 from __future__ import annotations
 
-from veracity.labels.core import LabelMap, LabelSpace, register_label_map, register_label_space
+from typing import Any
+
+from veracity.labels.core import (
+    LabelMap,
+    LabelSpace,
+    register_label_map,
+    register_label_space,
+    space_from_table,
+)
 
 
-def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
-    return register_label_space(
-        LabelSpace(
-            name=name,
-            labels=tuple(t[0] for t in table),
-            scores={t[0]: t[1] for t in table},
-            descriptions={t[0]: t[2] for t in table},
-            **kw,
-        )
-    )
+def _space(name: str, table: list[tuple[str, float, str]], **kw: Any) -> LabelSpace:
+    return register_label_space(space_from_table(name, table, **kw))
 
 
 AVERITEC = _space(

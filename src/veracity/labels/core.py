@@ -102,7 +102,8 @@ class LabelSpace(BaseModel):
         )
 
 
-def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
+def space_from_table(name: str, table: list[tuple[str, float, str]], **kw: Any) -> LabelSpace:
+    """A label space from (label, veracity score, description) rows."""
     return LabelSpace(
         name=name,
         labels=tuple(t[0] for t in table),
@@ -112,7 +113,7 @@ def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
     )
 
 
-REAL_FAKE = _space(
+REAL_FAKE = space_from_table(
     "real_fake",
     [
         ("REAL", 1.0, "the news is genuine and its content is accurate"),
@@ -120,7 +121,7 @@ REAL_FAKE = _space(
     ],
     aliases={"true": "REAL", "fake-news": "FAKE", "false": "FAKE"},
 )
-TRUE_HALF_FALSE = _space(
+TRUE_HALF_FALSE = space_from_table(
     "true_half_false",
     [
         ("TRUE", 1.0, "accurate, with nothing significant left out"),
@@ -131,7 +132,7 @@ TRUE_HALF_FALSE = _space(
 )
 # ToE maps its final veracity score v to three labels: v < 0.4 false,
 # 0.4 <= v <= 0.6 uncertain, v > 0.6 true.
-TRUE_UNCERTAIN_FALSE = _space(
+TRUE_UNCERTAIN_FALSE = space_from_table(
     "true_uncertain_false",
     [
         ("true", 1.0, "the evidence shows the claim is true"),
@@ -140,7 +141,7 @@ TRUE_UNCERTAIN_FALSE = _space(
     ],
     cutoffs=(("false", 0.4), ("uncertain", 0.6000001), ("true", 1.0)),
 )
-SUPPORTED_REFUTED_NEI = _space(
+SUPPORTED_REFUTED_NEI = space_from_table(
     "supported_refuted_nei",
     [
         ("SUPPORTED", 1.0, "the evidence supports the claim"),
@@ -159,7 +160,7 @@ SUPPORTED_REFUTED_NEI = _space(
         "notenoughinfo": "NEI",
     },
 )
-SUPPORTED_REFUTED = _space(
+SUPPORTED_REFUTED = space_from_table(
     "supported_refuted",
     [
         ("SUPPORTED", 1.0, "the evidence supports the claim"),
@@ -174,14 +175,14 @@ SUPPORTED_REFUTED = _space(
         "not-supported": "REFUTED",
     },
 )
-TRUE_FALSE = _space(
+TRUE_FALSE = space_from_table(
     "true_false",
     [
         ("true", 1.0, "the statement is factually correct"),
         ("false", 0.0, "the statement contains a factual error"),
     ],
 )
-RUMOR = _space(
+RUMOR = space_from_table(
     "rumor",
     [
         ("rumor", 0.0, "the post spreads an unverified or false story"),
@@ -189,7 +190,7 @@ RUMOR = _space(
     ],
     aliases={"nonrumor": "non-rumor", "not-rumor": "non-rumor", "rumour": "rumor"},
 )
-RUMOR_VERACITY = _space(
+RUMOR_VERACITY = space_from_table(
     "rumor_veracity",
     [
         ("true", 1.0, "the story turned out to be true"),
@@ -197,7 +198,7 @@ RUMOR_VERACITY = _space(
         ("unverified", 0.5, "the story was never confirmed or denied"),
     ],
 )
-LIAR6 = _space(
+LIAR6 = space_from_table(
     "liar6",
     [
         ("true", 1.0, "accurate, nothing significant missing"),
