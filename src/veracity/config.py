@@ -117,19 +117,17 @@ class LLMConfig(BaseModel):
     def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
         """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
         s = s or settings()
-        base: dict[str, Any] = {
-            "backend": s.llm,
-            "model": s.model,
-            "cache_mode": s.cache_mode,
-            "max_concurrency": s.max_concurrency,
-            "auto_pull": s.auto_pull,
-        }
-        for name in ("provider", "base_url", "api_key_env"):
-            if getattr(s, name) is not None:
-                base[name] = getattr(s, name)
-        if (s.base_url or s.provider) and "llm" not in s.model_fields_set:
-            base["backend"] = "openai"  # an endpoint in the environment means using it
-        return cls.model_validate(base).merged(overrides)
+        base = cls(
+            model=s.model,
+            cache_mode=s.cache_mode,
+            max_concurrency=s.max_concurrency,
+            auto_pull=s.auto_pull,
+            api_key_env=s.api_key_env,
+        )
+        # an endpoint in the environment means using it, unless VERACITY_LLM says otherwise
+        backend = s.llm if "llm" in s.model_fields_set else None
+        env = {"backend": backend, "base_url": s.base_url, "provider": s.provider}
+        return base.merged(env).merged(overrides)
 
     @classmethod
     def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:

@@ -299,3 +299,13 @@ def test_cli_refuses_a_cache_made_for_another_dataset(tmp_path):
         app, ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--out", str(out)]
     )
     assert result.exit_code == 2 and "--rerun" in result.output
+
+
+def test_cli_refuses_a_base_config_for_another_method(tmp_path):
+    base = tmp_path / "base.yaml"
+    for method in ("direct", "s2mad"):  # naming the default method is no exception
+        base.write_text(f"method: {method}\n")
+        result = CliRunner().invoke(
+            app, ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--config", str(base)]
+        )
+        assert result.exit_code == 2 and "calibration is for radar" in result.output
