@@ -47,7 +47,7 @@ from veracity.methods.radar.stopping import RadarStop
 from veracity.prompting import render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.managed import ensure_managed_source
-from veracity.types import CheckInput, Claim, Trace, Verdict
+from veracity.types import CheckInput, Claim, LLMCallData, Trace, Verdict
 
 _CITE = re.compile(r"\[E(\d+)\]")
 
@@ -276,29 +276,31 @@ class RadarSingleMethod(_RadarBase):
 
 
 def tokens_by_round(trace: Trace) -> dict[str, Any]:
-    """Tokens of a check by round and purpose, from its trace's LLM-call events.
+    """Tokens of a check by round and purpose, from its trace's typed LLM-call events.
 
-    Calls are attributed by tag: ``<role>:<phase>:<round>`` (debate turns),
-    ``stop:<round>`` (stop agent), ``round_judge:<round>`` / ``judge:<round>`` (judge;
-    ``...:sample<i>`` calls are its sampled estimates). Calls without a round number
-    (domain inference) count as ``before``.
+    Calls carry their round and purpose (`veracity.llm.base.tag_fields`): debate turns,
+    ``stop`` (stop agent), ``round_judge`` / ``judge`` (judge; calls with a ``sample``
+    index are its sampled estimates). Calls without a round (domain inference) count as
+    ``before``.
     """
     before = 0
     rounds: dict[int, dict[str, int]] = {}
     for event in trace.of_kind("llm_call"):
-        n = int(event.data.get("prompt_tokens", 0)) + int(event.data.get("completion_tokens", 0))
-        parts = event.name.split(":")
-        number = next((int(p) for p in parts[1:] if p.isdigit()), None)
-        if number is None:
+        call = event.payload
+        assert isinstance(call, LLMCallData)
+        n = call.prompt_tokens + call.completion_tokens
+        if call.round is None:
             before += n
             continue
-        if parts[0] == "stop":
+        if call.purpose == "stop":
             bucket = "stop"
-        elif parts[0] in ("judge", "round_judge"):
-            bucket = "judge_samples" if any(p.startswith("sample") for p in parts) else "judge"
+        elif call.purpose in ("judge", "round_judge"):
+            bucket = "judge_samples" if call.sample is not None else "judge"
         else:
             bucket = "debate"
-        row = rounds.setdefault(number, {"debate": 0, "stop": 0, "judge": 0, "judge_samples": 0})
+        row = rounds.setdefault(
+            call.round, {"debate": 0, "stop": 0, "judge": 0, "judge_samples": 0}
+        )
         row[bucket] += n
     return {
         "before": before,
