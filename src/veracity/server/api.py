@@ -49,7 +49,11 @@ async def require_token(
     if check.enabled and not check.allows(
         f"Bearer {credentials.credentials}" if credentials else None
     ):
-        raise HTTPException(401, "this server needs a token: send `Authorization: Bearer <token>`")
+        raise HTTPException(
+            401,
+            "this server needs a token: send `Authorization: Bearer <token>`",
+            headers={"WWW-Authenticate": 'Bearer realm="veracity"'},
+        )
 
 
 public = APIRouter()

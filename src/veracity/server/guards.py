@@ -3,14 +3,12 @@ per-client rate limits and bearer-token auth."""
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -75,25 +73,32 @@ class BodyGuard:
                 problem(415, "unsupported media type", "send the body as application/json"),
             )
             return
+        # Read the whole body first (it is small by definition), so an oversized one is
+        # refused before any route sees it, whether or not it declared its length.
+        chunks: list[bytes] = []
         received = 0
-
-        async def limited() -> Message:
-            nonlocal received
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _TooLarge(413, f"the body may be at most {self.max_bytes:,} bytes")
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            received += len(chunks[-1])
+            if received > self.max_bytes:
+                await _send_problem(scope, receive, send, too_big)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _send_problem(scope, receive, send, too_big)
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-
-class _TooLarge(HTTPException):
-    """A body that outgrew the limit while it was read (FastAPI passes HTTPExceptions on)."""
+        await self.app(scope, replay, send)
 
 
 def _is_json(media: str) -> bool:
@@ -178,16 +183,3 @@ class TokenCheck:
         if scheme.lower() != "bearer":
             return False
         return secrets.compare_digest(given.strip().encode(), self._token)
-
-
-def unauthorized() -> JSONResponse:
-    return problem(
-        401,
-        "unauthorized",
-        "this server needs a token: send `Authorization: Bearer <token>`",
-        headers={"WWW-Authenticate": 'Bearer realm="veracity"'},
-    )
-
-
-def json_error_text(exc: json.JSONDecodeError) -> str:
-    return f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
