@@ -175,7 +175,7 @@ async def cancel_check(job_id: JobId, request: Request) -> JSONResponse:
 
 @router.post(
     "/checks/{job_id}/rerun", status_code=202, response_model=Accepted,
-    responses=_problems(*AUTH, 404, 409, 422, 503),
+    responses=_problems(*AUTH, 400, 404, 409, 413, 415, 422, 503),
 )  # fmt: skip
 async def rerun_check(job_id: JobId, request: Request) -> JSONResponse:
     """Run a finished (e.g. interrupted) check again as a new job."""
