@@ -56,14 +56,14 @@ function initForm(form) {
   const labels = $("#labels");
   const kind = () => form.querySelector("input[name=kind]:checked").value;
 
+  let chosen = false; // the user picked a method: keep it while it fits
   function fitMethods() {
     const k = kind();
     document.querySelectorAll(".kind-panel").forEach((p) => { p.hidden = p.dataset.kind !== k; });
     for (const opt of method.options) opt.disabled = !opt.dataset.kinds.split(" ").includes(k);
-    if (method.selectedOptions[0]?.disabled) {
-      const first = [...method.options].find((o) => !o.disabled);
-      if (first) method.value = first.value;
-    }
+    const fallback = [...method.options].find((o) => o.value === method.dataset.default && !o.disabled)
+      || [...method.options].find((o) => !o.disabled);
+    if ((!chosen || method.selectedOptions[0]?.disabled) && fallback) method.value = fallback.value;
     fitLabels();
   }
   function fitLabels() {
@@ -72,7 +72,7 @@ function initForm(form) {
     if (labels.selectedOptions[0]?.disabled) labels.value = "";
   }
   form.querySelectorAll("input[name=kind]").forEach((r) => r.addEventListener("change", fitMethods));
-  method.addEventListener("change", fitLabels);
+  method.addEventListener("change", () => { chosen = true; fitLabels(); });
   fitMethods();
 
   form.addEventListener("submit", async (event) => {
