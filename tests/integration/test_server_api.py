@@ -308,7 +308,7 @@ def test_a_full_queue_answers_429_with_retry_after(tmp_path):
         after = client.post("/v1/checks", json=CLAIM_BODY)
     problem = assert_problem(refused, 429, "queue")
     assert int(refused.headers["retry-after"]) >= 1 and problem["status"] == 429
-    assert ready["queued"] == 2 and ready["running"] == 1
+    assert ready["queued"] == 2 and ready["running"] == 1 and ready["max_queued"] == 2
     assert positions == [1, 2]
     assert done == ["done"] * 3
     assert after.status_code == 202

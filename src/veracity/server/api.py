@@ -261,5 +261,6 @@ async def readyz(request: Request) -> JSONResponse:
     body = Ready(
         ready=b.ready, model=b.default_model, detail=b.ready_detail, queued=jobs.queued,
         running=jobs.running, workers=jobs.workers, queue_size=jobs.queue_size,
+        max_queued=jobs.max_waiting,
     )  # fmt: skip
     return JSONResponse(body.model_dump(), status_code=200 if b.ready else 503)

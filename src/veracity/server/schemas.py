@@ -122,6 +122,7 @@ class Ready(BaseModel):
     running: int
     workers: int
     queue_size: int
+    max_queued: int = Field(description="the most checks that have waited at once since start")
 
 
 class Problem(BaseModel):
