@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -54,13 +55,21 @@ class LiveJob:
     task: asyncio.Task | None = None
     seq: int = 0
 
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
     def emit(self, kind: str, body: dict[str, Any]) -> None:
-        """Persist one stream item, then publish it."""
-        self.seq += 1
-        self.store.add_event(self.id, self.seq, kind, body)
-        self.stream.push((self.seq, kind, body))
+        """Persist one stream item, then publish it (events may come from any thread)."""
+        with self.lock:
+            self.seq += 1
+            self.store.add_event(self.id, self.seq, kind, body)
+            self.stream.push((self.seq, kind, body))
 
     def on_trace(self, event: TraceEvent) -> None:
+        if self.stream.closed:
+            # a task the method left running records after the job ended: the verdict
+            # is already stored, so the event is logged, not streamed
+            log.debug("job %s: late %s event from %s dropped", self.id, event.kind, event.name)
+            return
         self.emit("trace", event.model_dump(mode="json"))
 
     def set_status(self, status: str, **extra: Any) -> None:

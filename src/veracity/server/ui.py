@@ -87,8 +87,8 @@ async def history_fragment(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> HTMLResponse:
     rows = request.app.state.store.history(limit + 1, before)
-    more = rows[limit].id if len(rows) > limit else None
-    return render("_history.html.j2", request, rows=rows[:limit], more=more and rows[limit - 1].id)
+    older = rows[limit - 1].id if len(rows) > limit else None  # the cursor for the next page
+    return render("_history.html.j2", request, rows=rows[:limit], more=older)
 
 
 router.include_router(fragments)
