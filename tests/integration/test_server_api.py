@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import httpx
@@ -13,6 +14,7 @@ from server_support import (
     GatedLLM,
     cot_llm,
     live_server,
+    parse_sse,
     radar_llm,
     run_config,
     s2mad_llm,
@@ -166,8 +168,6 @@ def test_a_reconnecting_subscriber_gets_the_rest_of_a_running_check_once(tmp_pat
         job_id = submit(client)
         assert gated.waiting.wait(10)
         first: list[dict] = []
-        from server_support import parse_sse
-
         with client.stream("GET", f"/v1/checks/{job_id}/events") as resp:
             for event in parse_sse(resp.iter_lines()):
                 first.append(event)
@@ -178,6 +178,20 @@ def test_a_reconnecting_subscriber_gets_the_rest_of_a_running_check_once(tmp_pat
         whole = sse_events(client, job_id)
     assert first + rest == whole
     assert rest[-2]["data"]["data"]["status"] == "done"
+
+
+def test_keep_alives_while_a_check_is_slow_do_not_end_the_stream(tmp_path, monkeypatch):
+    monkeypatch.setattr("veracity.server.api.KEEPALIVE_S", 0.05)
+    gated = GatedLLM(cot_llm())
+    with live_server(tmp_path, gated) as (_, client):
+        job_id = submit(client)
+        assert gated.waiting.wait(10)
+        threading.Timer(0.5, gated.gate.set).start()  # ten keep-alive ticks, then answer
+        with client.stream("GET", f"/v1/checks/{job_id}/events") as resp:
+            lines = list(resp.iter_lines())
+    assert lines.count(": keep-alive") >= 3
+    events = list(parse_sse(iter(lines)))
+    assert events[-2]["data"]["data"]["status"] == "done" and events[-1]["event"] == "end"
 
 
 # --------------------------------------------------------------------------- 4xx

@@ -221,19 +221,31 @@ async def check_events(
 
 async def _sse(jobs: JobManager, job_id: str, start: int) -> AsyncIterator[str]:
     items = jobs.follow(job_id, start).__aiter__()
-    while True:
-        try:
-            seq, kind, body = await asyncio.wait_for(items.__anext__(), KEEPALIVE_S)
-        except StopAsyncIteration:
-            break
-        except asyncio.TimeoutError:
-            yield ": keep-alive\n\n"
-            continue
-        data = {"seq": seq, "type": kind, **body} if kind == "trace" else {
-            "seq": seq, "type": kind, "data": body,
-        }  # fmt: skip
-        yield f"id: {seq}\nevent: {kind}\ndata: {json.dumps(data)}\n\n"
-    yield "event: end\ndata: {}\n\n"
+    # The next item is awaited in a task that outlives a keep-alive tick: cancelling a
+    # pending __anext__ (as wait_for would) would close the generator mid-stream.
+    pending: asyncio.Future | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(items.__anext__())
+            done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_S)
+            if not done:
+                yield ": keep-alive\n\n"
+                continue
+            finished, pending = pending, None
+            try:
+                seq, kind, body = finished.result()
+            except StopAsyncIteration:
+                break
+            if kind == "trace":
+                data = {"seq": seq, "type": kind, **body}
+            else:
+                data = {"seq": seq, "type": kind, "data": body}
+            yield f"id: {seq}\nevent: {kind}\ndata: {json.dumps(data)}\n\n"
+        yield "event: end\ndata: {}\n\n"
+    finally:
+        if pending is not None:
+            pending.cancel()
 
 
 @router.get("/methods", response_model=MethodsInfo, responses=_problems(*AUTH))
