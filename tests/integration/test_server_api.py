@@ -117,6 +117,17 @@ def test_methods_sources_health_and_readiness(tmp_path):
     assert ready.status_code == 200 and ready.json()["ready"] is True
 
 
+def test_the_api_reference_page_lists_every_operation_offline(tmp_path):
+    with live_server(tmp_path, cot_llm()) as (_, client):
+        spec = client.get("/openapi.json").json()
+        page = client.get("/docs")
+    assert page.status_code == 200 and "cdn" not in page.text.lower()
+    for path, item in spec["paths"].items():
+        for method in item:
+            assert f"{method.upper()} {path}" in page.text
+    assert 'id="schema-CheckRequest"' in page.text
+
+
 class _Unloadable:
     """A backend whose weights fail to load: /readyz must say so."""
 

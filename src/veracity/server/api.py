@@ -130,7 +130,9 @@ async def submit_check(body: CheckRequest, request: Request) -> JSONResponse:
     return _submit(jobs, lambda: jobs.submit(body))
 
 
-@router.get("/checks", response_model=JobList, responses=_problems(*AUTH, 422))
+@router.get(
+    "/checks", response_model=JobList, responses=_problems(*AUTH, 422), summary="List checks"
+)
 async def list_checks(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
@@ -144,7 +146,10 @@ async def list_checks(
     return JobList(jobs=[summary(r) for r in rows], next_before=rows[-1].id if more else None)
 
 
-@router.get("/checks/{job_id}", response_model=Job, responses=_problems(*AUTH, 404, 422))
+@router.get(
+    "/checks/{job_id}", response_model=Job, responses=_problems(*AUTH, 404, 422),
+    summary="Get a check",
+)  # fmt: skip
 async def get_check(
     job_id: JobId,
     request: Request,
@@ -160,7 +165,7 @@ async def get_check(
 
 @router.delete(
     "/checks/{job_id}", status_code=202, response_model=Accepted,
-    responses=_problems(*AUTH, 404, 409, 422),
+    responses=_problems(*AUTH, 404, 409, 422), summary="Cancel a check",
 )  # fmt: skip
 async def cancel_check(job_id: JobId, request: Request) -> JSONResponse:
     """Cancel a queued or running check."""
@@ -175,7 +180,7 @@ async def cancel_check(job_id: JobId, request: Request) -> JSONResponse:
 
 @router.post(
     "/checks/{job_id}/rerun", status_code=202, response_model=Accepted,
-    responses=_problems(*AUTH, 400, 404, 409, 413, 415, 422, 503),
+    responses=_problems(*AUTH, 400, 404, 409, 413, 415, 422, 503), summary="Run a check again",
 )  # fmt: skip
 async def rerun_check(job_id: JobId, request: Request) -> JSONResponse:
     """Run a finished (e.g. interrupted) check again as a new job."""
@@ -195,6 +200,7 @@ async def rerun_check(job_id: JobId, request: Request) -> JSONResponse:
         **_problems(*AUTH, 404, 422),
     },
     response_class=StreamingResponse,
+    summary="Follow a check's events",
 )
 async def check_events(
     job_id: JobId,
@@ -248,25 +254,31 @@ async def _sse(jobs: JobManager, job_id: str, start: int) -> AsyncIterator[str]:
             pending.cancel()
 
 
-@router.get("/methods", response_model=MethodsInfo, responses=_problems(*AUTH))
+@router.get(
+    "/methods", response_model=MethodsInfo, responses=_problems(*AUTH),
+    summary="Methods, label spaces and models",
+)  # fmt: skip
 async def methods(request: Request) -> MethodsInfo:
     """Methods, label spaces and models a request may name."""
     return builder(request).methods_info()
 
 
-@router.get("/sources", response_model=SourcesInfo, responses=_problems(*AUTH))
+@router.get("/sources", response_model=SourcesInfo, responses=_problems(*AUTH), summary="Sources")
 async def sources(request: Request) -> SourcesInfo:
     """The evidence sources this server is configured with."""
     return builder(request).sources_info()
 
 
-@public.get("/healthz", response_model=Health, tags=["operations"])
+@public.get("/healthz", response_model=Health, tags=["operations"], summary="Liveness")
 async def healthz() -> Health:
     """The process is up."""
     return Health(status="ok")
 
 
-@public.get("/readyz", response_model=Ready, tags=["operations"], responses={503: {"model": Ready}})
+@public.get(
+    "/readyz", response_model=Ready, tags=["operations"], responses={503: {"model": Ready}},
+    summary="Readiness",
+)  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready to check: the model is loaded (503 until then)."""
     b, jobs = builder(request), manager(request)

@@ -85,6 +85,8 @@ def create_app(
         description="Check claims, news articles and social-media posts; follow each "
         "check's agents, searches and rulings as they happen.",
         lifespan=lifespan,
+        docs_url=None,  # /docs is our own offline page (veracity.server.apidocs)
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.token = TokenCheck(settings.token.get_secret_value() if settings.token else None)

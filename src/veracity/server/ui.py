@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.exceptions import HTTPException
 
 from veracity.server.api import JobId, require_token
+from veracity.server.apidocs import reference
 from veracity.server.views import build_report
 
 HERE = Path(__file__).parent
@@ -64,6 +65,11 @@ async def index(request: Request) -> HTMLResponse:
 @router.get("/checks/{job_id}", response_class=HTMLResponse)
 async def check_page(job_id: JobId, request: Request) -> HTMLResponse:
     return render("check.html.j2", request, job_id=job_id)
+
+
+@router.get("/docs", response_class=HTMLResponse)
+async def docs(request: Request) -> HTMLResponse:
+    return render("docs.html.j2", request, **reference(request.app.openapi()))
 
 
 @router.get("/history", response_class=HTMLResponse)
