@@ -126,6 +126,24 @@ def test_a_post_with_replies_one_per_line_shows_stance_groups(tmp_path, page, sh
         assert "agent_p" in page.locator("#debate").inner_text()
 
 
+def test_an_article_with_title_address_and_date(tmp_path, page):
+    with live_server(tmp_path, cot_llm()) as (server, client):
+        page.goto(server.url + "/")
+        page.get_by_label("Article").check()
+        page.get_by_label("Title").fill("Tower moves east")
+        page.get_by_label("Body").fill("The Eiffel Tower was moved to Berlin last week.")
+        page.get_by_label("Address (URL)").fill("https://news.example/tower")
+        page.get_by_label("Published on").fill("2024-04-01")
+        page.get_by_role("button", name="Check").click()
+        page.locator("#verdict-label").wait_for()
+        job_id = page.url.rsplit("/", 1)[-1]
+        sent = client.get(f"/v1/checks/{job_id}").json()["request"]["input"]
+    assert page.locator("#verdict-label").inner_text() == "false"
+    assert sent["kind"] == "article" and sent["title"] == "Tower moves east"
+    assert sent["url"] == "https://news.example/tower"
+    assert sent["published_at"].startswith("2024-04-01T00:00:00")
+
+
 def test_empty_input_shows_the_servers_error(tmp_path, page, shots):
     with live_server(tmp_path, cot_llm()) as (server, _):
         page.goto(server.url + "/")

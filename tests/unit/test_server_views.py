@@ -115,3 +115,15 @@ def test_a_failed_verdict_and_a_job_without_one_say_so():
         auth=False, job=row, verdict=None, report=None
     )
     assert "No verdict" in html and "boom" in html
+
+
+def test_an_abstention_is_shown_as_no_decision_with_its_reason():
+    verdict = _verdict(
+        Trace(), label=None, score=None, abstained=True, abstain_reason="the judges disagreed"
+    )
+    row = JobRow("j", "t", None, None, "done", {}, "m", "claim", "x", None, None, None, None, None)
+    html = templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=verdict, report=views.build_report(verdict, {})
+    )
+    assert "No decision" in html and "the judges disagreed" in html
+    assert 'class="card verdict abstained"' in html
