@@ -414,14 +414,14 @@ def test_a_restart_marks_a_running_check_interrupted_and_it_reruns(tmp_path):
     with live_server(tmp_path, gated) as (_, client):
         job_id = submit(client)
         assert gated.waiting.wait(10)
-        finished = submit(client, {"input": {"kind": "claim", "text": "Another claim."}})
+        other = submit(client, {"input": {"kind": "claim", "text": "Another claim."}})
     # the graceful stop interrupted both (one running, one waiting for the model)
     with live_server(tmp_path, cot_llm()) as (_, client):
         job = client.get(f"/v1/checks/{job_id}").json()
         events = sse_events(client, job_id)
         rerun = client.post(f"/v1/checks/{job_id}/rerun")
         again = wait_status(client, rerun.json()["id"], "done")
-        assert client.get(f"/v1/checks/{finished}").json()["status"] == "interrupted"
+        assert client.get(f"/v1/checks/{other}").json()["status"] == "interrupted"
     assert job["status"] == "interrupted" and job["verdict"] is None
     assert events[-2]["data"]["data"]["status"] == "interrupted"
     assert rerun.status_code == 202
