@@ -16,9 +16,9 @@ import httpx
 from veracity import registry
 from veracity.config import RunConfig
 from veracity.llm.base import LLMRequest, LLMResponse
-from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import InMemorySource, ScriptedLLM
+from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.types import Document
 
 CLAIM = "Klitschko auctioned his Olympic medal to help Ukrainian children"
