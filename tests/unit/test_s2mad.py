@@ -44,7 +44,7 @@ async def test_consensus_at_the_last_round_gives_the_label_without_a_judge():
     assert verdict.score == 0.0 and verdict.confidence is None and verdict.probabilities is None
     meta = verdict.metadata
     assert meta["decided_by"] == "consensus" and meta["answer"] == "Fake"
-    assert "no probability was measured" in meta["confidence_note"]
+    assert "no probability was measured" in verdict.probability_note
     assert not llm.calls_tagged("judge")
     assert "Agent P (Fake)" in verdict.rationale and "Agent N (Fake)" in verdict.rationale
     assert meta["rounds_run"] == 3 and meta["debate_rounds"] == 2

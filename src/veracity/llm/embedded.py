@@ -149,7 +149,11 @@ class EmbeddedLLM:
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completion body handed to llama.cpp for `request`."""
-        return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
+        penalty = request.repeat_penalty
+        return {
+            **chat_payload(request),
+            "repeat_penalty": self.repeat_penalty if penalty is None else penalty,
+        }
 
     def _run(self, body: dict[str, Any]) -> dict[str, Any]:
         server = self.load()

@@ -185,7 +185,9 @@ class S2MADMethod(BaseMethod):
         context.current().event(
             "decision",
             "subjectivity",
-            answer=answer.label,
+            label=answer.label,
+            answer=answer.answer,
+            note=answer.note,
             family=family,
             probabilities=answer.probabilities,
             estimator=answer.estimator,
@@ -217,15 +219,15 @@ class S2MADMethod(BaseMethod):
             probs = {ANSWER_TO_RUMOR[a]: p for a, p in decision.probabilities.items()}
         decided_by = decision.judge if cfg.debate else "single_agent"
         metadata.update(answer=decision.label, decided_by=decided_by)
-        if decision.confidence is None:
-            metadata["confidence_note"] = (
-                f"decided by {decided_by.replace('_', ' ')}; no probability was measured"
-            )
+        note = decision.note
+        if decision.confidence is None and note is None:
+            note = f"decided by {decided_by.replace('_', ' ')}; no probability was measured"
         return self.verdict(
             label=label,
             score=space.expected_score(probs) if probs else space.score(label),
             confidence=decision.confidence,
             probabilities=probs,
+            probability_note=note,
             rationale=decision.reason if decided_by == "judge" else _closing(result),
             evidence=evidence,
             metadata=metadata,
