@@ -186,6 +186,7 @@ def build_run(
         ConfigError: anything in the config that cannot be built, with what to change.
     """
     managed = ensure_managed(llm) if llm is not None else build_llm(config, caches, progress)
+    managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(config, caches)
     method = build_method(config, managed, sources, prefer_labels=prefer_labels)
     resolved = config.model_copy(update={"labels": method.label_space.name})

@@ -241,8 +241,10 @@ async def test_unscored_replies_are_reported_in_the_verdict():
     second = list(THREAD)[1]
     llm = full_script(verdict=judge("Fake"), scores={**THREAD, second: 7.0})
     verdict = await _check(llm)
-    assert verdict.ok and len(llm.calls_tagged("stance")) == 2
+    # two batched asks, then one with the reply alone
+    assert verdict.ok and len(llm.calls_tagged("stance")) == 3
     assert verdict.metadata["stance_errors"] == {"r2": "the score 7.0 is outside [-1, 1]"}
+    assert verdict.metadata["stance_counts"] == {"scored": 5, "unscored": 1}
     assert verdict.metadata["P"] == ["r1", "r3"]
     errors = [e for e in verdict.trace.of_kind("error") if e.data.get("reply_id") == "r2"]
     assert len(errors) == 1

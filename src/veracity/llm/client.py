@@ -7,6 +7,7 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 
@@ -46,6 +47,11 @@ class ManagedLLM:
         prices: USD per million (input, output) tokens by model name.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
             for very large batch runs where only the verdicts matter).
+        run_seed: when set, every sampled request (temperature > 0) is sent with a seed
+            derived from the run seed, the request's own seed and the request itself
+            (`request_seed`): the same run seed gives the same samples whichever
+            parallel slot serves a request and in whatever order, and another run seed
+            gives other samples. Greedy requests are left as they are.
     """
 
     def __init__(
@@ -57,6 +63,7 @@ class ManagedLLM:
         retry: RetryPolicy | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
         trace_prompts: bool = True,
+        run_seed: int | None = None,
     ):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -65,6 +72,7 @@ class ManagedLLM:
         self.retry = retry or RetryPolicy()
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
         self.trace_prompts = trace_prompts
+        self.run_seed = run_seed
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
 
@@ -87,6 +95,8 @@ class ManagedLLM:
         return (u.prompt_tokens * price[0] + u.completion_tokens * price[1]) / 1e6
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        if self.run_seed is not None and request.temperature > 0:
+            request = request.model_copy(update={"seed": request_seed(self.run_seed, request)})
         response = self.cache.get(request, self.backend_id) if self.cache is not None else None
         if response is None:
             response = await self._call_with_retries(request)
@@ -146,6 +156,14 @@ class ManagedLLM:
             cost_usd=self.cost(response),
             **data,
         )
+
+
+def request_seed(run_seed: int, request: LLMRequest) -> int:
+    """A 31-bit seed from the run seed, the request's own seed (a sample's index, say)
+    and the request's content (messages, schema, sampling settings)."""
+    key = request.model_copy(update={"seed": None}).cache_key("")
+    digest = hashlib.sha256(f"{run_seed}:{request.seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 def ensure_managed(llm: LLM) -> ManagedLLM:

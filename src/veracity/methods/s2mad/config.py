@@ -58,7 +58,10 @@ class S2MADConfig(ChoiceConfig):
     top_k: int = Field(default=20, ge=1)
     stance_batch_size: int = Field(default=10, ge=1)  # replies scored per LLM call
     stance_concurrency: int = Field(default=4, ge=1)  # scoring calls in flight at once
-    stance_attempts: int = Field(default=2, ge=1)  # asks per reply (first ask + re-asks)
+    stance_attempts: int = Field(default=2, ge=1)  # batched asks per reply (first + re-asks)
+    # Ours: a reply still unscored after the batched asks is asked once more on its own
+    # (one reply per call) before it is recorded as an error
+    stance_rescore_singly: bool = True
     stance_tokens_per_reply: int = Field(default=96, ge=16)  # completion budget per reply
     stance_reasons: bool = True  # a one-sentence reason before each score (paper's format)
     # Scoring and the subjectivity test are measurements, run greedily (cacheable); the

@@ -159,6 +159,7 @@ class S2MADMethod(BaseMethod):
             tokens_per_reply=cfg.stance_tokens_per_reply,
             max_reply_chars=cfg.max_reply_chars,
             reasons=cfg.stance_reasons,
+            rescore_singly=cfg.stance_rescore_singly,
         )
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
@@ -269,6 +270,7 @@ def _metadata(
         "N": [s.reply.id for s in sides.n],
         "stance_scores": {s.reply.id: s.score for s in outcome.scored} if outcome else None,
         "stance_errors": outcome.errors if outcome else {},
+        "stance_counts": outcome.counts if outcome else None,
         "rounds_run": result.rounds_run,
         "debate_rounds": result.last_round,  # update rounds after round 0
         "transcript": result.transcript.model_dump(mode="json"),
