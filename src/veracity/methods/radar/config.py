@@ -61,6 +61,11 @@ class RadarBaseConfig(ChoiceConfig):
     max_tokens_turn: int = Field(default=512, ge=32)  # cap on one agent's reply
     max_tokens_judge: int = Field(default=512, ge=32)
     top_logprobs: int = Field(default=10, ge=1, le=20)  # alternatives read at answer tokens
+    # The judge's instructions: "paper" follows Appendix A (expertise judge: evidence,
+    # common sense and values, practical impact; position judge: one line, nothing
+    # more); "omission" is ours, adding an explicit omitted-context checklist to both
+    # (it leans the judge towards HALF-TRUE).
+    judge_prompt: Literal["paper", "omission"] = "paper"
 
 
 class RadarConfig(RadarBaseConfig):
