@@ -281,3 +281,23 @@ def test_a_debate_without_decision_abstains_with_the_reason():
     post = make_post()
     verdict = method.assemble(result, Sides(mode="stance"), "subjective", post, post.replies)
     assert verdict.label is None and verdict.abstained and verdict.abstain_reason == "no consensus"
+
+
+async def test_a_separate_scorer_model_scores_the_stances(monkeypatch):
+    scorer_model = ScriptedLLM()
+    scorer_model.on(".", scorer(), tag="stance")
+    built = []
+
+    def fake_build(cfg, **_kw):
+        built.append(cfg)
+        return scorer_model
+
+    monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm, scorer_llm={"backend": "openai", "model": "glm-3-turbo"})
+    assert verdict.ok and not llm.calls_tagged("stance")
+    assert len(scorer_model.calls_tagged("stance")) == 1
+    assert [(c.backend, c.model) for c in built] == [("openai", "glm-3-turbo")]
+    assert llm.calls_tagged("subjectivity") and llm.calls_tagged("judge")
+    with pytest.raises(MethodConfigError, match="no_such_field"):
+        S2MADMethod(llm=llm, config={"scorer_llm": {"no_such_field": 1}})

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from veracity.config import LLMConfig
 from veracity.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
 
@@ -67,6 +68,10 @@ class S2MADConfig(ChoiceConfig):
     # Scoring and the subjectivity test are measurements, run greedily (cacheable); the
     # paper's scorer (glm-3-turbo) ran at its provider's default settings.
     scorer_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # The stance scorer's own model, as an `llm:` section over the environment's
+    # settings (e.g. {backend: openai, provider: zhipu, model: glm-3-turbo}); the paper
+    # scored with a different model than its debaters. None: the run's model scores.
+    scorer_llm: dict[str, Any] | None = None
     max_reply_chars: int = Field(default=500, ge=20)  # each reply is cut to this length
 
     # --- Initial opinions (section 3.3)
@@ -98,6 +103,14 @@ class S2MADConfig(ChoiceConfig):
 
     @model_validator(mode="after")
     def _checks(self) -> S2MADConfig:
+        if self.scorer_llm is not None:
+            self.scorer_config()  # a bad section fails here, with its field names
         if self.single_agent_input == "all" and self.debate:
             raise ValueError("single_agent_input='all' only applies when debate is off")
         return self
+
+    def scorer_config(self) -> LLMConfig | None:
+        """The stance scorer's `LLMConfig` (None: the run's model scores)."""
+        if self.scorer_llm is None:
+            return None
+        return LLMConfig.from_settings(**self.scorer_llm)

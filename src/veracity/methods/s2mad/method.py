@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from veracity import context
 from veracity.context import CheckContext
 from veracity.deliberation import DebateResult
+from veracity.llm.base import LLM
 from veracity.llm.choice import ask_choice
 from veracity.methods.base import BaseMethod
 from veracity.methods.s2mad.config import ANSWER_TO_RUMOR, S2MADConfig
@@ -84,6 +85,21 @@ class S2MADMethod(BaseMethod):
     input_kinds = ("post",)
     description = "stance-separated two-agent debate over a post's replies (S2MAD)"
     config: S2MADConfig
+
+    @property
+    def scorer_llm(self) -> LLM:
+        """The model that scores stances: `scorer_llm:` of the config (built once, with
+        the user-level cache), else the run's model."""
+        cached = getattr(self, "_scorer", None)
+        if cached is not None:
+            return cached
+        cfg = self.config.scorer_config()
+        if cfg is None:
+            return self.llm
+        from veracity.llm.factory import build_llm
+
+        self._scorer: LLM = build_llm(cfg)
+        return self._scorer
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         if not isinstance(item, Post):
@@ -151,7 +167,7 @@ class S2MADMethod(BaseMethod):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
         scorer = StanceScorer(
-            self.llm,
+            self.scorer_llm,
             batch_size=cfg.stance_batch_size,
             concurrency=cfg.stance_concurrency,
             attempts=cfg.stance_attempts,
