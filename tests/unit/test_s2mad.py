@@ -159,6 +159,17 @@ async def test_single_agent_can_read_every_reply_without_scoring():
         S2MADMethod(config={"single_agent_input": "all"})
 
 
+async def test_llm_only_baseline_is_one_plain_prompt_over_random_replies():
+    llm = full_script(plan={"single_agent": ["Fake"]})
+    verdict = await _check(llm, variant="llm_only", top_k=2)  # up to 2 x top_k replies
+    prompt = _prompt(llm, "single_agent:initial:0")
+    shown = [t for t in THREAD if t in prompt]
+    assert len(shown) == 4 and "a random sample" in prompt and "Is this post a rumor?" in prompt
+    assert not llm.calls_tagged("stance") and not llm.calls_tagged("subjectivity")
+    assert verdict.label == "rumor" and verdict.metadata["prompt_family"] == "vanilla"
+    assert verdict.metadata["stance_mode"] == "random"
+
+
 async def test_early_detection_uses_only_the_first_replies_by_time():
     post = make_post()
     post.replies.reverse()  # stored newest first: the cut must follow the times

@@ -30,7 +30,8 @@ ANSWER_TO_RUMOR: dict[str, str] = {"Fake": "rumor", "Real": "non-rumor"}
 assert set(ANSWER_TO_RUMOR) == set(DEBATE_ANSWERS.labels)
 assert set(ANSWER_TO_RUMOR.values()) == set(RUMOR.labels)
 
-PromptFamily = Literal["auto", "subjective", "non_subjective"]
+# "vanilla" is the plain prompt of the "LLM only" baseline (no guidance by claim type)
+PromptFamily = Literal["auto", "subjective", "non_subjective", "vanilla"]
 
 # Table 2 ablations as overrides of the defaults. "w/o Sub" applies the non-subjective
 # prompts to every post, "w/o Non-Sub" the subjective ones.
@@ -39,6 +40,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_subjective": {"prompt_family": "non_subjective"},
     "no_non_subjective": {"prompt_family": "subjective"},
     "no_debate": {"debate": False},
+    # Table 1's "LLM only" baseline: one plain prompt over 40 randomly drawn replies
+    # (2 x top_k), no stance scoring, no subjectivity question, no debate
+    "llm_only": {"debate": False, "single_agent_input": "random", "prompt_family": "vanilla"},
 }
 
 
@@ -84,9 +88,10 @@ class S2MADConfig(ChoiceConfig):
     max_tokens: int = Field(default=512, ge=16)  # per debater turn or judge ruling
 
     # --- Variants
-    # What the single agent of "w/o Debate" reads: the selected P and N ("selected"), or
-    # every reply in time order without stance scoring ("all").
-    single_agent_input: Literal["selected", "all"] = "selected"
+    # What the single agent of "w/o Debate" reads: the selected P and N ("selected"),
+    # every reply in time order without stance scoring ("all"), or up to 2 x top_k
+    # replies drawn at random ("random", the "LLM only" baseline).
+    single_agent_input: Literal["selected", "all", "random"] = "selected"
     seed: int = 0  # random split of "w/o Stance"
     # Early detection (section 4.5): only the first N replies by time; None: all.
     max_replies_by_time: int | None = Field(default=None, ge=0)
@@ -105,8 +110,10 @@ class S2MADConfig(ChoiceConfig):
     def _checks(self) -> S2MADConfig:
         if self.scorer_llm is not None:
             self.scorer_config()  # a bad section fails here, with its field names
-        if self.single_agent_input == "all" and self.debate:
-            raise ValueError("single_agent_input='all' only applies when debate is off")
+        if self.single_agent_input != "selected" and self.debate:
+            raise ValueError(
+                f"single_agent_input={self.single_agent_input!r} only applies when debate is off"
+            )
         return self
 
     def scorer_config(self) -> LLMConfig | None:

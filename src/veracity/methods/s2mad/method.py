@@ -163,7 +163,7 @@ class S2MADMethod(BaseMethod):
         cfg = self.config
         if not cfg.debate and cfg.single_agent_input == "all":
             return Sides(mode="all", everything=[ScoredReply(reply=r) for r in replies])
-        if not cfg.stance_separation:
+        if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
         scorer = StanceScorer(
