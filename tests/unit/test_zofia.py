@@ -345,3 +345,27 @@ def test_each_pool_section_keeps_its_share_of_the_budget():
     # the short expert and claim sections are whole; the long linguist section is cut
     assert "The bill passed. -> Refutes" in text and "expert judgment: REAL" in text
     assert "[…]" in text.split("Expert analysis")[0]
+
+
+@pytest.mark.parametrize("variant", ["core_claim", "sentence_salience"])
+async def test_sentence_query_rows_change_the_web_query_only(variant):
+    llm = scripted()
+    method = make(llm, variant=variant)
+    verdict = await method.check(ARTICLE)
+    query = method.web.queries[0]
+    assert query.text and not query.keywords  # a sentence-level open-web query
+    keywords = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords"][0]
+    assert {k["text"] for k in keywords.data["keywords"]} >= {"Jamie Foxx", "Katie Holmes"}
+    retrieval = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:retrieval"][0]
+    assert retrieval.data["wiki"]  # Wikipedia is still consulted, as in the full method
+
+
+async def test_tfidf_row_replaces_entity_acquisition_only():
+    llm = scripted()
+    method = make(llm, variant="tfidf")
+    verdict = await method.check(ARTICLE)
+    stage = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords"][0].data
+    assert stage["tfidf"] and stage["salience"]  # hierarchical salience scored the terms
+    text = f"{ARTICLE.title}\n\n{ARTICLE.body}".lower()
+    assert all(term.lower() in text for term in stage["salience"])  # terms found in the text
+    assert all(k["salience"] is not None for k in stage["keywords"])
