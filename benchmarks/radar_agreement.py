@@ -13,6 +13,11 @@ paper's (`--rounds`, token caps) keep a slow CPU model within reach; the figures
 about the decision mechanics, not accuracy. The LLM cache is off, so each run calls the
 model.
 
+`--signals-only` skips the debate: for each claim it builds RADAR's evidence pool and
+asks the stop agent and the round judge once, over an empty debate (two decisions per
+claim instead of a whole debate; the same prompts, estimators and code paths). It is the
+cheap way to compare two checkouts on a slow machine.
+
 Printed:
 - label/confidence agreement: of every decision shown with probabilities (each round
   judge's ruling and each final verdict), how many have a label that is the most
@@ -70,6 +75,46 @@ def stop_readings(verdict: Any) -> list[dict[str, Any]]:
     ]
 
 
+async def signals_only(run: Any, ex: Any) -> dict[str, Any]:
+    """One stop-agent reading and one round-judge ruling over an empty debate."""
+    from veracity import context
+    from veracity.deliberation.debate import DebateState
+    from veracity.deliberation.transcript import Transcript
+    from veracity.methods.radar.pool import fit_pool, gather_candidates
+    from veracity.methods.radar.roles import RadarPrompts, make_role
+    from veracity.prompting import render_input
+
+    method, claim = run.method, ex.input
+    cfg = method.config
+    with context.check_context():
+        docs, source = await gather_candidates(claim, cfg, method.source)
+        names = method.participants()
+        pool = fit_pool(docs, cfg, window=8192, turns=len(names) * cfg.rounds,
+                        origin=cfg.evidence, source=source)  # fmt: skip
+        roles = [make_role(n, None) for n in names]
+        titles = {r.name: r.display for r in roles}
+        prompts = RadarPrompts(render_input(claim), pool, cfg.roles, titles, method.label_space)
+        stop = method.policy(prompts)
+        state = DebateState(method.label_space, Transcript(), 1, "opening", cfg.rounds)
+        margin, details = await stop.signal(state)
+        decision = await stop.provisional(state)
+    probs = decision.probabilities
+    return {
+        "label": decision.label,
+        "probabilities": probs,
+        "error": None,
+        "decisions": [("round_judge:1", agrees(decision.label, probs))],
+        "stops": [
+            {
+                "margin": margin,
+                "estimator": details.get("stop_estimator"),
+                "mass": details.get("stop_matched_mass"),
+                "logprob_mass": details.get("stop_logprob_mass"),
+            }
+        ],
+    }
+
+
 async def main(a: argparse.Namespace) -> None:
     method_config = {
         "record_signals": True,
@@ -89,19 +134,19 @@ async def main(a: argparse.Namespace) -> None:
     async def one(ex: Any) -> None:
         async with sem:
             t = time.perf_counter()
-            v = await run.check(ex.input)
-            rows.append(
-                {
-                    "id": ex.id,
-                    "seconds": round(time.perf_counter() - t, 1),
+            if a.signals_only:
+                row = await signals_only(run, ex)
+            else:
+                v = await run.check(ex.input)
+                row = {
                     "label": v.label,
                     "probabilities": v.probabilities,
                     "error": v.error,
                     "decisions": decisions(v),
                     "stops": stop_readings(v),
                 }
-            )
-            print(f"  {ex.id}: {v.label} {rows[-1]['seconds']} s {v.error or ''}", flush=True)
+            rows.append({"id": ex.id, "seconds": round(time.perf_counter() - t, 1), **row})
+            print(f"  {ex.id}: {json.dumps(rows[-1], default=str)}", flush=True)
 
     await asyncio.gather(*(one(ex) for ex in examples))
     report(rows)
@@ -144,4 +189,6 @@ if __name__ == "__main__":
     p.add_argument("--turn-tokens", type=int, default=64)
     p.add_argument("--judge-tokens", type=int, default=96)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--signals-only", action="store_true", help="one stop reading and one "
+                   "round-judge ruling per claim over an empty debate")  # fmt: skip
     asyncio.run(main(p.parse_args()))
