@@ -444,27 +444,6 @@ Claim.model_rebuild()
 # --------------------------------------------------------------------------- output
 
 
-def distribution_problem(label: str | None, probs: dict[str, float]) -> str | None:
-    """What breaks the rule for shown probabilities, or None.
-
-    The rule: probabilities lie in [0, 1] and sum to 1 over the label space, and the
-    label is the most probable (or one of those tied at the top). Methods settle their
-    verdicts by it (`BaseMethod.verdict`); verdicts read back from older run directories
-    are not rejected for it.
-    """
-    if not probs:
-        return "probabilities, when given, name at least one label"
-    if any(not 0.0 <= p <= 1.0 for p in probs.values()):
-        return f"probabilities must lie in [0, 1]: {probs}"
-    if abs(sum(probs.values()) - 1.0) > 1e-6:
-        return f"probabilities must sum to 1 over the label space: {probs}"
-    if label is not None and label not in probs:
-        return f"label {label!r} has no probability in {probs}"
-    if label is not None and max(probs.values()) - probs[label] > 1e-9:
-        return f"label {label!r} is not the most probable in {probs}"
-    return None
-
-
 class Verdict(_Strict):
     """The result of checking one input.
 
