@@ -29,17 +29,7 @@ from veracity.methods.s2mad.stance import StanceScorer, StanceScoringError
 async def main(a: argparse.Namespace) -> None:
     cfg = S2MADConfig(stance_batch_size=a.batch_size, stance_rescore_singly=a.rescore_singly)
     llm = build_llm(LLMConfig.from_settings(cache_mode="off"))
-    scorer = StanceScorer(
-        llm,
-        batch_size=cfg.stance_batch_size,
-        concurrency=cfg.stance_concurrency,
-        attempts=cfg.stance_attempts,
-        temperature=cfg.scorer_temperature,
-        tokens_per_reply=cfg.stance_tokens_per_reply,
-        max_reply_chars=cfg.max_reply_chars,
-        reasons=cfg.stance_reasons,
-        rescore_singly=cfg.stance_rescore_singly,
-    )
+    scorer = StanceScorer.from_config(llm, cfg)
     rows = []
     for ex in list(load_dataset("rumoureval2017", "dev"))[: a.threads]:
         post = ex.input

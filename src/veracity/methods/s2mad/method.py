@@ -166,17 +166,7 @@ class S2MADMethod(BaseMethod):
         if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
-        scorer = StanceScorer(
-            self.scorer_llm,
-            batch_size=cfg.stance_batch_size,
-            concurrency=cfg.stance_concurrency,
-            attempts=cfg.stance_attempts,
-            temperature=cfg.scorer_temperature,
-            tokens_per_reply=cfg.stance_tokens_per_reply,
-            max_reply_chars=cfg.max_reply_chars,
-            reasons=cfg.stance_reasons,
-            rescore_singly=cfg.stance_rescore_singly,
-        )
+        scorer = StanceScorer.from_config(self.scorer_llm, cfg)
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
         return Sides(mode="stance", p=p, n=n, outcome=outcome)

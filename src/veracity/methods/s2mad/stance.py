@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity import context
 from veracity.llm.base import LLM, StructuredOutputError
 from veracity.llm.structured import complete_structured
+from veracity.methods.s2mad.config import S2MADConfig
 from veracity.prompting import render_messages
 from veracity.types import Reply
 
@@ -124,6 +125,21 @@ class StanceScorer:
         self.reasons = reasons
         self.rescore_singly = rescore_singly
         self._limit = concurrency
+
+    @classmethod
+    def from_config(cls, llm: LLM, cfg: S2MADConfig) -> StanceScorer:
+        """The scorer with an S2MAD config's stance settings."""
+        return cls(
+            llm,
+            batch_size=cfg.stance_batch_size,
+            concurrency=cfg.stance_concurrency,
+            attempts=cfg.stance_attempts,
+            temperature=cfg.scorer_temperature,
+            tokens_per_reply=cfg.stance_tokens_per_reply,
+            max_reply_chars=cfg.max_reply_chars,
+            reasons=cfg.stance_reasons,
+            rescore_singly=cfg.stance_rescore_singly,
+        )
 
     async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
         """Score every reply of `claim`'s thread.
