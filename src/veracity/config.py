@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     cache_mode: CacheMode = "auto"
     max_concurrency: int = 4
     auto_pull: bool = True
+    threads: int | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
+    user_cache: bool = True  # runs read deterministic replies through the user-level cache
 
     @property
     def models_dir(self) -> Path:
@@ -100,15 +102,20 @@ class LLMConfig(BaseModel):
     json_mode: Literal["json_schema", "json_object", "none"] | None = None
     logprobs: bool | None = None
     context_window: int | None = None
-    timeout_s: float = 120.0
-    # embedded llama.cpp
+    # per-request limit in seconds; None: scaled by max_tokens and the measured speed
+    timeout_s: float | None = Field(default=None, gt=0)
+    # embedded llama.cpp (defaults measured on a shared 2-core machine; README "Performance")
     n_ctx: int = 8192  # tokens per request; each parallel slot has its own
-    n_parallel: int = 4
-    n_threads: int | None = None
+    n_parallel: int = Field(default=2, ge=1)
+    n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
+    poll: int = Field(default=0, ge=0, le=100)  # llama.cpp busy-wait level; 0: sleep
     auto_pull: bool = True
     repeat_penalty: float = 1.1  # llama.cpp repetition penalty; 1.0 turns it off
     # shared behaviour
     cache_mode: CacheMode = "auto"
+    # a run directory's cache reads temperature-0 replies through the user-level cache
+    # (and adds its own), so the same run elsewhere asks the model nothing again
+    user_cache: bool = True
     max_concurrency: int = 4
     max_attempts: int = 4
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
@@ -123,7 +130,10 @@ class LLMConfig(BaseModel):
             "cache_mode": s.cache_mode,
             "max_concurrency": s.max_concurrency,
             "auto_pull": s.auto_pull,
+            "user_cache": s.user_cache,
         }
+        if s.threads is not None:
+            base["n_threads"] = s.threads
         for name in ("provider", "base_url", "api_key_env"):
             if getattr(s, name) is not None:
                 base[name] = getattr(s, name)

@@ -7,15 +7,29 @@ from veracity.llm.embedded import EmbeddedLLM
 
 
 class FakeServer:
+    """Streams `reply` (a chat-completion body) as llama.cpp does: a role chunk, one chunk
+    per content piece, a finish chunk and a usage chunk; raises `reply` if it is one."""
+
     def __init__(self, reply):
         self.reply = reply
         self.bodies = []
 
-    def handle_chat_completions(self, body):
+    def handle_chat_completions(self, body, callback):
         self.bodies.append(body)
         if isinstance(self.reply, Exception):
             raise self.reply
-        return self.reply
+        if "error" in self.reply:
+            callback(self.reply)
+            return
+        choice = self.reply["choices"][0]
+        text = choice["message"]["content"]
+        chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]}]
+        chunks += [{"choices": [{"index": 0, "delta": {"content": c}}]} for c in text]
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        chunks.append({"choices": [], "usage": self.reply["usage"], "model": self.reply["model"]})
+        for chunk in chunks:
+            if callback(chunk):
+                return
 
 
 def _llm(tmp_path, reply):
@@ -50,6 +64,7 @@ async def test_payload_includes_schema_logprobs_and_seed(tmp_path):
     assert body["logprobs"] is True and body["top_logprobs"] == 3
     assert body["seed"] == 1 and body["stop"] == ["x"]
     assert body["repeat_penalty"] == 1.1
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert resp.text == "hi" and resp.model == "m" and resp.usage.prompt_tokens == 4
 
 

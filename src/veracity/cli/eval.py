@@ -2,40 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options
-from veracity.config import ConfigError, RunConfig
-from veracity.evaluation.metrics import Metrics, MetricsError
-from veracity.evaluation.runner import (
-    FATAL,
-    EvalError,
-    PreparedRun,
-    RunningStats,
-    open_dataset,
-    prepare_run,
-    run_session,
-)
-from veracity.evaluation.store import RunStore, RunStoreError
-from veracity.labels import LabelError
-from veracity.types import cost_text
+from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.config import RunConfig
+    from veracity.evaluation.metrics import Metrics
+    from veracity.evaluation.runner import PreparedRun
 
 
 @app.command("datasets")
@@ -46,6 +28,8 @@ def datasets_(
     counts: bool = typer.Option(False, "--counts", help="load every split and count examples"),
 ) -> None:
     """List the benchmark datasets: label space, input kind, splits, and which are present."""
+    from rich.table import Table
+
     from veracity.config import data_dir as find_data_dir
     from veracity.datasets import DatasetError, list_datasets, load_dataset
 
@@ -88,6 +72,8 @@ def _slug(text: str) -> str:
 def default_out(cfg: RunConfig) -> Path:
     """``runs/<experiment or method>[-variant]-<dataset>-<split>-<model>`` (stable, so a
     re-run of the same command resumes)."""
+    from veracity.evaluation.runner import open_dataset
+
     parts = [cfg.name or cfg.method]
     if cfg.variant:
         parts.append(cfg.variant)
@@ -111,6 +97,10 @@ def resolve_config(
     """The run config: the YAML (or the run directory's own config when resuming) with
     its variant, then the command-line flags, which always win; a default ``auto`` LLM
     cache mode becomes ``record``."""
+    from veracity import runtime
+    from veracity.config import RunConfig
+    from veracity.evaluation.store import RunStore
+
     base = None
     if config is None and out_dir is not None and RunStore(out_dir).exists():
         base = RunConfig.model_validate(RunStore(out_dir).read_config())
@@ -127,6 +117,20 @@ def resolve_config(
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from veracity.evaluation.runner import RunningStats, run_session
+
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
@@ -154,6 +158,10 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
     u = m.usage
     table = Table(
         "metric", "value", title=f"{run.config.method} on {run.info.name}/{run.config.split}"
@@ -250,6 +258,8 @@ def eval_(
 def _prepare(
     cfg: RunConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
 ) -> PreparedRun:
+    from veracity.evaluation.runner import prepare_run
+
     if replay_from is not None:
         # read-only: a request the recorded run never made is an error, not a live call
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
@@ -261,6 +271,8 @@ def _prepare(
 
 
 def _execute(run: PreparedRun, concurrency: int | None, progress: bool) -> None:
+    from veracity.evaluation.runner import FATAL
+
     try:
         metrics = _run_with_progress(run, concurrency, progress)
     except KeyboardInterrupt:
@@ -311,7 +323,10 @@ def compare(
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
 ) -> None:
     """Compare runs side by side, with paired differences and a bootstrap CI on macro-F1."""
+    from rich.table import Table
+
     from veracity.evaluation.compare import compare_runs, to_markdown
+    from veracity.types import cost_text
 
     try:
         result = compare_runs(runs, n_boot=n_boot, seed=seed)

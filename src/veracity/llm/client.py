@@ -7,8 +7,10 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from veracity import context
 from veracity.infra import LoopSemaphore, RetryPolicy, retrying
@@ -17,9 +19,13 @@ from veracity.llm.base import (
     Capabilities,
     LLMRequest,
     LLMResponse,
+    LLMTimeout,
     LLMTransientError,
 )
 from veracity.llm.cache import ResponseCache
+from veracity.llm.read_through import ReadThroughCache
+
+log = logging.getLogger(__name__)
 
 # USD per million tokens (input, output), list prices as published by each provider;
 # used only for the cost estimate in Usage. Override or extend through `prices=`.
@@ -39,7 +45,7 @@ class ManagedLLM:
 
     Args:
         inner: the backend.
-        cache: a `ResponseCache`, or None for no caching.
+        cache: a `ResponseCache` (or a run's `ReadThroughCache`), or None for no caching.
         max_concurrency: most requests in flight at once through this object.
         retry: retry policy for `LLMTransientError`s.
         prices: USD per million (input, output) tokens by model name.
@@ -51,7 +57,7 @@ class ManagedLLM:
         self,
         inner: LLM,
         *,
-        cache: ResponseCache | None = None,
+        cache: ResponseCache | ReadThroughCache | None = None,
         max_concurrency: int = 8,
         retry: RetryPolicy | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
@@ -110,7 +116,11 @@ class ManagedLLM:
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            ctx.event("error", tag, error=error, attempt=n, retry_in_s=round(delay, 3))
+            ctx.event(
+                "error", tag, error=error, attempt=n, retry_in_s=round(delay, 3), **_timeout(exc)
+            )
+            if isinstance(exc, LLMTimeout) and exc.local:
+                log.warning("%s; %s", exc, _LOCAL_RETRY)
 
         def give_up(exc: BaseException, n: int) -> None:
             error = f"{type(exc).__name__}: {exc}"
@@ -144,6 +154,19 @@ class ManagedLLM:
             cost_usd=self.cost(response),
             **data,
         )
+
+
+_LOCAL_RETRY = "retrying from the start with a longer limit (a local server keeps no partial reply)"
+
+
+def _timeout(exc: BaseException) -> dict[str, Any]:
+    """Trace fields that say how a timeout is retried."""
+    if not isinstance(exc, LLMTimeout):
+        return {}
+    data: dict[str, Any] = {"timeout_s": exc.timeout_s, "local": exc.local}
+    if exc.local:
+        data["note"] = _LOCAL_RETRY
+    return data
 
 
 def ensure_managed(llm: LLM) -> ManagedLLM:

@@ -8,6 +8,7 @@ passed in) and kept out of reprs, logs, traces and cache keys.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import os
 import time
@@ -29,6 +30,7 @@ from veracity.llm.base import (
     TokenUsage,
     TopLogprob,
 )
+from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 
@@ -86,7 +88,9 @@ class OpenAICompatLLM:
         json_mode: how to request JSON: a JSON schema, plain JSON mode, or none.
         logprobs: whether the endpoint returns token logprobs.
         max_top_logprobs: most alternatives per token the endpoint returns.
-        timeout_s: per-request timeout.
+        timeout_s: a fixed per-request limit in seconds; None (default) scales each
+            request's limit with its ``max_tokens`` and the speed measured so far
+            (`veracity.llm.timeouts`), so long replies from a busy server are not cut off.
         client: an existing `httpx.AsyncClient` (tests inject one).
     """
 
@@ -102,7 +106,7 @@ class OpenAICompatLLM:
         logprobs: bool | None = None,
         max_top_logprobs: int = 20,
         context_window: int | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
         client: httpx.AsyncClient | None = None,
     ):
         preset: dict[str, Any] = {}
@@ -130,7 +134,7 @@ class OpenAICompatLLM:
             context_window=context_window,
             local=_is_loopback(self.base_url),
         )
-        self.timeout_s = timeout_s
+        self.timer = RequestTimer(TimeoutPolicy(fixed_s=timeout_s))
         self._client = client
 
     def __repr__(self) -> str:  # never show the key
@@ -180,15 +184,23 @@ class OpenAICompatLLM:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
+        limit = self.timer.limit(request)
         started = time.perf_counter()
         try:
             if self._client is not None:
-                resp = await self._post(self._client, body)
+                resp = await asyncio.wait_for(self._post(self._client, body, limit), limit)
             else:
-                async with httpx.AsyncClient(timeout=self.timeout_s) as client:
-                    resp = await self._post(client, body)
-        except httpx.TimeoutException as exc:
-            raise LLMTimeout(f"{self.base_url}: request timed out after {self.timeout_s}s") from exc
+                async with httpx.AsyncClient() as client:
+                    resp = await asyncio.wait_for(self._post(client, body, limit), limit)
+        except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
+            self.timer.timed_out(request, limit)
+            local = self._capabilities.local
+            raise LLMTimeout(
+                f"{self.base_url}: no reply within {limit:g} s (max_tokens="
+                f"{request.max_tokens}, {self._speed()})",
+                timeout_s=limit,
+                local=local,
+            ) from exc
         except httpx.TransportError as exc:
             raise LLMServerError(
                 f"{self.base_url}: connection failed ({type(exc).__name__})"
@@ -199,14 +211,24 @@ class OpenAICompatLLM:
             data = resp.json()
         except ValueError as exc:
             raise LLMServerError(f"{self.base_url}: reply is not JSON") from exc
-        return parse_chat_completion(data, latency=latency, fallback_model=self.model)
+        response = parse_chat_completion(data, latency=latency, fallback_model=self.model)
+        self.timer.observe(response, latency)
+        return response
 
-    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+    def _speed(self) -> str:
+        if self.timer.policy.fixed_s is not None:
+            return "fixed limit"
+        rate = 1 / self.timer.seconds_per_token
+        return f"{rate:.1f} tokens/s {'measured' if self.timer.measured else 'assumed'}"
+
+    async def _post(
+        self, client: httpx.AsyncClient, body: dict[str, Any], limit: float
+    ) -> httpx.Response:
         return await client.post(
             f"{self.base_url}/chat/completions",
             json=body,
             headers=self._headers(),
-            timeout=self.timeout_s,
+            timeout=httpx.Timeout(limit, connect=min(limit, 15.0)),
         )
 
     def _raise_for_status(self, resp: httpx.Response) -> None:

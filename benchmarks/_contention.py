@@ -1,0 +1,188 @@
+"""Embedded-model throughput beside other work, as a ratio to the same run without it.
+
+Used by `embedded_llm.py` (section 5). Every measurement runs in a fresh process, so
+llama.cpp's thread settings start clean; competitors are started by this module:
+
+- ``llama``: another llama.cpp program as a user might run one, with llama.cpp's own
+  defaults (threads = all cores, busy-wait polling on), generating without pause;
+- ``burner``: busy processes (one per core), like a compile or a test run.
+
+A configuration's figure is the wall time of a fixed batch of requests (``requests`` at
+``concurrency``, ``max_tokens`` each) beside the competitor divided by its wall time
+alone, measured back to back. Fair sharing of the cores predicts about
+``(competing threads + ours) / cores``; far more means threads waiting on each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROMPTS = [
+    "Write a short story about a lighthouse keeper.",
+    "Describe how bread is made, step by step.",
+    "Explain why the sea is salty.",
+    "List some uses of copper and say why.",
+    "Tell me about the history of the bicycle.",
+    "Describe a walk through a forest in autumn.",
+    "Explain how a bill becomes a law.",
+    "Write a letter to a friend about a trip.",
+]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """An embedded-backend configuration under test."""
+
+    threads: int
+    poll: int
+    parallel: int
+
+    @property
+    def name(self) -> str:
+        return f"threads={self.threads} poll={self.poll} slots={self.parallel}"
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def worker(setting: dict, model: str, requests: int, concurrency: int, max_tokens: int) -> None:
+    """Run the batch in this process and print one JSON line (wall s, tokens)."""
+    from veracity.llm.base import LLMRequest, user
+    from veracity.llm.embedded import EmbeddedLLM
+
+    llm = EmbeddedLLM(
+        model,
+        auto_pull=False,
+        n_threads=setting["threads"],
+        poll=setting["poll"],
+        n_parallel=setting["parallel"],
+        n_ctx=2048,
+    )
+    llm.load()
+
+    def req(i: int) -> LLMRequest:
+        prompt = f"{PROMPTS[i % len(PROMPTS)]} (version {i})"
+        return LLMRequest(messages=[user(prompt)], max_tokens=max_tokens, temperature=0.0)
+
+    async def batch() -> tuple[float, int]:
+        await llm.complete(req(10_000))  # warm-up
+        limit = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> int:
+            async with limit:
+                return (await llm.complete(req(i))).usage.completion_tokens
+
+        started = time.perf_counter()
+        tokens = await asyncio.gather(*(one(i) for i in range(requests)))
+        return time.perf_counter() - started, sum(tokens)
+
+    wall, tokens = asyncio.run(batch())
+    print(json.dumps({"wall_s": wall, "tokens": tokens}), flush=True)
+
+
+def compete_llama(model_path: str) -> None:
+    """Generate forever with llama.cpp's defaults (another user's program)."""
+    import xllamacpp as xlc
+
+    params = xlc.CommonParams()
+    params.model.path = model_path
+    params.n_ctx = 1024
+    params.n_parallel = 1
+    params.cpuparams.n_threads = os.cpu_count() or 2  # llama.cpp's own default: all cores
+    params.cpuparams_batch.n_threads = os.cpu_count() or 2
+    params.verbosity = -1
+    server = xlc.Server(params)
+    print("ready", flush=True)
+    body = {
+        "messages": [{"role": "user", "content": "Write a very long story."}],
+        "max_tokens": 256,
+        "ignore_eos": True,
+    }
+    while True:
+        server.handle_chat_completions(body)
+
+
+def burn() -> None:
+    print("ready", flush=True)
+    while True:
+        pass
+
+
+class Competitor:
+    """Background processes started for one measurement and stopped after it."""
+
+    def __init__(self, kind: str, model_path: str):
+        self.kind = kind
+        self.model_path = model_path
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> Competitor:
+        if self.kind == "llama":
+            args = [["--compete-llama", self.model_path]]
+        elif self.kind == "burner":
+            args = [["--burn"]] * (os.cpu_count() or 2)
+        else:
+            args = []
+        for extra in args:
+            proc = subprocess.Popen(
+                [sys.executable, __file__, *extra], stdout=subprocess.PIPE, text=True
+            )
+            self.procs.append(proc)
+        for proc in self.procs:
+            assert proc.stdout is not None
+            proc.stdout.readline()  # "ready"
+        if self.procs:
+            time.sleep(1.0)  # let it reach its steady state
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+def measure(
+    setting: Setting,
+    kind: str,
+    *,
+    model: str,
+    model_path: str,
+    requests: int,
+    concurrency: int,
+    max_tokens: int,
+    cap_s: float,
+) -> dict:
+    """One batch in a fresh process beside `kind` ("idle", "llama" or "burner")."""
+    cmd = [
+        sys.executable, __file__, "--worker", json.dumps(setting.__dict__), model,
+        str(requests), str(concurrency), str(max_tokens),
+    ]  # fmt: skip
+    with Competitor(kind, model_path):
+        before = loadavg()
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=cap_s, check=True)
+        except subprocess.TimeoutExpired:
+            return {"wall_s": None, "tokens": 0, "load": before}
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["load"] = before
+    return result
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--worker":
+        worker(json.loads(sys.argv[2]), sys.argv[3], *map(int, sys.argv[4:7]))
+    elif sys.argv[1] == "--compete-llama":
+        compete_llama(sys.argv[2])
+    elif sys.argv[1] == "--burn":
+        burn()
