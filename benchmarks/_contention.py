@@ -68,6 +68,7 @@ def worker(setting: dict, model: str, requests: int, concurrency: int, max_token
         poll=setting["poll"],
         n_parallel=setting["parallel"],
         n_ctx=2048,
+        timeout_s=3600,  # the batch's wall time is the measurement; the cap is outside
     )
     llm.load()
 
@@ -171,9 +172,11 @@ def measure(
     with Competitor(kind, model_path):
         before = loadavg()
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=cap_s, check=True)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=cap_s)
         except subprocess.TimeoutExpired:
             return {"wall_s": None, "tokens": 0, "load": before}
+        if out.returncode != 0:
+            raise RuntimeError(f"benchmark worker failed:\n{out.stderr[-2000:]}")
         result = json.loads(out.stdout.strip().splitlines()[-1])
     result["load"] = before
     return result

@@ -48,7 +48,9 @@ class ManagedLLM:
         cache: a `ResponseCache` (or a run's `ReadThroughCache`), or None for no caching.
         max_concurrency: most requests in flight at once through this object.
         retry: retry policy for `LLMTransientError`s.
-        prices: USD per million (input, output) tokens by model name.
+        prices: USD per million (input, output) tokens by model name. Replies are priced
+            as the requested model; an entry here for the model an endpoint reports
+            instead maps that reply to this price.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
             for very large batch runs where only the verdicts matter).
     """
@@ -68,7 +70,8 @@ class ManagedLLM:
         self.inner = inner
         self.cache = cache
         self.retry = retry or RetryPolicy()
-        self.prices = {**DEFAULT_PRICES, **(prices or {})}
+        self.user_prices = dict(prices or {})
+        self.prices = {**DEFAULT_PRICES, **self.user_prices}
         self.trace_prompts = trace_prompts
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
@@ -81,11 +84,27 @@ class ManagedLLM:
     def backend_id(self) -> str:
         return self.inner.backend_id
 
+    @property
+    def requested_model(self) -> str | None:
+        """The model this backend was asked to use (None when it does not say)."""
+        for attr in ("model", "name"):
+            value = getattr(self.inner, attr, None)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def price_key(self, response: LLMResponse) -> str:
+        """The model a reply is priced as: the requested one, unless the user's own
+        `prices` name the model the endpoint reported (a proxy or router may answer
+        with another model's name, and must not change the bill silently)."""
+        if response.model and response.model in self.user_prices:
+            return response.model
+        return self.requested_model or response.model
+
     def cost(self, response: LLMResponse) -> float | None:
         """USD for this response; 0 for a local model, None when no price is known."""
-        price = self.prices.get(response.model) or self.prices.get(
-            response.model.rsplit("/", 1)[-1]
-        )
+        key = self.price_key(response)
+        price = self.prices.get(key) or self.prices.get(key.rsplit("/", 1)[-1])
         if price is None:
             return 0.0 if self.inner.capabilities.local else None
         u = response.usage
@@ -143,6 +162,9 @@ class ManagedLLM:
             "temperature": request.temperature,
             "request_hash": request.cache_key(self.backend_id)[:16],
         }
+        priced_as = self.price_key(response)
+        if priced_as != response.model:  # the endpoint answered with another model's name
+            data["priced_as"] = priced_as
         if self.trace_prompts:
             data["messages"] = [m.model_dump() for m in request.messages]
             data["response"] = response.text
