@@ -9,8 +9,15 @@ llama.cpp's thread settings start clean; competitors are started by this module:
 
 A configuration's figure is the wall time of a fixed batch of requests (``requests`` at
 ``concurrency``, ``max_tokens`` each) beside the competitor divided by its wall time
-alone, measured back to back. Fair sharing of the cores predicts about
-``(competing threads + ours) / cores``; far more means threads waiting on each other.
+alone, measured back to back.
+
+Every process here starts its own session, as programs started from different terminals
+do. Linux (with autogroup scheduling, the default on desktops and on this machine) then
+shares the CPU between sessions first and between a session's threads second: beside
+one busy session a process gets half the machine, beside the two burners a third. Fair
+sharing predicts a ratio of about 2 beside the llama.cpp program and 3 beside the
+burners (less for a setting that used one core of two when alone); far more means
+threads stalled waiting for each other.
 """
 
 from __future__ import annotations
@@ -137,7 +144,10 @@ class Competitor:
             args = []
         for extra in args:
             proc = subprocess.Popen(
-                [sys.executable, __file__, *extra], stdout=subprocess.PIPE, text=True
+                [sys.executable, __file__, *extra],
+                stdout=subprocess.PIPE,
+                text=True,
+                start_new_session=True,  # its own scheduling group, as another program's
             )
             self.procs.append(proc)
         for proc in self.procs:
@@ -172,7 +182,9 @@ def measure(
     with Competitor(kind, model_path):
         before = loadavg()
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=cap_s)
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=cap_s, start_new_session=True
+            )
         except subprocess.TimeoutExpired:
             return {"wall_s": None, "tokens": 0, "load": before}
         if out.returncode != 0:

@@ -104,12 +104,10 @@ def cli_check(repeats: int) -> tuple[list[float], list[float]]:
 
 SWEEP = [
     Setting(threads=2, poll=50, parallel=4),  # llama.cpp's defaults; ours before measuring
-    Setting(threads=2, poll=0, parallel=4),
-    Setting(threads=1, poll=50, parallel=4),
+    Setting(threads=2, poll=0, parallel=2),
     Setting(threads=1, poll=0, parallel=4),
     Setting(threads=1, poll=0, parallel=2),
     Setting(threads=1, poll=0, parallel=1),
-    Setting(threads=2, poll=0, parallel=2),
 ]
 
 

@@ -209,6 +209,12 @@ def eval_(
     ),
     base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
     provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ollama, ..."),
+    threads: int = typer.Option(
+        None,
+        "--threads",
+        min=1,
+        help="CPU threads of the embedded model (default: VERACITY_THREADS, else half the cores)",
+    ),
     data_dir: Path = typer.Option(
         None, help="benchmark data directory (default VERACITY_DATA_DIR)"
     ),
@@ -237,7 +243,7 @@ def eval_(
         "method": method, "dataset": dataset, "split": split, "limit": limit,
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
