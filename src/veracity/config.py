@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from veracity.errors import ConfigError
-from veracity.infra import CacheMode
+from veracity.infra import CacheMode, default_concurrency
 
 
 def _default_home() -> Path:
@@ -312,7 +312,9 @@ class RunConfig(BaseModel):
     limit: int | None = None
     sample: bool = False  # with limit: a seeded random sample instead of the first N
     seed: int = 0
-    concurrency: int = 4  # examples checked at once (LLM calls at once: llm.max_concurrency)
+    # examples checked at once (LLM calls at once: llm.max_concurrency); default: the
+    # core count, 2 to 8 (README "Performance")
+    concurrency: int = Field(default_factory=default_concurrency, ge=1)
     data_dir: str | None = None
     stand_in: str | None = None
     # experiments

@@ -199,7 +199,7 @@ def eval_(
         None, "--sample/--first", help="with --limit: a seeded random sample, or the first N"
     ),
     seed: int = typer.Option(None, help="seed for --sample"),
-    concurrency: int = typer.Option(None, help="examples checked at once (default 4)"),
+    concurrency: int = typer.Option(None, help="examples checked at once (default: cores, 2-8)"),
     config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
     variant: str = typer.Option(None, help="variant of the experiment config"),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),

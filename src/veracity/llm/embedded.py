@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from veracity.infra import available_cpus
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
@@ -44,14 +44,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PARALLEL = 2  # generation slots; see README "Performance" for the measurements
 DEFAULT_POLL = 0  # llama.cpp's busy-wait level (0-100); 0: threads sleep while they wait
-
-
-def available_cpus() -> int:
-    """CPU cores this process may run on (its affinity mask, else the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def default_threads(cpus: int | None = None) -> int:
