@@ -7,9 +7,9 @@ llama.cpp's thread settings start clean; competitors are started by this module:
   defaults (threads = all cores, busy-wait polling on), generating without pause;
 - ``burner``: busy processes (one per core), like a compile or a test run.
 
-A configuration's figure is the wall time of a fixed batch of requests (``requests`` at
-``concurrency``, ``max_tokens`` each) beside the competitor divided by its wall time
-alone, measured back to back.
+A configuration's figure is its generation rate alone (tokens per second over a fixed
+window, from ``concurrency`` request streams of ``max_tokens`` each) divided by its rate
+beside the competitor, measured back to back: how many times slower it runs.
 
 Every process here starts its own session, as programs started from different terminals
 do. Linux (with autogroup scheduling, the default on desktops and on this machine) then
@@ -22,7 +22,6 @@ threads stalled waiting for each other.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -63,8 +62,15 @@ def loadavg() -> str:
         return "n/a"
 
 
-def worker(setting: dict, model: str, requests: int, concurrency: int, max_tokens: int) -> None:
-    """Run the batch in this process and print one JSON line (wall s, tokens)."""
+def worker(setting: dict, model: str, window_s: float, concurrency: int, max_tokens: int) -> None:
+    """Generate for `window_s` seconds from `concurrency` threads; print the tokens made.
+
+    Requests go to the backend's llama.cpp server as `EmbeddedLLM` sends them (same
+    parameters, streamed); every streamed token counts, so a very slow setting still
+    gives a rate instead of running past a cap.
+    """
+    import threading
+
     from veracity.llm.base import LLMRequest, user
     from veracity.llm.embedded import EmbeddedLLM
 
@@ -75,28 +81,37 @@ def worker(setting: dict, model: str, requests: int, concurrency: int, max_token
         poll=setting["poll"],
         n_parallel=setting["parallel"],
         n_ctx=2048,
-        timeout_s=3600,  # the batch's wall time is the measurement; the cap is outside
     )
-    llm.load()
+    server = llm.load()
 
-    def req(i: int) -> LLMRequest:
+    def body(i: int) -> dict:
         prompt = f"{PROMPTS[i % len(PROMPTS)]} (version {i})"
-        return LLMRequest(messages=[user(prompt)], max_tokens=max_tokens, temperature=0.0)
+        req = LLMRequest(messages=[user(prompt)], max_tokens=max_tokens, temperature=0.0)
+        return {**llm.payload(req), "stream": True}
 
-    async def batch() -> tuple[float, int]:
-        await llm.complete(req(10_000))  # warm-up
-        limit = asyncio.Semaphore(concurrency)
+    server.handle_chat_completions(body(10_000), lambda chunk: False)  # warm-up
+    counts = [0] * concurrency
+    deadline = time.monotonic() + window_s
 
-        async def one(i: int) -> int:
-            async with limit:
-                return (await llm.complete(req(i))).usage.completion_tokens
+    def loop(k: int) -> None:
+        i = 0
+        while time.monotonic() < deadline:
 
-        started = time.perf_counter()
-        tokens = await asyncio.gather(*(one(i) for i in range(requests)))
-        return time.perf_counter() - started, sum(tokens)
+            def take(chunk: dict) -> bool:
+                choices = chunk.get("choices") or [{}]
+                if (choices[0].get("delta") or {}).get("content"):
+                    counts[k] += 1
+                return time.monotonic() >= deadline
 
-    wall, tokens = asyncio.run(batch())
-    print(json.dumps({"wall_s": wall, "tokens": tokens}), flush=True)
+            server.handle_chat_completions(body(k * 1000 + i), take)
+            i += 1
+
+    threads = [threading.Thread(target=loop, args=(k,)) for k in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"tokens": sum(counts), "window_s": window_s}), flush=True)
 
 
 def compete_llama(model_path: str) -> None:
@@ -169,34 +184,30 @@ def measure(
     *,
     model: str,
     model_path: str,
-    requests: int,
+    window_s: float,
     concurrency: int,
     max_tokens: int,
-    cap_s: float,
 ) -> dict:
-    """One batch in a fresh process beside `kind` ("idle", "llama" or "burner")."""
+    """Tokens per second of `setting` in a fresh process beside `kind` ("idle", "llama"
+    or "burner"), with the load average when it started."""
     cmd = [
         sys.executable, __file__, "--worker", json.dumps(setting.__dict__), model,
-        str(requests), str(concurrency), str(max_tokens),
+        str(window_s), str(concurrency), str(max_tokens),
     ]  # fmt: skip
     with Competitor(kind, model_path):
         before = loadavg()
-        try:
-            out = subprocess.run(
-                cmd, capture_output=True, text=True, timeout=cap_s, start_new_session=True
-            )
-        except subprocess.TimeoutExpired:
-            return {"wall_s": None, "tokens": 0, "load": before}
-        if out.returncode != 0:
-            raise RuntimeError(f"benchmark worker failed:\n{out.stderr[-2000:]}")
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["load"] = before
-    return result
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=window_s + 300, start_new_session=True
+        )
+    if out.returncode != 0:
+        raise RuntimeError(f"benchmark worker failed:\n{out.stderr[-2000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"tps": result["tokens"] / result["window_s"], "load": before}
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--worker":
-        worker(json.loads(sys.argv[2]), sys.argv[3], *map(int, sys.argv[4:7]))
+        worker(json.loads(sys.argv[2]), sys.argv[3], float(sys.argv[4]), *map(int, sys.argv[5:7]))
     elif sys.argv[1] == "--compete-llama":
         compete_llama(sys.argv[2])
     elif sys.argv[1] == "--burn":

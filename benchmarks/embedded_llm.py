@@ -116,8 +116,9 @@ def contention(a: argparse.Namespace) -> None:
     settings = SWEEP if a.sweep else [default]
     path = str(EmbeddedLLM(a.model, auto_pull=False).ensure_model())
     print(
-        f"5. {a.requests} requests at concurrency {a.concurrency}, {a.max_tokens} tokens each; "
-        f"wall time beside a competitor / alone (cap {a.cap:.0f} s; default: {default.name})"
+        f"5. generation over {a.window:.0f} s windows, {a.concurrency} request streams of "
+        f"{a.max_tokens} tokens; slowdown = rate alone / rate beside the competitor "
+        f"(default setting: {default.name})"
     )
     for setting in settings:
         for trial in range(a.trials):
@@ -127,10 +128,9 @@ def contention(a: argparse.Namespace) -> None:
                     kind,
                     model=a.model,
                     model_path=path,
-                    requests=a.requests,
+                    window_s=a.window,
                     concurrency=a.concurrency,
                     max_tokens=a.max_tokens,
-                    cap_s=a.cap,
                 )
                 for kind in ("idle", "llama", "burner")
             }
@@ -138,20 +138,16 @@ def contention(a: argparse.Namespace) -> None:
 
 
 def _contention_row(setting: Setting, trial: int, runs: dict[str, dict]) -> str:
-    idle = runs["idle"]["wall_s"]
+    idle = runs["idle"]["tps"]
 
     def show(kind: str) -> str:
-        wall = runs[kind]["wall_s"]
-        if wall is None:
-            return f"{kind}: >{ARGS_CAP:.0f} s [load {runs[kind]['load']}]"
-        tps = runs[kind]["tokens"] / wall
-        ratio = f" = {wall / idle:.2f}x" if idle and kind != "idle" else ""
-        return f"{kind}: {wall:.1f} s, {tps:.0f} tok/s{ratio} [load {runs[kind]['load']}]"
+        tps = runs[kind]["tps"]
+        slower = f" = {idle / tps:.1f}x slower" if kind != "idle" and tps > 0 else ""
+        if kind != "idle" and tps == 0:
+            slower = " (no token in the window)"
+        return f"{kind} {tps:.1f} tok/s{slower} [load {runs[kind]['load']}]"
 
     return f"{setting.name} #{trial + 1}: " + "; ".join(show(k) for k in runs)
-
-
-ARGS_CAP = 0.0
 
 
 def main() -> None:
@@ -162,14 +158,11 @@ def main() -> None:
     p.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL)
     p.add_argument("--sections", default="12345", help="which sections to run, e.g. 5")
     p.add_argument("--sweep", action="store_true", help="section 5 for several settings")
-    p.add_argument("--requests", type=int, default=8)
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--window", type=float, default=30.0, help="seconds per measurement")
+    p.add_argument("--concurrency", type=int, default=4, help="request streams")
     p.add_argument("--max-tokens", type=int, default=48)
     p.add_argument("--trials", type=int, default=1)
-    p.add_argument("--cap", type=float, default=120.0, help="seconds before a batch is cut")
     a = p.parse_args()
-    global ARGS_CAP
-    ARGS_CAP = a.cap
     print(f"model {a.model}, {os.cpu_count()} CPU threads, load average {loadavg()}")
     if "1" in a.sections:
         load_times(a)
