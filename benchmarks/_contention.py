@@ -89,7 +89,8 @@ def worker(setting: dict, model: str, window_s: float, concurrency: int, max_tok
         req = LLMRequest(messages=[user(prompt)], max_tokens=max_tokens, temperature=0.0)
         return {**llm.payload(req), "stream": True}
 
-    server.handle_chat_completions(body(10_000), lambda chunk: False)  # warm-up
+    warm = {**body(10_000), "max_tokens": 2}
+    server.handle_chat_completions(warm, lambda chunk: False)
     counts = [0] * concurrency
     deadline = time.monotonic() + window_s
 
@@ -196,9 +197,12 @@ def measure(
     ]  # fmt: skip
     with Competitor(kind, model_path):
         before = loadavg()
-        out = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=window_s + 300, start_new_session=True
-        )
+        try:
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=window_s + 240, start_new_session=True
+            )
+        except subprocess.TimeoutExpired:  # not even loaded and warmed up in 4 minutes
+            return {"tps": 0.0, "load": before}
     if out.returncode != 0:
         raise RuntimeError(f"benchmark worker failed:\n{out.stderr[-2000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
