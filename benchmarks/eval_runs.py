@@ -11,8 +11,8 @@ slots) and its own new run directory. Printed, measured in this run:
    that changes in the machine's load fall on every setting alike; ratio to concurrency 1;
 2. reuse across runs: the same eval into a new directory, with the user-level cache on
    (a fresh one for this benchmark): model calls made by the second run (goal 0), its
-   wall time as a share of the first's, and whether its run directory recorded every
-   reply it used.
+   wall and CPU time as a share of the first's (CPU time is less disturbed by the
+   machine's other load), and whether its run directory recorded every reply it used.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -49,9 +50,12 @@ def run_eval(a: argparse.Namespace, out: Path, env: dict[str, str], concurrency:
         "--data-dir", a.data_dir, "--no-progress",
     ]  # fmt: skip
     load = loadavg()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"eval failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     usage = json.loads((out / "usage.json").read_text())
@@ -60,6 +64,7 @@ def run_eval(a: argparse.Namespace, out: Path, env: dict[str, str], concurrency:
         recorded = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     return {
         "wall_s": wall,
+        "cpu_s": cpu,
         "calls": totals["llm_calls"],
         "cached": totals["cached_llm_calls"],
         "recorded": recorded,
@@ -99,7 +104,9 @@ def reuse(a: argparse.Namespace, tmp: Path) -> None:
         f"({first['calls'] - first['cached']} model calls) [load {first['load']}]; second "
         f"{second['wall_s']:.1f} s ({made} model calls, {second['cached']} of "
         f"{second['calls']} from the cache) [load {second['load']}] = "
-        f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first; its run directory "
+        f"{100 * second['wall_s'] / first['wall_s']:.1f}% of the first's wall time, "
+        f"{100 * second['cpu_s'] / first['cpu_s']:.1f}% of its CPU time "
+        f"({second['cpu_s']:.1f} / {first['cpu_s']:.1f} s); its run directory "
         f"recorded {second['recorded']} replies (first: {first['recorded']})"
     )
 
