@@ -72,10 +72,12 @@ def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
     """The inference pass's config: the base YAML, the flags, then RADAR recording every
     round's signals (early stopping off)."""
     from veracity import runtime
+    from veracity.config import load_yaml
 
+    named = load_yaml(config).get("method") if config is not None else None
+    if named not in (None, "radar"):
+        raise ConfigError(f"{config} configures {named!r}; calibration is for radar")
     base = runtime.resolve_config(config, flags=flags)
-    if config is not None and base.method not in ("radar", "direct"):
-        raise ConfigError(f"{config} configures {base.method!r}; calibration is for radar")
     update: dict[str, Any] = {"method": "radar", "method_config": _RECORDING}
     if base.method_config.get("evidence") == "given":
         update["gold_evidence"] = True  # the given-evidence setting hands claims theirs

@@ -41,7 +41,8 @@ def _read(path: Path, fields: str | None) -> list[Document]:
 
 
 def _dataset_corpus(name: str) -> list[Document]:
-    from veracity.datasets import DatasetError, get_dataset
+    from veracity.datasets import get_dataset
+    from veracity.errors import DatasetError
 
     try:
         with console.status(f"reading the {name} corpus…"):
@@ -174,8 +175,9 @@ def search(
 
     from pydantic import ValidationError
 
+    from veracity.errors import SourceError
     from veracity.nlp.embeddings import EmbedderError
-    from veracity.retrieval.base import Query, SourceError
+    from veracity.retrieval.base import Query
     from veracity.retrieval.local import LocalCorpus, index_folder
     from veracity.retrieval.local_index import IndexCorrupt, IndexNotFound
 

@@ -21,6 +21,7 @@ from veracity.llm.base import (
     LLMResponse,
     LLMTimeout,
     LLMTransientError,
+    tag_fields,
 )
 from veracity.llm.cache import ResponseCache
 from veracity.llm.read_through import ReadThroughCache
@@ -161,6 +162,7 @@ class ManagedLLM:
             "finish_reason": response.finish_reason,
             "temperature": request.temperature,
             "request_hash": request.cache_key(self.backend_id)[:16],
+            **tag_fields(request.tag),
         }
         priced_as = self.price_key(response)
         if priced_as != response.model:  # the endpoint answered with another model's name
