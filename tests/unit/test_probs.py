@@ -106,3 +106,34 @@ def test_exact_schema_accepts_a_whole_value_with_its_closing_quote():
     reply = _json_reply(['{"label": "', 'SUPPORTED"', "}"], 1, alts)
     exact = choice_probabilities(reply, ["SUPPORTED", "REFUTED"], field="label", exact=True)
     assert exact.probs == pytest.approx({"SUPPORTED": 2 / 3, "REFUTED": 1 / 3})
+
+
+def test_schema_choices_reads_literal_enum_const_and_unions():
+    from enum import Enum
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from veracity.llm.probs import schema_choices
+    from veracity.llm.structured import schema_for
+
+    class Colour(str, Enum):
+        red = "red"
+        blue = "blue"
+
+    class Reply(BaseModel):
+        label: Literal["true", "false"]
+        colour: Colour
+        fixed: Literal["only"]
+        either: Literal["a"] | Literal["b"]
+        free: str
+        maybe: Literal["x"] | None
+
+    schema = schema_for(Reply)
+    assert schema_choices(schema, "label") == {"true", "false"}
+    assert schema_choices(schema, "colour") == {"red", "blue"}
+    assert schema_choices(schema, "fixed") == {"only"}
+    assert schema_choices(schema, "either") == {"a", "b"}
+    assert schema_choices(schema, "free") is None
+    assert schema_choices(schema, "maybe") is None  # null is another value
+    assert schema_choices(schema, "missing") is None

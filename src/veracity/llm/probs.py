@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from veracity.llm.base import LLMResponse, TokenLogprob
 
@@ -51,6 +52,38 @@ class ChoiceProbs:
     @property
     def confidence(self) -> float:
         return self.probs[self.best]
+
+
+def schema_choices(schema: dict[str, Any], field: str) -> frozenset[str] | None:
+    """The strings a JSON schema allows for its top-level property `field`.
+
+    Reads ``enum``, ``const`` and an ``anyOf``/``oneOf`` of them (following local
+    ``$ref``s, as pydantic writes `Literal` and `Enum` fields); None when the field may
+    take other values (any string, a pattern, a number).
+    """
+    defs = schema.get("$defs", {})
+
+    def allowed(node: Any) -> frozenset[str] | None:
+        if not isinstance(node, dict):
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return allowed(defs.get(ref.removeprefix("#/$defs/")))
+        if "const" in node:
+            node = {"enum": [node["const"]]}
+        if "enum" in node:
+            values = node["enum"]
+            ok = isinstance(values, list) and values and all(isinstance(v, str) for v in values)
+            return frozenset(values) if ok else None
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list) and branches:
+            parts = [allowed(b) for b in branches]
+            if any(p is None for p in parts):
+                return None
+            return frozenset().union(*parts)  # type: ignore[arg-type]
+        return None
+
+    return allowed(schema.get("properties", {}).get(field))
 
 
 def _matches(token: str, choice: str) -> bool:
