@@ -110,7 +110,9 @@ class LLMConfig(BaseModel):
     n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
     poll: int = Field(default=0, ge=0, le=100)  # llama.cpp busy-wait level; 0: sleep
     auto_pull: bool = True
-    repeat_penalty: float = 1.1  # llama.cpp repetition penalty; 1.0 turns it off
+    # penalty on recently generated tokens, sent alike to the embedded model and to
+    # endpoints that take it (llama.cpp, vLLM, local servers); 1.0 turns it off
+    repeat_penalty: float = Field(default=1.1, gt=0)
     # shared behaviour
     cache_mode: CacheMode = "auto"
     # a run directory's cache reads temperature-0 replies through the user-level cache

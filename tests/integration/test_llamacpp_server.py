@@ -78,3 +78,33 @@ async def test_a_request_past_its_limit_is_a_local_timeout(llamacpp_url):
     with pytest.raises(LLMTimeout) as info:
         await llm.complete(request)
     assert info.value.local and info.value.timeout_s == 0.05
+
+
+async def test_the_same_model_answers_alike_in_process_and_behind_the_server(
+    llamacpp_url, real_models_dir_module
+):
+    # both backends build the body with chat_payload, repeat penalty and seed included,
+    # so a greedy answer does not depend on where the model runs
+    from veracity.llm.embedded import EmbeddedLLM
+
+    request = LLMRequest(
+        messages=[user("List three numbers, each followed by a comma.")],
+        max_tokens=40,
+        seed=3,
+    )
+    http = OpenAICompatLLM("smollm2-135m", base_url=llamacpp_url, repeat_penalty=1.3)
+    embedded = EmbeddedLLM(
+        "smollm2-135m",
+        models_dir=real_models_dir_module,
+        n_ctx=2048,
+        n_threads=1,
+        auto_pull=False,
+        repeat_penalty=1.3,
+    )
+    assert http.payload(request)["repeat_penalty"] == 1.3
+    served, local = await http.complete(request), await embedded.complete(request)
+    assert served.text == local.text
+    plain = await OpenAICompatLLM(
+        "smollm2-135m", base_url=llamacpp_url, repeat_penalty=1.0
+    ).complete(request)
+    assert plain.text != served.text  # the penalty reaches the server and changes replies

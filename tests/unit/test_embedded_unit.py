@@ -107,3 +107,41 @@ def test_each_parallel_slot_gets_a_full_context(tmp_path, monkeypatch):
     model.write_bytes(b"GGUF")
     EmbeddedLLM(str(model), models_dir=tmp_path, n_ctx=4096, n_parallel=3).load()
     assert seen == {"n_ctx": 4096 * 3, "n_parallel": 3, "unified": False}
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "field"),
+    [
+        ("llamacpp", None, "repeat_penalty"),
+        (None, "http://127.0.0.1:8080/v1", "repeat_penalty"),  # a server on this machine
+        ("vllm", None, "repetition_penalty"),
+        ("openai", None, None),  # hosted APIs reject fields they do not know
+        (None, "https://proxy.example.com/v1", None),
+    ],
+)
+def test_an_endpoint_gets_the_embedded_models_sampling_body(tmp_path, provider, base_url, field):
+    from veracity.llm.openai_compat import OpenAICompatLLM
+
+    request = LLMRequest(
+        messages=[user("q")], json_schema={"type": "object"}, logprobs=True, top_logprobs=3, seed=7
+    )
+    embedded = _llm(tmp_path, OK).payload(request)
+    http = OpenAICompatLLM(
+        "m", provider=provider, base_url=base_url, api_key="k", repeat_penalty=1.1
+    ).payload(request)
+    assert http.pop("model") == "m"
+    if field is None:
+        assert embedded.pop("repeat_penalty") == 1.1
+        assert http == embedded
+    else:
+        assert http.pop(field) == embedded.pop("repeat_penalty") == 1.1
+        assert http == embedded  # the same messages, schema, logprobs, seed
+
+
+def test_the_sampling_settings_are_part_of_the_cache_identity():
+    from veracity.llm.openai_compat import OpenAICompatLLM
+
+    url = "http://127.0.0.1:8080/v1"
+    plain = OpenAICompatLLM("m", base_url=url, repeat_penalty=1.0).backend_id
+    penalised = OpenAICompatLLM("m", base_url=url, repeat_penalty=1.1).backend_id
+    assert penalised == plain + ":rp1.1"

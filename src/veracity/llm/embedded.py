@@ -36,7 +36,7 @@ from veracity.llm.base import (
     ModelNotAvailable,
 )
 from veracity.llm.models import Progress, pull, resolve
-from veracity.llm.openai_compat import chat_payload, parse_chat_completion
+from veracity.llm.openai_compat import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.stream import join_chunks
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
@@ -143,8 +143,7 @@ class EmbeddedLLM:
     @property
     def backend_id(self) -> str:
         # sampling settings that change replies are part of the identity (and cache key)
-        extra = f":rp{self.repeat_penalty:g}" if self.repeat_penalty != 1.0 else ""
-        return f"embedded:{self.name}{extra}"
+        return f"embedded:{self.name}{sampling_suffix(self.repeat_penalty)}"
 
     def ensure_model(self) -> Path:
         """The model file, pulling it first when allowed and missing."""
@@ -193,7 +192,7 @@ class EmbeddedLLM:
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completion body handed to llama.cpp for `request`."""
-        return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
+        return chat_payload(request, repeat_penalty=self.repeat_penalty)
 
     def _executor(self) -> ThreadPoolExecutor:
         # Own threads, so llama.cpp calls never wait behind other `to_thread` work; two

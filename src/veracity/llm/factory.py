@@ -41,6 +41,7 @@ def build_openai(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
         logprobs=cfg.logprobs,
         context_window=cfg.context_window,
         timeout_s=cfg.timeout_s,
+        repeat_penalty=cfg.repeat_penalty,
     )
 
 

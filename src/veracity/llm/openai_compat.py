@@ -54,6 +54,7 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "api_key_env": "VLLM_API_KEY",
         "json_mode": "json_schema",
         "logprobs": True,
+        "penalty_field": "repetition_penalty",
     },
     "ollama": {
         "base_url": "http://localhost:11434/v1",
@@ -66,6 +67,7 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "api_key_env": "LLAMACPP_API_KEY",
         "json_mode": "json_schema",
         "logprobs": True,
+        "penalty_field": "repeat_penalty",
     },
     "lmstudio": {
         "base_url": "http://localhost:1234/v1",
@@ -91,6 +93,8 @@ class OpenAICompatLLM:
         timeout_s: a fixed per-request limit in seconds; None (default) scales each
             request's limit with its ``max_tokens`` and the speed measured so far
             (`veracity.llm.timeouts`), so long replies from a busy server are not cut off.
+        repeat_penalty: penalty on recently generated tokens, sent where the endpoint
+            takes one (`penalty_field`) exactly as the embedded backend sends it.
         client: an existing `httpx.AsyncClient` (tests inject one).
     """
 
@@ -107,6 +111,7 @@ class OpenAICompatLLM:
         max_top_logprobs: int = 20,
         context_window: int | None = None,
         timeout_s: float | None = None,
+        repeat_penalty: float | None = None,
         client: httpx.AsyncClient | None = None,
     ):
         preset: dict[str, Any] = {}
@@ -135,6 +140,9 @@ class OpenAICompatLLM:
             local=_is_loopback(self.base_url),
         )
         self.timer = RequestTimer(TimeoutPolicy(fixed_s=timeout_s))
+        self.penalty_field = penalty_field(provider, preset, local=self._capabilities.local)
+        # sent only where the endpoint takes it (hosted APIs reject unknown fields)
+        self.repeat_penalty = repeat_penalty if self.penalty_field else None
         self._client = client
 
     def __repr__(self) -> str:  # never show the key
@@ -146,7 +154,7 @@ class OpenAICompatLLM:
 
     @property
     def backend_id(self) -> str:
-        return f"openai-compat:{self.base_url}:{self.model}"
+        return f"openai-compat:{self.base_url}:{self.model}{sampling_suffix(self.repeat_penalty)}"
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -163,6 +171,8 @@ class OpenAICompatLLM:
             json_mode=self.json_mode,
             logprobs=caps.logprobs,
             max_top_logprobs=caps.max_top_logprobs,
+            repeat_penalty=self.repeat_penalty,
+            penalty_field=self.penalty_field or "repeat_penalty",
         )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
@@ -259,8 +269,13 @@ def chat_payload(
     json_mode: str = "json_schema",
     logprobs: bool = True,
     max_top_logprobs: int | None = None,
+    repeat_penalty: float | None = None,
+    penalty_field: str = "repeat_penalty",
 ) -> dict[str, Any]:
     """The OpenAI-style chat-completion body for `request` (HTTP and embedded backends).
+
+    Sampling parameters go into the body the same way for every backend, so one model
+    answers the same whether it runs in process or behind a llama.cpp server.
 
     Args:
         request: the request.
@@ -269,6 +284,9 @@ def chat_payload(
             ``json_object`` (any JSON) or ``none``.
         logprobs: whether the backend returns logprobs (else they are not asked).
         max_top_logprobs: the backend's cap on alternatives (None: no cap).
+        repeat_penalty: penalty on recently generated tokens (None: not sent).
+        penalty_field: the name the backend gives it (llama.cpp ``repeat_penalty``,
+            vLLM ``repetition_penalty``).
     """
     body: dict[str, Any] = {"model": model} if model is not None else {}
     body.update(
@@ -280,6 +298,8 @@ def chat_payload(
         body["stop"] = request.stop
     if request.seed is not None:
         body["seed"] = request.seed
+    if repeat_penalty is not None:
+        body[penalty_field] = repeat_penalty
     if request.json_schema is not None and json_mode == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -293,6 +313,23 @@ def chat_payload(
             cap = max_top_logprobs if max_top_logprobs is not None else request.top_logprobs
             body["top_logprobs"] = min(request.top_logprobs, cap)
     return body
+
+
+def penalty_field(provider: str | None, preset: dict[str, Any], *, local: bool) -> str | None:
+    """The body field an endpoint takes a repetition penalty in, or None where it takes
+    none: a provider's preset says; an endpoint on this machine without a provider is
+    taken to be llama.cpp-compatible (llama.cpp, LM Studio, koboldcpp spell it
+    ``repeat_penalty``); a remote one without a provider is sent none."""
+    if provider is not None:
+        return preset.get("penalty_field")
+    return "repeat_penalty" if local else None
+
+
+def sampling_suffix(repeat_penalty: float | None) -> str:
+    """What the sampling settings add to a backend id (and so to cache keys)."""
+    if repeat_penalty is None or repeat_penalty == 1.0:
+        return ""
+    return f":rp{repeat_penalty:g}"
 
 
 def parse_chat_completion(
