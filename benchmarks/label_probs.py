@@ -11,9 +11,12 @@ tokens the schema forbids (``True``, ``False``, ``The``). From the same reply, p
 - exact: only alternatives the schema allows at that position, exact case (`ask_choice`'s
   reading when the schema spells the labels).
 
-For each: how often the most probable label is not the label the model wrote, and the
-mean share of the loose estimate's mass that came from tokens the schema forbids. The
-machine's load is printed beside the figures.
+Each claim is asked twice, interleaved: as now (no repeat penalty on a request whose
+logprobs are read) and with the penalty sent anyway, as before; llama.cpp reports
+probabilities from before the penalty. For each setting and reading: how often the most
+probable label is not the label the model wrote; and the mean share of the loose
+estimate's mass that came from tokens the schema forbids. The machine's load is printed
+beside the figures.
 """
 
 from __future__ import annotations
@@ -70,35 +73,50 @@ def forbidden_share(response: LLMResponse) -> float | None:
     return forbidden / loose if loose > 0 else None
 
 
+def penalised(llm: EmbeddedLLM, penalty: float) -> EmbeddedLLM:
+    """`llm` sending `penalty` even where logprobs are read (as before that was dropped)."""
+    plain = llm.payload
+    llm.payload = lambda request: {**plain(request), "repeat_penalty": penalty}  # type: ignore[method-assign]
+    return llm
+
+
 async def run(a: argparse.Namespace) -> None:
     examples = load_dataset(a.dataset, split=a.split, limit=a.limit)
-    llm = EmbeddedLLM(a.model, auto_pull=False)
-    disagree = {"loose": 0, "exact": 0}
+    settings = {
+        "no penalty on scored calls (now)": EmbeddedLLM(a.model, auto_pull=False),
+        f"penalty {a.repeat_penalty} on them (before)": penalised(
+            EmbeddedLLM(a.model, auto_pull=False), a.repeat_penalty
+        ),
+    }
+    disagree = {(s, r): 0 for s in settings for r in ("loose", "exact")}
     shares: list[float] = []
-    n = 0
     started = time.perf_counter()
     print(f"{len(examples)} claims of {a.dataset}/{a.split}; load average {loadavg()}")
-    for ex in examples:
-        reply = await complete_structured(
-            llm,
-            [system(INSTRUCTIONS), user(f"Claim: {ex.input.text}")],
-            Answer,
-            logprobs=True,
-            top_logprobs=10,
-            tag="label_probs",
-        )
-        n += 1
-        for name, exact in (("loose", False), ("exact", True)):
-            probs = choice_probabilities(reply.response, LABELS, field="label", exact=exact)
-            if probs is not None and probs.best != reply.value.label:
-                disagree[name] += 1
-        share = forbidden_share(reply.response)
-        if share is not None:
-            shares.append(share)
+    for ex in examples:  # the settings interleaved, claim by claim
+        for setting, llm in settings.items():
+            reply = await complete_structured(
+                llm,
+                [system(INSTRUCTIONS), user(f"Claim: {ex.input.text}")],
+                Answer,
+                logprobs=True,
+                top_logprobs=10,
+                tag="label_probs",
+            )
+            for reading in ("loose", "exact"):
+                probs = choice_probabilities(
+                    reply.response, LABELS, field="label", exact=reading == "exact"
+                )
+                if probs is not None and probs.best != reply.value.label:
+                    disagree[setting, reading] += 1
+            share = forbidden_share(reply.response)
+            if share is not None:
+                shares.append(share)
     wall = time.perf_counter() - started
-    print(f"{n} replies in {wall:.1f} s; load average {loadavg()}")
-    for name, count in disagree.items():
-        print(f"{name:5}: most probable label differs from the written one in {count} of {n}")
+    n = len(examples)
+    print(f"{2 * n} replies in {wall:.1f} s; load average {loadavg()}")
+    print(f"most probable label differs from the label written (of {n} claims):")
+    for (setting, reading), count in disagree.items():
+        print(f"  {setting:38} {reading:5} reading: {count}")
     if shares:
         print(
             f"forbidden tokens' share of the loose mass: mean {statistics.mean(shares):.3f}, "
@@ -112,6 +130,7 @@ def main() -> None:
     p.add_argument("--split", default="valid")
     p.add_argument("--limit", type=int, default=30)
     p.add_argument("--model", default="smollm2-135m")
+    p.add_argument("--repeat-penalty", type=float, default=1.1)
     asyncio.run(run(p.parse_args()))
 
 

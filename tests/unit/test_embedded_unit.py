@@ -63,7 +63,9 @@ async def test_payload_includes_schema_logprobs_and_seed(tmp_path):
     assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
     assert body["logprobs"] is True and body["top_logprobs"] == 3
     assert body["seed"] == 1 and body["stop"] == ["x"]
-    assert body["repeat_penalty"] == 1.1
+    assert "repeat_penalty" not in body  # logprobs are read: they must match the choice
+    plain = llm.payload(LLMRequest(messages=[user("q")], seed=1))
+    assert plain["repeat_penalty"] == 1.1 and plain["seed"] == 1
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert resp.text == "hi" and resp.model == "m" and resp.usage.prompt_tokens == 4
 
@@ -122,20 +124,25 @@ def test_each_parallel_slot_gets_a_full_context(tmp_path, monkeypatch):
 def test_an_endpoint_gets_the_embedded_models_sampling_body(tmp_path, provider, base_url, field):
     from veracity.llm.openai_compat import OpenAICompatLLM
 
-    request = LLMRequest(
-        messages=[user("q")], json_schema={"type": "object"}, logprobs=True, top_logprobs=3, seed=7
-    )
+    request = LLMRequest(messages=[user("q")], json_schema={"type": "object"}, seed=7)
     embedded = _llm(tmp_path, OK).payload(request)
-    http = OpenAICompatLLM(
+    http_llm = OpenAICompatLLM(
         "m", provider=provider, base_url=base_url, api_key="k", repeat_penalty=1.1
-    ).payload(request)
+    )
+    http = http_llm.payload(request)
     assert http.pop("model") == "m"
     if field is None:
         assert embedded.pop("repeat_penalty") == 1.1
         assert http == embedded
     else:
         assert http.pop(field) == embedded.pop("repeat_penalty") == 1.1
-        assert http == embedded  # the same messages, schema, logprobs, seed
+        assert http == embedded  # the same messages, schema, seed
+    # a request whose probabilities are read gets no penalty from either
+    scored = request.model_copy(update={"logprobs": True, "top_logprobs": 3})
+    assert {**http_llm.payload(scored), "model": None} == {
+        **_llm(tmp_path, OK).payload(scored),
+        "model": None,
+    }
 
 
 def test_the_sampling_settings_are_part_of_the_cache_identity():

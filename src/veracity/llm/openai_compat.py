@@ -284,7 +284,8 @@ def chat_payload(
             ``json_object`` (any JSON) or ``none``.
         logprobs: whether the backend returns logprobs (else they are not asked).
         max_top_logprobs: the backend's cap on alternatives (None: no cap).
-        repeat_penalty: penalty on recently generated tokens (None: not sent).
+        repeat_penalty: penalty on recently generated tokens (None: not sent; nor when
+            the request asks for logprobs, so that they describe the choice made).
         penalty_field: the name the backend gives it (llama.cpp ``repeat_penalty``,
             vLLM ``repetition_penalty``).
     """
@@ -298,7 +299,11 @@ def chat_payload(
         body["stop"] = request.stop
     if request.seed is not None:
         body["seed"] = request.seed
-    if repeat_penalty is not None:
+    if repeat_penalty is not None and not (request.logprobs and logprobs):
+        # llama.cpp reports probabilities from before the penalty: with one, the token
+        # chosen is not the most probable one reported (label answers on LIAR disagreed
+        # with their own most probable label 6 times in 40), so a request whose
+        # probabilities are read is sent without it (benchmarks/label_probs.py)
         body[penalty_field] = repeat_penalty
     if request.json_schema is not None and json_mode == "json_schema":
         body["response_format"] = {
