@@ -354,9 +354,9 @@ async def test_sentence_query_rows_change_the_web_query_only(variant):
     verdict = await method.check(ARTICLE)
     query = method.web.queries[0]
     assert query.text and not query.keywords  # a sentence-level open-web query
-    keywords = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords"][0]
+    keywords = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords")
     assert {k["text"] for k in keywords.data["keywords"]} >= {"Jamie Foxx", "Katie Holmes"}
-    retrieval = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:retrieval"][0]
+    retrieval = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:retrieval")
     assert retrieval.data["wiki"]  # Wikipedia is still consulted, as in the full method
 
 
@@ -364,7 +364,7 @@ async def test_tfidf_row_replaces_entity_acquisition_only():
     llm = scripted()
     method = make(llm, variant="tfidf")
     verdict = await method.check(ARTICLE)
-    stage = [e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords"][0].data
+    stage = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords").data
     assert stage["tfidf"] and stage["salience"]  # hierarchical salience scored the terms
     text = f"{ARTICLE.title}\n\n{ARTICLE.body}".lower()
     assert all(term.lower() in text for term in stage["salience"])  # terms found in the text

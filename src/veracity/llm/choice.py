@@ -34,8 +34,9 @@ from veracity.llm.probs import (
     choice_probabilities,
     most_probable,
     sampled_choice_probabilities,
+    schema_choices,
 )
-from veracity.llm.structured import complete_structured
+from veracity.llm.structured import complete_structured, schema_for
 
 Estimator = Literal["auto", "logprobs", "sampling"]
 NO_PENALTY = 1.0  # repeat penalty of every call made here
@@ -181,9 +182,10 @@ async def ask_choice(
         result = ChoiceResult(
             label=answer, answer=answer, value=reply.value, response=reply.response
         )
-        probs = (
-            choice_probabilities(reply.response, choices, field=field) if with_logprobs else None
-        )
+        probs = None
+        if with_logprobs:
+            exact = exact_choices(llm, output, field, choices)
+            probs = choice_probabilities(reply.response, choices, field=field, exact=exact)
         trusted = probs is not None and probs.mass >= policy.min_mass
         if probs is not None and (trusted or not policy.may_sample()):
             if not trusted:
@@ -235,6 +237,19 @@ def _decide(result: ChoiceResult, replies: dict[str, Any], field: str, tag: str)
         update["note"] = "; ".join(notes)
         context.current().event("note", tag, note=update["note"])
     return result.model_copy(update=update)
+
+
+def exact_choices(llm: LLM, output: type[BaseModel], field: str, choices: Sequence[str]) -> bool:
+    """Whether the reply's `field` is decoded under a schema that spells the choices.
+
+    True when the backend constrains decoding to the JSON schema and the schema lets
+    `field` take only strings among `choices` (a `Literal` of them): the logprobs are
+    then read over the tokens that schema allows, matched case-sensitively.
+    """
+    if not llm.capabilities.json_schema:
+        return False
+    allowed = schema_choices(schema_for(output), field)
+    return allowed is not None and allowed <= set(choices)
 
 
 async def _sample(
