@@ -15,10 +15,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.llm.base import (
     Capabilities,
     LLMAuthError,
+    LLMBadReply,
     LLMRateLimited,
     LLMRequest,
     LLMRequestError,
@@ -197,8 +199,8 @@ class OpenAICompatLLM:
         self._raise_for_status(resp)
         try:
             data = resp.json()
-        except ValueError as exc:
-            raise LLMServerError(f"{self.base_url}: reply is not JSON") from exc
+        except ValueError as exc:  # also covers a body that is not UTF-8
+            raise LLMBadReply(f"{self.base_url}: reply is not JSON") from exc
         return parse_chat_completion(data, latency=latency, fallback_model=self.model)
 
     async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
@@ -247,42 +249,94 @@ def _error_detail(resp: httpx.Response) -> str:
         return resp.text[:500]
 
 
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class _WireTop(_Wire):
+    token: str
+    logprob: float
+
+
+class _WireToken(_WireTop):
+    top_logprobs: list[_WireTop] | None = None
+
+
+class _WireLogprobs(_Wire):
+    content: list[_WireToken] | None = None
+
+
+class _WireMessage(_Wire):
+    content: str | None = None
+
+
+class _WireChoice(_Wire):
+    message: _WireMessage | None = None
+    logprobs: _WireLogprobs | None = None
+    finish_reason: str | None = None
+
+
+class _WireUsage(_Wire):
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+
+
+class _WireCompletion(_Wire):
+    """The part of an OpenAI chat-completion body we read, with the types it promises."""
+
+    choices: list[_WireChoice] = Field(min_length=1)
+    usage: _WireUsage | None = None
+    model: str | None = None
+
+
 def parse_chat_completion(
-    data: dict[str, Any], *, latency: float = 0.0, fallback_model: str = ""
+    data: Any, *, latency: float = 0.0, fallback_model: str = ""
 ) -> LLMResponse:
-    """Turn an OpenAI-style chat-completion body into an `LLMResponse`."""
+    """Turn an OpenAI-style chat-completion body into an `LLMResponse`.
+
+    Raises:
+        LLMBadReply: the body is not a chat completion of the documented shape (no
+            choices, a choice that is not an object, a token without text, a
+            log-probability that is not a finite number <= 0, ...). It is retried like
+            a server fault and never cached.
+    """
     try:
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        text = message.get("content") or ""
-    except (KeyError, IndexError, TypeError) as exc:
-        raise LLMServerError(f"malformed chat completion: {str(data)[:300]}") from exc
-    logprobs = None
-    lp = choice.get("logprobs")
-    if isinstance(lp, dict) and lp.get("content"):
-        logprobs = [
-            TokenLogprob(
-                token=t["token"],
-                logprob=float(t["logprob"]),
-                top=[
-                    TopLogprob(token=a["token"], logprob=float(a["logprob"]))
-                    for a in (t.get("top_logprobs") or [])
-                ],
-            )
-            for t in lp["content"]
-        ]
-    usage = data.get("usage") or {}
-    return LLMResponse(
-        text=text,
-        logprobs=logprobs,
-        usage=TokenUsage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        latency_s=round(latency, 4),
-        model=str(data.get("model") or fallback_model),
-        finish_reason=choice.get("finish_reason"),
-    )
+        wire = _WireCompletion.model_validate(data)
+        choice = wire.choices[0]
+        usage = wire.usage or _WireUsage()
+        return LLMResponse(
+            text=(choice.message.content if choice.message else None) or "",
+            logprobs=_logprobs(choice.logprobs),
+            usage=TokenUsage(
+                prompt_tokens=usage.prompt_tokens or 0,
+                completion_tokens=usage.completion_tokens or 0,
+            ),
+            latency_s=round(latency, 4),
+            model=wire.model or fallback_model,
+            finish_reason=choice.finish_reason,
+        )
+    except ValidationError as exc:
+        shown = str(data)[:200]
+        raise LLMBadReply(f"malformed chat completion ({_problem(exc)}): {shown}") from None
+
+
+def _logprobs(wire: _WireLogprobs | None) -> list[TokenLogprob] | None:
+    if wire is None or not wire.content:
+        return None
+    return [
+        TokenLogprob(
+            token=t.token,
+            logprob=t.logprob,
+            top=[TopLogprob(token=a.token, logprob=a.logprob) for a in t.top_logprobs or []],
+        )
+        for t in wire.content
+    ]
+
+
+def _problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
 
 
 def _is_loopback(base_url: str) -> bool:

@@ -25,6 +25,7 @@ from veracity.llm.base import (
     assistant,
     user,
 )
+from veracity.llm.client import complete_accepted
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -189,7 +190,9 @@ async def complete_structured(
             seed=seed,
             tag=tag if attempt == 1 else f"{tag}:retry{attempt - 1}",
         )
-        response = await llm.complete(request)
+        response = await complete_accepted(
+            llm, request, lambda r: output.model_validate(extract_json(r.text))
+        )
         replies.append(response.text)
         try:
             value = output.model_validate(extract_json(response.text))
