@@ -162,7 +162,19 @@ def prepare_run(
         run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
-    method, space, cfg = run.method, run.method.label_space, run.config
+    method, cfg = run.method, run.config
+    store.acquire()  # one session at a time; repairs a torn last line before any read
+    try:
+        return _finish_preparing(cfg, ds, store, method, run.prompts)
+    except BaseException:
+        store.release()
+        raise
+
+
+def _finish_preparing(
+    cfg: RunConfig, ds: Dataset, store: RunStore, method: Any, prompts: dict[str, str]
+) -> PreparedRun:
+    info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
     kinds = getattr(method, "input_kinds", None)
     if kinds is not None and info.input_kind not in kinds:
@@ -180,7 +192,7 @@ def prepare_run(
     if cfg.gold_evidence:
         examples = [with_gold_evidence(e) for e in examples]
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts)
 
 
 def with_gold_evidence(example: Example) -> Example:

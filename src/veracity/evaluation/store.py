@@ -15,8 +15,14 @@ Layout of a run directory::
 
 `predictions.jsonl` is append-only. Each record is written as one complete line with a
 single write, then flushed and synced, so an interrupted run leaves only whole lines; a
-torn last line (possible only after a hard kill mid-write) is cut off when the file is
-next opened, and that example is simply run again.
+torn last line (possible only after a hard kill mid-write) is skipped by readers and cut
+off by the next session before it writes, and that example is simply run again.
+
+One session at a time: a session takes an exclusive lock on the directory (``.lock``,
+an OS file lock, so it is released even when the process is killed); a second
+`veracity eval` on the same directory gets a `RunLocked` error instead of interleaving.
+Each session writes a start line and an end line to ``sessions.jsonl``; a session with
+no end line was killed, and its wall time is taken from the last record it wrote.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import uuid
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,6 +41,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.errors import RunStoreError
 from veracity.types import Verdict
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
+
+
+class RunLocked(RunStoreError):
+    """Another session (another `veracity eval`) is using the run directory."""
+
 
 Status = Literal["ok", "abstained", "error", "exception"]
 
@@ -128,6 +146,48 @@ class RunStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock_fd: int | None = None
+
+    # ------------------------------------------------------------------ lock
+    @property
+    def lock_path(self) -> Path:
+        return self.path / ".lock"
+
+    @property
+    def locked(self) -> bool:
+        """Whether this object holds the directory's lock."""
+        return self._lock_fd is not None
+
+    def acquire(self) -> None:
+        """Take the directory's exclusive lock, then repair a torn last line.
+
+        Raises:
+            RunLocked: another session holds it (its pid and start time are named).
+        """
+        if self._lock_fd is not None:
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not _try_lock(fd):
+            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise RunLocked(
+                f"{self.path} is in use by another veracity eval ({holder}); wait for it to "
+                "finish or stop it, or choose another --out directory"
+            )
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}, since {_now()}\n".encode())
+        self._lock_fd = fd
+        self.repair()
+
+    def release(self) -> None:
+        """Give the lock back (the OS also does when the process ends)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops the lock
+
+    def __del__(self) -> None:
+        self.release()
 
     # ------------------------------------------------------------------ paths
     @property
@@ -184,37 +244,31 @@ class RunStore:
 
     # ------------------------------------------------------------------ predictions
     def repair(self) -> bool:
-        """Cut off a torn last line (no trailing newline). Returns whether it cut."""
-        p = self.predictions_path
-        if not p.is_file() or p.stat().st_size == 0:
-            return False
-        with p.open("rb+") as f:
-            data = f.read()
-            if data.endswith(b"\n"):
-                return False
-            keep = data.rfind(b"\n") + 1
-            f.truncate(keep)
-        return True
+        """Cut off a torn last line (no trailing newline) of the predictions and sessions
+        files, so the next append starts a line of its own. Returns whether it cut."""
+        return any([_cut_torn_line(self.predictions_path), _cut_torn_line(self.sessions_path)])
 
     def read_predictions(self) -> list[PredictionRecord]:
-        """All records; a malformed or duplicated line is an error naming the line."""
+        """All whole records; a malformed or duplicated line is an error naming the line.
+
+        A torn last line (a kill mid-write, or a record being written right now by the
+        session that holds the lock) is not a record yet and is skipped.
+        """
         p = self.predictions_path
         if not p.is_file():
             return []
         records, seen = [], set()
-        with p.open(encoding="utf-8") as f:
+        with p.open(encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
-                if not line.strip():
+                if not line.endswith("\n") or not line.strip():
                     continue
-                if not line.endswith("\n"):
-                    raise RunStoreError(
-                        f"{p}:{lineno}: incomplete last line (the run was killed mid-write); "
-                        "resume the run to repair it"
-                    )
                 try:
                     rec = PredictionRecord.model_validate_json(line)
                 except ValidationError as exc:
-                    raise RunStoreError(f"{p}:{lineno}: not a prediction record: {exc}") from exc
+                    raise RunStoreError(
+                        f"{p}:{lineno}: not a prediction record: {exc}; move the line out of "
+                        "the file to check that example again"
+                    ) from exc
                 if rec.id in seen:
                     raise RunStoreError(f"{p}:{lineno}: example {rec.id!r} appears twice")
                 seen.add(rec.id)
@@ -223,12 +277,16 @@ class RunStore:
 
     def append(self, record: PredictionRecord) -> None:
         """Append one record as a whole line, flushed and synced to disk."""
-        line = record.model_dump_json() + "\n"
+        self._append_line(self.predictions_path, record.model_dump_json())
+
+    def _append_line(self, path: Path, line: str) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        with self.predictions_path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))  # one write: a whole line or a torn one
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def rewrite_predictions(self, records: Iterable[PredictionRecord]) -> None:
         """Replace the predictions file atomically (used to drop records to redo)."""
@@ -245,24 +303,76 @@ class RunStore:
     def sessions_path(self) -> Path:
         return self.path / "sessions.jsonl"
 
+    def start_session(self) -> str:
+        """Record that a session starts now; returns its id (for `end_session`)."""
+        sid = uuid.uuid4().hex[:12]
+        entry = {"session": sid, "event": "start", "started_at": _now(), "pid": os.getpid()}
+        self._append_line(self.sessions_path, json.dumps(entry))
+        return sid
+
+    def end_session(self, sid: str, *, status: str, wall_time_s: float, finished: int) -> None:
+        """Record how session `sid` ended (``finished`` or ``interrupted``)."""
+        entry = {
+            "session": sid, "event": "end", "ended_at": _now(), "status": status,
+            "wall_time_s": round(wall_time_s, 3), "examples_finished": finished,
+        }  # fmt: skip
+        self._append_line(self.sessions_path, json.dumps(entry))
+
     def log_session(self, entry: dict[str, Any]) -> None:
-        """Append one line describing a session of this run (finished or interrupted)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with self.sessions_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
-            f.flush()
+        """Append one complete session line (start, wall time, finished or not)."""
+        self._append_line(self.sessions_path, json.dumps(entry))
 
     def read_sessions(self) -> list[dict[str, Any]]:
+        """One dict per session: started_at, wall_time_s, examples_finished, status.
+
+        A session with a start line and no end line was killed (``status: killed``): its
+        wall time runs from its start to the last record written before the next session
+        started, and it is counted like any other.
+        """
         if not self.sessions_path.is_file():
             return []
-        lines = self.sessions_path.read_text(encoding="utf-8").splitlines()
-        out = []
-        for lineno, line in enumerate(lines, 1):
+        text = self.sessions_path.read_text(encoding="utf-8", errors="replace")
+        sessions: dict[str, dict[str, Any]] = {}
+        for lineno, line in enumerate(text.splitlines(keepends=True), 1):
+            if not line.endswith("\n"):
+                continue  # torn by a kill mid-write
             try:
-                out.append(json.loads(line))
+                entry = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RunStoreError(f"{self.sessions_path}:{lineno}: not JSON: {exc}") from exc
+            sid = entry.get("session") or f"line{lineno}"
+            merged = sessions.setdefault(sid, {})
+            merged.update({k: v for k, v in entry.items() if k != "event"})
+        out = list(sessions.values())
+        for i, session in enumerate(out):
+            if "status" not in session:
+                until = out[i + 1].get("started_at") if i + 1 < len(out) else None
+                session.update(self._killed(session.get("started_at"), until))
+                if until is None and self._locked_elsewhere():
+                    session["status"] = "running"
         return out
+
+    def _locked_elsewhere(self) -> bool:
+        if self._lock_fd is not None or not self.lock_path.is_file():
+            return False
+        fd = os.open(self.lock_path, os.O_RDONLY)
+        try:
+            return not _try_lock(fd, shared=True)
+        finally:
+            os.close(fd)
+
+    def _killed(self, started: str | None, until: str | None) -> dict[str, Any]:
+        """Wall time and records of a session that never wrote its end line."""
+        stamps = [
+            r.finished_at
+            for r in self.read_predictions()
+            if started and r.finished_at >= started and (until is None or r.finished_at < until)
+        ]
+        wall = 0.0
+        if started and stamps:
+            wall = (_parse(max(stamps)) - _parse(started)).total_seconds()
+        return {"status": "killed", "wall_time_s": round(max(wall, 0.0), 3),
+                "examples_finished": len(stamps)}  # fmt: skip
 
     # ------------------------------------------------------------------ results
     def write_json(self, path: Path, data: Any) -> None:
@@ -277,3 +387,43 @@ class RunStore:
             return json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise RunStoreError(f"{path}: not valid JSON: {exc}") from exc
+
+
+def _cut_torn_line(path: Path, chunk: int = 1 << 16) -> bool:
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    with path.open("rb+") as f:
+        end = f.seek(0, os.SEEK_END)
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return False
+        pos = end
+        while pos > 0:
+            start = max(0, pos - chunk)
+            f.seek(start)
+            found = f.read(pos - start).rfind(b"\n")
+            if found != -1:
+                f.truncate(start + found + 1)
+                return True
+            pos = start
+        f.truncate(0)
+    return True
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def _try_lock(fd: int, shared: bool = False) -> bool:
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        else:  # pragma: no cover - Windows
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError:
+        return False
+    return True
