@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from veracity.errors import InputError
+from veracity.redaction import scrub_value, strip_credentials
 
 MAX_INPUT_CHARS = 200_000  # longer inputs are refused with a clear error
 
@@ -429,7 +430,7 @@ class Trace(_Strict):
         if model is None:
             raise ValueError(f"unknown trace event kind {kind!r}")
         payload = model.model_validate(data)
-        clean = payload.model_dump(mode="json", exclude_unset=True)
+        clean = scrub_value(payload.model_dump(mode="json", exclude_unset=True))
         event = TraceEvent(kind=kind, name=name, t=round(time.time() - self.started, 4), data=clean)
         self.events.append(event)
         return event
@@ -464,6 +465,11 @@ class Verdict(_Strict):
     usage: Usage = Field(default_factory=Usage)
     trace: Trace = Field(default_factory=Trace)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("error")
+    @classmethod
+    def _no_credentials(cls, v: str | None) -> str | None:
+        return strip_credentials(v) if v else v
 
     @model_validator(mode="after")
     def _consistent(self) -> Verdict:

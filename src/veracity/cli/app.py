@@ -6,6 +6,9 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from veracity.redaction import strip_credentials
 
 app = typer.Typer(
     name="veracity",
@@ -21,5 +24,6 @@ out = Console()
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
-    console.print(f"[bold red]error:[/] {message}")
+    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup
+    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}")
     raise typer.Exit(code)

@@ -19,7 +19,7 @@ from veracity import registry
 from veracity.config import ConfigError, RunConfig, data_dir
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
 from veracity.errors import EvalError
-from veracity.evaluation.store import RunStore
+from veracity.evaluation.store import RunStore, redact
 from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
@@ -110,7 +110,7 @@ def check_resumable(store: RunStore, cfg: RunConfig) -> None:
     if not store.exists():
         return
     old = store.read_config()
-    new = cfg.model_dump(mode="json")
+    new = redact(cfg.model_dump(mode="json"))  # compared as stored: without secrets
     diffs = [k for k in _RESUME_KEYS if old.get(k) != new.get(k)]
     old_llm, new_llm = old.get("llm") or {}, new["llm"]
     diffs += [f"llm.{k}" for k in _RESUME_LLM_KEYS if old_llm.get(k) != new_llm.get(k)]

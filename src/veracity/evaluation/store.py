@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.errors import RunStoreError
+from veracity.redaction import strip_credentials
 from veracity.types import Verdict
 
 try:  # POSIX
@@ -91,6 +92,11 @@ class PredictionRecord(BaseModel):
     exception: str | None = None
     finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
 
+    @field_validator("exception")
+    @classmethod
+    def _no_credentials(cls, v: str | None) -> str | None:
+        return strip_credentials(v) if v else v
+
     @property
     def usage(self) -> dict[str, Any]:
         return dict((self.verdict or {}).get("usage") or {})
@@ -137,7 +143,7 @@ def redact(data: Any) -> Any:
     if isinstance(data, list | tuple):
         return [redact(v) for v in data]
     if isinstance(data, str):
-        return re.sub(r"(?<=://)[^/@\s]+@", "", data)  # user:password@host -> host
+        return strip_credentials(data)  # user:password@host -> host
     return data
 
 

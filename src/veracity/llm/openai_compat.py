@@ -8,6 +8,7 @@ passed in) and kept out of reprs, logs, traces and cache keys.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
 import time
@@ -31,6 +32,7 @@ from veracity.llm.base import (
     TokenUsage,
     TopLogprob,
 )
+from veracity.redaction import scrub_secrets, split_credentials
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 
@@ -118,7 +120,8 @@ class OpenAICompatLLM:
         if not model:
             raise ValueError("OpenAICompatLLM needs a model name")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        # user:password in the URL authenticate the connection; nothing else sees them
+        self.base_url, self._basic_auth = split_credentials(base_url.rstrip("/"))
         key_env = api_key_env or preset.get("api_key_env") or "OPENAI_API_KEY"
         self._api_key = api_key if api_key is not None else os.environ.get(key_env)
         self._key_env = key_env
@@ -151,6 +154,15 @@ class OpenAICompatLLM:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _secrets(self) -> list[str | None]:
+        """Every form in which our credentials travel (to scrub them from messages)."""
+        found = [self._api_key]
+        if self._basic_auth is not None:
+            user, password = self._basic_auth
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            found += [password, token]
+        return found
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body sent for `request`."""
@@ -209,13 +221,14 @@ class OpenAICompatLLM:
             json=body,
             headers=self._headers(),
             timeout=self.timeout_s,
+            auth=self._basic_auth or httpx.USE_CLIENT_DEFAULT,
         )
 
     def _raise_for_status(self, resp: httpx.Response) -> None:
         code = resp.status_code
         if code < 400:
             return
-        detail = _error_detail(resp)
+        detail = scrub_secrets(_error_detail(resp), self._secrets())  # servers echo keys
         where = f"{self.base_url} ({self.model})"
         if code in (401, 403):
             hint = "" if self._api_key else f"; set {self._key_env}"

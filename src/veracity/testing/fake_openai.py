@@ -184,8 +184,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
-        if fake.api_key and self.headers.get("Authorization") != f"Bearer {fake.api_key}":
-            self._send(401, {"error": {"message": "invalid api key"}})
+        given = self.headers.get("Authorization") or ""
+        if fake.api_key and given != f"Bearer {fake.api_key}":
+            # like some providers, echo what was sent: the client must scrub it
+            self._send(401, {"error": {"message": f"invalid credentials: {given}"}})
             return
         if fake.delay_s:
             time.sleep(fake.delay_s)
