@@ -63,8 +63,8 @@ def test_no_secret_in_any_artifact_of_runs_with_dummy_keys(tmp_path, liar_dir):
         sent = server.headers
     assert any(h.get("Authorization", "").startswith("Basic ") for h in sent)  # creds used
     with FakeOpenAIServer(api_key="a-different-key") as server:
-        rejected = run_cli(["check", "Tap water is safe.", "--base-url",
-                            with_credentials(server.url), "--model", "fake"], home, **env)  # fmt: skip
+        args = ["check", "Tap water is safe.", "--model", "fake"]
+        rejected = run_cli([*args, "--base-url", with_credentials(server.url)], home, **env)
         outputs += [rejected.stdout, rejected.stderr]
         assert rejected.returncode == 3
         assert b"credentials rejected" in rejected.stderr
