@@ -17,12 +17,27 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from veracity.errors import InputError
 from veracity.redaction import scrub_value, strip_credentials
+from veracity.textio import require_decodable
 
-MAX_INPUT_CHARS = 200_000  # longer inputs are refused with a clear error
+# Hard limits: inputs beyond them are refused with a clear error when they are built.
+# What a check then shows the model is cut further by `veracity.limits.InputLimits`.
+MAX_INPUT_CHARS = 200_000  # claim text, article body, post text
+MAX_FIELD_CHARS = 20_000  # title, speaker, context, author, each reply's text
+MAX_REPLIES = 20_000  # replies of one post
+MAX_EVIDENCE_DOCS = 1_000  # documents handed over with a claim
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _looks_binary(value: str) -> bool:
+    """NUL bytes, or many control or undecodable characters: not text a person wrote."""
+    if "\x00" in value:
+        return True
+    sample = value[:4096]
+    odd = sum(1 for ch in sample if (ch < " " and ch not in "\t\n\r") or ch == "\ufffd")
+    return odd > max(3, len(sample) // 20)
 
 
 def _require_text(value: str, what: str) -> str:
@@ -33,7 +48,20 @@ def _require_text(value: str, what: str) -> str:
             f"{what} has {len(value):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
             "Split the text or check its main claims separately."
         )
-    return value
+    if _looks_binary(value):
+        raise InputError(f"{what} looks like binary data, not text; give a text file or string")
+    return require_decodable(value, what)
+
+
+def _bounded(value: str | None, what: str, limit: int = MAX_FIELD_CHARS) -> str | None:
+    """An optional free-text field within its hard limit."""
+    if value is None:
+        return None
+    if len(value) > limit:
+        raise InputError(f"{what} has {len(value):,} characters; the limit is {limit:,}")
+    if "\x00" in value:
+        raise InputError(f"{what} contains NUL bytes; give plain text")
+    return require_decodable(value, what)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -58,6 +86,18 @@ class Claim(_Strict):
     @classmethod
     def _text(cls, v: str) -> str:
         return _require_text(v, "claim text")
+
+    @field_validator("speaker", "context")
+    @classmethod
+    def _fields(cls, v: str | None, info: Any) -> str | None:
+        return _bounded(v, f"claim {info.field_name}")
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence(cls, v: list[Document]) -> list[Document]:
+        if len(v) > MAX_EVIDENCE_DOCS:
+            raise InputError(f"{len(v):,} evidence documents; the limit is {MAX_EVIDENCE_DOCS:,}")
+        return v
 
     @property
     def content(self) -> str:
@@ -85,6 +125,11 @@ class Article(_Strict):
     def _body(cls, v: str) -> str:
         return _require_text(v, "article body")
 
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        return _bounded(v, "article title") or ""
+
     @property
     def content(self) -> str:
         return f"{self.title}\n\n{self.body}" if self.title else self.body
@@ -104,6 +149,11 @@ class Reply(_Strict):
     parent: str | None = None  # id of the post or reply this answers
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("text", "author")
+    @classmethod
+    def _fields(cls, v: str | None, info: Any) -> str | None:
+        return _bounded(v, f"reply {info.field_name}")
+
 
 class Post(_Strict):
     """A social-media post with its replies."""
@@ -121,6 +171,21 @@ class Post(_Strict):
     @classmethod
     def _text(cls, v: str) -> str:
         return _require_text(v, "post text")
+
+    @field_validator("author")
+    @classmethod
+    def _author(cls, v: str | None) -> str | None:
+        return _bounded(v, "post author")
+
+    @field_validator("replies")
+    @classmethod
+    def _replies(cls, v: list[Reply]) -> list[Reply]:
+        if len(v) > MAX_REPLIES:
+            raise InputError(
+                f"{len(v):,} replies; the limit is {MAX_REPLIES:,} (a check reads the earliest "
+                "`limits.max_replies` of them)"
+            )
+        return v
 
     @model_validator(mode="after")
     def _thread(self) -> Post:

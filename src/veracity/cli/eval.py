@@ -225,18 +225,20 @@ def eval_(
     ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
-    flags = {
-        "method": method, "dataset": dataset, "split": split, "limit": limit,
-        "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
-        "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
-        "sources": parse_source_options(source or []) or None,
-    }  # fmt: skip
     try:
+        flags = {
+            "method": method, "dataset": dataset, "split": split, "limit": limit,
+            "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
+            "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
+            "llm": {"model": model, "base_url": base_url, "provider": provider},
+            "sources": parse_source_options(source or []) or None,
+        }  # fmt: skip
         cfg = resolve_config(config, out_dir, variant, flags)
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
+    except FATAL as exc:  # a missing model or rejected credentials
+        fail(str(exc), code=3)
     ensure_model(run.config.llm)
     done = len(run.examples) - len(run.todo)
     console.print(

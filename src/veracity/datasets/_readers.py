@@ -6,8 +6,8 @@ file and line (or array position); unreadable input raises `DatasetError` at onc
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from veracity.datasets.base import DatasetError
+from veracity.errors import InputError
+from veracity.textio import parse_json
+
+
+@contextlib.contextmanager
+def _decoding(file: Path) -> Iterator[None]:
+    """Turn a decoding failure anywhere in the block into a `DatasetError` for `file`."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise DatasetError(
+            f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start : exc.start + 1].hex()} "
+            f"at byte {exc.start} of the block read); convert the file to UTF-8"
+        ) from None
+
+
+def _json(text: str, where: object) -> Any:
+    try:
+        return parse_json(text, str(where))
+    except InputError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -36,15 +57,12 @@ class Loc:
 
 def read_jsonl(file: Path) -> Iterator[tuple[Loc, Any]]:
     """Records of a JSON Lines file; blank lines are ignored."""
-    with file.open(encoding="utf-8") as fh:
+    with _decoding(file), file.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             loc = Loc(file, n)
-            try:
-                yield loc, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{loc}: not valid JSON ({exc.msg})") from None
+            yield loc, _json(line, loc)
 
 
 def read_json_array(file: Path) -> Iterator[tuple[Loc, Any]]:
@@ -57,17 +75,14 @@ def read_json_array(file: Path) -> Iterator[tuple[Loc, Any]]:
 
 
 def read_json(file: Path) -> Any:
-    try:
-        with file.open(encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    with _decoding(file):
+        return _json(file.read_text(encoding="utf-8"), file)
 
 
 def read_csv(file: Path, *, delimiter: str = ",") -> Iterator[tuple[Loc, dict[str, str]]]:
     """Rows of a CSV/TSV file with a header, located by the line where each row starts."""
     csv.field_size_limit(sys.maxsize)
-    with file.open(encoding="utf-8", newline="") as fh:
+    with _decoding(file), file.open(encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         try:
             header = next(reader)
@@ -94,7 +109,7 @@ def read_csv(file: Path, *, delimiter: str = ",") -> Iterator[tuple[Loc, dict[st
 
 def read_tsv_rows(file: Path, columns: int) -> Iterator[tuple[Loc, list[str]]]:
     """Rows of a header-less TSV with no quoting and exactly `columns` columns."""
-    with file.open(encoding="utf-8", newline="") as fh:
+    with _decoding(file), file.open(encoding="utf-8", newline="") as fh:
         for n, line in enumerate(fh, 1):
             text = line.rstrip("\r\n")
             if not text.strip():
