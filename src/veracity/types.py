@@ -263,7 +263,10 @@ class Document(_Strict):
 
         if not self.url:
             return None
-        host = urlparse(self.url).hostname or ""
+        try:
+            host = urlparse(self.url).hostname or ""
+        except ValueError:  # a malformed URL (unbalanced brackets, ...) has no domain
+            return None
         return host.lower().removeprefix("www.") or None
 
 

@@ -87,10 +87,11 @@ async def test_unresolvable_host_is_unreachable():
 
 @respx.mock
 async def test_fetch_page_refuses_redirect_to_private_address(tmp_path):
-    respx.get("https://news.example/story").mock(
+    # the guard connects to the address it checked (the Host header names the site)
+    respx.get(f"https://{PUBLIC}/story", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(302, headers={"Location": "http://internal.example/secret"})
     )
-    internal = respx.get("http://internal.example/secret").mock(return_value=httpx.Response(200))
+    internal = respx.get(url__regex=r"/secret").mock(return_value=httpx.Response(200))
     client = http_client_for_tests(tmp_path)
     client.resolver = resolver_for({"news.example": [PUBLIC], "internal.example": ["10.0.0.9"]})
     with pytest.raises(UnsafeURL):
@@ -100,10 +101,10 @@ async def test_fetch_page_refuses_redirect_to_private_address(tmp_path):
 
 @respx.mock
 async def test_fetch_page_follows_public_redirect_and_caps_size(tmp_path):
-    respx.get("https://news.example/old").mock(
+    respx.get(f"https://{PUBLIC}/old", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(301, headers={"Location": "/new"})
     )
-    respx.get("https://news.example/new").mock(
+    respx.get(f"https://{PUBLIC}/new", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(200, content=b"x" * 5000, headers={"content-type": "text/html"})
     )
     client = http_client_for_tests(tmp_path, max_page_bytes=2048)
