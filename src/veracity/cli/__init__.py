@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
+from veracity.cli import doctor as _doctor  # noqa: F401
 from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401

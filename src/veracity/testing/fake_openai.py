@@ -169,6 +169,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
+    def do_GET(self) -> None:
+        given = self.headers.get("Authorization") or ""
+        if self.fake.api_key and given != f"Bearer {self.fake.api_key}":
+            self._send(401, {"error": {"message": "invalid credentials"}})
+        elif self.path.rstrip("/").endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
