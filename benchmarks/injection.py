@@ -1,0 +1,83 @@
+"""Prompt injection and poisoned evidence, per method: role changes and verdict flips.
+
+Run: python benchmarks/injection.py [--model fake|embedded] [--methods direct,cot,...]
+                                    [--examples 3] [--json]
+
+For every method, every place untrusted text enters it (the claim, post or article; a
+retrieved passage; a reply; another agent's debate turn) and every example, the example
+is checked clean and with `veracity.testing.injection.PAYLOAD` planted there (fence
+breakers, role markers, chat special tokens, a fake system message and answer, and an
+instruction to give a label other than the clean one). Printed per method, counted in
+this run:
+
+- role changes: messages the payload opened (goal 0);
+- intact markers: payload role markers or special tokens that reached a prompt (goal 0);
+- flips: verdicts that differ from the clean run's;
+- errors: checks that ended with a recorded fault.
+
+``--model fake`` answers from a loopback server that obeys instructions it reads outside
+declared data (`SchemaResponder`), so flips measure the prompt structure. ``--model
+embedded`` uses the real embedded model (SmolLM2-135M): flips then measure how far that
+model follows text it was told is data, or simply how unstable its answers are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from veracity.testing.injection import LOCATIONS, run_case, summarize
+
+
+def inner_model(kind: str):
+    if kind == "embedded":
+        from veracity.config import LLMConfig
+        from veracity.llm.factory import build_embedded
+
+        return build_embedded(LLMConfig())
+    from veracity.llm.openai_compat import OpenAICompatLLM
+    from veracity.testing.fake_openai import FakeOpenAIServer
+
+    server = FakeOpenAIServer().start()
+    return OpenAICompatLLM("fake", base_url=server.url, logprobs=True)
+
+
+async def measure(kind: str, methods: list[str], examples: int) -> list[dict]:
+    inner = inner_model(kind)
+    results = []
+    for method in methods:
+        started = time.perf_counter()
+        for location in LOCATIONS[method]:
+            for i in range(examples):
+                results.append(await run_case(inner, method, location, i))
+        print(f"  {method}: {time.perf_counter() - started:.1f} s", flush=True)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["fake", "embedded"], default="fake")
+    parser.add_argument("--methods", default=",".join(LOCATIONS))
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print every case as JSON")
+    args = parser.parse_args()
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = set(methods) - set(LOCATIONS)
+    if unknown:
+        parser.error(f"unknown methods {sorted(unknown)}; choose from {list(LOCATIONS)}")
+    results = asyncio.run(measure(args.model, methods, args.examples))
+    if args.json:
+        print(json.dumps([r.__dict__ for r in results], indent=1))
+    print(f"\nmodel: {args.model}; {args.examples} example(s) per place of injection\n")
+    print("| method | places | cases | role changes | intact markers | flips | errors |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for row in summarize(results):
+        places = ", ".join(LOCATIONS[row["method"]])
+        print(f"| {row['method']} | {places} | {row['cases']} | {row['role_changes']} | "
+              f"{row['intact_markers']} | {row['flips']} | {row['errors']} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
