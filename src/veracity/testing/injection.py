@@ -74,7 +74,7 @@ def documents(i: int, poison: str | None = None) -> list[Document]:
 
 def make_input(method: str, i: int, location: str, poison: str | None) -> CheckInput:
     who, what = TOPICS[i % len(TOPICS)]
-    text = f"{who.capitalize()} {what}."
+    text = f"{who.capitalize()} {what} (report {i + 1})."
     inline = poison if poison is not None and location in ("claim", "post", "article") else ""
     if method == "s2mad":
         t0 = datetime(2024, 3, 1, 12, tzinfo=timezone.utc)
