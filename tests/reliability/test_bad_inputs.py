@@ -242,3 +242,68 @@ def test_limits_are_configurable_in_the_run_config():
 def test_bad_limits_are_config_errors(bad):
     with pytest.raises(ConfigError):
         resolve_config(flags={"limits": bad})
+
+
+def rest_cases() -> list[tuple[str, bytes]]:
+    """(name, raw JSON body) of submissions that must be refused with a problem body."""
+
+    def body(item: dict, **extra: object) -> bytes:
+        return json.dumps({"input": item, **extra}).encode()
+
+    return [
+        ("kind tweet", body({"kind": "tweet", "text": "x"})),
+        ("empty text", body({"kind": "claim", "text": ""})),
+        ("text with NUL", body({"kind": "claim", "text": "a\u0000b"})),
+        ("lone surrogate", b'{"input": {"kind": "claim", "text": "a\\ud800b"}}'),
+        ("invalid UTF-8 body", b'{"input": {"kind": "claim", "text": "a\xff\xfeb"}}'),
+        ("JSON nested 5000 deep", b'{"input": ' + NESTED.encode() + b"}"),
+        ("JSON integer of 6000 digits", b'{"input": {"kind": "claim", "text": "x", "id": '
+         + b"9" * 6000 + b"}}"),
+        ("NaN literal", b'{"input": {"kind": "claim", "text": NaN}}'),
+        ("speaker of 100,000 chars", body({"kind": "claim", "text": "x", "speaker": "s" * 100_000})),
+        ("25,000 replies", body({"kind": "post", "text": "p", "replies": [
+            {"id": f"r{i}", "text": "y"} for i in range(25_000)]})),
+        ("reply cycle", body({"kind": "post", "id": "p", "text": "t", "replies": [
+            {"id": "a", "text": "x", "parent": "b"}, {"id": "b", "text": "y", "parent": "a"}]})),
+        ("binary text", body({"kind": "claim", "text": "".join(map(chr, range(1, 32))) * 20})),
+        ("unknown method", body({"kind": "claim", "text": "x"}, method="nope")),
+        ("unknown labels", body({"kind": "claim", "text": "x"}, labels="nope")),
+        ("method_config not allowed", body({"kind": "claim", "text": "x"},
+                                           method_config={"max_tokens": -5})),
+        ("unknown top-level key", body({"kind": "claim", "text": "x"}, colour="red")),
+    ]
+
+
+@pytest.mark.server
+def test_bad_inputs_through_the_rest_api_get_problem_bodies(tmp_path, capsys):
+    httpx = pytest.importorskip("httpx")
+    server_mod = pytest.importorskip("veracity.server")
+    llm = ScriptedLLM(default='{"label": "true"}')
+    settings = server_mod.ServerSettings(
+        data_dir=tmp_path, rate_per_minute=0, max_body_bytes=3_000_000
+    )
+    app = server_mod.create_app(settings, run_config=RunConfig(), llm=llm)
+    tally = Tally()
+    with server_mod.BackgroundServer(app) as server, httpx.Client(
+        base_url=server.url, timeout=60
+    ) as client:
+        for name, raw in rest_cases():
+            tally.tried += 1
+            try:
+                resp = client.post(
+                    "/v1/checks", content=raw, headers={"content-type": "application/json"}
+                )
+            except httpx.HTTPError as exc:
+                tally.crashed.append(f"{name}: {type(exc).__name__}")
+                continue
+            if resp.status_code >= 500:
+                tally.crashed.append(f"{name}: HTTP {resp.status_code} {resp.text[:200]}")
+            elif 400 <= resp.status_code < 500 and resp.json().get("detail"):
+                tally.handled += 1
+            else:
+                tally.silent.append(f"{name}: HTTP {resp.status_code} {resp.text[:200]}")
+        healthy = client.get("/healthz").status_code
+    with capsys.disabled():
+        print("\n" + tally.line("REST bad inputs"))
+    assert healthy == 200
+    assert tally.crashed == [] and tally.silent == []
