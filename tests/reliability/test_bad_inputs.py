@@ -80,7 +80,21 @@ def _files(tmp: Path) -> dict[str, Path]:
     }
     for name, data in made.items():
         (tmp / name).write_bytes(data)
-    return {name: tmp / name for name in made}
+    found = {name: tmp / name for name in made}
+    row = "\t".join(["1.json", "true", "x", "t", "s", "j", "st", "p", *"00000", "c"])
+    for name, data in {
+        "latin1_data": row.replace("x", "caf\u00e9").encode("latin-1"),
+        "columns_data": b"1.json\ttrue\tonly three columns\n",
+    }.items():
+        (tmp / name / "liar").mkdir(parents=True)
+        (tmp / name / "liar" / "train.tsv").write_bytes(data + b"\n")
+        found[name] = tmp / name
+    scifact = tmp / "nested_data" / "scifact"
+    scifact.mkdir(parents=True)
+    (scifact / "claims_train.jsonl").write_bytes(NESTED.encode() + b"\n")
+    (scifact / "corpus.jsonl").write_bytes(b'{"doc_id": 1, "title": "t", "abstract": ["a"]}\n')
+    found["nested_data"] = tmp / "nested_data"
+    return found
 
 
 def cli_cases(f: dict[str, Path]) -> list[tuple[str, list[str], bytes | None]]:
@@ -122,6 +136,29 @@ def cli_cases(f: dict[str, Path]) -> list[tuple[str, list[str], bytes | None]]:
         ("eval --model nope", ["eval", "--dataset", "liar", "--model", "nope"], None),
         ("eval unknown dataset", ["eval", "--dataset", "nope", "--method", "direct"], None),
         ("eval --concurrency 0", ["eval", "--dataset", "liar", "--concurrency", "0"], None),
+        (
+            "dataset file in Latin-1",
+            ["eval", "--dataset", "liar", "--split", "train", "--data-dir", str(f["latin1_data"])],
+            None,
+        ),
+        (
+            "dataset row of 3 columns",
+            ["eval", "--dataset", "liar", "--split", "train", "--data-dir", str(f["columns_data"])],
+            None,
+        ),
+        (
+            "dataset JSON nested 5000 deep",
+            [
+                "eval",
+                "--dataset",
+                "scifact",
+                "--split",
+                "train",
+                "--data-dir",
+                str(f["nested_data"]),
+            ],
+            None,
+        ),
         ("eval --limit -3", ["eval", "--dataset", "liar", "--limit", "-3"], None),
     ]
 
