@@ -20,6 +20,13 @@ from veracity.errors import InputError
 
 MAX_JSON_DEPTH = 64  # an input document is a few levels deep; more is an attack or a bug
 
+# Hard limits: inputs beyond them are refused with a clear error when they are built.
+# What a check then shows the model is cut further by `veracity.limits.InputLimits`.
+MAX_INPUT_CHARS = 200_000  # claim text, article body, post text
+MAX_FIELD_CHARS = 20_000  # title, speaker, context, author, each reply's text
+MAX_REPLIES = 20_000  # replies of one post
+MAX_EVIDENCE_DOCS = 1_000  # documents handed over with a claim
+
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -83,3 +90,41 @@ def depth(value: Any) -> int:
         deepest = max(deepest, level + 1)
         stack.extend((child, level + 1) for child in children)
     return deepest
+
+
+def looks_binary(value: str) -> bool:
+    """NUL bytes, or many control or undecodable characters: not text a person wrote."""
+    if "\x00" in value:
+        return True
+    sample = value[:4096]
+    odd = sum(1 for ch in sample if (ch < " " and ch not in "\t\n\r") or ch == "\ufffd")
+    return odd > max(3, len(sample) // 20)
+
+
+def require_text(value: str, what: str) -> str:
+    """A required main text: not empty, within `MAX_INPUT_CHARS`, not binary, decodable.
+
+    Raises:
+        InputError: naming `what`.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{what} is empty; give some text to check")
+    if len(value) > MAX_INPUT_CHARS:
+        raise InputError(
+            f"{what} has {len(value):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
+            "Split the text or check its main claims separately."
+        )
+    if looks_binary(value):
+        raise InputError(f"{what} looks like binary data, not text; give a text file or string")
+    return require_decodable(value, what)
+
+
+def bounded_text(value: str | None, what: str, limit: int = MAX_FIELD_CHARS) -> str | None:
+    """An optional free-text field within its hard limit (see `require_text`)."""
+    if value is None:
+        return None
+    if len(value) > limit:
+        raise InputError(f"{what} has {len(value):,} characters; the limit is {limit:,}")
+    if "\x00" in value:
+        raise InputError(f"{what} contains NUL bytes; give plain text")
+    return require_decodable(value, what)

@@ -17,51 +17,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from veracity.errors import InputError
 from veracity.redaction import scrub_value, strip_credentials
-from veracity.textio import require_decodable
-
-# Hard limits: inputs beyond them are refused with a clear error when they are built.
-# What a check then shows the model is cut further by `veracity.limits.InputLimits`.
-MAX_INPUT_CHARS = 200_000  # claim text, article body, post text
-MAX_FIELD_CHARS = 20_000  # title, speaker, context, author, each reply's text
-MAX_REPLIES = 20_000  # replies of one post
-MAX_EVIDENCE_DOCS = 1_000  # documents handed over with a claim
+from veracity.textio import (  # noqa: F401  (the limits are re-exported)
+    MAX_EVIDENCE_DOCS,
+    MAX_FIELD_CHARS,
+    MAX_INPUT_CHARS,
+    MAX_REPLIES,
+)
+from veracity.textio import (
+    bounded_text as _bounded,
+)
+from veracity.textio import (
+    require_text as _require_text,
+)
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def _looks_binary(value: str) -> bool:
-    """NUL bytes, or many control or undecodable characters: not text a person wrote."""
-    if "\x00" in value:
-        return True
-    sample = value[:4096]
-    odd = sum(1 for ch in sample if (ch < " " and ch not in "\t\n\r") or ch == "\ufffd")
-    return odd > max(3, len(sample) // 20)
-
-
-def _require_text(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{what} is empty; give some text to check")
-    if len(value) > MAX_INPUT_CHARS:
-        raise InputError(
-            f"{what} has {len(value):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
-            "Split the text or check its main claims separately."
-        )
-    if _looks_binary(value):
-        raise InputError(f"{what} looks like binary data, not text; give a text file or string")
-    return require_decodable(value, what)
-
-
-def _bounded(value: str | None, what: str, limit: int = MAX_FIELD_CHARS) -> str | None:
-    """An optional free-text field within its hard limit."""
-    if value is None:
-        return None
-    if len(value) > limit:
-        raise InputError(f"{what} has {len(value):,} characters; the limit is {limit:,}")
-    if "\x00" in value:
-        raise InputError(f"{what} contains NUL bytes; give plain text")
-    return require_decodable(value, what)
 
 
 # --------------------------------------------------------------------------- inputs
