@@ -49,10 +49,18 @@ async def measure(kind: str, methods: list[str], examples: int) -> list[dict]:
     results = []
     for method in methods:
         started = time.perf_counter()
-        for location in LOCATIONS[method]:
-            for i in range(examples):
-                results.append(await run_case(inner, method, location, i))
-        print(f"  {method}: {time.perf_counter() - started:.1f} s", flush=True)
+        mine = [
+            await run_case(inner, method, location, i)
+            for location in LOCATIONS[method]
+            for i in range(examples)
+        ]
+        results += mine
+        (row,) = summarize(mine)
+        print(f"  {time.perf_counter() - started:.0f} s: {row}", flush=True)
+        for r in mine:
+            print(f"    {r.location} #{r.example}: clean {r.clean}, injected {r.injected} "
+                  f"(asked for {r.target}){' error: ' + r.error[:80] if r.error else ''}",
+                  flush=True)  # fmt: skip
     return results
 
 
