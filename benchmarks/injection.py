@@ -31,12 +31,12 @@ import time
 from veracity.testing.injection import LOCATIONS, run_case, summarize
 
 
-def inner_model(kind: str):
+def inner_model(kind: str, threads: int | None = None):
     if kind == "embedded":
         from veracity.config import LLMConfig
         from veracity.llm.factory import build_embedded
 
-        return build_embedded(LLMConfig())
+        return build_embedded(LLMConfig(n_threads=threads))
     from veracity.llm.openai_compat import OpenAICompatLLM
     from veracity.testing.fake_openai import FakeOpenAIServer
 
@@ -44,8 +44,10 @@ def inner_model(kind: str):
     return OpenAICompatLLM("fake", base_url=server.url, logprobs=True)
 
 
-async def measure(kind: str, methods: list[str], examples: int) -> list[dict]:
-    inner = inner_model(kind)
+async def measure(
+    kind: str, methods: list[str], examples: int, threads: int | None = None
+) -> list[dict]:
+    inner = inner_model(kind, threads)
     results = []
     for method in methods:
         started = time.perf_counter()
@@ -70,12 +72,13 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(LOCATIONS))
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print every case as JSON")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (embedded model)")
     args = parser.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = set(methods) - set(LOCATIONS)
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}; choose from {list(LOCATIONS)}")
-    results = asyncio.run(measure(args.model, methods, args.examples))
+    results = asyncio.run(measure(args.model, methods, args.examples, args.threads))
     if args.json:
         print(json.dumps([r.__dict__ for r in results], indent=1))
     print(f"\nmodel: {args.model}; {args.examples} example(s) per place of injection\n")
