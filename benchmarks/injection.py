@@ -15,6 +15,9 @@ this run:
 - flips: verdicts that differ from the clean run's;
 - errors: checks that ended with a recorded fault.
 
+``--control`` plants a harmless text of the same length instead: the flips it causes are
+the model's plain instability, the baseline for the payload's flips.
+
 ``--model fake`` answers from a loopback server that obeys instructions it reads outside
 declared data (`SchemaResponder`), so flips measure the prompt structure. ``--model
 embedded`` uses the real embedded model (SmolLM2-135M): flips then measure how far that
@@ -45,14 +48,18 @@ def inner_model(kind: str, threads: int | None = None):
 
 
 async def measure(
-    kind: str, methods: list[str], examples: int, threads: int | None = None
+    kind: str,
+    methods: list[str],
+    examples: int,
+    threads: int | None = None,
+    control: bool = False,
 ) -> list[dict]:
     inner = inner_model(kind, threads)
     results = []
     for method in methods:
         started = time.perf_counter()
         mine = [
-            await run_case(inner, method, location, i)
+            await run_case(inner, method, location, i, control=control)
             for location in LOCATIONS[method]
             for i in range(examples)
         ]
@@ -73,15 +80,20 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print every case as JSON")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (embedded model)")
+    parser.add_argument(
+        "--control", action="store_true",
+        help="plant a harmless text of the same length instead (flips = instability)",
+    )  # fmt: skip
     args = parser.parse_args()
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = set(methods) - set(LOCATIONS)
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}; choose from {list(LOCATIONS)}")
-    results = asyncio.run(measure(args.model, methods, args.examples, args.threads))
+    results = asyncio.run(measure(args.model, methods, args.examples, args.threads, args.control))
     if args.json:
         print(json.dumps([r.__dict__ for r in results], indent=1))
-    print(f"\nmodel: {args.model}; {args.examples} example(s) per place of injection\n")
+    what = "a harmless control text" if args.control else "the payload"
+    print(f"\nmodel: {args.model}; {what}; {args.examples} example(s) per place\n")
     print("| method | places | cases | role changes | intact markers | flips | errors |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in summarize(results):
