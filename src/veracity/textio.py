@@ -23,7 +23,8 @@ MAX_JSON_DEPTH = 64  # an input document is a few levels deep; more is an attack
 # Hard limits: inputs beyond them are refused with a clear error when they are built.
 # What a check then shows the model is cut further by `veracity.limits.InputLimits`.
 MAX_INPUT_CHARS = 200_000  # claim text, article body, post text
-MAX_FIELD_CHARS = 20_000  # title, speaker, context, author, each reply's text
+MAX_FIELD_CHARS = 200_000  # title, speaker, context, author, each reply's text
+# (real sets hold titles of 32,000 characters: what a check shows is cut far shorter)
 MAX_REPLIES = 20_000  # replies of one post
 MAX_EVIDENCE_DOCS = 1_000  # documents handed over with a claim
 

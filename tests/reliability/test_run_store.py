@@ -101,7 +101,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_counts_every_session(tmp_pat
                 veracity_cmd(*eval_args(liar_dir, out, server.url, "--concurrency", "3")),
                 env=cli_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-            wait = rng.uniform(1.0, 4.0)
+            wait = rng.uniform(2.0, 6.0)
             killed_after.append(wait)
             try:
                 proc.wait(wait)

@@ -31,6 +31,7 @@ from veracity.evaluation.prepare import (
     prepare_run,
     select_examples,
 )
+from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
 from veracity.labels import LabelSpace, get_label_space
 from veracity.llm.base import LLMAuthError, ModelNotAvailable
@@ -205,12 +206,21 @@ async def run_session(
     try:
         run.store.acquire()
         sid = run.store.start_session()
+        beating = asyncio.ensure_future(_heartbeat(run.store, sid))
         try:
             await execute(run, concurrency, counted)
             status = "finished"
         finally:
+            beating.cancel()
             wall = time.perf_counter() - started
             run.store.end_session(sid, status=status, wall_time_s=wall, finished=finished)
         return finalize(run.store, run.space)
     finally:
         run.store.release()
+
+
+async def _heartbeat(store: RunStore, sid: str) -> None:
+    """Refresh the session's sign of life, so a killed session's wall time is known."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        store.heartbeat(sid)

@@ -21,8 +21,9 @@ off by the next session before it writes, and that example is simply run again.
 One session at a time: a session takes an exclusive lock on the directory (``.lock``,
 an OS file lock, so it is released even when the process is killed); a second
 `veracity eval` on the same directory gets a `RunLocked` error instead of interleaving.
-Each session writes a start line and an end line to ``sessions.jsonl``; a session with
-no end line was killed, and its wall time is taken from the last record it wrote.
+Each session writes a start line and an end line to ``sessions.jsonl`` and keeps a
+heartbeat while it runs; a session with no end line was killed, and its wall time runs
+to its last heartbeat or record (see `veracity.evaluation.rundir`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,18 +40,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.errors import RunStoreError
+from veracity.evaluation.rundir import (
+    DirLock,
+    RunLocked,
+    SessionLog,
+    append_line,
+    cut_torn_line,
+)
 from veracity.redaction import strip_credentials
 from veracity.types import Verdict
 
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-    import msvcrt
-
-
-class RunLocked(RunStoreError):
-    """Another session (another `veracity eval`) is using the run directory."""
+__all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
 
 
 Status = Literal["ok", "abstained", "error", "exception"]
@@ -152,45 +151,32 @@ class RunStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._lock_fd: int | None = None
+        self._lock = DirLock(self.path)
+        self.sessions = SessionLog(
+            self.path,
+            lambda: [r.finished_at for r in self.read_predictions()],
+            self._lock.held_elsewhere,
+        )
 
     # ------------------------------------------------------------------ lock
     @property
-    def lock_path(self) -> Path:
-        return self.path / ".lock"
-
-    @property
     def locked(self) -> bool:
         """Whether this object holds the directory's lock."""
-        return self._lock_fd is not None
+        return self._lock.held
 
     def acquire(self) -> None:
-        """Take the directory's exclusive lock, then repair a torn last line.
+        """Take the directory's exclusive lock, then repair torn last lines.
 
         Raises:
             RunLocked: another session holds it (its pid and start time are named).
         """
-        if self._lock_fd is not None:
-            return
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not _try_lock(fd):
-            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
-            os.close(fd)
-            raise RunLocked(
-                f"{self.path} is in use by another veracity eval ({holder}); wait for it to "
-                "finish or stop it, or choose another --out directory"
-            )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}, since {_now()}\n".encode())
-        self._lock_fd = fd
-        self.repair()
+        if not self._lock.held:
+            self._lock.acquire()
+            self.repair()
 
     def release(self) -> None:
         """Give the lock back (the OS also does when the process ends)."""
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            os.close(fd)  # closing the descriptor drops the lock
+        self._lock.release()
 
     def __del__(self) -> None:
         self.release()
@@ -252,7 +238,7 @@ class RunStore:
     def repair(self) -> bool:
         """Cut off a torn last line (no trailing newline) of the predictions and sessions
         files, so the next append starts a line of its own. Returns whether it cut."""
-        return any([_cut_torn_line(self.predictions_path), _cut_torn_line(self.sessions_path)])
+        return any([cut_torn_line(self.predictions_path), cut_torn_line(self.sessions_path)])
 
     def read_predictions(self) -> list[PredictionRecord]:
         """All whole records; a malformed or duplicated line is an error naming the line.
@@ -283,16 +269,7 @@ class RunStore:
 
     def append(self, record: PredictionRecord) -> None:
         """Append one record as a whole line, flushed and synced to disk."""
-        self._append_line(self.predictions_path, record.model_dump_json())
-
-    def _append_line(self, path: Path, line: str) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8"))  # one write: a whole line or a torn one
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(self.predictions_path, record.model_dump_json())
 
     def rewrite_predictions(self, records: Iterable[PredictionRecord]) -> None:
         """Replace the predictions file atomically (used to drop records to redo)."""
@@ -311,74 +288,23 @@ class RunStore:
 
     def start_session(self) -> str:
         """Record that a session starts now; returns its id (for `end_session`)."""
-        sid = uuid.uuid4().hex[:12]
-        entry = {"session": sid, "event": "start", "started_at": _now(), "pid": os.getpid()}
-        self._append_line(self.sessions_path, json.dumps(entry))
-        return sid
+        return self.sessions.start()
+
+    def heartbeat(self, sid: str) -> None:
+        """Refresh session `sid`'s sign of life (its wall time if it gets killed)."""
+        self.sessions.beat(sid)
 
     def end_session(self, sid: str, *, status: str, wall_time_s: float, finished: int) -> None:
         """Record how session `sid` ended (``finished`` or ``interrupted``)."""
-        entry = {
-            "session": sid, "event": "end", "ended_at": _now(), "status": status,
-            "wall_time_s": round(wall_time_s, 3), "examples_finished": finished,
-        }  # fmt: skip
-        self._append_line(self.sessions_path, json.dumps(entry))
+        self.sessions.end(sid, status=status, wall_time_s=wall_time_s, finished=finished)
 
     def log_session(self, entry: dict[str, Any]) -> None:
         """Append one complete session line (start, wall time, finished or not)."""
-        self._append_line(self.sessions_path, json.dumps(entry))
+        append_line(self.sessions_path, json.dumps(entry))
 
     def read_sessions(self) -> list[dict[str, Any]]:
-        """One dict per session: started_at, wall_time_s, examples_finished, status.
-
-        A session with a start line and no end line was killed (``status: killed``): its
-        wall time runs from its start to the last record written before the next session
-        started, and it is counted like any other.
-        """
-        if not self.sessions_path.is_file():
-            return []
-        text = self.sessions_path.read_text(encoding="utf-8", errors="replace")
-        sessions: dict[str, dict[str, Any]] = {}
-        for lineno, line in enumerate(text.splitlines(keepends=True), 1):
-            if not line.endswith("\n"):
-                continue  # torn by a kill mid-write
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunStoreError(f"{self.sessions_path}:{lineno}: not JSON: {exc}") from exc
-            sid = entry.get("session") or f"line{lineno}"
-            merged = sessions.setdefault(sid, {})
-            merged.update({k: v for k, v in entry.items() if k != "event"})
-        out = list(sessions.values())
-        for i, session in enumerate(out):
-            if "status" not in session:
-                until = out[i + 1].get("started_at") if i + 1 < len(out) else None
-                session.update(self._killed(session.get("started_at"), until))
-                if until is None and self._locked_elsewhere():
-                    session["status"] = "running"
-        return out
-
-    def _locked_elsewhere(self) -> bool:
-        if self._lock_fd is not None or not self.lock_path.is_file():
-            return False
-        fd = os.open(self.lock_path, os.O_RDONLY)
-        try:
-            return not _try_lock(fd, shared=True)
-        finally:
-            os.close(fd)
-
-    def _killed(self, started: str | None, until: str | None) -> dict[str, Any]:
-        """Wall time and records of a session that never wrote its end line."""
-        stamps = [
-            r.finished_at
-            for r in self.read_predictions()
-            if started and r.finished_at >= started and (until is None or r.finished_at < until)
-        ]
-        wall = 0.0
-        if started and stamps:
-            wall = (_parse(max(stamps)) - _parse(started)).total_seconds()
-        return {"status": "killed", "wall_time_s": round(max(wall, 0.0), 3),
-                "examples_finished": len(stamps)}  # fmt: skip
+        """One dict per session (see `SessionLog.read`); killed ones are counted too."""
+        return self.sessions.read()
 
     # ------------------------------------------------------------------ results
     def write_json(self, path: Path, data: Any) -> None:
@@ -393,43 +319,3 @@ class RunStore:
             return json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise RunStoreError(f"{path}: not valid JSON: {exc}") from exc
-
-
-def _cut_torn_line(path: Path, chunk: int = 1 << 16) -> bool:
-    if not path.is_file() or path.stat().st_size == 0:
-        return False
-    with path.open("rb+") as f:
-        end = f.seek(0, os.SEEK_END)
-        f.seek(end - 1)
-        if f.read(1) == b"\n":
-            return False
-        pos = end
-        while pos > 0:
-            start = max(0, pos - chunk)
-            f.seek(start)
-            found = f.read(pos - start).rfind(b"\n")
-            if found != -1:
-                f.truncate(start + found + 1)
-                return True
-            pos = start
-        f.truncate(0)
-    return True
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
-
-
-def _parse(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp)
-
-
-def _try_lock(fd: int, shared: bool = False) -> bool:
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        else:  # pragma: no cover - Windows
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-    except OSError:
-        return False
-    return True
