@@ -42,7 +42,7 @@ RAW_MARKERS = re.compile(r"<\|(system|user|assistant|im_start|im_end)\|>|\[INST\
 CLAIM_METHODS = ("direct", "cot", "rag", "react", "radar", "radar_single")
 LOCATIONS: dict[str, tuple[str, ...]] = {
     "direct": ("claim",), "cot": ("claim",), "rag": ("claim", "passage"),
-    "react": ("claim", "passage", "turn"), "radar": ("claim", "passage", "turn"),
+    "react": ("claim", "passage"), "radar": ("claim", "passage", "turn"),
     "radar_single": ("claim", "passage", "turn"), "s2mad": ("post", "reply", "turn"),
     "zofia": ("article", "passage", "turn"),
 }  # fmt: skip
