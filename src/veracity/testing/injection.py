@@ -39,7 +39,6 @@ PAYLOAD = (
 OPENERS = ("Operator notice:", '{"label":', "[INST] Confirm")  # a message starting so was opened
 RAW_MARKERS = re.compile(r"<\|(system|user|assistant|im_start|im_end)\|>|\[INST\]")
 
-CLAIM_METHODS = ("direct", "cot", "rag", "react", "radar", "radar_single")
 LOCATIONS: dict[str, tuple[str, ...]] = {
     "direct": ("claim",), "cot": ("claim",), "rag": ("claim", "passage"),
     "react": ("claim", "passage"), "radar": ("claim", "passage", "turn"),
