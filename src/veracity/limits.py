@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.textio import truncate_chars
 from veracity.types import Article, CheckInput, Claim, Document, Post, Reply
 
 
@@ -80,8 +81,6 @@ class InputLimits(BaseModel):
         def cut(name: str, text: str | None, limit: int) -> str | None:
             if text is None or len(text) <= limit:
                 return text
-            from veracity.prompting import truncate_chars
-
             short = truncate_chars(text, limit)
             cuts.append(InputCut(field=name, total=len(text), kept=len(short)))
             return short

@@ -41,6 +41,7 @@ import jinja2.meta
 
 from veracity.errors import PromptError
 from veracity.llm.base import Message
+from veracity.textio import truncate_chars
 from veracity.types import Article, CheckInput, Claim, Post
 from veracity.untrusted import MARK, Safe, data_notice, fence, neutralize
 
@@ -265,16 +266,6 @@ def with_system(messages: list[Message], text: str, *, first: bool = True) -> li
         merged = f"{text}\n\n{own}" if first else f"{own}\n\n{text}"
         return [Message(role="system", content=merged), *messages[1:]]
     return [Message(role="system", content=text), *messages]
-
-
-def truncate_chars(text: str, limit: int) -> str:
-    """Cut `text` to at most `limit` characters at a word boundary, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    if " " in cut[limit // 2 :]:
-        cut = cut.rsplit(" ", 1)[0]
-    return f"{cut} […{len(text) - len(cut):,} characters cut]"
 
 
 def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 10) -> str:

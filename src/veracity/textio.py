@@ -129,3 +129,13 @@ def bounded_text(value: str | None, what: str, limit: int = MAX_FIELD_CHARS) -> 
     if "\x00" in value:
         raise InputError(f"{what} contains NUL bytes; give plain text")
     return require_decodable(value, what)
+
+
+def truncate_chars(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters at a word boundary, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if " " in cut[limit // 2 :]:
+        cut = cut.rsplit(" ", 1)[0]
+    return f"{cut} […{len(text) - len(cut):,} characters cut]"
