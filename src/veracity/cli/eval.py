@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from veracity.evaluation.runner import (
     run_session,
 )
 from veracity.evaluation.store import RunStore
+from veracity.infra import run_interruptible
 from veracity.types import cost_text
 
 
@@ -150,7 +152,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
             stats.add(rec)
             bar.update(task, advance=1, stats=stats.line())
 
-        return asyncio.run(run_session(run, concurrency, on_record))
+        return run_interruptible(run_session(run, concurrency, on_record))
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
@@ -315,7 +317,11 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
-        raise typer.Exit(130) from None
+        # Leave now: model calls still running in worker threads are abandoned, not joined
+        # (records, sessions and caches are already on disk; the OS frees the run lock).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     except FATAL as exc:
         fail(str(exc), code=3)
     except (EvalError, RunStoreError, MetricsError) as exc:

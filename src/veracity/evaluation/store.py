@@ -179,6 +179,14 @@ class RunStore:
         """Give the lock back (the OS also does when the process ends)."""
         self._lock.release()
 
+    def __enter__(self) -> RunStore:
+        """``with RunStore(path) as store:`` holds the lock (repaired) for the block."""
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
     def __del__(self) -> None:
         self.release()
 
@@ -298,10 +306,6 @@ class RunStore:
     def end_session(self, sid: str, *, status: str, wall_time_s: float, finished: int) -> None:
         """Record how session `sid` ended (``finished`` or ``interrupted``)."""
         self.sessions.end(sid, status=status, wall_time_s=wall_time_s, finished=finished)
-
-    def log_session(self, entry: dict[str, Any]) -> None:
-        """Append one complete session line (start, wall time, finished or not)."""
-        append_line(self.sessions_path, json.dumps(entry))
 
     def read_sessions(self) -> list[dict[str, Any]]:
         """One dict per session (see `SessionLog.read`); killed ones are counted too."""
