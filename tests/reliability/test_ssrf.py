@@ -13,6 +13,7 @@ from veracity.retrieval.base import Query, SourceUnreachable
 from veracity.retrieval.netsafe import UnsafeURL, check_public_url
 from veracity.retrieval.web_free import DuckDuckGoSource
 from veracity.testing.contract import http_client_for_tests
+from veracity.testing.sources import table_resolver
 
 PUBLIC, PUBLIC6 = "93.184.215.14", "2606:4700::1111"
 
@@ -40,19 +41,10 @@ ADDRESSES = [
 ]  # fmt: skip
 
 
-def resolver_for(table: dict[str, list[str]]):
-    async def resolve(host: str, port: int) -> list[str]:
-        if host not in table:
-            raise OSError(f"unknown host {host}")
-        return table[host]
-
-    return resolve
-
-
 async def test_the_address_table(capsys):
     wrong = []
     for address, expected in ADDRESSES:
-        resolve = resolver_for({"site.example": [address]})
+        resolve = table_resolver({"site.example": [address]})
         try:
             await check_public_url("https://site.example/page", resolver=resolve)
             got = "public"
@@ -87,7 +79,7 @@ async def test_malformed_result_urls_keep_their_snippet(tmp_path, capsys):
             return results
 
     client = http_client_for_tests(tmp_path)
-    client.resolver = resolver_for({"example.com": ["127.0.0.1"], "a.b]": [PUBLIC]})
+    client.resolver = table_resolver({"example.com": ["127.0.0.1"], "a.b]": [PUBLIC]})
     anything = respx.route().mock(return_value=httpx.Response(200, text="<p>page</p>"))
     source = DuckDuckGoSource(client_factory=Engine, http=client, fetch_pages=True)
     with context.check_context() as ctx:
@@ -139,11 +131,11 @@ async def test_each_redirect_hop_is_checked_and_pinned(tmp_path):
     )
     second = respx.get("https://8.8.4.4/2").mock(return_value=httpx.Response(200, text="x"))
     client = http_client_for_tests(tmp_path, cache_mode="off")
-    client.resolver = resolver_for(table)
+    client.resolver = table_resolver(table)
     await client.fetch_page("web", "https://a.example/1")
     assert second.calls[0].request.headers["host"] == "b.example"  # IPv4 preferred
 
 
 async def test_unresolvable_result_hosts_are_unreachable_not_crashes():
     with pytest.raises(SourceUnreachable):
-        await check_public_url("https://nowhere.example/", resolver=resolver_for({}))
+        await check_public_url("https://nowhere.example/", resolver=table_resolver({}))
