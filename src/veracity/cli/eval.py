@@ -35,7 +35,7 @@ from veracity.evaluation.runner import (
     run_session,
 )
 from veracity.evaluation.store import RunStore
-from veracity.infra import run_interruptible
+from veracity.infra import abandoned_calls, run_interruptible
 from veracity.types import cost_text
 
 
@@ -317,11 +317,13 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
-        # Leave now: model calls still running in worker threads are abandoned, not joined
-        # (records, sessions and caches are already on disk; the OS frees the run lock).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
+        if abandoned_calls():
+            # Leave now: model calls still running in worker threads are abandoned, not
+            # joined (records, sessions, caches are on disk; the OS frees the run lock).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+        raise typer.Exit(130) from None
     except FATAL as exc:
         fail(str(exc), code=3)
     except (EvalError, RunStoreError, MetricsError) as exc:
