@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -122,25 +121,8 @@ class LoopSemaphore:
 class _NoWaitExecutor(ThreadPoolExecutor):
     """A default executor whose shutdown drops queued calls and does not wait for running ones."""
 
-    def __init__(self) -> None:
-        super().__init__(thread_name_prefix="veracity")
-        self._pending: set[Future] = set()
-        _EXECUTORS.add(self)
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:  # type: ignore[override]
-        future = super().submit(fn, *args, **kwargs)
-        self._pending.add(future)
-        future.add_done_callback(self._pending.discard)
-        return future
-
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         super().shutdown(wait=False, cancel_futures=True)
-
-    def running(self) -> int:
-        return sum(not f.done() for f in list(self._pending))
-
-
-_EXECUTORS: weakref.WeakSet[_NoWaitExecutor] = weakref.WeakSet()
 
 
 def run_interruptible(main: Coroutine[object, object, T]) -> T:
@@ -150,18 +132,12 @@ def run_interruptible(main: Coroutine[object, object, T]) -> T:
     running in a worker thread (an embedded model's generation can take a minute on a
     busy machine) before `KeyboardInterrupt` reaches the caller. Here the loop's default
     executor does not wait, so the caller gets `KeyboardInterrupt` as soon as the tasks
-    have unwound (their ``finally`` blocks ran). Calls still running are counted by
-    `abandoned_calls`; a caller that then ends the process should leave with `os._exit`,
-    which does not join their threads.
+    have unwound (their ``finally`` blocks ran). Their threads still run: a program that
+    then ends should leave with `os._exit`, which does not join them.
     """
     with asyncio.Runner() as runner:
-        runner.get_loop().set_default_executor(_NoWaitExecutor())
+        runner.get_loop().set_default_executor(_NoWaitExecutor(thread_name_prefix="veracity"))
         return runner.run(main)
-
-
-def abandoned_calls() -> int:
-    """Blocking calls still running in threads that `run_interruptible` stopped waiting for."""
-    return sum(e.running() for e in list(_EXECUTORS))
 
 
 def open_sqlite(

@@ -10,10 +10,11 @@ from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
 from veracity.cli import serve as _serve  # noqa: F401
-from veracity.cli.app import app, console, fail  # noqa: F401
+from veracity.cli.app import PROCESS, app, console, fail  # noqa: F401
 
 
 def main() -> None:
+    PROCESS["owned"] = True
     app()
 
 

@@ -18,6 +18,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+PROCESS = {"owned": False}
+"""``owned`` is set by `veracity.cli.main`: the command line is the program, so a command
+may end the process at once (``os._exit``); in-process callers (tests, notebooks) leave it
+unset."""
+
 console = Console(stderr=True)  # progress and messages; results go to stdout
 out = Console()
 

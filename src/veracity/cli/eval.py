@@ -21,7 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 from veracity import runtime
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import PROCESS, app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options
 from veracity.config import RunConfig
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
@@ -35,7 +35,7 @@ from veracity.evaluation.runner import (
     run_session,
 )
 from veracity.evaluation.store import RunStore
-from veracity.infra import abandoned_calls, run_interruptible
+from veracity.infra import run_interruptible
 from veracity.types import cost_text
 
 
@@ -317,7 +317,7 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
-        if abandoned_calls():
+        if PROCESS["owned"]:
             # Leave now: model calls still running in worker threads are abandoned, not
             # joined (records, sessions, caches are on disk; the OS frees the run lock).
             sys.stdout.flush()
