@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from veracity.cli.app import app, fail, out
-from veracity.config import ConfigError
+from veracity.errors import ConfigError
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim"}
 
@@ -23,6 +21,9 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="print the findings as JSON"),
 ) -> None:
     """Check the environment (model, caches, disk, keys, sources) and say what to fix."""
+    from rich.markup import escape
+    from rich.table import Table
+
     from veracity.doctor import diagnose
     from veracity.runtime import resolve_config
 
