@@ -16,7 +16,7 @@ from veracity import context
 from veracity.api import as_input
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, input_message, parse_source_options
-from veracity.cli.render import verdict_panel
+from veracity.cli.render import tree_view, verdict_panel
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 from veracity.labels import LABEL_SPACES
 from veracity.methods.base import method_info
@@ -117,6 +117,9 @@ def check(
         out.print_json(verdict.model_dump_json())
     else:
         out.print(verdict_panel(verdict, item.content))
+        tree = tree_view(verdict)
+        if tree is not None:
+            out.print(tree)
     if verdict.error:
         raise typer.Exit(1)
 

@@ -1,0 +1,144 @@
+"""ToE's data models: what the LLM agents must return, and the records built from it.
+
+Every model reply is validated against one of these before it is used (strings and
+lists are length-capped so that constrained decoding always has room to finish).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+CATEGORIES: tuple[str, ...] = (
+    "political", "scientific", "health", "celebrity", "historical", "other",
+)  # fmt: skip
+LOCALES: tuple[str, ...] = ("local", "national", "international")
+CLAIM_FLAGS: tuple[str, ...] = (
+    "recent_event", "historical_fact", "factual_statement", "opinion", "prediction",
+)  # fmt: skip
+DIMENSIONS: tuple[str, ...] = (
+    "geographic accuracy",
+    "entity identity",
+    "core event",
+    "causal relationship",
+    "source credibility",
+    "quantitative accuracy",
+    "contextual background",
+)
+STANCES: tuple[str, ...] = ("supports", "neutral", "refutes")
+
+Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+Locale = Literal[LOCALES]  # type: ignore[valid-type]
+Dimension = Literal[DIMENSIONS]  # type: ignore[valid-type]
+StanceLabel = Literal[STANCES]  # type: ignore[valid-type]
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClaimFeatures(_Out):
+    """The retrieval agent's reading of a (sub-)claim, with its three base queries."""
+
+    category: Category
+    locale: Locale
+    recent_event: bool
+    historical_fact: bool
+    factual_statement: bool
+    opinion: bool
+    prediction: bool
+    background_query: str = Field(min_length=2, max_length=160)
+    supporting_query: str = Field(min_length=2, max_length=160)
+    counter_query: str = Field(min_length=2, max_length=160)
+
+
+class SearchQuery(_Out):
+    """The query an action sends to its source."""
+
+    query: str = Field(min_length=2, max_length=160)
+
+
+class CleanedChunk(_Out):
+    """Claim-relevant statements kept from one chunk of a document (may be none)."""
+
+    statements: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(max_length=4)
+
+
+class EvidenceAnalysis(_Out):
+    """The analysis agent's structured reading of one document."""
+
+    stance: StanceLabel
+    official: bool  # from an official or authoritative source
+    primary: bool  # a primary report rather than a republication
+    relevance: Unit
+    credibility: Unit
+    key_point: str = Field(min_length=1, max_length=240)
+
+
+class JudgeScores(_Out):
+    """The LLM judge's soft scores for a node (the evaluation network's targets)."""
+
+    veracity: Unit
+    reliability: Unit
+    reason: str = Field(min_length=1, max_length=300)
+
+
+class SubClaim(_Out):
+    claim: str = Field(min_length=3, max_length=300)
+    dimension: Dimension
+    weight: float = Field(gt=0.0, le=100.0)  # normalised over the sub-claims
+
+
+class _Decomposition(_Out):
+    subclaims: list[SubClaim]
+
+    @field_validator("subclaims")
+    @classmethod
+    def _normalise(cls, subs: list[SubClaim]) -> list[SubClaim]:
+        total = sum(s.weight for s in subs)
+        if not math.isfinite(total) or total <= 0:
+            raise ValueError("importance weights must be positive numbers")
+        texts = [s.claim.strip().lower() for s in subs]
+        if len(set(texts)) != len(texts):
+            raise ValueError("two sub-claims are the same; each must check something different")
+        return [s.model_copy(update={"weight": s.weight / total}) for s in subs]
+
+
+@functools.cache
+def decomposition_model(min_n: int, max_n: int) -> type[_Decomposition]:
+    """The decomposition output model for `min_n`..`max_n` sub-claims (weights sum to 1)."""
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        f"Decomposition{min_n}to{max_n}",
+        __base__=_Decomposition,
+        subclaims=(list[SubClaim], Field(min_length=min_n, max_length=max_n)),
+    )
+
+
+class EvidenceItem(BaseModel):
+    """A structured evidence object E_i: one document as the analysis agent read it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str
+    source: str  # the source instance that found it
+    action: str  # the retrieval action that found it
+    title: str = ""
+    url: str | None = None
+    statements: list[str] = Field(default_factory=list)
+    verified: list[bool] = Field(default_factory=list)  # each statement found in the text
+    stance: StanceLabel
+    official: bool
+    primary: bool
+    relevance: Unit
+    credibility: Unit
+    key_point: str
+
+    @model_validator(mode="after")
+    def _aligned(self) -> EvidenceItem:
+        if len(self.verified) != len(self.statements):
+            raise ValueError("verified must have one entry per statement")
+        return self
