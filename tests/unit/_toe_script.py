@@ -79,8 +79,8 @@ def _analyse(request: LLMRequest) -> str:
             "stance": "refutes",
             "official": official,
             "primary": official,
-            "relevance": 0.9,
-            "credibility": 0.8,
+            "relevance": 90,
+            "credibility": 80,
             "key_point": "It contradicts the claim's figures.",
         }
     )
@@ -92,7 +92,9 @@ def judge(plan: dict[str, tuple[float, float]]) -> Callable[[LLMRequest], str]:
     def reply(request: LLMRequest) -> str:
         node = request.tag.split(":")[2]
         v, r = plan.get(node, plan.get("*", (0.5, 0.5)))
-        return json.dumps({"veracity": v, "reliability": r, "reason": f"[E1] for {node}"})
+        return json.dumps(
+            {"veracity": round(v * 100), "reliability": round(r * 100), "reason": f"[E1] {node}"}
+        )
 
     return reply
 

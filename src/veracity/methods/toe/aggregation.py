@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from veracity.methods.toe.config import AggNetConfig, RuleAggConfig
 from veracity.methods.toe.features import node_vector
-from veracity.methods.toe.networks import AggregationNet, pair_bce
+from veracity.methods.toe.networks import AggregationNet, one_thread, pair_bce
 from veracity.methods.toe.tree import ArgumentTree, Node, aggregate_rules
 
 Logits = tuple[Tensor, Tensor]
@@ -53,6 +53,12 @@ def _row(
     return torch.cat([base[:2], aggr[0].reshape(1), aggr[1].reshape(1), base[4:]])
 
 
+def _has_internal(tree: ArgumentTree) -> bool:
+    return any(
+        _evaluated(n) and any(_evaluated(c) for c in tree.children(n)) for n in tree.nodes.values()
+    )
+
+
 def neural_pass(net: AggregationNet, tree: ArgumentTree, max_depth: int) -> dict[str, Logits]:
     """Aggregation logits of every node that has evaluated children, bottom-up."""
     out: dict[str, Logits] = {}
@@ -78,7 +84,7 @@ def neural_pass(net: AggregationNet, tree: ArgumentTree, max_depth: int) -> dict
 def aggregate_network(tree: ArgumentTree, net: AggregationNet, max_depth: int) -> None:
     """Set every evaluated node's aggregated scores with the network (leaves: own scores)."""
     net.eval()
-    with torch.no_grad():
+    with torch.no_grad(), one_thread():
         logits = neural_pass(net, tree, max_depth)
     for node in tree.nodes.values():
         if not _evaluated(node):
@@ -153,19 +159,32 @@ def train_aggregation(
         ValueError: no tree has a node with evaluated children.
     """
     targets = [rule_targets(s.tree, rules) for s in samples]
-    usable = [
-        i
-        for i, s in enumerate(samples)
-        if any(s.tree.processed_children(n) for n in s.tree.nodes.values())
-    ]
+    usable = [i for i, s in enumerate(samples) if _has_internal(s.tree)]
     if not usable:
         raise ValueError("no tree has an internal node to train the aggregation network on")
     optimizer = optimizer or torch.optim.AdamW(
         net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
     )
     rng = random.Random(seed)
-    losses: list[float] = []
     net.train()
+    with one_thread():
+        losses = _epochs(net, samples, targets, usable, cfg, max_depth, optimizer, rng, batch)
+    net.eval()
+    return optimizer, losses
+
+
+def _epochs(
+    net: AggregationNet,
+    samples: list[TreeSample],
+    targets: list[dict[str, tuple[float, float]]],
+    usable: list[int],
+    cfg: AggNetConfig,
+    max_depth: int,
+    optimizer: torch.optim.Optimizer,
+    rng: random.Random,
+    batch: int,
+) -> list[float]:
+    losses: list[float] = []
     for _ in range(cfg.epochs):
         rng.shuffle(usable)
         total, count = 0.0, 0
@@ -182,8 +201,7 @@ def train_aggregation(
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
             optimizer.step()
-            total += float(loss) * len(parts)
+            total += float(loss.detach()) * len(parts)
             count += len(parts)
         losses.append(total / max(count, 1))
-    net.eval()
-    return optimizer, losses
+    return losses

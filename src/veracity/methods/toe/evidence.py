@@ -70,7 +70,12 @@ class EvidenceEvaluator:
             url=doc.url,
             statements=statements,
             verified=verified,
-            **analysis.model_dump(),
+            stance=analysis.stance,
+            official=analysis.official,
+            primary=analysis.primary,
+            relevance=analysis.relevance / 100,
+            credibility=analysis.credibility / 100,
+            key_point=analysis.key_point,
         )
 
     async def clean(self, claim: str, doc: Document, node_id: str) -> tuple[list[str], list[bool]]:

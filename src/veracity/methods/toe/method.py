@@ -258,10 +258,9 @@ class ToEMethod(BaseMethod):
         self, node: Node, evidence: list[EvidenceItem], agents: ToEAgents
     ) -> tuple[float, float]:
         scores = await agents.judge(node.claim, evidence, node.id)
-        node.judge_v, node.judge_r, node.judge_reason = (
-            scores.veracity, scores.reliability, scores.reason,
-        )  # fmt: skip
-        return scores.veracity, scores.reliability
+        v, r = scores.veracity / 100, scores.reliability / 100
+        node.judge_v, node.judge_r, node.judge_reason = v, r, scores.reason
+        return v, r
 
     async def _expand(self, node: Node, tree: ArgumentTree) -> list[Node]:
         known = "; ".join(e.key_point for e in node.evidence[:3])

@@ -20,7 +20,7 @@ from veracity.checkpoints import (
 )
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.features import claim_vector, evidence_matrix
-from veracity.methods.toe.networks import AggregationNet, EvaluationNet
+from veracity.methods.toe.networks import AggregationNet, EvaluationNet, one_thread
 from veracity.methods.toe.policy import RetrievalPolicy
 from veracity.methods.toe.schema import ClaimFeatures, EvidenceItem
 
@@ -48,7 +48,7 @@ class ToEModels:
     def score(self, features: ClaimFeatures, evidence: list[EvidenceItem]) -> tuple[float, float]:
         """(veracity, reliability) of a node from the evaluation network."""
         matrix, mask = evidence_matrix(evidence, self.cfg.eval_net.max_evidence)
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             v, r = self.eval_net(
                 torch.tensor([claim_vector(features)]),
                 torch.tensor([matrix]),

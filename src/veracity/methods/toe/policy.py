@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from veracity.methods.toe.config import ACTIONS, GRPOConfig
 from veracity.methods.toe.features import N_ACTIONS, STATE_DIM
+from veracity.methods.toe.networks import one_thread
 from veracity.methods.toe.trajectory import Step, Trajectory, group_advantages
 
 MASKED = -1e9  # logit of a masked action: probability exactly 0 after the softmax
@@ -70,7 +71,7 @@ class RetrievalPolicy:
         self, state: list[float], mask: list[bool], *, greedy: bool = False
     ) -> tuple[int, float, list[float]]:
         """Choose an action: (index, log-probability, probabilities of all actions)."""
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             logp = self.net(torch.tensor([state]), torch.tensor([mask]))[0]
         probs = logp.exp()
         if greedy:
@@ -81,7 +82,7 @@ class RetrievalPolicy:
 
     def log_prob(self, state: list[float], mask: list[bool], action: int) -> float:
         """log π_θ(action | state) (used to record heuristic actions for GRPO)."""
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             return float(self.net(torch.tensor([state]), torch.tensor([mask]))[0, action])
 
     def add(self, trajectory: Trajectory) -> dict[str, float] | None:
@@ -107,30 +108,44 @@ class RetrievalPolicy:
         with torch.no_grad():
             ref = self.reference(state, mask).gather(-1, action).squeeze(-1)
         metrics: dict[str, float] = {}
-        for _ in range(cfg.epochs):
-            logp_all = self.net(state, mask)
-            logp = logp_all.gather(-1, action).squeeze(-1)
-            ratio = torch.exp(logp - old)
-            surrogate = torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv)
-            entropy = -(logp_all.exp() * logp_all).sum(-1)
-            kl = torch.exp(ref - logp) - (ref - logp) - 1  # unbiased KL(π_θ‖π_ref) estimate
-            loss = -surrogate.mean() - cfg.entropy * entropy.mean() + cfg.kl * kl.mean()
-            self.optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
-            metrics = {
-                "loss": float(loss),
-                "entropy": float(entropy.mean()),
-                "kl": float(kl.mean()),
-                "mean_return": sum(t.total_reward for t in group) / len(group),
-            }
+        with one_thread():
+            for _ in range(cfg.epochs):
+                metrics = self._epoch(state, mask, action, old, adv, ref, group)
         self.updates += 1
         self.history.append(metrics)
         return metrics
 
+    def _epoch(
+        self,
+        state: Tensor,
+        mask: Tensor,
+        action: Tensor,
+        old: Tensor,
+        adv: Tensor,
+        ref: Tensor,
+        group: list[Trajectory],
+    ) -> dict[str, float]:
+        cfg = self.cfg
+        logp_all = self.net(state, mask)
+        logp = logp_all.gather(-1, action).squeeze(-1)
+        ratio = torch.exp(logp - old)
+        surrogate = torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        kl = torch.exp(ref - logp) - (ref - logp) - 1  # unbiased KL(π_θ‖π_ref) estimate
+        loss = -surrogate.mean() - cfg.entropy * entropy.mean() + cfg.kl * kl.mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+        self.optimizer.step()
+        return {
+            "loss": float(loss.detach()),
+            "entropy": float(entropy.mean().detach()),
+            "kl": float(kl.mean().detach()),
+            "mean_return": sum(t.total_reward for t in group) / len(group),
+        }
+
     def action_probs(self, state: list[float], mask: list[bool]) -> dict[str, float]:
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             p = self.net(torch.tensor([state]), torch.tensor([mask]))[0].exp()
         return {a: float(p[i]) for i, a in enumerate(ACTIONS)}
 

@@ -35,6 +35,9 @@ Locale = Literal[LOCALES]  # type: ignore[valid-type]
 Dimension = Literal[DIMENSIONS]  # type: ignore[valid-type]
 StanceLabel = Literal[STANCES]  # type: ignore[valid-type]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+# Models are asked for whole percentages: small models keep to an integer range (which
+# constrained decoding can enforce) far better than to a fraction in [0, 1].
+Percent = Annotated[int, Field(ge=0, le=100)]
 
 
 class _Out(BaseModel):
@@ -74,16 +77,17 @@ class EvidenceAnalysis(_Out):
     stance: StanceLabel
     official: bool  # from an official or authoritative source
     primary: bool  # a primary report rather than a republication
-    relevance: Unit
-    credibility: Unit
+    relevance: Percent
+    credibility: Percent
     key_point: str = Field(min_length=1, max_length=240)
 
 
 class JudgeScores(_Out):
-    """The LLM judge's soft scores for a node (the evaluation network's targets)."""
+    """The LLM judge's scores for a node in percent (the evaluation network's soft
+    targets are these divided by 100)."""
 
-    veracity: Unit
-    reliability: Unit
+    veracity: Percent
+    reliability: Percent
     reason: str = Field(min_length=1, max_length=300)
 
 
