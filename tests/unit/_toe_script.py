@@ -102,9 +102,17 @@ def judge(plan: dict[str, tuple[float, float]]) -> Callable[[LLMRequest], str]:
 DECOMPOSITION = json.dumps(
     {
         "subclaims": [
-            {"claim": "The Brellin canal is 40 km long.", "dimension": "quantitative accuracy", "weight": 5},
+            {
+                "claim": "The Brellin canal is 40 km long.",
+                "dimension": "quantitative accuracy",
+                "weight": 5,
+            },
             {"claim": "The Brellin canal opened in 2019.", "dimension": "core event", "weight": 3},
-            {"claim": "The state paid for the Brellin canal.", "dimension": "source credibility", "weight": 2},
+            {
+                "claim": "The state paid for the Brellin canal.",
+                "dimension": "source credibility",
+                "weight": 2,
+            },
         ]
     }
 )
@@ -115,11 +123,12 @@ def toe_llm(
     *,
     category: str = "political",
     decomposition: str = DECOMPOSITION,
+    features_reply: str | None = None,
 ) -> ScriptedLLM:
     """A scripted model for every ToE agent; `plan` sets the judge's scores per node."""
     llm = ScriptedLLM()
-    llm.on(".", features(category), tag="toe:features")
-    llm.on(".", lambda r: json.dumps({"query": f"q {r.tag}"}), tag="toe:query")
+    llm.on(".", features_reply or features(category), tag="toe:features")
+    llm.on(".", json.dumps({"query": "Brellin canal"}), tag="toe:query")
     llm.on(".", _clean, tag="toe:clean")
     llm.on(".", _analyse, tag="toe:analyse")
     llm.on(".", judge(plan), tag="toe:judge")

@@ -193,7 +193,9 @@ def test_decomposition_weights_are_normalised_and_validated():
     )  # fmt: skip
     assert [s.weight for s in ok.subclaims] == [0.75, 0.25]
     with pytest.raises(ValueError):
-        model.model_validate({"subclaims": [{"claim": "a is b", "dimension": "core event", "weight": 1}]})
+        model.model_validate(
+            {"subclaims": [{"claim": "a is b", "dimension": "core event", "weight": 1}]}
+        )
     with pytest.raises(ValueError):  # zero weight
         model.model_validate(
             {"subclaims": [
