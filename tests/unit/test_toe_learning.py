@@ -230,6 +230,17 @@ def test_group_advantages_normalise_over_steps_and_discount():
     assert adv[1] == [pytest.approx(lo + 0.5 * lo), pytest.approx(lo)]
 
 
+def test_no_grpo_update_during_the_warm_up():
+    policy = RetrievalPolicy(GRPOConfig(group_size=2, warmup_claims=1), seed=0)
+    mask = [True] * len(ACTIONS)
+    for _ in range(3):
+        assert policy.add(Trajectory([Step([0.0] * STATE_DIM, mask, 0, -2.0, 1.0)])) is None
+    assert policy.updates == 0 and len(policy.buffer) == 3
+    policy.claims_seen = 1
+    assert policy.add(Trajectory()) is not None  # the buffered warm-up trajectories
+    assert policy.updates == 1 and len(policy.buffer) == 1
+
+
 def test_grpo_converges_to_the_action_that_pays_more():
     """A toy task: one step per episode; factcheck pays 1, every other action 0."""
     cfg = GRPOConfig(lr=3e-3, warmup_claims=0, group_size=8, epochs=4)
@@ -277,10 +288,10 @@ def test_checkpoint_round_trip_keeps_weights_optimisers_and_counters(tmp_path):
     )
     models.trained["eval_net"] = True
     mask = [True] * len(ACTIONS)
+    models.policy.claims_seen = 9  # past the warm-up
     for _ in range(9):  # one GRPO update and one trajectory left in the buffer
         idx, logp, _ = models.policy.act([0.2] * STATE_DIM, mask)
         models.policy.add(Trajectory([Step([0.2] * STATE_DIM, mask, idx, logp, 1.0)]))
-    models.policy.claims_seen = 9
     folder = tmp_path / "ckpt"
     models.save(folder, data={"dataset": "synthetic"})
     loaded = ToEModels.load(cfg, folder)

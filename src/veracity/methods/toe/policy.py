@@ -4,9 +4,9 @@
 actions without a source are masked (logit −1e9, probability 0, the rest renormalised).
 `RetrievalPolicy` holds the learning state: the network, a frozen reference copy for the
 KL term, the optimiser, the buffer of finished trajectories, and the counts of claims
-seen and updates made. For the first N_warm claims it follows `heuristic_action`;
-afterwards it samples from π_θ, and every time G trajectories are buffered it runs a GRPO
-update: rewards are normalised over the group's steps, each step's advantage is the
+seen and updates made. For the first N_warm claims it follows `heuristic_action` (those
+trajectories are buffered too); afterwards it samples from π_θ, and every time G
+trajectories are buffered it runs a GRPO update: rewards are normalised over the group's steps, each step's advantage is the
 γ-discounted sum of the normalised rewards from that step on (process supervision), and
 the loss is the clipped surrogate minus the entropy bonus plus β·KL(π_θ ‖ π_ref).
 """
@@ -86,11 +86,11 @@ class RetrievalPolicy:
             return float(self.net(torch.tensor([state]), torch.tensor([mask]))[0, action])
 
     def add(self, trajectory: Trajectory) -> dict[str, float] | None:
-        """Buffer a finished trajectory; run a GRPO update when G are buffered."""
-        if not trajectory.steps:
-            return None
-        self.buffer.append(trajectory)
-        if len(self.buffer) < self.cfg.group_size:
+        """Buffer a finished trajectory; after the warm-up, run a GRPO update on the oldest
+        G trajectories whenever G are buffered (warm-up trajectories included)."""
+        if trajectory.steps:
+            self.buffer.append(trajectory)
+        if self.warming_up or len(self.buffer) < self.cfg.group_size:
             return None
         group, self.buffer = self.buffer[: self.cfg.group_size], self.buffer[self.cfg.group_size :]
         return self.update(group)
