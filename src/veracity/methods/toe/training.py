@@ -12,6 +12,7 @@ network on the completed trees (Eq. 7–8), and saves both with a manifest.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,7 @@ class ToETrainer:
         Raises:
             CheckpointError: nothing usable has been collected yet.
         """
+        started = time.perf_counter()
         cfg, models = self.method.config, self.method.models
         trees = [
             (ArgumentTree.from_dict(r["tree"]), r["gold"]) for r in self.records() if r.get("tree")
@@ -153,6 +155,7 @@ class ToETrainer:
             metrics["agg_net"] = _loss_summary(losses, len(tree_samples))
         except ValueError as exc:  # no tree with an internal node yet
             metrics["agg_net"] = {"skipped": str(exc)}
+        metrics["fit_seconds"] = round(time.perf_counter() - started, 2)
         metrics["policy"] = {
             "updates": models.policy.updates,
             "claims_seen": models.policy.claims_seen,

@@ -1,0 +1,111 @@
+"""ToE figures from finished runs: tree statistics and timings, nothing re-run.
+
+Run:
+    python benchmarks/toe_runs.py eval RUN_DIR [RUN_DIR ...]     # `veracity eval` runs
+    python benchmarks/toe_runs.py train CHECKPOINT_DIR            # `veracity train toe`
+
+For an eval run directory (ToE or any other method): examples, accuracy, macro-F1 and,
+for ToE verdicts, tree statistics — nodes, depth, iterations (mean, median, max), stop
+reasons, node statuses, actions, LLM calls and searches per claim, latency per claim.
+For a training checkpoint: claims collected, wall time per claim (the
+measured per-claim times and their sum; claims that reused cached LLM replies are
+counted apart), LLM calls, tokens, GRPO updates and the networks' training losses.
+
+Every figure is computed from what the run recorded; the machine load during the run is
+not known here, so say it when you quote a figure (`cat /proc/loadavg` while it runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def _dist(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return (
+        f"mean {statistics.mean(values):.2f}, median {statistics.median(values):.1f}, "
+        f"min {min(values):g}, max {max(values):g}"
+    )
+
+
+def eval_summary(run_dir: Path) -> dict[str, Any]:
+    from veracity.evaluation.report import load_run
+
+    run = load_run(run_dir)
+    m = run.metrics
+    out: dict[str, Any] = {
+        "run": str(run_dir),
+        "method": run.config.method,
+        "examples": m.n,
+        "accuracy": round(m.accuracy, 4),
+        "macro_f1": round(m.macro_f1, 4),
+        "errors": m.counts["error"] + m.counts["exception"],
+        "latency_s": _dist([r.latency_s for r in run.records]),
+        "llm_calls": _dist([r.usage.get("llm_calls", 0) for r in run.records]),
+    }
+    metas = [(r.verdict or {}).get("metadata") or {} for r in run.records]
+    trees = [meta for meta in metas if "tree" in meta]
+    if trees:
+        statuses: Counter = Counter()
+        actions: Counter = Counter()
+        for meta in trees:
+            statuses.update(meta.get("status_counts") or {})
+            actions.update(meta.get("actions") or {})
+        out["trees"] = {
+            "claims": len(trees),
+            "nodes": _dist([t["nodes"] for t in trees]),
+            "depth": _dist([t["depth"] for t in trees]),
+            "iterations": _dist([t["iterations"] for t in trees]),
+            "stop_reasons": dict(Counter(t["stop_reason"] for t in trees)),
+            "node_status": dict(statuses),
+            "actions": dict(actions),
+            "categories": dict(Counter(t.get("category") for t in trees)),
+            "searches": _dist([r.usage.get("searches", 0) for r in run.records]),
+        }
+    return out
+
+
+def train_summary(folder: Path) -> dict[str, Any]:
+    records = [
+        json.loads(line)
+        for line in (folder / "records.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    fresh = [r for r in records if not r["usage"].get("cached_llm_calls")]
+    times = [r.get("latency_s", 0.0) for r in fresh]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {
+        "checkpoint": str(folder),
+        "claims": len(records),
+        "claims_without_cached_calls": len(fresh),
+        "errors": sum(bool(r.get("error")) for r in records),
+        "seconds_per_claim": _dist(times),
+        "measured_seconds_total": round(sum(times), 1),
+        "llm_calls_per_claim": _dist([r["usage"]["llm_calls"] for r in records]),
+        "tokens_per_claim": _dist(
+            [r["usage"]["prompt_tokens"] + r["usage"]["completion_tokens"] for r in records]
+        ),
+        "stop_reasons": dict(Counter((r.get("stats") or {}).get("stop_reason") for r in records)),
+        "metrics": manifest.get("metrics"),
+        "trained": manifest.get("trained"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["eval", "train"])
+    parser.add_argument("paths", nargs="+", type=Path)
+    args = parser.parse_args()
+    for path in args.paths:
+        summary = eval_summary(path) if args.kind == "eval" else train_summary(path)
+        print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
