@@ -8,7 +8,8 @@ seen and updates made. For the first N_warm claims it follows `heuristic_action`
 trajectories are buffered too); afterwards it samples from π_θ, and every time G
 trajectories are buffered it runs a GRPO update: rewards are normalised over the group's
 steps, each step's advantage is the γ-discounted sum of the normalised rewards from that
-step on (process supervision), and the loss is the clipped surrogate minus the entropy bonus plus β·KL(π_θ ‖ π_ref).
+step on (process supervision), and the loss is the clipped surrogate minus the entropy
+bonus plus β·KL(π_θ ‖ π_ref).
 """
 
 from __future__ import annotations
