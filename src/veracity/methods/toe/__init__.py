@@ -1,5 +1,6 @@
-"""ToE (Wang et al., 2026): Tree of Evidence — an argument tree with an RL-driven
-multi-source retrieval agent, an evidence evaluation agent and bottom-up aggregation.
+"""ToE (Wang et al., 2026): Tree of Evidence. A claim grows into an argument tree whose
+nodes get evidence from a learned retrieval policy over several sources, structured
+evidence reading, scoring and bottom-up aggregation.
 
 See README.md in this folder for the paper-to-code map, defaults and deviations.
 """

@@ -13,6 +13,7 @@ from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.schema import (
+    DIMENSIONS,
     ClaimFeatures,
     EvidenceItem,
     JudgeScores,
@@ -129,7 +130,7 @@ class ToEAgents:
         output = decomposition_model(cfg.min_subclaims, cfg.max_subclaims)
         messages = render_messages(
             PROMPTS, "decompose.j2", claim=claim, known=known,
-            min_n=cfg.min_subclaims, max_n=cfg.max_subclaims,
+            min_n=cfg.min_subclaims, max_n=cfg.max_subclaims, dimensions="; ".join(DIMENSIONS),
         )  # fmt: skip
         result = await complete_structured(
             self.llm, messages, output, temperature=cfg.temperature,
