@@ -20,6 +20,7 @@ from veracity.llm.client import ManagedLLM
 from veracity.methods.toe import ToEMethod
 from veracity.methods.toe.training import ToETrainer, eval_samples
 from veracity.methods.toe.tree import ArgumentTree
+from veracity.retrieval.base import Query
 from veracity.retrieval.local import build_local_corpus
 from veracity.testing import ScriptedLLM
 from veracity.types import Claim
@@ -260,3 +261,26 @@ async def test_advfact_leaves_out_claims_whose_replies_stay_invalid(toe_cli):
     manifest = await build_advfact(llm, BuildOptions(n=2, passages_per_claim=2), data_dir=data)
     assert manifest["claims"] == 0 and len(manifest["failed"]) == 2
     assert "Passages" in next(iter(manifest["failed"].values()))
+
+
+async def test_training_never_shows_a_claim_its_own_fact_check_record(toe_cli, tmp_path):
+    from veracity.datasets import get_dataset
+    from veracity.retrieval.local import LocalCorpus
+
+    data, _ = toe_cli
+    liar = get_dataset("liar")
+    build_local_corpus("archive", liar.corpus(data), mode="bm25")
+    claims = load_dataset("liar", "train", data, labels="true_uncertain_false")[:2]
+    method = ToEMethod(
+        toe_llm(PLAN), {"eval_net": {"epochs": 1}},
+        sources={"factcheck": LocalCorpus("archive")},
+    )  # fmt: skip
+    trainer = ToETrainer.open(method, tmp_path / "ck")
+    await collect(trainer, claims, liar.info, SPACE)
+    for rec in trainer.records():
+        tree = ArgumentTree.from_dict(rec["tree"])
+        seen = {e.doc_id.split("#")[0] for n in tree.nodes.values() for e in n.evidence}
+        assert seen and f"liar:{rec['id']}" not in seen  # others' records only
+    # without the guards (a plain check) the same search does find the claim's own record
+    hits = await LocalCorpus("archive").search(Query(text=claims[0].input.text, top_k=3))
+    assert f"liar:{claims[0].id}" in {h.id.split("#")[0] for h in hits}
