@@ -98,31 +98,9 @@ class RetrievalAgent:
                 break
             query = await self.agents.query(action, node.claim, features, queries, node.id)
             queries.append(query)
-            found = await self._search(action, query, node.id)
-            room = cfg.max_docs_per_node - len(result.documents)
-            new = [d for d in found if d.id not in result.documents][:room]
-            result.documents.update((d.id, d) for d in new)
-            items = await self.evaluator.evaluate(node.claim, new, action, node.id)
-            result.evidence.extend(items)
-            v, r, result.scorer = await score(result.evidence)
-            reward, terms = step_reward(
-                cfg.reward,
-                reliability=(result.reliability, r),
-                veracity=(result.veracity, v),
-                new_relevance=[i.relevance for i in items],
-                new_official=any(i.official for i in items),
-            )
+            reward, new = await self._step(action, query, node, result, score)
             result.trajectory.steps.append(Step(state, self.mask, idx, logp, reward))
-            progress.record(action, len(new))
-            result.actions.append(action)
-            result.belief.append(
-                {
-                    "step": step, "action": action, "query": query, "new_docs": len(new),
-                    "n_evidence": len(result.evidence), "veracity": v, "reliability": r,
-                    "scorer": result.scorer, "reward": round(reward, 4), "terms": terms,
-                }
-            )  # fmt: skip
-            result.veracity, result.reliability = v, r
+            progress.record(action, new)
             scored = True
         if not scored:  # stopped before any search: score the empty evidence set
             result.veracity, result.reliability, result.scorer = await score(result.evidence)
@@ -131,6 +109,37 @@ class RetrievalAgent:
                  "reliability": result.reliability, "scorer": result.scorer}
             )  # fmt: skip
         return result
+
+    async def _step(
+        self, action: str, query: str, node: Node, result: NodeSearch, score: ScoreFn
+    ) -> tuple[float, int]:
+        """Search, read the new documents, re-score the node; (reward, new documents)."""
+        cfg = self.cfg
+        found = await self._search(action, query, node.id)
+        room = cfg.max_docs_per_node - len(result.documents)
+        new = [d for d in found if d.id not in result.documents][:room]
+        result.documents.update((d.id, d) for d in new)
+        items = await self.evaluator.evaluate(node.claim, new, action, node.id)
+        result.evidence.extend(items)
+        v, r, result.scorer = await score(result.evidence)
+        reward, terms = step_reward(
+            cfg.reward,
+            reliability=(result.reliability, r),
+            veracity=(result.veracity, v),
+            new_relevance=[i.relevance for i in items],
+            new_official=any(i.official for i in items),
+        )
+        result.actions.append(action)
+        result.belief.append(
+            {
+                "step": len(result.actions), "action": action, "query": query,
+                "new_docs": len(new), "n_evidence": len(result.evidence), "veracity": v,
+                "reliability": r, "scorer": result.scorer, "reward": round(reward, 4),
+                "terms": terms,
+            }
+        )  # fmt: skip
+        result.veracity, result.reliability = v, r
+        return reward, len(new)
 
     def _choose(
         self,
