@@ -284,3 +284,21 @@ async def test_training_never_shows_a_claim_its_own_fact_check_record(toe_cli, t
     # without the guards (a plain check) the same search does find the claim's own record
     hits = await LocalCorpus("archive").search(Query(text=claims[0].input.text, top_k=3))
     assert f"liar:{claims[0].id}" in {h.id.split("#")[0] for h in hits}
+
+
+def test_advfact_build_command(toe_cli, monkeypatch, tmp_path):
+    data, _ = toe_cli
+    llm = advfact_llm()
+    monkeypatch.setattr("veracity.runtime.build_llm", lambda cfg, *a, **k: ManagedLLM(llm))
+    monkeypatch.setattr("veracity.cli.advfact.ensure_model", lambda cfg: None)
+    out = tmp_path / "adv"
+    args = ["advfact", "build", "--n", "2", "--passages", "2", "--index", "adv2",
+            "--data-dir", str(data), "--out", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "index adv2" in result.output and "claims left out" in result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["claims"] == 2 and manifest["options"]["passages_per_claim"] == 2
+    bad = runner.invoke(app, ["advfact", "build", "--n", "500", "--data-dir", str(data),
+                              "--out", str(out)])  # fmt: skip
+    assert bad.exit_code == 2 and "false statements" in bad.output
