@@ -26,7 +26,7 @@ from veracity.prompting import render_messages
 from veracity.types import Document
 
 PROMPTS = "veracity.methods.toe"
-MAX_STATEMENTS = 4  # per chunk (CleanedChunk's cap)
+MAX_STATEMENTS = 3  # per chunk (CleanedChunk's cap)
 
 
 class EvidenceEvaluator:

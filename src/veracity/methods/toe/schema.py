@@ -1,7 +1,9 @@
 """ToE's data models: what the LLM agents must return, and the records built from it.
 
-Every model reply is validated against one of these before it is used (strings and
-lists are length-capped so that constrained decoding always has room to finish).
+Every model reply is validated against one of these before it is used. Strings and lists
+are length-capped so that constrained decoding always has room to finish, and kept short
+because the structured-output helper raises the token budget to the longest valid reply
+(a small model that rambles fills it).
 """
 
 from __future__ import annotations
@@ -54,21 +56,21 @@ class ClaimFeatures(_Out):
     factual_statement: bool
     opinion: bool
     prediction: bool
-    background_query: str = Field(min_length=2, max_length=160)
-    supporting_query: str = Field(min_length=2, max_length=160)
-    counter_query: str = Field(min_length=2, max_length=160)
+    background_query: str = Field(min_length=2, max_length=100)
+    supporting_query: str = Field(min_length=2, max_length=100)
+    counter_query: str = Field(min_length=2, max_length=100)
 
 
 class SearchQuery(_Out):
     """The query an action sends to its source."""
 
-    query: str = Field(min_length=2, max_length=160)
+    query: str = Field(min_length=2, max_length=100)
 
 
 class CleanedChunk(_Out):
     """Claim-relevant statements kept from one chunk of a document (may be none)."""
 
-    statements: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(max_length=4)
+    statements: list[Annotated[str, Field(min_length=1, max_length=240)]] = Field(max_length=3)
 
 
 class EvidenceAnalysis(_Out):
@@ -79,7 +81,7 @@ class EvidenceAnalysis(_Out):
     primary: bool  # a primary report rather than a republication
     relevance: Percent
     credibility: Percent
-    key_point: str = Field(min_length=1, max_length=240)
+    key_point: str = Field(min_length=1, max_length=160)
 
 
 class JudgeScores(_Out):
@@ -88,11 +90,11 @@ class JudgeScores(_Out):
 
     veracity: Percent
     reliability: Percent
-    reason: str = Field(min_length=1, max_length=300)
+    reason: str = Field(min_length=1, max_length=200)
 
 
 class SubClaim(_Out):
-    claim: str = Field(min_length=3, max_length=300)
+    claim: str = Field(min_length=3, max_length=200)
     dimension: Dimension
     weight: float = Field(gt=0.0, le=100.0)  # normalised over the sub-claims
 
