@@ -122,7 +122,7 @@ def toe_llm(
     plan: dict[str, tuple[float, float]],
     *,
     category: str = "political",
-    decomposition: str = DECOMPOSITION,
+    decomposition: str | Callable[[LLMRequest], str] = DECOMPOSITION,
     features_reply: str | None = None,
 ) -> ScriptedLLM:
     """A scripted model for every ToE agent; `plan` sets the judge's scores per node."""

@@ -76,12 +76,15 @@ async def test_tree_converges_when_the_root_veracity_stops_moving():
 
 
 async def test_low_reliability_sub_claims_expand_until_max_depth_and_t_max():
-    decomposition = json.dumps(
-        {"subclaims": [
-            {"claim": "first part of it", "dimension": "core event", "weight": 1},
-            {"claim": "second part of it", "dimension": "entity identity", "weight": 1},
-        ]}
-    )  # fmt: skip
+    def decomposition(request):
+        node = request.tag.split(":")[2]
+        return json.dumps(
+            {"subclaims": [
+                {"claim": f"first part of {node}", "dimension": "core event", "weight": 1},
+                {"claim": f"second part of {node}", "dimension": "entity identity", "weight": 1},
+            ]}
+        )  # fmt: skip
+
     _, llm, verdict = await run(
         {"*": (0.5, 0.3)}, config={"max_depth": 2, "max_iterations": 6},
         decomposition=decomposition,

@@ -210,6 +210,13 @@ def test_decomposition_weights_are_normalised_and_validated():
                 {"claim": "A is b", "dimension": "core event", "weight": 1},
             ]}
         )  # fmt: skip
+    with pytest.raises(ValueError, match="repeats the statement"):
+        decomposition_model(2, 4, parent="A is B.").model_validate(
+            {"subclaims": [
+                {"claim": "a is  b", "dimension": "core event", "weight": 1},
+                {"claim": "c is d", "dimension": "core event", "weight": 1},
+            ]}
+        )  # fmt: skip
     with pytest.raises(ValueError):  # not one of the seven dimensions
         model.model_validate(
             {"subclaims": [

@@ -127,7 +127,7 @@ class ToEAgents:
             StructuredOutputError: no valid decomposition after the retries.
         """
         cfg = self.cfg
-        output = decomposition_model(cfg.min_subclaims, cfg.max_subclaims)
+        output = decomposition_model(cfg.min_subclaims, cfg.max_subclaims, parent=claim)
         messages = render_messages(
             PROMPTS, "decompose.j2", claim=claim, known=known,
             min_n=cfg.min_subclaims, max_n=cfg.max_subclaims, dimensions="; ".join(DIMENSIONS),

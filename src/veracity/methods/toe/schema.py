@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -99,8 +99,13 @@ class SubClaim(_Out):
     weight: float = Field(gt=0.0, le=100.0)  # normalised over the sub-claims
 
 
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()).rstrip(".") == " ".join(b.lower().split()).rstrip(".")
+
+
 class _Decomposition(_Out):
     subclaims: list[SubClaim]
+    parent: ClassVar[str | None] = None  # the claim being decomposed
 
     @field_validator("subclaims")
     @classmethod
@@ -108,20 +113,30 @@ class _Decomposition(_Out):
         total = sum(s.weight for s in subs)
         if not math.isfinite(total) or total <= 0:
             raise ValueError("importance weights must be positive numbers")
-        texts = [s.claim.strip().lower() for s in subs]
-        if len(set(texts)) != len(texts):
-            raise ValueError("two sub-claims are the same; each must check something different")
+        for i, s in enumerate(subs):
+            if cls.parent is not None and _same(s.claim, cls.parent):
+                raise ValueError("a sub-claim repeats the statement; split it into parts")
+            if any(_same(s.claim, other.claim) for other in subs[:i]):
+                raise ValueError("two sub-claims are the same; each must check something different")
         return [s.model_copy(update={"weight": s.weight / total}) for s in subs]
 
 
 @functools.cache
-def decomposition_model(min_n: int, max_n: int) -> type[_Decomposition]:
-    """The decomposition output model for `min_n`..`max_n` sub-claims (weights sum to 1)."""
+def _decomposition_base(min_n: int, max_n: int) -> type[_Decomposition]:
     return create_model(  # type: ignore[call-overload,no-any-return]
         f"Decomposition{min_n}to{max_n}",
         __base__=_Decomposition,
         subclaims=(list[SubClaim], Field(min_length=min_n, max_length=max_n)),
     )
+
+
+def decomposition_model(min_n: int, max_n: int, parent: str | None = None) -> type[_Decomposition]:
+    """The decomposition output model: `min_n`..`max_n` distinct sub-claims (none equal
+    to `parent`, the claim being split), weights normalised to sum to 1."""
+    base = _decomposition_base(min_n, max_n)
+    if parent is None:
+        return base
+    return type(base.__name__, (base,), {"parent": parent})
 
 
 class EvidenceItem(BaseModel):
