@@ -182,8 +182,8 @@ def advfact_llm() -> ScriptedLLM:
         ".",
         lambda r: json.dumps(
             {
-                "narrative": "Officials confirmed on 3 May that the Brellin project "
-                f"({r.tag}) went exactly as described, according to town records."
+                "narrative": "Officials confirmed on 3 May that the Brellin canal project "
+                f"cost exactly the stated million euros ({r.tag}), according to town records."
             }
         ),
         tag="advfact:rewrite",
@@ -250,6 +250,20 @@ async def test_advfact_build_load_corpus_and_flip_rates(toe_cli, tmp_path):
     assert stats["all"].pairs == 3 and stats["all"].clean_accuracy == pytest.approx(2 / 3, abs=1e-4)
     result = runner.invoke(app, ["advfact", "flips", str(clean_run), str(attacked)])
     assert result.exit_code == 0 and "harmful" in result.output
+
+
+async def test_advfact_rewrites_that_drop_the_claim_are_asked_again(toe_cli):
+    from veracity.evaluation.advfact import BuildOptions, build_advfact
+
+    data, _ = toe_cli
+    llm = advfact_llm()
+    off_topic = json.dumps({"narrative": "The weather in the capital was mild and sunny all week."})
+    llm.on(".", off_topic, tag="advfact:rewrite", times=1)
+    llm._rules.insert(0, llm._rules.pop())  # the off-topic reply comes first
+    manifest = await build_advfact(llm, BuildOptions(n=1, passages_per_claim=2), data_dir=data)
+    assert manifest["claims"] == 1
+    rewrites = llm.calls_tagged("advfact:rewrite")
+    assert len(rewrites) == 2 and "drops the statement" in rewrites[1].messages[-1].content
 
 
 async def test_advfact_leaves_out_claims_whose_replies_stay_invalid(toe_cli):

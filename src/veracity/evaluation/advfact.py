@@ -9,9 +9,10 @@ injected into a retrieval corpus. The builder writes the dataset (`veracity.data
 advfact`) and two local indexes: ``<index>`` = LIAR's fact-check archive plus the
 poisoned passages, and ``<index>-clean`` = the archive alone, for the clean runs.
 
-Every model reply is validated (a rewrite must differ from the statement; passages must
-be distinct and long enough); a claim whose replies stay invalid after the retries is
-left out and counted in the manifest, never filled in.
+Every model reply is validated (a rewrite must differ from the statement and keep at
+least 30 % of its content words; passages must be distinct and long enough); a claim
+whose replies stay invalid after the retries is left out and counted in the manifest,
+never filled in.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import asyncio
 import datetime as _dt
 import json
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -37,14 +39,44 @@ from veracity.types import Claim, Document
 PROMPTS = "veracity.evaluation"
 
 
-class Rewrite(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    narrative: str = Field(min_length=30, max_length=700)
+_WORD = re.compile(r"[a-z0-9]{4,}")
+_COMMON = frozenset(
+    ("that", "this", "with", "from", "have", "been", "were", "says", "said", "will", "would",
+     "about", "their", "there")
+)  # fmt: skip
 
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def _content(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower())) - _COMMON
+
+
+class Rewrite(BaseModel):
+    """A rewrite must differ from the statement and keep a share of its content words
+    (a paragraph about something else is not a rewrite of it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    narrative: str = Field(min_length=30, max_length=700)
+    original: ClassVar[str] = ""
+    min_overlap: ClassVar[float] = 0.3
+
+    @field_validator("narrative")
+    @classmethod
+    def _keeps_the_claim(cls, text: str) -> str:
+        if _norm(text) == _norm(cls.original):
+            raise ValueError("the rewrite repeats the statement word for word")
+        words = _content(cls.original)
+        if words and len(words & _content(text)) / len(words) < cls.min_overlap:
+            raise ValueError("the rewrite drops the statement's subject; keep its key facts")
+        return text
+
+
+def rewrite_model(claim: str) -> type[Rewrite]:
+    return type("Rewrite", (Rewrite,), {"original": claim})
 
 
 def passages_model(n: int) -> type[BaseModel]:
@@ -104,14 +136,12 @@ async def attack(llm: LLM, example: Example, options: BuildOptions) -> dict[str,
             speaker=claim.speaker or "",
             context=claim.context or "",
         ),
-        Rewrite,
+        rewrite_model(claim.text),
         temperature=options.temperature,
         max_tokens=400,
         seed=options.seed,
         tag=f"advfact:rewrite:{example.id}",
     )
-    if _norm(rewrite.value.narrative) == _norm(claim.text):
-        raise StructuredOutputError(f"advfact: the rewrite of {example.id} repeats the claim")
     n = options.passages_per_claim
     poison = await complete_structured(
         llm,
