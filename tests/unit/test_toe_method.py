@@ -80,8 +80,8 @@ async def test_low_reliability_sub_claims_expand_until_max_depth_and_t_max():
         node = request.tag.split(":")[2]
         return json.dumps(
             {"subclaims": [
-                {"claim": f"first part of {node}", "dimension": "core event", "weight": 1},
-                {"claim": f"second part of {node}", "dimension": "entity identity", "weight": 1},
+                {"claim": f"Brellin part 1 of {node}", "dimension": "core event", "weight": 1},
+                {"claim": f"Brellin part 2 of {node}", "dimension": "entity identity", "weight": 1},
             ]}
         )  # fmt: skip
 

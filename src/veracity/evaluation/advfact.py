@@ -21,7 +21,6 @@ import asyncio
 import datetime as _dt
 import json
 import random
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -33,25 +32,15 @@ from veracity.datasets.advfact import advfact_root
 from veracity.errors import DatasetError, StructuredOutputError
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
+from veracity.nlp.text import content_overlap
 from veracity.prompting import render_messages
 from veracity.types import Claim, Document
 
 PROMPTS = "veracity.evaluation"
 
 
-_WORD = re.compile(r"[a-z0-9]{4,}")
-_COMMON = frozenset(
-    ("that", "this", "with", "from", "have", "been", "were", "says", "said", "will", "would",
-     "about", "their", "there")
-)  # fmt: skip
-
-
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
-
-
-def _content(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower())) - _COMMON
 
 
 class Rewrite(BaseModel):
@@ -69,8 +58,7 @@ class Rewrite(BaseModel):
     def _keeps_the_claim(cls, text: str) -> str:
         if _norm(text) == _norm(cls.original):
             raise ValueError("the rewrite repeats the statement word for word")
-        words = _content(cls.original)
-        if words and len(words & _content(text)) / len(words) < cls.min_overlap:
+        if content_overlap(text, cls.original) < cls.min_overlap:
             raise ValueError("the rewrite drops the statement's subject; keep its key facts")
         return text
 

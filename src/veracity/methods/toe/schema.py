@@ -14,6 +14,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from veracity.nlp.text import content_words
+
 CATEGORIES: tuple[str, ...] = (
     "political", "scientific", "health", "celebrity", "historical", "other",
 )  # fmt: skip
@@ -116,6 +118,11 @@ class _Decomposition(_Out):
         for i, s in enumerate(subs):
             if cls.parent is not None and _same(s.claim, cls.parent):
                 raise ValueError("a sub-claim repeats the statement; split it into parts")
+            if cls.parent is not None and not content_words(s.claim) & content_words(cls.parent):
+                raise ValueError(
+                    f"sub-claim {s.claim!r} is not about the statement; name its people, "
+                    "places, numbers or events"
+                )
             if any(_same(s.claim, other.claim) for other in subs[:i]):
                 raise ValueError("two sub-claims are the same; each must check something different")
         return [s.model_copy(update={"weight": s.weight / total}) for s in subs]
@@ -131,8 +138,9 @@ def _decomposition_base(min_n: int, max_n: int) -> type[_Decomposition]:
 
 
 def decomposition_model(min_n: int, max_n: int, parent: str | None = None) -> type[_Decomposition]:
-    """The decomposition output model: `min_n`..`max_n` distinct sub-claims (none equal
-    to `parent`, the claim being split), weights normalised to sum to 1."""
+    """The decomposition output model: `min_n`..`max_n` distinct sub-claims, each sharing
+    a content word with `parent` (the claim being split) and none equal to it; weights
+    normalised to sum to 1."""
     base = _decomposition_base(min_n, max_n)
     if parent is None:
         return base
