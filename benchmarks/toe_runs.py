@@ -47,9 +47,9 @@ def eval_summary(run_dir: Path) -> dict[str, Any]:
         "macro_f1": round(m.macro_f1, 4),
         "errors": m.counts["error"] + m.counts["exception"],
         "latency_s": _dist([r.latency_s for r in run.records]),
-        "llm_calls": _dist([r.usage.get("llm_calls", 0) for r in run.records]),
+        "llm_calls": _dist([r.usage.llm_calls for r in run.records]),
     }
-    metas = [(r.verdict or {}).get("metadata") or {} for r in run.records]
+    metas = [r.verdict.metadata if r.verdict else {} for r in run.records]
     trees = [meta for meta in metas if "tree" in meta]
     if trees:
         statuses: Counter = Counter()
@@ -66,7 +66,7 @@ def eval_summary(run_dir: Path) -> dict[str, Any]:
             "node_status": dict(statuses),
             "actions": dict(actions),
             "categories": dict(Counter(t.get("category") for t in trees)),
-            "searches": _dist([r.usage.get("searches", 0) for r in run.records]),
+            "searches": _dist([r.usage.searches for r in run.records]),
         }
     return out
 

@@ -109,7 +109,7 @@ def test_action_heat_map_appears_when_verdicts_record_actions_by_category(tmp_pa
     plan = [("political", {"factcheck": 3, "web": 1}), ("scientific", {"arxiv": 2}),
             ("political", {"factcheck": 1, "wiki": 3})]  # fmt: skip
     for rec, (category, actions) in zip(records, plan, strict=False):
-        rec.verdict["metadata"].update(category=category, actions=actions)
+        rec.verdict.metadata.update(category=category, actions=actions)
     store.rewrite_predictions(records)
     shares = action_shares(load_run(run_dir))
     assert shares == {

@@ -17,11 +17,13 @@ from typing import Any
 import jinja2
 from pydantic import ValidationError
 
+from veracity.errors import LabelError, RunStoreError
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
-from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
-from veracity.labels import LabelError, LabelSpace, get_label_space
+from veracity.evaluation.repeats import is_repeated, summarize_repeats
+from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.labels import LabelSpace, get_label_space
 from veracity.types import cost_text
 
 
@@ -55,7 +57,8 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
         if not cfg.dataset:
             raise
         # the space may be registered by the dataset's loader module: import it
-        from veracity.evaluation.prepare import EvalError, open_dataset
+        from veracity.errors import EvalError
+        from veracity.evaluation.prepare import open_dataset
 
         try:
             open_dataset(cfg.dataset)
@@ -173,7 +176,7 @@ def action_shares(run: RunResult) -> dict[str, dict[str, float]]:
     ``metadata.actions`` (action -> count) and ``metadata.category`` (ToE's Figure 5)."""
     counts: dict[str, dict[str, int]] = {}
     for rec in run.records:
-        meta = (rec.verdict or {}).get("metadata") or {}
+        meta = rec.verdict.metadata if rec.verdict else {}
         actions, category = meta.get("actions"), meta.get("category")
         if not isinstance(actions, dict) or not category:
             continue
@@ -230,7 +233,7 @@ def _context(run: RunResult) -> dict[str, Any]:
         ],
         "usage": _usage_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
-        "errors": [(r.id, (r.verdict or {}).get("error", "")) for r in errors[:20]],
+        "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
         "actions": _action_rows(run),
@@ -281,7 +284,13 @@ def render_html(run: RunResult, pngs: dict[str, bytes]) -> str:
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:
-    """Write report.md (with PNGs in report_files/) and report.html; returns their paths."""
+    """Write report.md (with PNGs in report_files/) and report.html; returns their paths.
+
+    For a repeated run (``--repeats``) the report gives each metric's spread over the
+    repeats; each repeat's directory has a full report of its own.
+    """
+    if is_repeated(run_dir):
+        return write_repeats_report(run_dir, out_dir)
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.path
     files = out / "report_files"
@@ -295,4 +304,33 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> tupl
     )
     html = out / "report.html"
     html.write_text(render_html(run, pngs), encoding="utf-8")
+    return md, html
+
+
+def write_repeats_report(
+    run_dir: str | Path, out_dir: str | Path | None = None
+) -> tuple[Path, Path]:
+    """report.md and report.html of a repeated run: median, range and quartiles by metric."""
+    summary = summarize_repeats(run_dir)
+    cfg = ExperimentConfig.model_validate(RunStore(run_dir).read_config())
+    rows = [
+        {
+            "name": name,
+            **{k: _fmt(getattr(s, k)) for k in ("median", "min", "max", "q1", "q3", "iqr")},
+            "values": ", ".join(_fmt(v) for v in s.values),
+        }
+        for name, s in summary.metrics.items()
+    ]
+    context = {
+        "title": f"{cfg.name or cfg.method} on {cfg.dataset}, repeated",
+        "path": str(run_dir), "finished": summary.finished, "repeats": summary.repeats,
+        "seeds": ", ".join(map(str, summary.seeds)), "n": ", ".join(map(str, summary.n)),
+        "method": cfg.method, "dataset": cfg.dataset, "labels": cfg.labels,
+        "model": cfg.llm.model, "rows": rows, "runs": ", ".join(summary.runs),
+    }  # fmt: skip
+    out = Path(out_dir) if out_dir else Path(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    md, html = out / "report.md", out / "report.html"
+    md.write_text(_env(False).get_template("repeats.md.j2").render(**context), encoding="utf-8")
+    html.write_text(_env(True).get_template("repeats.html.j2").render(**context), encoding="utf-8")
     return md, html
