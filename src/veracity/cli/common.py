@@ -1,10 +1,20 @@
-"""Helpers shared by the CLI commands: source options, input errors, model pulls."""
+"""Helpers shared by the CLI commands: source options, input errors, model pulls,
+progress columns."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import ValidationError
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from veracity.cli.app import console, fail
 from veracity.config import LLMConfig, settings
@@ -32,6 +42,21 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
             options[key] = arg.strip()
         out[name] = options
     return out
+
+
+def eta_columns() -> tuple[ProgressColumn, ...]:
+    """Progress columns for a long run: description, bar, done/total, elapsed, ETA and a
+    ``stats`` field (pass ``stats=...`` to ``add_task`` and ``update``)."""
+    return (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
 
 
 def input_message(exc: Exception) -> str:

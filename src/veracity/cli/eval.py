@@ -8,20 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 from rich.table import Table
 
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import ensure_model, eta_columns, parse_source_options
 from veracity.config import RunConfig
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 from veracity.evaluation.metrics import Metrics
@@ -131,16 +123,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
     for rec in run.store.read_predictions():
         stats.add(rec)
     todo = len(run.todo)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
+    columns = eta_columns()
     with Progress(*columns, console=console, disable=not show, transient=False) as bar:
         task = bar.add_task(
             f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()

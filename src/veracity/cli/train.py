@@ -7,19 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 from rich.table import Table
 
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import ensure_model, eta_columns, parse_source_options
 from veracity.errors import ConfigError, DatasetError, EvalError
 from veracity.types import Usage, cost_text
 
@@ -129,11 +121,7 @@ def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, sho
 
     total = Usage()
     errors = 0
-    columns = (
-        SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-        MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )  # fmt: skip
+    columns = eta_columns()
     with Progress(*columns, console=console, disable=not show) as bar:
         task = bar.add_task("toe · collecting trees", total=todo, stats="")
 
