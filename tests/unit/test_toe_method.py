@@ -201,6 +201,18 @@ def test_cli_prints_the_tree(monkeypatch):
     assert "v 0.10 r 0.75 [expanded]" in text
 
 
+
+async def test_web_ui_nests_the_tree_from_the_trace():
+    from veracity.server.views import argument_tree
+
+    _, _, verdict = await run({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
+    roots = argument_tree([e.model_dump(mode="json") for e in verdict.trace.events])
+    assert [r.id for r in roots] == ["n0"]
+    children = {c.id: c.data for c in roots[0].children}
+    assert set(children) == {"n1", "n2", "n3"}
+    assert children["n3"]["status"] == "pruned" and roots[0].data["status"] == "expanded"
+    assert roots[0].data["veracity"] == pytest.approx(0.1)
+
 def test_decomposition_fixture_is_valid():
     from veracity.methods.toe.schema import decomposition_model
 
