@@ -201,7 +201,6 @@ def test_cli_prints_the_tree(monkeypatch):
     assert "v 0.10 r 0.75 [expanded]" in text
 
 
-
 async def test_web_ui_nests_the_tree_from_the_trace():
     from veracity.server.views import argument_tree
 
@@ -212,6 +211,7 @@ async def test_web_ui_nests_the_tree_from_the_trace():
     assert set(children) == {"n1", "n2", "n3"}
     assert children["n3"]["status"] == "pruned" and roots[0].data["status"] == "expanded"
     assert roots[0].data["veracity"] == pytest.approx(0.1)
+
 
 def test_decomposition_fixture_is_valid():
     from veracity.methods.toe.schema import decomposition_model
