@@ -3,6 +3,7 @@
 Run:
     python benchmarks/toe_runs.py eval RUN_DIR [RUN_DIR ...]     # `veracity eval` runs
     python benchmarks/toe_runs.py train CHECKPOINT_DIR            # `veracity train toe`
+    python benchmarks/toe_runs.py common RUN_DIR RUN_DIR ...      # side by side
 
 For an eval run directory (ToE or any other method): examples, accuracy, macro-F1 and,
 for ToE verdicts, tree statistics — nodes, depth, iterations (mean, median, max), stop
@@ -10,6 +11,10 @@ reasons, node statuses, actions, LLM calls and searches per claim, latency per c
 For a training checkpoint: claims collected, wall time per claim (the
 measured per-claim times and their sum; claims that reused cached LLM replies are
 counted apart), LLM calls, tokens, GRPO updates and the networks' training losses.
+
+`common` scores several runs (e.g. direct, cot and two ToE variants) on the claims that
+every one of them finished, so that a comparison stays fair when some runs were stopped
+early: accuracy, macro-F1, predicted-label counts, LLM calls and latency per claim.
 
 Every figure is computed from what the run recorded; the machine load during the run is
 not known here, so say it when you quote a figure (`cat /proc/loadavg` while it runs).
@@ -97,11 +102,42 @@ def train_summary(folder: Path) -> dict[str, Any]:
     }
 
 
+def common_summary(run_dirs: list[Path]) -> dict[str, Any]:
+    from veracity.evaluation.metrics import compute_metrics
+    from veracity.evaluation.report import load_run
+
+    runs = [load_run(d) for d in run_dirs]
+    ids = set.intersection(*({r.id for r in run.records} for run in runs))
+    if not ids:
+        raise SystemExit("the runs share no finished claim")
+    out: dict[str, Any] = {"claims": len(ids), "runs": []}
+    for path, run in zip(run_dirs, runs, strict=True):
+        rows = sorted((r for r in run.records if r.id in ids), key=lambda r: r.id)
+        m = compute_metrics(rows, run.space)
+        out.setdefault("gold", dict(Counter(r.gold for r in rows)))
+        out["runs"].append(
+            {
+                "run": str(path),
+                "method": run.config.method,
+                "accuracy": round(m.accuracy, 4),
+                "macro_f1": round(m.macro_f1, 4),
+                "predicted": dict(Counter(r.predicted for r in rows)),
+                "errors": m.counts["error"] + m.counts["exception"],
+                "llm_calls": _dist([r.usage.llm_calls for r in rows]),
+                "latency_s": _dist([r.latency_s for r in rows]),
+            }
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["eval", "train"])
+    parser.add_argument("kind", choices=["eval", "train", "common"])
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args()
+    if args.kind == "common":
+        print(json.dumps(common_summary(args.paths), indent=2))
+        return
     for path in args.paths:
         summary = eval_summary(path) if args.kind == "eval" else train_summary(path)
         print(json.dumps(summary, indent=2))
