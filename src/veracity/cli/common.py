@@ -3,22 +3,15 @@ progress columns."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import ValidationError
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    ProgressColumn,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING, Any
 
 from veracity.cli.app import console, fail
-from veracity.config import LLMConfig, settings
 from veracity.errors import ConfigError, ModelNotAvailable
+
+if TYPE_CHECKING:
+    from rich.progress import ProgressColumn
+
+    from veracity.config import LLMConfig
 
 
 def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -47,6 +40,15 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
 def eta_columns() -> tuple[ProgressColumn, ...]:
     """Progress columns for a long run: description, bar, done/total, elapsed, ETA and a
     ``stats`` field (pass ``stats=...`` to ``add_task`` and ``update``)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -60,6 +62,8 @@ def eta_columns() -> tuple[ProgressColumn, ...]:
 
 
 def input_message(exc: Exception) -> str:
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
     return str(exc)
@@ -69,6 +73,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     if cfg.backend != "embedded":
         return
+    from veracity.config import settings
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
