@@ -88,7 +88,7 @@ def check(
     from pydantic import ValidationError
 
     from veracity.api import as_input
-    from veracity.cli.render import verdict_panel
+    from veracity.cli.render import tree_view, verdict_panel
     from veracity.runtime import build_run, resolve_config
 
     if kind not in ("claim", "article", "post"):
@@ -124,6 +124,9 @@ def check(
         out.print_json(verdict.model_dump_json())
     else:
         out.print(verdict_panel(verdict, item.content))
+        tree = tree_view(verdict)
+        if tree is not None:
+            out.print(tree)
     if verdict.error:
         raise typer.Exit(1)
 

@@ -1,4 +1,5 @@
-"""Helpers shared by the CLI commands: source options, input errors, model pulls."""
+"""Helpers shared by the CLI commands: source options, input errors, model pulls,
+progress columns."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from veracity.cli.app import console, fail
 from veracity.errors import ConfigError, ModelNotAvailable
 
 if TYPE_CHECKING:
+    from rich.progress import ProgressColumn
+
     from veracity.config import LLMConfig
 
 
@@ -32,6 +35,30 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
             options[key] = arg.strip()
         out[name] = options
     return out
+
+
+def eta_columns() -> tuple[ProgressColumn, ...]:
+    """Progress columns for a long run: description, bar, done/total, elapsed, ETA and a
+    ``stats`` field (pass ``stats=...`` to ``add_task`` and ``update``)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
 
 
 def input_message(exc: Exception) -> str:

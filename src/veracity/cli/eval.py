@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from veracity.cli.app import PROCESS, app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import ensure_model, eta_columns, parse_source_options
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -120,15 +120,7 @@ def resolve_config(
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
 
     from veracity.evaluation.runner import RunningStats, run_session
     from veracity.infra import run_interruptible
@@ -137,16 +129,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
     for rec in run.store.read_predictions():
         stats.add(rec)
     todo = len(run.todo)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
+    columns = eta_columns()
     with Progress(*columns, console=console, disable=not show, transient=False) as bar:
         task = bar.add_task(
             f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from veracity.errors import LabelError, RunStoreError
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
-from veracity.evaluation.plots import confusion_png, reliability_png
+from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
 from veracity.evaluation.repeats import is_repeated, summarize_repeats
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
@@ -171,6 +171,25 @@ def _cost(u: UsageStats) -> str:
     return f"{cost_text(u.cost_usd, u.unpriced_llm_calls)}, {per}"
 
 
+def action_shares(run: RunResult) -> dict[str, dict[str, float]]:
+    """Share of each retrieval action per claim category, from verdicts that record
+    ``metadata.actions`` (action -> count) and ``metadata.category`` (ToE's Figure 5)."""
+    counts: dict[str, dict[str, int]] = {}
+    for rec in run.records:
+        meta = rec.verdict.metadata if rec.verdict else {}
+        actions, category = meta.get("actions"), meta.get("category")
+        if not isinstance(actions, dict) or not category:
+            continue
+        row = counts.setdefault(str(category), {})
+        for action, n in actions.items():
+            row[action] = row.get(action, 0) + int(n)
+    return {
+        cat: {a: n / total for a, n in row.items()}
+        for cat, row in sorted(counts.items())
+        if (total := sum(row.values()))
+    }
+
+
 def _context(run: RunResult) -> dict[str, Any]:
     m, cfg = run.metrics, run.config
     confusion_cols = list(next(iter(m.confusion.values())).keys())
@@ -217,7 +236,17 @@ def _context(run: RunResult) -> dict[str, Any]:
         "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
+        "actions": _action_rows(run),
     }
+
+
+def _action_rows(run: RunResult) -> dict[str, Any] | None:
+    shares = action_shares(run)
+    if not shares:
+        return None
+    cols = sorted({a for row in shares.values() for a in row})
+    rows = [(cat, [f"{row.get(c, 0.0) * 100:.1f}" for c in cols]) for cat, row in shares.items()]
+    return {"cols": cols, "rows": rows}
 
 
 def _env(autoescape: bool) -> jinja2.Environment:
@@ -232,10 +261,14 @@ def _env(autoescape: bool) -> jinja2.Environment:
 
 
 def figures(run: RunResult) -> dict[str, bytes]:
-    """PNG bytes of the confusion matrix and (when there are scores) reliability diagram."""
+    """PNG bytes of the confusion matrix, the reliability diagram (when there are scores)
+    and the action heat map (when verdicts record actions by claim category)."""
     out = {"confusion": confusion_png(run.metrics.confusion, "confusion matrix")}
     if run.metrics.calibration is not None:
         out["reliability"] = reliability_png(run.metrics.calibration)
+    shares = action_shares(run)
+    if shares:
+        out["actions"] = action_heatmap_png(shares)
     return out
 
 
