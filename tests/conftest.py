@@ -1,7 +1,8 @@
 """Shared test setup.
 
 Every test gets a fresh VERACITY_HOME (caches, indexes) under its tmp dir, so tests never
-read or write the user's cache. Models stay where they are (VERACITY_MODELS_DIR points at
+read or write the user's cache, and VERACITY_OFFLINE=1, so default sources never probe
+the network (tests of the online branch fake the probe). Models stay where they are (VERACITY_MODELS_DIR points at
 the real models folder), so `embedded` tests find a model pulled with `veracity models pull`.
 """
 
@@ -22,6 +23,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("veracity-home")
     monkeypatch.setenv("VERACITY_HOME", str(home))
     monkeypatch.setenv("VERACITY_MODELS_DIR", _REAL_MODELS_DIR)
+    monkeypatch.setenv("VERACITY_OFFLINE", "1")
     for var in ("VERACITY_LLM", "VERACITY_MODEL", "VERACITY_BASE_URL", "VERACITY_PROVIDER"):
         monkeypatch.delenv(var, raising=False)
     yield home

@@ -105,6 +105,8 @@ def check(
     except ConfigError as exc:
         fail(str(exc))
     m = run.method
+    for note in run.notes:
+        console.print(f"[dim]{note}[/]", soft_wrap=True)
     ensure_model(run.config.llm)
     try:
         verdict = _run_with_spinner(m, item, show=not as_json)

@@ -254,6 +254,8 @@ def eval_(
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
     ensure_model(run.config.llm)
+    for note in run.notes:
+        console.print(f"{prefix}[yellow]{note}[/]", soft_wrap=True)
     done = len(run.examples) - len(run.todo)
     console.print(
         f"{prefix}[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "

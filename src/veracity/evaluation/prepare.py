@@ -45,6 +45,7 @@ class PreparedRun:
     gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
+    notes: list[str] = field(default_factory=list)  # what the user should know before it runs
 
     @property
     def todo(self) -> list[Example]:
@@ -211,10 +212,29 @@ def prepare_run(
         raise EvalError(f"dataset_options for {info.name!r}: {exc}") from exc
     except (DatasetError, ConfigError) as exc:
         raise EvalError(str(exc)) from exc
+    notes = list(run.notes)
     if cfg.gold_evidence:
-        examples = [with_gold_evidence(e) for e in examples]
+        examples, note = gold_evidence_examples(examples)
+        notes += [note] if note else []
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts, notes)
+
+
+def gold_evidence_examples(examples: Sequence[Example]) -> tuple[list[Example], str | None]:
+    """The examples that have gold evidence, each with it handed over, and a note
+    saying how many were left out for having none.
+
+    Raises:
+        EvalError: no example has gold evidence (the dataset cannot run this setting).
+    """
+    kept = [with_gold_evidence(e) for e in examples if e.evidence or not isinstance(e.input, Claim)]
+    if examples and not kept:
+        with_gold_evidence(examples[0])  # raises, naming the example
+    left = len(examples) - len(kept)
+    note = None
+    if left:
+        note = f"{left} of {len(examples)} examples have no gold evidence and are left out"
+    return kept, note
 
 
 def with_gold_evidence(example: Example) -> Example:

@@ -32,6 +32,7 @@ from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Verdict
 
@@ -150,6 +151,22 @@ class BaseMethod(ABC):
         raise MethodConfigError(
             f"{self.name} has several sources ({known}); choose one with `source`"
         )
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        """The sources this method searches under `config` (its ``method_config``), so a
+        run that names none gets defaults (see `veracity.retrieval.defaults`); [] for
+        methods that retrieve nothing. An invalid config also gives [] (building the
+        method then reports it)."""
+        return []
+
+    @classmethod
+    def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:
+        """`config` validated as this method's config, or None when it is invalid."""
+        try:
+            return cls.config_class.model_validate(dict(config))
+        except ValidationError:
+            return None
 
     @classmethod
     def prompt_package(cls) -> str:

@@ -23,6 +23,7 @@ from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import guard_query
 from veracity.types import CheckInput, Document, Evidence, Verdict
 
@@ -69,6 +70,13 @@ class RagMethod(BaseMethod):
     ):
         super().__init__(llm, config, sources=sources)
         self.source = self.pick_source(self.config.source)
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, RagConfig):
+            return []
+        return [SourceNeed(cfg.source or "web", purpose="passages to cite")]
 
     async def retrieve(self, item: CheckInput) -> list[Document]:
         text = truncate_chars(item.content, self.config.query_chars)
