@@ -1,0 +1,71 @@
+"""Every experiment config, and every variant of it, runs one example as shipped.
+
+Offline: the scripted model answers every request with a schema-valid reply
+(`veracity.testing.schema`), the data is the miniature data directory, and the network
+is the recorded world of `_offline_world` (DuckDuckGo and Wikipedia answers; local
+indexes built under the config's names). The configs are found by glob, so a config
+added later is covered without editing this file. A config whose method is not
+registered on this branch is skipped with that reason. `tests/conftest.py` prints the
+count of cases started and finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import respx
+
+from _offline_world import DATA_DIR, KEY_VARS, FakeDDGS, build_indexes, wikipedia_answer
+from veracity import registry
+from veracity.evaluation.experiment import experiment_dir, load_experiment
+from veracity.evaluation.runner import prepare_run, run_session
+from veracity.testing.schema import schema_llm
+
+CONFIGS = sorted(experiment_dir().glob("*.yaml"))
+
+
+def _cases():
+    for path in CONFIGS:
+        try:
+            variants = [None, *load_experiment(path).variants]
+        except Exception as exc:  # reported by the test, not at collection
+            yield pytest.param(path, None, exc, id=f"{path.stem}:unreadable")
+            continue
+        for v in variants:
+            yield pytest.param(path, v, None, id=f"{path.stem}:{v or 'base'}")
+
+
+@pytest.fixture
+def offline_world(monkeypatch):
+    import ddgs
+
+    for var in KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
+    with respx.mock(assert_all_called=False) as router:
+        router.route(host__regex=r"(^|\.)wikipedia\.org$").mock(side_effect=wikipedia_answer)
+        yield router
+
+
+@pytest.mark.parametrize(("path", "variant", "unreadable"), list(_cases()))
+def test_config_variant_runs_one_example(path, variant, unreadable, offline_world, tmp_path,
+                                         record_property):  # fmt: skip
+    if unreadable is not None:
+        raise unreadable
+    cfg = load_experiment(path).with_variant(variant)
+    if cfg.method not in registry.methods:
+        pytest.skip(f"method {cfg.method!r} is not registered on this branch")
+    cfg = cfg.model_copy(
+        update={"limit": 1, "sample": False, "sample_per_class": None, "repeats": 1,
+                "concurrency": 1, "data_dir": str(DATA_DIR)}
+    )  # fmt: skip
+    build_indexes(cfg)
+    run = prepare_run(cfg, tmp_path / "run", llm=schema_llm())
+    record_property("experiment_stage", "started")
+    asyncio.run(run_session(run, 1))
+    [record] = run.store.read_predictions()
+    problem = record.exception or (record.verdict.error if record.verdict else None)
+    assert record.status == "ok", f"{record.status}: {problem}"
+    assert record.verdict.usage.llm_calls >= 1
+    record_property("experiment_stage", "finished")
