@@ -3,7 +3,8 @@
 Every test gets a fresh VERACITY_HOME (caches, indexes) under its tmp dir, so tests never
 read or write the user's cache, and VERACITY_OFFLINE=1, so default sources never probe
 the network (tests of the online branch fake the probe). Models stay where they are
-(VERACITY_MODELS_DIR points at the real models folder), so `embedded` tests find a model pulled with `veracity models pull`.
+(VERACITY_MODELS_DIR points at the real models folder), so `embedded` tests find a model
+pulled with `veracity models pull`.
 """
 
 from __future__ import annotations

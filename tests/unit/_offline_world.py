@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -35,7 +35,7 @@ def _recorded(relpath: str) -> Any:
 class FakeDDGS:
     """Stands in for ``ddgs.DDGS``: the recorded text and news results for any query."""
 
-    queries: list[str] = []
+    queries: ClassVar[list[str]] = []
 
     def __init__(self, *args: Any, **kwargs: Any):
         pass

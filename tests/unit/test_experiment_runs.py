@@ -15,8 +15,8 @@ import asyncio
 
 import pytest
 import respx
-
 from _offline_world import DATA_DIR, KEY_VARS, FakeDDGS, build_indexes, wikipedia_answer
+
 from veracity import registry
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.evaluation.runner import prepare_run, run_session
