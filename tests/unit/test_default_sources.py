@@ -25,7 +25,9 @@ from veracity.runtime import build_run, with_default_sources
 from veracity.testing import ScriptedLLM, ScriptedReply
 
 RAG_REPLY = '{"cited": [1], "label": "false"}'
-OFF = {"use_wikipedia": False}
+WIKI = SourceNeed(
+    "wiki", "encyclopedia", off={"use_wikipedia": False}, purpose="Wikipedia retrieval"
+)
 
 
 @pytest.fixture
@@ -56,10 +58,7 @@ def scripted() -> ScriptedLLM:
 
 
 def test_online_needs_get_keyless_live_sources():
-    needs = [
-        SourceNeed("web"),
-        SourceNeed("wiki", "encyclopedia", off=OFF, purpose="Wikipedia retrieval"),
-    ]
+    needs = [SourceNeed("web"), WIKI]
     chosen = default_sources("zofia", needs, online=True)
     assert chosen.sources == {
         "web": {"type": "web", "engine": "auto"},
@@ -77,10 +76,7 @@ def test_offline_without_the_default_corpus_gives_the_commands(tmp_path):
 
 
 def test_offline_uses_the_default_corpus_and_turns_off_wikipedia(default_corpus):
-    needs = [
-        SourceNeed("web"),
-        SourceNeed("wiki", "encyclopedia", off=OFF, purpose="Wikipedia retrieval"),
-    ]
+    needs = [SourceNeed("web"), WIKI]
     chosen = default_sources("zofia", needs, online=False)
     assert chosen.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     assert chosen.method_config == {"use_wikipedia": False}

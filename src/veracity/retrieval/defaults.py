@@ -145,8 +145,8 @@ def default_sources(
         online = network_available()
     if online:
         for need in needs:
-            spec = {"type": "web", "engine": "auto"} if need.kind == "search" else {"type": "wikipedia"}
-            out.sources[need.name] = spec
+            live = {"type": "web", "engine": "auto"} if need.kind == "search" else None
+            out.sources[need.name] = live or {"type": "wikipedia"}
         shown = ", ".join(f"{n}={out.sources[n]['type']}" for n in out.sources)
         out.notes.append(f"no sources given: {method} searches live sources ({shown})")
         return out
