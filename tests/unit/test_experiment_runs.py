@@ -19,7 +19,9 @@ from _offline_world import DATA_DIR, KEY_VARS, FakeDDGS, build_indexes, wikipedi
 
 from veracity import registry
 from veracity.evaluation.experiment import experiment_dir, load_experiment
+from veracity.evaluation.repeats import run_repeats
 from veracity.evaluation.runner import prepare_run, run_session
+from veracity.evaluation.store import RunStore
 from veracity.testing.schema import schema_llm
 
 CONFIGS = sorted(experiment_dir().glob("*.yaml"))
@@ -69,3 +71,31 @@ def test_config_variant_runs_one_example(path, variant, unreadable, offline_worl
     assert record.status == "ok", f"{record.status}: {problem}"
     assert record.verdict.usage.llm_calls >= 1
     record_property("experiment_stage", "finished")
+
+
+# The paper analyses that draw balanced samples (RADAR's 150-claim analyses: 50 per
+# class) or repeat over seeds (ToE: the median of ten 50-claim samples), run through the
+# harness's --sample-per-class and --repeats on the miniature data.
+BALANCED = ["radar_table2", "toe_table2"]
+
+
+@pytest.mark.parametrize("stem", BALANCED)
+def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
+    path = experiment_dir() / f"{stem}.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not on this branch")
+    cfg = load_experiment(path).with_variant(None)
+    if cfg.method not in registry.methods:
+        pytest.skip(f"method {cfg.method!r} is not registered on this branch")
+    cfg = cfg.model_copy(
+        update={"limit": None, "sample": False, "sample_per_class": 1, "repeats": 2,
+                "concurrency": 1, "data_dir": str(DATA_DIR)}
+    )  # fmt: skip
+    build_indexes(cfg)
+    summary = asyncio.run(run_repeats(cfg, tmp_path / "rep", llm=schema_llm()))
+    assert summary.finished == 2 and len(set(summary.seeds)) == 2
+    runs = [RunStore(tmp_path / "rep" / run) for run in summary.runs]
+    for store in runs:
+        golds = [r.gold for r in store.read_predictions()]
+        assert len(golds) >= 2 and len(golds) == len(set(golds)), f"not one per class: {golds}"
+    assert "accuracy" in summary.metrics
