@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,42 @@ def _execute(
             f"{run.store.predictions_path}; fix and re-run with --retry-errors"
         )
     console.print(f"report: veracity report {run.store.path}", soft_wrap=True)
+    if failing_run(run, metrics):
+        raise typer.Exit(FAILED_RUN_EXIT)
+
+
+FAILED_RUN_EXIT = 2  # exit status of a run where most examples failed
+FAILED_SHARE = 0.5  # more than this share of errors and crashes fails the run
+
+
+def _first_line(rec) -> str:
+    text = rec.exception or (rec.verdict.error if rec.verdict is not None else None) or "?"
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return (lines[-1] if rec.exception else lines[0])[:300] if lines else "?"
+
+
+def failing_run(run: PreparedRun, metrics: Metrics) -> bool:
+    """Say on the console when most examples errored or crashed, with the commonest
+    reasons; True then (the command exits non-zero)."""
+    failed = metrics.counts["error"] + metrics.counts["exception"]
+    if not metrics.n or failed / metrics.n <= FAILED_SHARE:
+        return False
+    reasons = Counter(
+        _first_line(r) for r in run.store.read_predictions() if r.status in ("error", "exception")
+    )
+    console.print(
+        f"[red bold]{failed} of {metrics.n} examples failed[/] (error or crash); the run's "
+        "metrics mean little. Most common reasons:",
+        soft_wrap=True,
+    )
+    for reason, n in reasons.most_common(3):
+        console.print(f"  {n} × {reason}", soft_wrap=True, markup=False, highlight=False)
+    console.print(
+        f"details: the `verdict.error` / `exception` fields of {run.store.predictions_path}; "
+        "after fixing, re-run with --retry-errors",
+        soft_wrap=True,
+    )
+    return True
 
 
 @app.command()
