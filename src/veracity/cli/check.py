@@ -59,12 +59,20 @@ def _describe(event: TraceEvent) -> str | None:
 def check(
     text: str = typer.Argument(None, help="the text to check, or '-' to read standard input"),
     file: Path = typer.Option(
-        None, "--file", "-f", help="read the input from a file (.json: a Claim/Article/Post object)"
+        None,
+        "--file",
+        "-f",
+        help="read the input from a file (.json: a claim, article or post object; its "
+        "`kind` field or its fields say which)",
     ),
     method: str = typer.Option(
         None, "--method", "-m", help="see `veracity methods` (default: the config's, or direct)"
     ),
-    kind: str = typer.Option("claim", help="how to read plain text: claim, article or post"),
+    kind: str = typer.Option(
+        "claim",
+        help="how to read plain text: claim, article or post (a .json file's own kind or "
+        "fields decide for it)",
+    ),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
     model: str = typer.Option(
         None, help="model: catalog name or GGUF path (embedded), or the endpoint's model id"

@@ -36,7 +36,12 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
 
 def input_message(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"])
+            msg = e["msg"].removeprefix("Value error, ")
+            parts.append(f"{where}: {msg}" if where else msg)
+        return f"{exc.title}: " + "; ".join(parts)
     return str(exc)
 
 
