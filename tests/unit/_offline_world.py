@@ -13,10 +13,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
+import pytest
+import respx
 
 from veracity.config import RunConfig
 from veracity.datasets import get_dataset
@@ -90,3 +94,17 @@ def build_indexes(cfg: RunConfig) -> list[str]:
         build_local_corpus(name, docs, mode="bm25" if mode == "bm25" else "hybrid")
         built.append(name)
     return built
+
+
+@contextmanager
+def recorded_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
+    """DuckDuckGo (any query) and Wikipedia answered from recordings, other engines' keys
+    unset; any other HTTP request fails."""
+    import ddgs
+
+    for var in KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
+    with respx.mock(assert_all_called=False) as router:
+        router.route(host__regex=r"(^|\.)wikipedia\.org$").mock(side_effect=wikipedia_answer)
+        yield router

@@ -8,8 +8,7 @@ default local corpus, or stops with one message giving the exact commands.
 from __future__ import annotations
 
 import pytest
-import respx
-from _offline_world import DATA_DIR, KEY_VARS, FakeDDGS, wikipedia_answer
+from _offline_world import DATA_DIR, FakeDDGS, recorded_network
 from typer.testing import CliRunner
 
 from veracity import api
@@ -33,16 +32,10 @@ WIKI = SourceNeed(
 @pytest.fixture
 def online(monkeypatch):
     """The network 'answers' (a faked probe); DuckDuckGo and Wikipedia are recorded."""
-    import ddgs
-
     monkeypatch.delenv("VERACITY_OFFLINE", raising=False)
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
     probes = []
     defaults.set_probe(lambda: probes.append(1) or True)
-    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
-    with respx.mock(assert_all_called=False) as router:
-        router.route(host__regex=r"(^|\.)wikipedia\.org$").mock(side_effect=wikipedia_answer)
+    with recorded_network(monkeypatch):
         yield probes
     defaults.set_probe(None)
 

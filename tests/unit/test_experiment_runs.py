@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import respx
-from _offline_world import DATA_DIR, KEY_VARS, FakeDDGS, build_indexes, wikipedia_answer
+from _offline_world import DATA_DIR, build_indexes, recorded_network
 
 from veracity import registry
 from veracity.evaluation.experiment import experiment_dir, load_experiment
@@ -40,13 +39,7 @@ def _cases():
 
 @pytest.fixture
 def offline_world(monkeypatch):
-    import ddgs
-
-    for var in KEY_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
-    with respx.mock(assert_all_called=False) as router:
-        router.route(host__regex=r"(^|\.)wikipedia\.org$").mock(side_effect=wikipedia_answer)
+    with recorded_network(monkeypatch) as router:
         yield router
 
 
