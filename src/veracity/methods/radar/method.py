@@ -121,8 +121,10 @@ class _RadarBase(BaseMethod):
         if cfg.evidence == "given" and not item.evidence:
             return self.verdict(
                 label=None,
-                error="the config asks for the claim's given evidence (evidence: given), "
-                "but this claim carries none",
+                error="this run uses each claim's own evidence (evidence: given, e.g. a "
+                "gold-evidence variant or --gold-evidence), but this claim carries none: give "
+                'the claim as a .json file with an "evidence" list (--file claim.json), or '
+                "run a retrieved-evidence variant",
             )
         names = self.participants()
         docs, source_name = await gather_candidates(item, cfg, self.source)
