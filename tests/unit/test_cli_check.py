@@ -198,3 +198,22 @@ def test_help_and_version(scripted):
         shown = runner.invoke(app, [*command, "--help"])
         assert shown.exit_code == 0, shown.output
         assert "<bool>" not in shown.stdout, command
+
+
+def test_set_gives_method_settings_from_the_command_line(scripted):
+    from veracity.cli.common import parse_set_options
+
+    parsed = parse_set_options(["rounds=2", "corpus.index=mydocs", "corpus.mode=bm25", "x=a b"])
+    assert parsed == {"rounds": 2, "corpus": {"index": "mydocs", "mode": "bm25"}, "x": "a b"}
+    result = runner.invoke(app, ["check", "x", "--method", "cot", "--set", "no_such_key=1"])
+    assert result.exit_code == 2 and "no_such_key" in result.output
+    result = runner.invoke(app, ["check", "x", "--set", "novalue"])
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_a_missing_source_error_names_the_flags(scripted):
+    result = runner.invoke(
+        app, ["check", "x", "--method", "zofia", "--source", "wikipedia", "--set", "web_source=w"]
+    )
+    assert result.exit_code == 2
+    assert "--source w=duckduckgo" in result.output and "--set variant=no_web" in result.output

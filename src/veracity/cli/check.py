@@ -15,7 +15,12 @@ from rich.table import Table
 from veracity import context
 from veracity.api import as_input
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, input_message, parse_source_options
+from veracity.cli.common import (
+    ensure_model,
+    input_message,
+    parse_set_options,
+    parse_source_options,
+)
 from veracity.cli.render import verdict_panel
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 from veracity.labels import LABEL_SPACES
@@ -92,6 +97,12 @@ def check(
         help="evidence source NAME=TYPE, e.g. web=duckduckgo, web=local:INDEX, "
         "web=web:brave, wikipedia (repeatable; see `veracity sources`)",
     ),
+    settings: list[str] = typer.Option(
+        None,
+        "--set",
+        help="a method setting KEY=VALUE, e.g. --set rounds=2 or --set corpus.index=mydocs "
+        "(repeatable; the method's README lists them)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
@@ -102,13 +113,14 @@ def check(
         item = as_input(raw, kind)  # type: ignore[arg-type]
     except (InputError, ValidationError, ValueError, TypeError) as exc:
         fail(input_message(exc))
-    flags = {
-        "method": method,
-        "labels": labels,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
-        "sources": parse_source_options(source or []) or None,
-    }
     try:
+        flags = {
+            "method": method,
+            "labels": labels,
+            "llm": {"model": model, "base_url": base_url, "provider": provider},
+            "sources": parse_source_options(source or []) or None,
+            "method_config": parse_set_options(settings or []) or None,
+        }
         run = build_run(resolve_config(config, variant=variant, flags=flags))
     except ConfigError as exc:
         fail(str(exc))

@@ -34,6 +34,33 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def parse_set_options(specs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options into method settings (``method_config``), see `--set`.
+
+    VALUE is read as YAML (``3``, ``0.5``, ``true``, ``[a, b]``, or plain text); a dotted
+    KEY sets a nested setting (``corpus.index=mydocs``).
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, raw = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {spec!r}: give KEY=VALUE, e.g. --set rounds=2")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        *parents, leaf = key.strip().split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {spec!r}: {part!r} is set twice, once as a value")
+        node[leaf] = value
+    return out
+
+
 def input_message(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         parts = []

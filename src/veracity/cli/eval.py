@@ -22,7 +22,7 @@ from rich.table import Table
 
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import ensure_model, parse_set_options, parse_source_options
 from veracity.config import RunConfig
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 from veracity.evaluation.metrics import Metrics
@@ -224,6 +224,9 @@ def eval_(
         "-s",
         help="evidence source NAME=TYPE[:ARG] as for `veracity check` (repeatable)",
     ),
+    settings: list[str] = typer.Option(
+        None, "--set", help="a method setting KEY=VALUE as for `veracity check` (repeatable)"
+    ),
     gold_evidence: bool = typer.Option(
         None,
         "--gold-evidence/--retrieved-evidence",
@@ -238,9 +241,10 @@ def eval_(
         "sample_per_class": sample_per_class, "repeats": repeats,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
         "llm": {"model": model, "base_url": base_url, "provider": provider},
-        "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
+        flags["sources"] = parse_source_options(source or []) or None
+        flags["method_config"] = parse_set_options(settings or []) or None
         cfg = resolve_config(config, out_dir, variant, flags)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,

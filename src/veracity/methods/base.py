@@ -145,11 +145,18 @@ class BaseMethod(ABC):
         if missing is not None:
             raise MethodConfigError(missing)
         if name is not None:
-            raise MethodConfigError(f"{self.name}: no source named {name!r} (sources: {known})")
+            raise MethodConfigError(
+                f"{self.name}: no source named {name!r} (sources: {known}); give it with "
+                f"--source {name}=TYPE (see `veracity sources`; in a config file: `sources:`)"
+            )
         if not self.sources:
-            raise MethodConfigError(f"{self.name} needs a source to search: give one in `sources:`")
+            raise MethodConfigError(
+                f"{self.name} needs a source to search: give one with --source NAME=TYPE, e.g. "
+                "--source web=duckduckgo or --source web=local:INDEX (in a config file: `sources:`)"
+            )
         raise MethodConfigError(
-            f"{self.name} has several sources ({known}); choose one with `source`"
+            f"{self.name} has several sources ({known}); choose one with --set source=NAME "
+            "(in a config file: `method_config: {source: NAME}`)"
         )
 
     @classmethod

@@ -78,7 +78,7 @@ class ZoFiaMethod(BaseMethod):
                 missing=f"zofia needs an open-web source named {cfg.web_source!r}: give one with "
                 f"--source {cfg.web_source}=duckduckgo (or web:brave, ...; see `veracity sources`) "
                 f"or a local index standing in for the web, --source {cfg.web_source}=local:INDEX "
-                "(ablation without it: the variant no_web)",
+                "(ablation without it: --set variant=no_web)",
             )
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
@@ -89,8 +89,8 @@ class ZoFiaMethod(BaseMethod):
                 what = "none is given" if given is None else f"{exc}"
                 raise MethodConfigError(
                     f"zofia needs Wikipedia as a source named {cfg.wiki_source!r} ({what}): give "
-                    f"it with --source {cfg.wiki_source}=wikipedia (ablation without it: the "
-                    "variant no_wikipedia)"
+                    f"it with --source {cfg.wiki_source}=wikipedia (ablation without it: --set "
+                    "variant=no_wikipedia)"
                 ) from exc
         self._embedder = embedder
         self._ner = ner
