@@ -22,6 +22,7 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
+from veracity import context
 from veracity.errors import PromptError
 from veracity.llm.base import Message
 from veracity.types import Article, CheckInput, Claim, Post
@@ -175,8 +176,26 @@ def truncate_chars(text: str, limit: int) -> str:
     return f"{cut} […]"
 
 
-def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 10) -> str:
-    """A plain-text description of a check input for prompts."""
+def note_cut(what: str, kept: int, total: int, unit: str, setting: str | None) -> None:
+    """Record in the running check's trace that part of the input was left out (a
+    ``note`` event named ``input_cut``), so the user learns what and how to raise it."""
+    ctx = context.active()
+    if ctx is not None:
+        ctx.event(
+            "note", "input_cut", what=what, kept=kept, total=total, unit=unit, setting=setting
+        )
+
+
+def render_input(
+    item: CheckInput,
+    *,
+    max_chars: int = 6000,
+    max_replies: int = 10,
+    setting: str | None = "max_input_chars",
+) -> str:
+    """A plain-text description of a check input for prompts. What does not fit
+    (an article's text beyond `max_chars`, replies beyond `max_replies`) is left out and
+    noted in the trace (`note_cut`), naming the method `setting` that raises it."""
     if isinstance(item, Claim):
         lines = [f"Claim: {item.text}"]
         if item.speaker:
@@ -192,6 +211,8 @@ def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 
             lines.append(f"Title: {item.title}")
         if item.published_at:
             lines.append(f"Published: {item.published_at.date().isoformat()}")
+        if len(item.body) > max_chars:
+            note_cut("the article's text", max_chars, len(item.body), "characters", setting)
         lines.append(f"Text: {truncate_chars(item.body, max_chars)}")
         return "\n".join(lines)
     if isinstance(item, Post):
@@ -199,6 +220,8 @@ def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 
         if item.author:
             lines.append(f"Author: {item.author}")
         replies = item.replies_by_time(max_replies)
+        if len(item.replies) > len(replies):
+            note_cut("the post", len(replies), len(item.replies), "replies", None)
         if replies:
             lines.append("Replies:")
             lines += [f"- {r.text}" for r in replies]

@@ -20,7 +20,7 @@ from veracity.context import CheckContext
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
-from veracity.methods.labelling import ask_label, label_fields
+from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.defaults import SourceNeed
@@ -111,9 +111,12 @@ class RagMethod(BaseMethod):
             policy=cfg.choice,
         )
         cited = list(dict.fromkeys(answer.value.cited))  # in order, without repeats
+        evidence = [Evidence(document=docs[i - 1], note="cited") for i in cited]
+        if not cited:  # still show what the answer was given
+            evidence = [Evidence(document=d, note="retrieved, not cited") for d in docs]
         return self.verdict(
             **label_fields(answer, space),
-            rationale=getattr(answer.value, "reasoning", ""),
-            evidence=[Evidence(document=docs[i - 1]) for i in cited],
+            rationale=whole_sentences(getattr(answer.value, "reasoning", "")),
+            evidence=evidence,
             metadata={"retrieved": [d.id for d in docs], "cited": cited},
         )
