@@ -24,7 +24,7 @@ def test_reasoning_cut_by_its_cap_ends_at_a_sentence():
     assert whole_sentences("It is false. The tower is in Paris. Moreover the") == (
         "It is false. The tower is in Paris. […]"
     )
-    assert whole_sentences("no sentence end at all") == "no sentence end at all […]"
+    assert whole_sentences("a phrase, no sentence end") == "a phrase, no sentence end"
     assert whole_sentences('He said "no." Then') == 'He said "no." […]'
     assert whole_sentences("") == ""
 

@@ -21,14 +21,15 @@ _ENDED = re.compile(r"[.!?…][\"')\]]*$")
 def whole_sentences(text: str) -> str:
     """`text` ending at a sentence end: reasoning cut off by its length cap (the schema's
     ``max_length`` or the token budget) loses its unfinished last sentence, and the cut is
-    marked ``[…]``; text that ends properly is returned as it is."""
+    marked ``[…]``. Text that ends properly, or has no sentence end at all (a phrase), is
+    returned as it is."""
     text = text.strip()
     if not text or _ENDED.search(text):
         return text
     ends = list(_SENTENCE_END.finditer(text))
-    if ends and ends[-1].end() >= len(text) // 3:
-        return text[: ends[-1].end()] + " […]"
-    return text + " […]"
+    if not ends:
+        return text
+    return text[: ends[-1].end()] + " […]"
 
 
 async def ask_label(
