@@ -231,6 +231,7 @@ def build_run(
     sources = build_sources(config, caches)
     method = build_method(config, managed, sources, prefer_labels=prefer_labels)
     resolved = config.model_copy(update={"labels": method.label_space.name})
+    method.setup_notes = list(notes)
     for note in notes:
         log.info("%s", note)
     return Run(resolved, managed, method.sources, method, method.prompt_hashes(), notes)

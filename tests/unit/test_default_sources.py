@@ -159,3 +159,23 @@ def test_cli_check_offline_picks_up_the_built_default_corpus(cli_llm, monkeypatc
     result = CliRunner().invoke(app, ["check", "--method", "rag", "A synthetic abstract sentence."])
     assert result.exit_code == 0, result.output
     assert "default local corpus" in result.output
+
+
+def test_the_choice_is_in_every_verdicts_trace(default_corpus):
+    verdict = api.check("A synthetic abstract sentence.", "rag", llm=scripted())
+    notes = [e.data["text"] for e in verdict.trace.events if e.kind == "note"]
+    assert notes and "default local corpus" in notes[0]
+
+
+def test_the_rest_api_builder_gets_the_same_defaults(default_corpus):
+    from veracity.server.runs import RunBuilder
+    from veracity.server.schemas import CheckRequest
+    from veracity.server.settings import ServerSettings
+
+    builder = RunBuilder(RunConfig(), ServerSettings(), llm=scripted())
+    request = CheckRequest.model_validate(
+        {"input": {"kind": "claim", "text": "A synthetic abstract sentence."}, "method": "rag"}
+    )
+    run, _ = builder.build(request)
+    assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
+    assert run.notes and "default local corpus" in run.notes[0]

@@ -120,6 +120,7 @@ class BaseMethod(ABC):
         self._llm = ensure_managed(llm) if llm is not None else None
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
+        self.setup_notes: list[str] = []  # set by the composition root; traced per check
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
@@ -228,6 +229,8 @@ class BaseMethod(ABC):
                 "stage", self.name, step="start", input_kind=item.kind,
                 prompts=self.prompt_hashes(),
             )  # fmt: skip
+            for note in self.setup_notes:  # how the run was assembled (default sources)
+                ctx.event("note", "setup", text=note)
             try:
                 verdict = await self.run(item, ctx)
             except SourceAuthError:
