@@ -179,3 +179,19 @@ def test_the_rest_api_builder_gets_the_same_defaults(default_corpus):
     run, _ = builder.build(request)
     assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     assert run.notes and "default local corpus" in run.notes[0]
+
+
+def test_cli_eval_offline_uses_the_default_corpus_or_says_how(tmp_path, monkeypatch):
+    from veracity.testing.schema import schema_llm
+
+    llm = schema_llm()
+    monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg=None, **kw: ManagedLLM(llm))
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
+    args = ["eval", "--method", "rag", "--dataset", "scifact", "--limit", "1", "--no-progress"]
+    args += ["--data-dir", str(DATA_DIR), "--out", str(tmp_path / "run")]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "veracity index build --dataset scifact" in refused.output
+    build_local_corpus(DEFAULT_INDEX, list(get_dataset("scifact").corpus(DATA_DIR)), mode="bm25")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "default local corpus" in result.output
