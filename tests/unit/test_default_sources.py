@@ -66,6 +66,8 @@ def test_offline_without_the_default_corpus_gives_the_commands(tmp_path):
         default_sources("rag", [SourceNeed("web")], online=False, indexes_dir=tmp_path)
     assert "veracity index build --dataset scifact" in str(err.value)
     assert "--source web=local:INDEX" in str(err.value)
+    with pytest.raises(ConfigError, match="--source evidence=local:INDEX"):
+        default_sources("radar", [SourceNeed("evidence")], online=False, indexes_dir=tmp_path)
 
 
 def test_offline_uses_the_default_corpus_and_turns_off_wikipedia(default_corpus):

@@ -107,14 +107,14 @@ def default_index_exists(indexes_dir: Path | None = None) -> bool:
     return (root / DEFAULT_INDEX / "manifest.json").is_file()
 
 
-def _offline_help(method: str) -> str:
+def _offline_help(method: str, name: str) -> str:
     return (
         f"{method} retrieves evidence, no source was given and the network does not answer "
         "(or VERACITY_OFFLINE is set). Build the default local corpus once, from your own "
         "documents or a benchmark's corpus:\n"
         "  veracity index build ./my-docs\n"
         "  veracity index build --dataset scifact\n"
-        f"and it is used automatically; or name a source: --source web=local:INDEX "
+        f"and it is used automatically; or name a source: --source {name}=local:INDEX "
         "(see `veracity sources`)"
     )
 
@@ -159,7 +159,7 @@ def default_sources(
             what = need.purpose or need.name
             out.notes.append(f"offline: {method} runs without {what} (no offline stand-in)")
         elif need.kind == "search":
-            raise ConfigError(_offline_help(method))
+            raise ConfigError(_offline_help(method, need.name))
         else:
             raise ConfigError(
                 f"{method} needs {need.purpose or need.name}, which cannot be reached offline; "
