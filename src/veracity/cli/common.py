@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from veracity.cli.app import console, fail
-from veracity.config import LLMConfig, settings
 from veracity.errors import ConfigError, ModelNotAvailable
+
+if TYPE_CHECKING:
+    from veracity.config import LLMConfig
 
 
 def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -62,6 +62,8 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
 
 
 def input_message(exc: Exception) -> str:
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         parts = []
         for e in exc.errors():
@@ -76,6 +78,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     if cfg.backend != "embedded":
         return
+    from veracity.config import settings
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
