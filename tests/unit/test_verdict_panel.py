@@ -53,7 +53,9 @@ async def test_replies_beyond_the_limit_are_noted():
     llm = ScriptedLLM(default=ScriptedReply('{"label": "false"}'))
     replies = [Reply(id=f"r{i}", text=f"reply {i}") for i in range(12)]
     verdict = await load_method("direct", llm=llm).check(Post(text="p", replies=replies))
-    assert cut_notes(verdict)[0].startswith("note: the method read the first 10 of 12 replies of the post")
+    assert cut_notes(verdict)[0].startswith(
+        "note: the method read the first 10 of 12 replies of the post"
+    )
 
 
 async def test_rag_panel_shows_the_passages_and_whether_they_were_cited():

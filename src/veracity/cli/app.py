@@ -55,6 +55,11 @@ class _LazyConsole:
         self.real().__exit__(*exc)
 
 
+PROCESS = {"owned": False}
+"""``owned`` is set by `veracity.cli.main`: the command line is the program, so a command
+may end the process at once (``os._exit``); in-process callers (tests, notebooks) leave it
+unset."""
+
 console: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]  # messages
 out: Console = _LazyConsole()  # type: ignore[assignment]  # results go to stdout
 
@@ -79,5 +84,11 @@ def _main(
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
-    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)  # commands stay whole
+    from rich.markup import escape
+
+    from veracity.redaction import strip_credentials
+
+    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup;
+    # not wrapped, so commands in it paste whole
+    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}", soft_wrap=True)
     raise typer.Exit(code)

@@ -45,6 +45,13 @@ def cut_notes(verdict: Verdict) -> list[str]:
     the setting that raises the limit."""
     lines: dict[str, None] = {}
     for event in verdict.trace.events:
+        if event.kind == "note" and event.name == "input_limits":  # the run's input limits
+            for c in event.data.get("cuts", []):
+                lines[
+                    f"note: the input's {c.get('field')} was cut to {c.get('kept'):,} of "
+                    f"{c.get('total'):,} {c.get('unit', 'characters')} (the run's input limits, "
+                    "sized to the model's context: a model with a larger context sees more)"
+                ] = None
         if event.kind != "note" or event.name != "input_cut":
             continue
         d = event.data

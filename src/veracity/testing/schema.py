@@ -49,7 +49,7 @@ class _Filler:
         """A few prompt words (rotating, so list items differ), within the length bounds."""
         start = self.turn % len(self.words)
         self.turn += 3
-        picked = (self.words[start:] + self.words[:start])[:6]
+        picked = (self.words[start:] + self.words[:start])[:3]  # short: names take 3-4 words
         out = " ".join(picked)
         while len(out) < low:
             out += " " + " ".join(self.words)
