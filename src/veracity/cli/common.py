@@ -61,11 +61,43 @@ def eta_columns() -> tuple[ProgressColumn, ...]:
     )
 
 
+def parse_set_options(specs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options into method settings (``method_config``), see `--set`.
+
+    VALUE is read as YAML (``3``, ``0.5``, ``true``, ``[a, b]``, or plain text); a dotted
+    KEY sets a nested setting (``corpus.index=mydocs``).
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, raw = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {spec!r}: give KEY=VALUE, e.g. --set rounds=2")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        *parents, leaf = key.strip().split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {spec!r}: {part!r} is set twice, once as a value")
+        node[leaf] = value
+    return out
+
+
 def input_message(exc: Exception) -> str:
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
-        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"])
+            msg = e["msg"].removeprefix("Value error, ")
+            parts.append(f"{where}: {msg}" if where else msg)
+        return f"{exc.title}: " + "; ".join(parts)
     return str(exc)
 
 

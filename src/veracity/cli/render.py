@@ -41,6 +41,32 @@ def usage_line(verdict: Verdict) -> str:
     return " · ".join(parts)
 
 
+def cut_notes(verdict: Verdict) -> list[str]:
+    """What the method left out of the input (``input_cut`` trace notes), once each, with
+    the setting that raises the limit."""
+    lines: dict[str, None] = {}
+    for event in verdict.trace.events:
+        if event.kind == "note" and event.name == "input_limits":  # the run's input limits
+            for c in event.data.get("cuts", []):
+                lines[
+                    f"note: the input's {c.get('field')} was cut to {c.get('kept'):,} of "
+                    f"{c.get('total'):,} {c.get('unit', 'characters')} (the run's input limits, "
+                    "sized to the model's context: a model with a larger context sees more)"
+                ] = None
+        if event.kind != "note" or event.name != "input_cut":
+            continue
+        d = event.data
+        line = (
+            f"note: the method read the first {d.get('kept'):,} of {d.get('total'):,} "
+            f"{d.get('unit')} of {d.get('what')}"
+        )
+        if d.get("setting"):
+            line += f" (raise it with --set {d['setting']}=N; a longer input needs a model "
+            line += "with a larger context: --config with `llm: {n_ctx: N}`, or --model)"
+        lines[line] = None
+    return list(lines)
+
+
 def verdict_panel(verdict: Verdict, input_text: str) -> Panel:
     head = Text()
     if verdict.error:
@@ -70,10 +96,10 @@ def verdict_panel(verdict: Verdict, input_text: str) -> Panel:
             mark = {True: " ✓", False: " ✗ unverified", None: ""}[ev.quote_verified]
             where = ev.document.url or ev.document.id
             quote = (ev.quote or ev.document.text)[:240]
-            table.add_row(
-                str(i), ev.stance.value, f"{ev.document.title}\n[dim]{where}[/]", quote + mark
-            )
+            stance = ev.stance.value + (f"\n[dim]{ev.note}[/]" if ev.note else "")
+            table.add_row(str(i), stance, f"{ev.document.title}\n[dim]{where}[/]", quote + mark)
         parts.append(table)
+    parts += [Text(line, style="yellow") for line in cut_notes(verdict)]
     parts.append(Text(usage_line(verdict), style="dim"))
     return Panel(
         Group(*parts), title=f"veracity · {verdict.method} · {verdict.label_space}", expand=True

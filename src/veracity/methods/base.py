@@ -34,6 +34,7 @@ from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Verdict
 
@@ -161,6 +162,7 @@ class BaseMethod(ABC):
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
         self.limits = InputLimits()
+        self.setup_notes: list[str] = []  # set by the composition root; traced per check
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
@@ -186,12 +188,35 @@ class BaseMethod(ABC):
         if missing is not None:
             raise MethodConfigError(missing)
         if name is not None:
-            raise MethodConfigError(f"{self.name}: no source named {name!r} (sources: {known})")
+            raise MethodConfigError(
+                f"{self.name}: no source named {name!r} (sources: {known}); give it with "
+                f"--source {name}=TYPE (see `veracity sources`; in a config file: `sources:`)"
+            )
         if not self.sources:
-            raise MethodConfigError(f"{self.name} needs a source to search: give one in `sources:`")
+            raise MethodConfigError(
+                f"{self.name} needs a source to search: give one with --source NAME=TYPE, e.g. "
+                "--source web=duckduckgo or --source web=local:INDEX (in a config file: `sources:`)"
+            )
         raise MethodConfigError(
-            f"{self.name} has several sources ({known}); choose one with `source`"
+            f"{self.name} has several sources ({known}); choose one with --set source=NAME "
+            "(in a config file: `method_config: {source: NAME}`)"
         )
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        """The sources this method searches under `config` (its ``method_config``), so a
+        run that names none gets defaults (see `veracity.retrieval.defaults`); [] for
+        methods that retrieve nothing. An invalid config also gives [] (building the
+        method then reports it)."""
+        return []
+
+    @classmethod
+    def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:
+        """`config` validated as this method's config, or None when it is invalid."""
+        try:
+            return cls.config_class.model_validate(dict(config))
+        except ValidationError:
+            return None
 
     @classmethod
     def prompt_package(cls) -> str:
@@ -252,6 +277,8 @@ class BaseMethod(ABC):
                 "stage", self.name, step="start", input_kind=item.kind,
                 prompts=self.prompt_hashes(),
             )  # fmt: skip
+            for note in self.setup_notes:  # how the run was assembled (default sources)
+                ctx.event("note", "setup", text=note)
             if cuts:
                 ctx.event("note", "input_limits", cuts=[c.model_dump() for c in cuts])
             try:

@@ -22,6 +22,7 @@ from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, Method
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.types import CheckInput, Evidence, Verdict
 
 # What each kind of source is good for, as the model sees it in the tool list.
@@ -71,6 +72,18 @@ class ReActMethod(BaseMethod):
                 f"react needs sources to search (asked for {missing or 'any'}; given: {have})"
             )
         self.tool_sources = {n: self.sources[n] for n in chosen}
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, ReActConfig):
+            return []
+        if cfg.tools:  # named tools: each must be given (a search source by default)
+            return [SourceNeed(name, purpose=f"the {name} tool") for name in cfg.tools]
+        return [
+            SourceNeed("web", purpose="web search"),
+            SourceNeed("wikipedia", "encyclopedia", off={}, purpose="Wikipedia search"),
+        ]
 
     def _tools(self, item: CheckInput) -> list[SourceTool]:
         tools = []
