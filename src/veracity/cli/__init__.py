@@ -7,6 +7,7 @@ from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
 from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
+from veracity.cli import mcp as _mcp  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
 from veracity.cli.app import app, console, fail  # noqa: F401
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -97,6 +98,8 @@ class BaseMethod(ABC):
         self._llm = ensure_managed(llm) if llm is not None else None
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
+        self.state_dir: Path | None = None  # see use_state
+        self.state_namespace: str | None = None
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
@@ -119,6 +122,15 @@ class BaseMethod(ABC):
             raise PromptError(f"{self.name} has no prompts package to override")
         self._prompts = bundle.bind(package) if package else PromptBundle()
         self._prompt_hashes = None
+
+    def use_state(self, folder: Path | None, namespace: str | None = None) -> None:
+        """Where this method keeps persistent state, and what the state belongs to.
+
+        Set by `veracity.runtime` (an evaluation run's ``state/`` folder and
+        ``dataset/split``); None: the user-level folder under VERACITY_HOME.
+        """
+        self.state_dir = folder
+        self.state_namespace = namespace
 
     def prompt_hashes(self) -> dict[str, str]:
         """Template name -> hash of the text this method renders (overrides included)."""

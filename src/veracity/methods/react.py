@@ -16,24 +16,14 @@ from typing import Any
 from pydantic import Field, create_model
 
 from veracity.context import CheckContext
-from veracity.deliberation.react import SourceTool, react_loop
+from veracity.deliberation.react import react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
+from veracity.tools import SOURCE_HINTS, SourceTool
 from veracity.types import CheckInput, Evidence, Verdict
-
-# What each kind of source is good for, as the model sees it in the tool list.
-_TOOL_HINTS = {
-    "wikipedia": "encyclopedia articles: people, places, organisations, events, concepts",
-    "web": "general web search: news, official pages, recent events",
-    "local": "a local document collection",
-    "scholarly": "scientific papers and abstracts",
-    "social": "social-media discussions",
-    "factcheck": "published fact-checks",
-    "memory": "documents in memory",
-}
 
 
 class ReActConfig(MethodConfig):
@@ -77,7 +67,7 @@ class ReActMethod(BaseMethod):
         tools = []
         for name, source in self.tool_sources.items():
             kind = getattr(source, "kind", "")
-            hint = _TOOL_HINTS.get(kind, f"{kind or 'a'} source")
+            hint = SOURCE_HINTS.get(kind, f"{kind or 'a'} source")
             tools.append(
                 SourceTool(
                     source,
