@@ -2,7 +2,7 @@
 
 Tools: ``lookup`` (a fixed fact table), ``crash`` (the process exits at once, to test
 restarts), ``slow`` (sleeps longer than a client's timeout). A marker file given as the
-first argument counts how many times the server was started.
+first argument gets one line (the process id) each time the server starts.
 """
 
 import os
@@ -40,5 +40,5 @@ def slow(seconds: float = 5.0) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         with open(sys.argv[1], "a", encoding="utf-8") as marker:
-            marker.write("start\n")
+            marker.write(f"{os.getpid()}\n")
     app.run()

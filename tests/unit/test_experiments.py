@@ -15,6 +15,7 @@ OWN = {"baselines_scifact"}
 EXPECTED = {
     "zofia_table1", "zofia_table2", "toe_table2", "radar_table2", "radar_table3",
     "radar_table4", "s2mad_table1", "s2mad_table2", "mermaid_table1", "mermaid_table2",
+    "mermaid_table3", "mermaid_figure3",
 }  # fmt: skip
 
 

@@ -15,7 +15,12 @@ from rich.table import Table
 from veracity import context
 from veracity.api import as_input
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, input_message, parse_source_options
+from veracity.cli.common import (
+    ensure_model,
+    input_message,
+    parse_source_options,
+    with_memory_mode,
+)
 from veracity.cli.render import verdict_panel
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 from veracity.labels import LABEL_SPACES
@@ -85,6 +90,9 @@ def check(
         "web=web:brave, wikipedia (repeatable; see `veracity sources`)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
+    ),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
     if kind not in ("claim", "article", "post"):
@@ -101,7 +109,8 @@ def check(
         "sources": parse_source_options(source or []) or None,
     }
     try:
-        run = build_run(resolve_config(config, variant=variant, flags=flags))
+        cfg = with_memory_mode(resolve_config(config, variant=variant, flags=flags), memory)
+        run = build_run(cfg)
     except ConfigError as exc:
         fail(str(exc))
     m = run.method

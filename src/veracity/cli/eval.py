@@ -21,7 +21,7 @@ from rich.table import Table
 
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import ensure_model, parse_source_options, with_memory_mode
 from veracity.config import ConfigError, RunConfig
 from veracity.evaluation.metrics import Metrics, MetricsError
 from veracity.evaluation.runner import (
@@ -223,6 +223,9 @@ def eval_(
         help="give each claim its gold evidence (full-evidence settings) or let the method "
         "retrieve (default)",
     ),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
+    ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
     flags = {
@@ -233,7 +236,7 @@ def eval_(
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
-        cfg = resolve_config(config, out_dir, variant, flags)
+        cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))

@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, ValidationError
 
 from veracity import context
@@ -234,11 +236,8 @@ def _message(exc: Exception) -> str:
     return str(exc)
 
 
-def build_server(config: RunConfig, *, llm: Any | None = None) -> Any:
+def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
     """The ``veracity`` MCP server (an `MCPServer`) over a base run config."""
-    from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
     service = VeracityService(config, llm)
     app = MCPServer(
         "veracity",

@@ -24,6 +24,7 @@ from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
 from veracity.methods.mermaid.memory import CheckMemory, open_memory
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
+from veracity.retrieval.guards import eval_guards, guards_with_cutoff
 from veracity.retrieval.recorded import claim_binding
 from veracity.types import CheckInput, Evidence, Stance, Verdict
 
@@ -69,7 +70,7 @@ class MermaidMethod(BaseMethod):
         memory = CheckMemory(
             self.memory(), cfg.memory_mode, cfg.memory.replay_searches, cfg.max_result_chars
         )
-        with claim_binding(item.content):
+        with claim_binding(item.content), eval_guards(guards_with_cutoff(item.cutoff)):
             tools = await self.toolbox.tools()
             decomposition = await self._decompose(kind, shown)
             entities = decomposition.entities if decomposition else []
