@@ -137,7 +137,8 @@ def report(rows: dict[str, dict[str, float]]) -> None:
     if total_off:
         change = (total_on - total_off) / total_off
         saved = total_off - total_on
-        print(f"{'overall':10} {'':>6} {total_off:>9.0f} {total_on:>8.0f} {saved:>6.0f} {change:>8.1%}")
+        head = f"{'overall':10} {'':>6} {total_off:>9.0f} {total_on:>8.0f}"
+        print(f"{head} {saved:>6.0f} {change:>8.1%}")
 
 
 def from_runs(paths: list[str], plot: str | None) -> None:
