@@ -213,20 +213,10 @@ class WikipediaSource:
         if sentences is None:
             return await self._rest_summary(title, lang)
         params = {**_PAGE_PROPS, "titles": title, "exsentences": str(max(1, min(sentences, 10)))}
-        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
-        if not pages:
+        page = await self._first_page(params, lang)
+        if page is None:
             return None
-        page = pages[0]
-        return PageSummary(
-            title=page["title"],
-            pageid=page.get("pageid"),
-            description=page.get("description") or "",
-            extract=first_sentences(page.get("extract") or "", sentences),
-            url=page.get("canonicalurl") or page_url(lang, page["title"]),
-            language=lang,
-            is_disambiguation=is_disambiguation(page),
-            last_edited=page.get("touched"),
-        )
+        return _summary(page, lang, first_sentences(page.get("extract") or "", sentences))
 
     async def _rest_summary(self, title: str, lang: str) -> PageSummary | None:
         try:
@@ -325,20 +315,14 @@ class WikipediaSource:
         lang = self._lang(language)
         params = {**_PAGE_PROPS, "titles": title}
         del params["exintro"]
-        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
-        if not pages:
+        page = await self._first_page(params, lang)
+        if page is None:
             return None
-        page = pages[0]
-        return PageSummary(
-            title=page["title"],
-            pageid=page.get("pageid"),
-            description=page.get("description") or "",
-            extract=str(page.get("extract") or "").strip(),
-            url=page.get("canonicalurl") or page_url(lang, page["title"]),
-            language=lang,
-            is_disambiguation=is_disambiguation(page),
-            last_edited=page.get("touched"),
-        )
+        return _summary(page, lang, str(page.get("extract") or "").strip())
+
+    async def _first_page(self, params: dict[str, str], lang: str) -> dict[str, Any] | None:
+        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
+        return pages[0] if pages else None
 
     async def related(
         self, title: str, limit: int = 5, language: str | None = None
@@ -402,6 +386,19 @@ class WikipediaSource:
         if not isinstance(html_text, str):
             raise SourceBadResponse(self.name, f"parse of {title!r} section {index} has no text")
         return lead_paragraphs(html_text)
+
+
+def _summary(page: dict[str, Any], lang: str, extract: str) -> PageSummary:
+    return PageSummary(
+        title=page["title"],
+        pageid=page.get("pageid"),
+        description=page.get("description") or "",
+        extract=extract,
+        url=page.get("canonicalurl") or page_url(lang, page["title"]),
+        language=lang,
+        is_disambiguation=is_disambiguation(page),
+        last_edited=page.get("touched"),
+    )
 
 
 def _candidate(
