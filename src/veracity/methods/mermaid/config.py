@@ -1,5 +1,5 @@
-"""MERMAID's configuration (Cao et al., "MERMAID: Memory-Enhanced Retrieval and Reasoning
-with Multi-Agent Iterative Knowledge Grounding for Veracity Assessment").
+"""MERMAID's configuration (Cao et al., MERMAID: a memory-enhanced multi-agent framework
+for veracity assessment).
 
 Defaults are the paper's where it gives them, with the paper's symbol in a comment.
 Variants (no memory, no decomposer, tool subsets, in-process tools) are values of these
