@@ -334,3 +334,21 @@ async def test_streamable_http_with_a_bearer_token(tiny_index, monkeypatch):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_veracity_check_runs_mermaid_from_the_command_line(tiny_index):
+    llm = ScriptedLLM()
+    llm.on(r"Claim to analyse", DECOMPOSED)
+    llm.on(r"Steps so far:\n\(none yet\)", step("search_docs", query="Eiffel Tower"))
+    llm.on(r"Observation 1", answer("false"))
+    with scripted_endpoint(llm) as base_url:
+        command, argv = veracity_command(
+            "check", "The Eiffel Tower is in Berlin.", "--method", "mermaid", "--json",
+            "--base-url", base_url, "--model", "scripted", "--source", f"docs=local:{tiny_index}",
+            "--memory", "off",
+        )  # fmt: skip
+        done = subprocess.run([command, *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = json.loads(done.stdout)
+    assert verdict["label"] == "false" and verdict["metadata"]["memory"]["mode"] == "off"
+    assert verdict["metadata"]["counters"]["tool_calls"] == 1
