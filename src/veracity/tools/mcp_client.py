@@ -23,9 +23,12 @@ being checked, which our tool server applies on its side. Failures:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime as dt
 import os
 import time
 import weakref
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -102,11 +105,21 @@ class McpServerConfig(BaseModel):
         token = os.environ.get(self.bearer_token_env)
         if not token:
             raise ToolServerError(self.name, f"{self.bearer_token_env} is not set")
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
+        return _with_bearer(self.url, token)
 
-        headers = {"Authorization": f"Bearer {token}"}
-        return streamable_http_client(self.url, http_client=httpx2.AsyncClient(headers=headers))
+
+@contextlib.asynccontextmanager
+async def _with_bearer(url: str, token: str) -> AsyncIterator[Any]:
+    """A streamable-HTTP transport whose requests carry a bearer token."""
+    import httpx2  # the HTTP client of the mcp SDK
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def call_meta() -> dict[str, Any]:
@@ -123,11 +136,8 @@ def call_meta() -> dict[str, Any]:
     return {META_KEY: rules} if rules else {}
 
 
-def applied_meta(meta: Any):
+def applied_meta(meta: Any) -> contextlib.ExitStack:
     """Server side: a context manager applying the rules `call_meta` sent (or nothing)."""
-    import contextlib
-    import datetime as dt
-
     rules = (meta or {}).get(META_KEY) if isinstance(meta, dict) else None
     stack = contextlib.ExitStack()
     if isinstance(rules, dict):
