@@ -255,3 +255,47 @@ def test_decomposition_entities_are_subjects_and_objects_without_repeats():
         Decomposition.model_validate(
             {"triplets": [{"subject": " ", "relation": "r", "object": "o"}], "topics": ["t"]}
         )
+
+
+def test_an_evaluation_keeps_its_memory_in_its_run_directory(tmp_path):
+    """Every claim of the toy set shares the entity 'claim': later claims recall earlier
+    evidence and replay the identical search; a second run starts with an empty memory."""
+    import asyncio
+    import re
+
+    from _eval_fixtures import config
+
+    from veracity.evaluation.report import load_run, method_counters, render_markdown
+    from veracity.evaluation.runner import prepare_run, run_session
+    from veracity.evidence.memory import EvidenceMemory
+    from veracity.retrieval.local import build_local_corpus
+
+    build_local_corpus("toy-docs", [Document(id="e", text="claim evidence")], mode="bm25")
+
+    def reply(request):
+        prompt = "\n".join(m.content for m in request.messages)
+        if request.tag.startswith("decomposer"):
+            return decomposition("claim", "evidence")
+        if "Steps so far:\n(none yet)" in prompt:
+            return call("claim evidence", tool="search_docs")
+        return json.dumps({"thought": "ok", "answer": re.search(r"say:(\w+)", prompt)[1]})
+
+    cfg = config(
+        tmp_path,
+        method="mermaid",
+        concurrency=1,
+        sources={"docs": {"type": "local", "index": "toy-docs"}},
+        method_config={"tool_transport": "inprocess", "memory": {"embedder": None}},
+    )
+    for out in ("run1", "run2"):
+        run = prepare_run(cfg, tmp_path / out, llm=ScriptedLLM(default=reply))
+        metrics = asyncio.run(run_session(run))
+        assert metrics.accuracy == pytest.approx(6 / 8)
+        counters = method_counters(run.store.read_predictions())
+        assert counters["tool_calls"] == 1 and counters["searches_saved"] == 7
+        assert counters["memory_hits"] == 7  # every claim after the first
+        db = tmp_path / out / "state" / "evidence_memory.sqlite"
+        stats = EvidenceMemory(path=db, namespace="toy_eval/dev", embedder=None).stats()
+        assert stats.entries == 1 and stats.searches_saved == 7
+    images = {"confusion": "c.png", "reliability": "r.png"}
+    assert "| tool_calls | 1 | 0.12 |" in render_markdown(load_run(tmp_path / "run2"), images)
