@@ -9,12 +9,14 @@ one check record into the same trace and usage, and concurrent checks stay apart
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from veracity.types import EventKind, Trace, TraceEvent, Usage
 
@@ -89,6 +91,87 @@ def observe(callback: Callable[[TraceEvent], None]) -> Iterator[None]:
         yield
     finally:
         _observers.reset(token)
+
+
+T = TypeVar("T")
+
+
+class EventStream(Generic[T]):
+    """A replayable stream of items (trace events, by default) for live views.
+
+    `push` may be called from any thread (it is a valid `observe` callback); any number of
+    readers `follow` the stream in their own event loops, each from any position, so a
+    late reader first gets what it missed and then each new item as it arrives. The
+    stream ends for its readers when `close` is called.
+
+    Example:
+        >>> stream = EventStream()
+        >>> with observe(stream.push):
+        ...     verdict = await method.check(item)   # elsewhere: async for i, ev in
+        ...     stream.close()                       #   stream.follow(): ...
+    """
+
+    def __init__(self) -> None:
+        self._items: list[T] = []
+        self._closed = False
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def push(self, item: T) -> None:
+        """Append `item` and wake the readers (safe from any thread)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("push to a closed EventStream")
+            self._items.append(item)
+            self._wake()
+
+    def close(self) -> None:
+        """End the stream: readers finish once they have read every item."""
+        with self._lock:
+            self._closed = True
+            self._wake()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def items(self, start: int = 0) -> list[T]:
+        """A copy of the items from index `start` on."""
+        with self._lock:
+            return self._items[start:]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _wake(self) -> None:  # holds the lock
+        waiters, self._waiters = self._waiters, []
+        for loop, fut in waiters:
+            loop.call_soon_threadsafe(_resolve, fut)
+
+    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, T]]:
+        """Yield ``(index, item)`` from index `start` on, live until the stream closes."""
+        loop = asyncio.get_running_loop()
+        position = start
+        while True:
+            with self._lock:
+                batch = self._items[position:]
+                done = self._closed
+                fut: asyncio.Future[None] | None = None
+                if not batch and not done:
+                    fut = loop.create_future()
+                    self._waiters.append((loop, fut))
+            for item in batch:
+                yield position, item
+                position += 1
+            if not batch and done:
+                return
+            if fut is not None:
+                await fut
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def current() -> CheckContext:

@@ -147,7 +147,9 @@ def test_recall_and_store_are_traced(memory):
     with context.check_context() as ctx:
         memory.store(["moon"], [NASA])
         memory.recall(["moon"])
-    notes = [e.data["action"] for e in ctx.trace.of_kind("memory_recall") if e.name == "evidence_memory"]
+    notes = [
+        e.data["action"] for e in ctx.trace.of_kind("memory_recall") if e.name == "evidence_memory"
+    ]
     assert notes == ["store", "recall"]
 
 

@@ -1,0 +1,10 @@
+"""`veracity serve`: a REST API and a web UI over the public API and the composition root.
+
+Needs the ``server`` extra (FastAPI, uvicorn): ``pip install "veracity[server]"``.
+"""
+
+from veracity.server.app import create_app
+from veracity.server.runner import BackgroundServer, serve
+from veracity.server.settings import ServerSettings
+
+__all__ = ["BackgroundServer", "ServerSettings", "create_app", "serve"]

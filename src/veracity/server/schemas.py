@@ -1,0 +1,151 @@
+"""The request and response bodies of the REST API (they make up the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.types import Article, Claim, Post, Verdict
+
+JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
+FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})
+
+CheckItem = Annotated[Claim | Article | Post, Field(discriminator="kind")]
+
+
+class CheckRequest(BaseModel):
+    """A check to run.
+
+    Attributes:
+        input: a claim, an article or a post with replies (``kind`` says which).
+        method: a registered method (see ``GET /v1/methods``); default: the server's.
+        labels: a label space (see ``GET /v1/methods``); default: the method's.
+        sources: names of the server's configured sources (see ``GET /v1/sources``);
+            default: all of them.
+        model: one of the models the server allows; default: the configured model.
+        method_config: method options, when the server allows them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: CheckItem
+    method: str | None = Field(default=None, max_length=100)
+    labels: str | None = Field(default=None, max_length=100)
+    sources: list[str] | None = Field(default=None, max_length=50)
+    model: str | None = Field(default=None, max_length=300)
+    method_config: dict[str, Any] | None = None
+
+
+class JobSummary(BaseModel):
+    """One job in the history."""
+
+    id: str
+    url: str
+    status: JobStatus
+    created_at: datetime
+    finished_at: datetime | None = None
+    method: str
+    input_kind: str
+    preview: str = Field(description="the start of the input text")
+    label: str | None = None
+    score: float | None = None
+    rerun_of: str | None = None
+
+
+class Job(JobSummary):
+    """A job with its request and, once finished, its verdict."""
+
+    started_at: datetime | None = None
+    events_url: str
+    request: CheckRequest
+    verdict: Verdict | None = None
+    error: str | None = Field(default=None, description="why the job produced no verdict")
+    queue_position: int | None = None
+
+
+class Accepted(BaseModel):
+    """The answer to a submission: where to follow the job."""
+
+    id: str
+    url: str
+    events_url: str
+    status: JobStatus
+
+
+class JobList(BaseModel):
+    jobs: list[JobSummary]
+    next_before: str | None = Field(
+        default=None, description="pass as `before` for the next (older) page"
+    )
+
+
+class MethodInfo(BaseModel):
+    name: str
+    description: str = ""
+    default_labels: str
+    label_spaces: list[str] = Field(description="label spaces the method accepts")
+    input_kinds: list[str]
+
+
+class LabelSpaceInfo(BaseModel):
+    name: str
+    labels: list[str]
+
+
+class MethodsInfo(BaseModel):
+    default_method: str
+    methods: list[MethodInfo]
+    label_spaces: list[LabelSpaceInfo]
+    models: list[str] = Field(description="models a request may name; the first is the default")
+
+
+class SourceInfo(BaseModel):
+    name: str
+    type: str
+
+
+class SourcesInfo(BaseModel):
+    sources: list[SourceInfo]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Ready(BaseModel):
+    ready: bool
+    model: str
+    detail: str = ""
+    queued: int
+    running: int
+    workers: int
+    queue_size: int
+    max_queued: int = Field(description="the most checks that have waited at once since start")
+
+
+class Problem(BaseModel):
+    """An error (RFC 9457 problem details)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str = ""
+    errors: list[dict[str, Any]] | None = None
+
+
+class StreamEvent(BaseModel):
+    """The ``data`` of one server-sent event.
+
+    ``event: trace`` carries a trace event (`kind`, `name`, `t`, `data`);
+    ``event: status`` a change of the job's status (in `data.status`);
+    the stream ends with ``event: end``. The SSE ``id`` is `seq`.
+    """
+
+    seq: int
+    type: Literal["trace", "status"]
+    kind: str | None = None
+    name: str | None = None
+    t: float | None = None
+    data: dict[str, Any] = Field(default_factory=dict)

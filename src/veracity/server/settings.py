@@ -1,0 +1,72 @@
+"""The server operator's settings: where jobs are kept, limits, auth, what callers may pick.
+
+Read from ``VERACITY_SERVER_*`` environment variables (e.g. ``VERACITY_SERVER_TOKEN``),
+then `veracity serve` flags. The run config the server starts from (model, sources,
+default method) is an ordinary run YAML (`veracity.config.RunConfig`); callers choose
+among what it offers and cannot add to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from veracity.config import settings as veracity_settings
+
+
+class ServerSettings(BaseSettings):
+    """How the server runs.
+
+    Attributes:
+        host: interface to bind (loopback by default; a public bind needs a token).
+        port: TCP port.
+        data_dir: jobs, events and verdicts (SQLite, WAL); default
+            ``$VERACITY_HOME/server``.
+        run_config: a run YAML the server starts from (llm, sources, method, labels).
+        token: a bearer token every API call must carry (None: no auth).
+        workers: checks that run at once.
+        queue_size: checks that may wait; a submission beyond it gets 429.
+        rate_per_minute: requests per minute per client (0: no limit).
+        rate_burst: requests a client may make at once before the rate applies.
+        max_body_bytes: largest request body accepted.
+        cors_origins: origins allowed to call the API from a browser (none by default).
+        allowed_models: models a caller may choose instead of the configured one.
+        allow_method_config: whether callers may pass ``method_config`` overrides.
+        history_limit: the most jobs one history page lists.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="VERACITY_SERVER_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    data_dir: Path | None = None
+    run_config: Path | None = None
+    token: SecretStr | None = None
+    workers: int = Field(default=2, ge=1, le=64)
+    queue_size: int = Field(default=32, ge=1, le=10_000)
+    rate_per_minute: int = Field(default=120, ge=0)
+    rate_burst: int = Field(default=30, ge=1)
+    max_body_bytes: int = Field(default=1_000_000, ge=1_024)
+    cors_origins: list[str] = Field(default_factory=list)
+    allowed_models: list[str] = Field(default_factory=list)
+    allow_method_config: bool = False
+    history_limit: int = Field(default=200, ge=1)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value().strip():
+            return None  # an empty variable means no token, not an empty one
+        return v
+
+    @property
+    def database(self) -> Path:
+        """The SQLite file holding jobs, events and verdicts."""
+        base = self.data_dir or veracity_settings().home / "server"
+        return base / "jobs.sqlite"
+
+    @property
+    def auth(self) -> bool:
+        return self.token is not None

@@ -1,0 +1,347 @@
+// veracity web UI: submits checks, follows their event streams, loads server-rendered
+// fragments. No build step, no dependencies.
+"use strict";
+
+const TOKEN_KEY = "veracity-token";
+const FINISHED = new Set(["done", "failed", "cancelled", "interrupted"]);
+const $ = (sel) => document.querySelector(sel);
+
+// ------------------------------------------------------------------ auth and requests
+
+function askToken(message) {
+  const dialog = $("#token-dialog");
+  const error = $("#token-error");
+  error.hidden = !message;
+  error.textContent = message || "";
+  return new Promise((resolve) => {
+    $("#token-form").addEventListener("submit", () => {
+      sessionStorage.setItem(TOKEN_KEY, $("#token-input").value.trim());
+      resolve();
+    }, { once: true });
+    dialog.showModal();
+    $("#token-input").focus();
+  });
+}
+
+async function api(path, options = {}) {
+  for (let attempt = 0; ; attempt++) {
+    const headers = new Headers(options.headers || {});
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.set("Authorization", `Bearer ${token}`);
+    const resp = await fetch(path, { ...options, headers });
+    if (resp.status !== 401 || attempt >= 3) return resp;
+    await askToken(token ? "That token was not accepted." : "");
+  }
+}
+
+async function problemText(resp) {
+  try {
+    const body = await resp.json();
+    return body.detail || body.title || `HTTP ${resp.status}`;
+  } catch (e) {
+    return `HTTP ${resp.status}`;
+  }
+}
+
+function showError(el, text) {
+  el.textContent = text;
+  el.hidden = !text;
+  if (text) el.focus?.();
+}
+
+// ------------------------------------------------------------------ the check form
+
+function initForm(form) {
+  const method = $("#method");
+  const labels = $("#labels");
+  const kind = () => form.querySelector("input[name=kind]:checked").value;
+
+  let chosen = false; // the user picked a method: keep it while it fits
+  function fitMethods() {
+    const k = kind();
+    document.querySelectorAll(".kind-panel").forEach((p) => { p.hidden = p.dataset.kind !== k; });
+    for (const opt of method.options) opt.disabled = !opt.dataset.kinds.split(" ").includes(k);
+    const fallback = [...method.options].find((o) => o.value === method.dataset.default && !o.disabled)
+      || [...method.options].find((o) => !o.disabled);
+    if ((!chosen || method.selectedOptions[0]?.disabled) && fallback) method.value = fallback.value;
+    fitLabels();
+  }
+  function fitLabels() {
+    const allowed = (method.selectedOptions[0]?.dataset.labels || "").split(" ");
+    for (const opt of labels.options) opt.disabled = opt.value !== "" && !allowed.includes(opt.value);
+    if (labels.selectedOptions[0]?.disabled) labels.value = "";
+  }
+  form.querySelectorAll("input[name=kind]").forEach((r) => r.addEventListener("change", fitMethods));
+  method.addEventListener("change", () => { chosen = true; fitLabels(); });
+  fitMethods();
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const error = $("#form-error");
+    showError(error, "");
+    let body;
+    try {
+      body = buildRequest(form, kind());
+    } catch (e) {
+      showError(error, e.message);
+      return;
+    }
+    const button = $("#submit");
+    button.disabled = true;
+    try {
+      const resp = await api("/v1/checks", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (resp.status === 202) {
+        const job = await resp.json();
+        window.location.assign(`/checks/${job.id}`);
+        return;
+      }
+      showError(error, await problemText(resp));
+    } catch (e) {
+      showError(error, `Could not reach the server: ${e.message}`);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function value(name) {
+  const el = document.getElementById(name);
+  return el ? el.value.trim() : "";
+}
+
+function parseReplies(text) {
+  if (!text) return [];
+  if (text.startsWith("[")) {
+    let list;
+    try {
+      list = JSON.parse(text);
+    } catch (e) {
+      throw new Error(`The replies are not a valid JSON list: ${e.message}`);
+    }
+    if (!Array.isArray(list)) throw new Error("The replies must be a JSON list.");
+    return list;
+  }
+  return text.split("\n").map((t) => t.trim()).filter(Boolean)
+    .map((t, i) => ({ id: `r${i + 1}`, text: t }));
+}
+
+function buildRequest(form, kind) {
+  let input;
+  if (kind === "claim") {
+    input = { kind, text: value("claim-text") };
+  } else if (kind === "article") {
+    input = { kind, title: value("article-title"), body: value("article-body") };
+    if (value("article-url")) input.url = value("article-url");
+    if (value("article-date")) input.published_at = `${value("article-date")}T00:00:00Z`;
+  } else {
+    input = { kind, text: value("post-text"), replies: parseReplies(value("post-replies")) };
+  }
+  const body = { input, method: value("method") };
+  if (value("labels")) body.labels = value("labels");
+  if (value("model")) body.model = value("model");
+  const boxes = form.querySelectorAll("input[name=sources]");
+  if (boxes.length) body.sources = [...boxes].filter((b) => b.checked).map((b) => b.value);
+  return body;
+}
+
+// ------------------------------------------------------------------ event stream
+
+function parseBlock(block) {
+  const ev = { event: "message", data: "", id: null };
+  let seen = false;
+  for (const line of block.split("\n")) {
+    if (!line || line.startsWith(":")) continue;
+    const i = line.indexOf(":");
+    const field = i < 0 ? line : line.slice(0, i);
+    const val = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+    if (field === "event") ev.event = val;
+    else if (field === "data") ev.data += (ev.data ? "\n" : "") + val;
+    else if (field === "id") ev.id = val;
+    seen = true;
+  }
+  return seen ? ev : null;
+}
+
+// Follows the job's events; after a dropped connection it resumes from the last id.
+async function followEvents(jobId, onEvent) {
+  let last = 0;
+  for (let tries = 0; tries < 6; tries++) {
+    const headers = last ? { "Last-Event-ID": String(last) } : {};
+    const resp = await api(`/v1/checks/${jobId}/events`, { headers });
+    if (!resp.ok) throw new Error(await problemText(resp));
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    try {
+      for (;;) {
+        const { value: chunk, done } = await reader.read();
+        if (done) break;
+        buffer += chunk;
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const ev = parseBlock(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+          if (!ev) continue;
+          if (ev.event === "end") return;
+          if (ev.id) last = Number(ev.id);
+          onEvent(ev.event, JSON.parse(ev.data));
+        }
+      }
+    } catch (e) {
+      // the connection dropped: reconnect below
+    }
+    await new Promise((r) => setTimeout(r, 500 * (tries + 1)));
+  }
+  throw new Error("Lost the connection to the event stream.");
+}
+
+const short = (text, n = 160) => {
+  const s = String(text ?? "").replace(/\s+/g, " ").trim();
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+};
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// One line of the live progress list for a trace event (null: counted, not listed).
+function describe(e) {
+  const d = e.data || {};
+  const round = d.round != null ? `, round ${d.round}` : "";
+  switch (e.kind) {
+    case "llm_call": return null;
+    case "stage": return `${e.name}: ${d.step || "stage"}${d.phase ? ` (${d.phase})` : ""}${round}`;
+    case "search": {
+      const q = d.query && typeof d.query === "object" ? d.query.text : d.query;
+      return `Searched ${e.name}${q ? ` for “${short(q, 80)}”` : ""}: ${plural((d.results || []).length, "result")}`;
+    }
+    case "agent_turn":
+      if (d.step != null) return `${e.name}, step ${d.step}: ${d.action || ""} ${short(d.thought, 120)}`;
+      {
+        const where = [d.phase, d.round != null ? `round ${d.round}` : null].filter(Boolean);
+        return `${e.name}${where.length ? ` (${where.join(", ")})` : ""}: ${short(d.text)}`;
+      }
+    case "ruling": return `${e.name} ruled: ${d.decision ?? "no decision yet"}${round}`;
+    case "stop_signal": {
+      const margin = typeof d.margin === "number" ? `, margin ${d.margin.toFixed(2)}` : "";
+      const verdict = d.stop === true ? "stop" : d.stop === false ? "continue" : "reading";
+      return `${e.name}${round}: ${verdict}${margin}`;
+    }
+    case "tool_call": return `Tool ${d.tool || e.name}${d.error ? ` failed: ${short(d.error)}` : ""}`;
+    case "tree_node": return `Argument ${d.node_id}${d.status ? ` (${d.status})` : ""}: ${short(d.claim, 120)}`;
+    case "memory_recall": return `Evidence memory ${d.action}: ${plural(d.hits ?? 0, "hit")}`;
+    case "error": return `Fault in ${e.name}: ${short(d.error)}`;
+    default: return `${e.kind} · ${e.name} ${short(JSON.stringify(d), 120)}`;
+  }
+}
+
+// ------------------------------------------------------------------ the check page
+
+function initCheck(root) {
+  const jobId = root.dataset.job;
+  const status = $("#status");
+  const list = $("#progress");
+  const pageError = $("#page-error");
+  const counters = { calls: 0, tokens: 0, searches: 0 };
+
+  function setStatus(s, extra) {
+    status.textContent = s + (extra ? ` — ${extra}` : "");
+    $("#cancel").hidden = FINISHED.has(s);
+    $("#rerun").hidden = !FINISHED.has(s);
+  }
+  function count(e) {
+    if (e.kind === "llm_call") {
+      counters.calls += 1;
+      counters.tokens += (e.data.prompt_tokens || 0) + (e.data.completion_tokens || 0);
+    }
+    if (e.kind === "search") counters.searches += 1;
+    $("#counters").textContent = `${plural(counters.calls, "model call")} · ${counters.tokens.toLocaleString()} tokens · ${plural(counters.searches, "search")}`;
+  }
+  function addLine(text, kind) {
+    const li = document.createElement("li");
+    li.className = `ev-${kind}`;
+    li.textContent = text;
+    list.appendChild(li);
+    list.scrollTop = list.scrollHeight;
+  }
+  async function loadReport() {
+    const resp = await api(`/ui/checks/${jobId}/report`);
+    if (!resp.ok) return showError(pageError, await problemText(resp));
+    $("#report").innerHTML = await resp.text();
+  }
+
+  async function start() {
+    const resp = await api(`/v1/checks/${jobId}?trace=false`);
+    if (!resp.ok) return showError(pageError, await problemText(resp));
+    const job = await resp.json();
+    setStatus(job.status, job.queue_position ? `number ${job.queue_position} in the queue` : "");
+    let finished = false;
+    await followEvents(jobId, (type, ev) => {
+      if (type === "status") {
+        const d = ev.data;
+        setStatus(d.status, d.position ? `number ${d.position} in the queue` : d.error || "");
+        if (FINISHED.has(d.status)) finished = true;
+        return;
+      }
+      count(ev);
+      const line = describe(ev);
+      if (line) addLine(line, ev.kind);
+    });
+    if (finished || FINISHED.has(job.status)) await loadReport();
+  }
+
+  $("#cancel").addEventListener("click", async () => {
+    const resp = await api(`/v1/checks/${jobId}`, { method: "DELETE" });
+    if (!resp.ok) showError(pageError, await problemText(resp));
+  });
+  $("#rerun").addEventListener("click", async () => {
+    const resp = await api(`/v1/checks/${jobId}/rerun`, { method: "POST" });
+    if (resp.status !== 202) return showError(pageError, await problemText(resp));
+    window.location.assign(`/checks/${(await resp.json()).id}`);
+  });
+  $("#download").addEventListener("click", async () => {
+    const resp = await api(`/v1/checks/${jobId}`);
+    if (!resp.ok) return showError(pageError, await problemText(resp));
+    const url = URL.createObjectURL(await resp.blob());
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `veracity-${jobId}.json`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+  start().catch((e) => showError(pageError, e.message));
+}
+
+// ------------------------------------------------------------------ history
+
+function initHistory(root) {
+  async function load(before) {
+    const resp = await api(`/ui/history${before ? `?before=${encodeURIComponent(before)}` : ""}`);
+    if (!resp.ok) return showError($("#page-error"), await problemText(resp));
+    const html = await resp.text();
+    if (before) {
+      $("#more")?.parentElement.remove();
+      root.insertAdjacentHTML("beforeend", html);
+    } else {
+      root.innerHTML = html;
+    }
+  }
+  root.addEventListener("click", (e) => {
+    if (e.target.id === "more") load(e.target.dataset.before);
+  });
+  load().catch((e) => showError($("#page-error"), e.message));
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  if (document.body.dataset.auth === "required" && !sessionStorage.getItem(TOKEN_KEY)) {
+    await askToken("");
+  }
+  const form = $("#check-form");
+  if (form) initForm(form);
+  const check = $("#check");
+  if (check) initCheck(check);
+  const history = $("#history");
+  if (history) initHistory(history);
+});

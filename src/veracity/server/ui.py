@@ -1,0 +1,100 @@
+"""The web UI: server-rendered pages and fragments; a little JavaScript (static/app.js)
+submits checks, follows their event streams and fetches the fragments.
+
+Pages carry no check data, so they load without a token; the fragments that do
+(``/ui/...``) are behind the same token as the API.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.exceptions import HTTPException
+
+from veracity.server.api import JobId, require_token
+from veracity.server.apidocs import reference
+from veracity.server.views import build_report
+
+HERE = Path(__file__).parent
+templates = Environment(
+    loader=FileSystemLoader(HERE / "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+templates.filters["percent"] = _percent
+
+router = APIRouter(include_in_schema=False)
+fragments = APIRouter(prefix="/ui", dependencies=[Depends(require_token)])
+
+
+def render(name: str, request: Request, **values: Any) -> HTMLResponse:
+    page = templates.get_template(name).render(auth=request.app.state.token.enabled, **values)
+    return HTMLResponse(page, headers=_SECURITY_HEADERS)
+
+
+# A strict policy: our own scripts and styles only, nothing inline, no framing.
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@router.get("/", response_class=HTMLResponse)
+async def index(request: Request) -> HTMLResponse:
+    offer = request.app.state.builder.methods_info()
+    return render(
+        "index.html.j2", request, offer=offer,
+        sources=request.app.state.builder.sources_info().sources,
+    )  # fmt: skip
+
+
+@router.get("/checks/{job_id}", response_class=HTMLResponse)
+async def check_page(job_id: JobId, request: Request) -> HTMLResponse:
+    return render("check.html.j2", request, job_id=job_id)
+
+
+@router.get("/docs", response_class=HTMLResponse)
+async def docs(request: Request) -> HTMLResponse:
+    return render("docs.html.j2", request, **reference(request.app.openapi()))
+
+
+@router.get("/history", response_class=HTMLResponse)
+async def history_page(request: Request) -> HTMLResponse:
+    return render("history.html.j2", request)
+
+
+@fragments.get("/checks/{job_id}/report", response_class=HTMLResponse)
+async def report_fragment(job_id: JobId, request: Request) -> HTMLResponse:
+    row = request.app.state.store.get(job_id)
+    if row is None:
+        raise HTTPException(404, f"no check with id {job_id!r}")
+    report = build_report(row.verdict, row.request) if row.verdict else None
+    return render("_report.html.j2", request, job=row, verdict=row.verdict, report=report)
+
+
+@fragments.get("/history", response_class=HTMLResponse)
+async def history_fragment(
+    request: Request,
+    before: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> HTMLResponse:
+    rows = request.app.state.store.history(limit + 1, before)
+    older = rows[limit - 1].id if len(rows) > limit else None  # the cursor for the next page
+    return render("_history.html.j2", request, rows=rows[:limit], more=older)
+
+
+router.include_router(fragments)

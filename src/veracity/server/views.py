@@ -1,0 +1,262 @@
+"""What the web UI shows of a verdict, read from the verdict and its typed trace events.
+
+Every view is built from event kinds and payload fields (`veracity.types.EVENT_DATA`),
+never from a method's name, so a new method's debate, stop signals, trajectory or tree
+appears without changes here; kinds no view knows are listed generically.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
+
+
+@dataclass
+class Segment:
+    text: str
+    mark: bool = False
+
+
+@dataclass
+class EvidenceView:
+    source: str
+    title: str
+    url: str | None
+    date: str | None
+    segments: list[Segment]
+    quote: str | None
+    quote_found: bool
+    quote_verified: bool | None
+    stance: str
+    credibility: float | None
+    note: str | None
+
+
+@dataclass
+class TreeNode:
+    id: str
+    data: dict[str, Any]
+    children: list[TreeNode] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """Everything the report fragment renders."""
+
+    evidence: list[EvidenceView]
+    rounds: list[dict[str, Any]]  # debate: round, turns, rulings
+    stop_signals: list[dict[str, Any]]
+    stance_groups: list[dict[str, Any]]
+    trajectory: list[dict[str, Any]]
+    tree: list[TreeNode]
+    searches: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+
+
+_NODE_FIELDS = ("claim", "veracity", "reliability", "status", "parent_id", "iteration")
+
+
+def _pick(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """`keys` from `data`, None where absent (trace payloads omit unset fields)."""
+    return {k: data.get(k) for k in keys}
+
+
+def passage(text: str, quote: str | None) -> tuple[list[Segment], bool]:
+    """`text` cut to a window around `quote`, with the quote marked; (segments, found)."""
+    if not quote:
+        short = text if len(text) <= 2 * PASSAGE_WINDOW else text[: 2 * PASSAGE_WINDOW] + "…"
+        return [Segment(short)], False
+    start = text.find(quote)
+    if start < 0:
+        start = text.lower().find(quote.lower())
+    if start < 0:
+        short = text if len(text) <= 2 * PASSAGE_WINDOW else text[: 2 * PASSAGE_WINDOW] + "…"
+        return [Segment(short)], False
+    end = start + len(quote)
+    lo, hi = max(0, start - PASSAGE_WINDOW), min(len(text), end + PASSAGE_WINDOW)
+    before = ("…" if lo > 0 else "") + text[lo:start]
+    after = text[end:hi] + ("…" if hi < len(text) else "")
+    return [Segment(before), Segment(text[start:end], mark=True), Segment(after)], True
+
+
+def evidence_views(verdict: dict[str, Any]) -> list[EvidenceView]:
+    out = []
+    for ev in verdict.get("evidence") or []:
+        doc = ev.get("document") or {}
+        segments, found = passage(doc.get("text", ""), ev.get("quote"))
+        out.append(
+            EvidenceView(
+                source=doc.get("source", "unknown"),
+                title=doc.get("title") or doc.get("id", ""),
+                url=doc.get("url"),
+                date=(doc.get("published_at") or "")[:10] or None,
+                segments=segments,
+                quote=ev.get("quote"),
+                quote_found=found,
+                quote_verified=ev.get("quote_verified"),
+                stance=ev.get("stance", "unknown"),
+                credibility=ev.get("credibility"),
+                note=ev.get("note"),
+            )
+        )
+    return out
+
+
+def debate_rounds(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Debate turns and rulings grouped by round, in order (turns with a round number)."""
+    rounds: dict[int, dict[str, Any]] = {}
+    for e in events:
+        data = e["data"]
+        rnd = data.get("round")
+        if rnd is None or e["kind"] not in ("agent_turn", "ruling"):
+            continue
+        slot = rounds.setdefault(rnd, {"round": rnd, "turns": [], "rulings": []})
+        if e["kind"] == "agent_turn":
+            slot["turns"].append({"role": e["name"], **_pick(data, "phase", "stance", "text")})
+        else:
+            slot["rulings"].append(
+                {"judge": e["name"], **_pick(data, "decision", "confidence", "reason")}
+            )
+    return [rounds[k] for k in sorted(rounds)]
+
+
+def stop_signals(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every stopping reading, by round: who read it, stop or not, margin, confidence and
+    the other scalar readings (e.g. RADAR's p_stop / p_continue)."""
+    main = ("round", "stop", "margin", "confidence")
+    rows = []
+    for e in events:
+        if e["kind"] != "stop_signal":
+            continue
+        data = e["data"]
+        extra = {
+            k: v for k, v in data.items()
+            if k not in main and v is not None and not isinstance(v, dict | list)
+        }  # fmt: skip
+        rows.append({"name": e["name"], **{k: data.get(k) for k in main}, "extra": extra})
+    return sorted(rows, key=lambda r: (r["round"] is None, r["round"] or 0))
+
+
+def stance_groups(events: list[dict[str, Any]], request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Replies split by stance (a ``stance_separation`` stage), with their texts and scores."""
+    replies = {r.get("id"): r for r in (request.get("input") or {}).get("replies") or []}
+    scores: dict[str, Any] = {}
+    split: dict[str, Any] | None = None
+    for e in events:
+        data = e["data"]
+        if e["kind"] == "decision" and isinstance(data.get("scores"), dict):
+            scores.update(data["scores"])
+        if e["kind"] == "stage" and data.get("step") == "stance_separation":
+            split = data
+    if split is None:
+        return []
+    names = {"p": "supporting", "n": "opposing"}
+    groups = []
+    for key in ("p", "n"):
+        ids = split.get(key) or []
+        groups.append(
+            {
+                "name": names[key],
+                "replies": [
+                    {
+                        "id": i,
+                        "text": (replies.get(i) or {}).get("text", ""),
+                        "score": scores.get(i),
+                    }
+                    for i in ids
+                ],
+            }
+        )
+    return groups
+
+
+def trajectory(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Agent steps (turns with a ``step``) and tool calls, in order."""
+    out = []
+    for e in events:
+        data = e["data"]
+        if e["kind"] == "tool_call":
+            fields = _pick(data, "tool", "arguments", "error", "result")
+            out.append({"type": "tool", "name": e["name"], **fields})
+        elif e["kind"] == "agent_turn" and data.get("step") is not None:
+            fields = _pick(data, "step", "thought", "action", "input", "observation")
+            out.append({"type": "step", "name": e["name"], **fields})
+    return out
+
+
+def argument_tree(events: list[dict[str, Any]]) -> list[TreeNode]:
+    """The latest state of every tree node, nested under its parent."""
+    nodes: dict[str, TreeNode] = {}
+    order: list[str] = []
+    for e in events:
+        if e["kind"] != "tree_node":
+            continue
+        node_id = str(e["data"].get("node_id"))
+        if node_id not in nodes:
+            order.append(node_id)
+            nodes[node_id] = TreeNode(node_id, {})
+        latest = {k: v for k, v in e["data"].items() if v is not None}
+        nodes[node_id].data = {**nodes[node_id].data, **latest}
+    for node in nodes.values():
+        node.data = {**_pick(node.data, *_NODE_FIELDS), **node.data}
+    roots = []
+    for node_id in order:
+        node = nodes[node_id]
+        parent = node.data.get("parent_id")
+        if parent is not None and str(parent) in nodes and str(parent) != node_id:
+            nodes[str(parent)].children.append(node)
+        else:
+            roots.append(node)
+    return roots
+
+
+def searches(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for e in events:
+        if e["kind"] != "search":
+            continue
+        query = e["data"].get("query")
+        text = query.get("text") if isinstance(query, dict) else query
+        out.append(
+            {
+                "source": e["name"], "query": text or "", "results": e["data"].get("results") or [],
+                "cached": e["data"].get("cached"), "t": e["t"],
+            }
+        )  # fmt: skip
+    return out
+
+
+def event_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every event, generically: kind, name, time and its data as indented JSON."""
+    return [
+        {
+            "kind": e["kind"],
+            "name": e["name"],
+            "t": e["t"],
+            "data": json.dumps(e["data"], indent=2, ensure_ascii=False, default=str),
+        }
+        for e in events
+    ]
+
+
+def build_report(verdict: dict[str, Any], request: dict[str, Any]) -> Report:
+    events = (verdict.get("trace") or {}).get("events") or []
+    return Report(
+        evidence=evidence_views(verdict),
+        rounds=debate_rounds(events),
+        stop_signals=stop_signals(events),
+        stance_groups=stance_groups(events, request),
+        trajectory=trajectory(events),
+        tree=argument_tree(events),
+        searches=searches(events),
+        errors=[
+            {"name": e["name"], **_pick(e["data"], "error", "attempt")}
+            for e in events
+            if e["kind"] == "error"
+        ],
+        events=event_rows(events),
+    )

@@ -1,0 +1,129 @@
+"""What the web UI's report shows, built from typed trace events (no server needed)."""
+
+from __future__ import annotations
+
+from veracity.server import views
+from veracity.server.store import JobRow
+from veracity.server.ui import templates
+from veracity.types import Document, Evidence, Trace, Verdict
+
+
+def _verdict(trace: Trace, **fields) -> dict:
+    base = {"label": "TRUE", "label_space": "true_half_false", "method": "m", "score": 1.0}
+    return Verdict(**{**base, **fields}, trace=trace).model_dump(mode="json")
+
+
+def _events(trace: Trace) -> list[dict]:
+    return [e.model_dump(mode="json") for e in trace.events]
+
+
+def test_the_quoted_span_is_marked_inside_a_window_of_its_passage():
+    text = "A" * 500 + " the medal was sold in 2012 " + "B" * 500
+    segments, found = views.passage(text, "The medal was sold")
+    assert found
+    assert [s.mark for s in segments] == [False, True, False]
+    assert segments[1].text == "the medal was sold"
+    assert segments[0].text.startswith("…") and segments[2].text.endswith("…")
+    missing, found = views.passage("short passage", "not there")
+    assert not found and missing[0].text == "short passage"
+
+
+def test_debate_rounds_stop_signals_and_rulings_come_out_by_round():
+    t = Trace()
+    t.add("agent_turn", "politician", round=1, phase="opening", text="it happened")
+    t.add("agent_turn", "scientist", round=1, phase="opening", text="no record of it")
+    t.add("stop_signal", "stop_agent", round=1, margin=-0.4, p_stop=0.3, p_continue=0.7)
+    t.add("stop_signal", "stopping", round=1, stop=False)
+    t.add("agent_turn", "politician", round=2, phase="rebuttal", text="look again")
+    t.add("ruling", "round_judge", round=2, decision="TRUE", confidence=0.9, reason="sold")
+    t.add("stop_signal", "stopping", round=2, stop=True)
+    events = _events(t)
+    rounds = views.debate_rounds(events)
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert [x["role"] for x in rounds[0]["turns"]] == ["politician", "scientist"]
+    assert rounds[1]["rulings"][0]["decision"] == "TRUE"
+    signals = views.stop_signals(events)
+    assert [(s["round"], s["name"], s["stop"]) for s in signals] == [
+        (1, "stop_agent", None), (1, "stopping", False), (2, "stopping", True),
+    ]  # fmt: skip
+    assert signals[0]["extra"] == {"p_stop": 0.3, "p_continue": 0.7}
+
+
+def test_stance_groups_show_the_reply_texts_with_their_scores():
+    t = Trace()
+    t.add("decision", "stance_scorer", scores={"r1": 0.9, "r2": -0.8})
+    t.add("stage", "s2mad", step="stance_separation", mode="stance", p=["r1"], n=["r2"])
+    request = {"input": {"replies": [{"id": "r1", "text": "yes"}, {"id": "r2", "text": "no"}]}}
+    groups = views.stance_groups(_events(t), request)
+    assert groups == [
+        {"name": "supporting", "replies": [{"id": "r1", "text": "yes", "score": 0.9}]},
+        {"name": "opposing", "replies": [{"id": "r2", "text": "no", "score": -0.8}]},
+    ]
+
+
+def test_tree_nodes_nest_under_their_parents_with_their_latest_state():
+    t = Trace()
+    t.add("tree_node", "toe", node_id="root", claim="the claim", iteration=0)
+    t.add("tree_node", "toe", node_id="a", parent_id="root", claim="sub 1", veracity=0.2)
+    t.add("tree_node", "toe", node_id="b", parent_id="a", claim="sub 2")
+    t.add("tree_node", "toe", node_id="root", veracity=0.7, status="resolved")
+    t.add("tree_node", "toe", node_id="orphan", parent_id="gone", claim="lost parent")
+    roots = views.argument_tree(_events(t))
+    assert [r.id for r in roots] == ["root", "orphan"]
+    assert roots[0].data["claim"] == "the claim" and roots[0].data["veracity"] == 0.7
+    assert roots[0].children[0].children[0].data["claim"] == "sub 2"
+
+
+def test_the_report_renders_every_view_and_lists_every_event():
+    t = Trace()
+    t.add("search", "wiki", cached=False, query={"text": "medal auction"}, results=["d1"])
+    t.add("agent_turn", "agent", step=1, thought="search first", action="search", input="q")
+    t.add("tool_call", "agent", tool="search", arguments={"q": "medal"})
+    t.add("agent_turn", "pro", round=1, phase="opening", text="<script>alert(1)</script>")
+    t.add("tree_node", "toe", node_id="n1", claim="root claim")
+    t.add("memory_recall", "memory", action="recall", entities=["X"], hits=1)
+    t.add("error", "wiki", error="timeout", attempt=1)
+    doc = Document(id="d1", text="He sold the medal in 2012.", title="Auction", url="https://e.x/a")
+    ev = Evidence(document=doc, quote="sold the medal", quote_verified=True)
+    verdict = _verdict(t, evidence=[ev], rationale="because")
+    row = JobRow(
+        "j1", "2026-01-01T00:00:00", None, None, "done", {"input": {}}, "m", "claim", "x",
+        "TRUE", 1.0, verdict, None, None,
+    )  # fmt: skip
+    report = views.build_report(verdict, row.request)
+    html = templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=verdict, report=report
+    )
+    for section in ("verdict", "evidence", "debate", "trajectory", "tree", "searches", "faults"):
+        assert f'id="{section}"' in html, section
+    assert "<mark>sold the medal</mark>" in html and "Quote found" in html
+    assert "&lt;script&gt;" in html and "<script>" not in html  # untrusted text is escaped
+    assert html.count('class="kind kind-') == len(t.events)
+    assert "kind-memory_recall" in html  # no special view: listed generically
+
+
+def test_a_failed_verdict_and_a_job_without_one_say_so():
+    failed = _verdict(Trace(), label=None, error="StructuredOutputError: no JSON", score=None)
+    row = JobRow(
+        "j", "t", None, None, "failed", {}, "m", "claim", "x", None, None, None, "boom", None
+    )
+    html = templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=failed, report=views.build_report(failed, {})
+    )
+    assert "Failed" in html and "no JSON" in html
+    html = templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=None, report=None
+    )
+    assert "No verdict" in html and "boom" in html
+
+
+def test_an_abstention_is_shown_as_no_decision_with_its_reason():
+    verdict = _verdict(
+        Trace(), label=None, score=None, abstained=True, abstain_reason="the judges disagreed"
+    )
+    row = JobRow("j", "t", None, None, "done", {}, "m", "claim", "x", None, None, None, None, None)
+    html = templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=verdict, report=views.build_report(verdict, {})
+    )
+    assert "No decision" in html and "the judges disagreed" in html
+    assert 'class="card verdict abstained"' in html
