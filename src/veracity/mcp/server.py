@@ -158,11 +158,13 @@ class VeracityService:
             kinds = ", ".join(run.method.input_kinds)
             raise ToolInputError(f"{run.method.name} checks {kinds} inputs, not a {item.kind}")
         queue: asyncio.Queue[str] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
 
         def observe(event: TraceEvent) -> None:
+            # events may come from worker threads (e.g. the evidence memory's)
             line = _progress_text(event)
             if line:
-                queue.put_nowait(line)
+                loop.call_soon_threadsafe(queue.put_nowait, line)
 
         sender = asyncio.create_task(_send_progress(queue, progress))
         try:
@@ -171,7 +173,7 @@ class VeracityService:
         except (ModelNotAvailable, LLMAuthError) as exc:
             raise ToolInputError(str(exc)) from exc
         finally:
-            await queue.put("")  # the end
+            loop.call_soon_threadsafe(queue.put_nowait, "")  # the end, after every event
             await sender
         return CheckResult.from_verdict(verdict)
 
