@@ -2,7 +2,7 @@
 
 Run: python benchmarks/radar_early_stop.py [--claims 200] [--seed 0] [--settle 0.42 0.13 0.45]
 
-The model is scripted (`veracity.methods.radar.scripted`), so no real model is needed and
+The model is scripted (`veracity.testing.radar`), so no real model is needed and
 every figure is exactly reproducible. Each claim gets a round after which it is
 "settled", drawn with the `--settle` proportions (default: the share of claims the paper's
 LLaMA3-8B run stopped after rounds 1, 2 and 3, its Table 6). Before that round the stop
@@ -27,7 +27,7 @@ from collections import Counter
 
 from veracity.methods.radar import RadarMethod
 from veracity.methods.radar.calibration import grid_search, record_from_verdict
-from veracity.methods.radar.scripted import LABELS, RoundPlan, radar_script
+from veracity.testing.radar import LABELS, ScriptedRound, radar_script
 from veracity.types import Claim, Document, Verdict
 
 ROUNDS = 3
@@ -45,9 +45,9 @@ def make_claims(n: int, settle: list[float], seed: int):
         for r in range(1, ROUNDS + 1):
             if r < settled:
                 unsure = rng.choice([x for x in LABELS if x != label])
-                rounds.append(RoundPlan(unsure, rng.uniform(0.4, 0.9), rng.uniform(0.0, 0.4)))
+                rounds.append(ScriptedRound(unsure, rng.uniform(0.4, 0.9), rng.uniform(0.0, 0.4)))
             else:
-                rounds.append(RoundPlan(label, rng.uniform(0.75, 1.0), rng.uniform(0.6, 1.0)))
+                rounds.append(ScriptedRound(label, rng.uniform(0.75, 1.0), rng.uniform(0.6, 1.0)))
         evidence = [
             Document(id=f"{marker}-e{j}", text=" ".join([f"fact{j}"] * 60)) for j in range(10)
         ]

@@ -117,19 +117,17 @@ class LLMConfig(BaseModel):
     def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
         """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
         s = s or settings()
-        base: dict[str, Any] = {
-            "backend": s.llm,
-            "model": s.model,
-            "cache_mode": s.cache_mode,
-            "max_concurrency": s.max_concurrency,
-            "auto_pull": s.auto_pull,
-        }
-        for name in ("provider", "base_url", "api_key_env"):
-            if getattr(s, name) is not None:
-                base[name] = getattr(s, name)
-        if (s.base_url or s.provider) and "llm" not in s.model_fields_set:
-            base["backend"] = "openai"  # an endpoint in the environment means using it
-        return cls.model_validate(base).merged(overrides)
+        base = cls(
+            model=s.model,
+            cache_mode=s.cache_mode,
+            max_concurrency=s.max_concurrency,
+            auto_pull=s.auto_pull,
+            api_key_env=s.api_key_env,
+        )
+        # an endpoint in the environment means using it, unless VERACITY_LLM says otherwise
+        backend = s.llm if "llm" in s.model_fields_set else None
+        env = {"backend": backend, "base_url": s.base_url, "provider": s.provider}
+        return base.merged(env).merged(overrides)
 
     @classmethod
     def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,6 +247,8 @@ class Variant(BaseModel):
     labels: str | None = None
     gold_map: dict[str, str] | None = None
     sample: bool | None = None
+    sample_per_class: int | None = None
+    repeats: int | None = None
     stand_in: str | None = None
     gold_evidence: bool | None = None
 
@@ -301,7 +301,13 @@ class RunConfig(BaseModel):
     split: str | None = None
     limit: int | None = None
     sample: bool = False  # with limit: a seeded random sample instead of the first N
+    # a balanced sample: this many examples of each gold class (seeded; all of a smaller
+    # class), instead of `limit`
+    sample_per_class: int | None = Field(default=None, ge=1)
     seed: int = 0
+    # evaluate this many times, with seeds seed, seed + 1, ...; each repeat is a run
+    # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
+    repeats: int = Field(default=1, ge=1)
     concurrency: int = 4  # examples checked at once (LLM calls at once: llm.max_concurrency)
     data_dir: str | None = None
     stand_in: str | None = None
@@ -383,7 +389,7 @@ class RunConfig(BaseModel):
 
 _VARIANT_KEYS = (
     "method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in",
-    "gold_evidence",
+    "gold_evidence", "sample_per_class", "repeats",
 )  # fmt: skip
 
 

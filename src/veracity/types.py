@@ -296,7 +296,8 @@ class LLMCallData(EventData):
     latency_s: float | None = None
     request_hash: str | None = None
     round: int | None = None  # debate round the call belongs to, when there is one
-    purpose: str | None = None  # what the call was for (e.g. debate, stop, judge)
+    purpose: str | None = None  # who or what the call was for (a role, stop, judge, ...)
+    sample: int | None = None  # index of a sampled answer (probability estimates)
 
 
 class SearchData(EventData):

@@ -16,9 +16,9 @@ import httpx
 from veracity import registry
 from veracity.config import RunConfig
 from veracity.llm.base import LLMRequest, LLMResponse
-from veracity.methods.radar.scripted import RoundPlan, radar_script
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import InMemorySource, ScriptedLLM
+from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.types import Document
 
 CLAIM = "Klitschko auctioned his Olympic medal to help Ukrainian children"
@@ -45,7 +45,7 @@ if "memory" not in registry.sources:
 
 
 def radar_llm(latency_s: float = 0.0) -> ScriptedLLM:
-    plans = {"Klitschko": [RoundPlan("TRUE", 0.6, 0.2), RoundPlan("TRUE", 0.9, 0.9)]}
+    plans = {"Klitschko": [ScriptedRound("TRUE", 0.6, 0.2), ScriptedRound("TRUE", 0.9, 0.9)]}
     llm = radar_script(plans)
     llm.latency_s = latency_s
     return llm

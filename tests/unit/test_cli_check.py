@@ -143,3 +143,28 @@ def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatc
     result = runner.invoke(app, ["check", "x", "--source", "web=local:tiny", "--json"])
     assert result.exit_code == 0, result.output
     assert seen["web"].name == "web" and seen["web"].kind == "local"
+
+
+def test_check_accepts_an_experiment_config_and_its_variant(monkeypatch, tmp_path):
+    """`check --config configs/experiments/radar_table2.yaml --variant gold_evidence`."""
+    from veracity.evaluation.experiment import experiment_dir
+    from veracity.testing.radar import ScriptedRound, radar_script
+
+    llm = radar_script({"Kyiv": [ScriptedRound("FALSE", 0.9, 0.9)]})
+    monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg=None, **kw: ManagedLLM(llm))
+    monkeypatch.setattr("veracity.cli.check.ensure_model", lambda cfg: None)
+    claim = {"text": "Kyiv is the capital of Poland.",
+             "evidence": [{"id": "e1", "text": "Kyiv is the capital of Ukraine."}]}  # fmt: skip
+    f = tmp_path / "claim.json"
+    f.write_text(json.dumps(claim))
+    config = str(experiment_dir() / "radar_table2.yaml")
+    args = ["check", "--config", config, "--variant", "gold_evidence", "--file", str(f)]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.stdout)
+    assert verdict["method"] == "radar" and verdict["label"] == "FALSE"
+    assert verdict["metadata"]["evidence_setting"] == "given"
+    # a flag wins over the file: --method radar_single with the same variant
+    result = runner.invoke(app, [*args, "--method", "radar_single", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["method"] == "radar_single"

@@ -28,7 +28,7 @@ def build(state, role, phase, round_no):
     return [
         user(
             f"ROLE={role.name} PHASE={phase} ROUND={round_no}\n"
-            f"{state.context.get('claim', '')}\n{state.transcript.render()}"
+            f"{state.materials.get('claim', '')}\n{state.transcript.render()}"
         )
     ]
 
@@ -54,7 +54,7 @@ async def test_sequential_order_and_ternary_judge_stops_when_decided():
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=5),
         JudgeDecides(judge),
         REAL_FAKE,
-        context={"claim": "CLAIM"},
+        materials={"claim": "CLAIM"},
     )
     with context.check_context() as ctx:
         result = await debate.run()

@@ -152,3 +152,15 @@ def test_ensure_managed_wraps_once():
     assert isinstance(managed, ManagedLLM) and ensure_managed(managed) is managed
     with pytest.raises(ValueError):
         ManagedLLM(raw, max_concurrency=0)
+
+
+def test_llm_call_events_carry_purpose_round_and_sample_from_the_tag():
+    from veracity.llm.base import tag_fields
+
+    assert tag_fields("round_judge:3:sample1") == {
+        "purpose": "round_judge",
+        "round": 3,
+        "sample": 1,
+    }
+    assert tag_fields("politician:rebuttal:2") == {"purpose": "politician", "round": 2}
+    assert tag_fields("domain") == {"purpose": "domain"} and tag_fields("") == {}

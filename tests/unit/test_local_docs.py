@@ -11,7 +11,7 @@ from veracity.retrieval.local_docs import (
     CorpusInputError,
     FieldMap,
     html_to_text,
-    parse_date,
+    parse_date_at,
     read_documents,
     read_scifact_corpus,
 )
@@ -63,9 +63,9 @@ def test_rows_without_id_get_a_positional_id(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        (["{bad json"], "x.jsonl:1: not valid JSON"),
+        (["{bad json"], "x.jsonl: line 1: not valid JSON"),
         (["[1, 2]"], "expected a JSON object"),
-        ([{"id": "a", "title": "no text"}], "x.jsonl:1: no text"),
+        ([{"id": "a", "title": "no text"}], "x.jsonl: line 1: no text"),
         ([{"id": "a", "text": "t", "date": "last spring"}], "cannot read date"),
     ],
 )
@@ -100,12 +100,12 @@ def test_field_map_parse_errors():
 
 
 def test_parse_date_forms():
-    assert parse_date("2019", "w") == dt.datetime(2019, 1, 1)
-    assert parse_date("2019-03-04T05:06:07Z", "w").tzinfo is not None
-    assert parse_date(0, "w") == dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    assert parse_date("", "w") is None
+    assert parse_date_at("2019", "w") == dt.datetime(2019, 1, 1)
+    assert parse_date_at("2019-03-04T05:06:07Z", "w").tzinfo is not None
+    assert parse_date_at(0, "w") == dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    assert parse_date_at("", "w") is None
     with pytest.raises(CorpusInputError):
-        parse_date(True, "w")
+        parse_date_at(True, "w")
 
 
 def test_html_to_text_keeps_blocks_apart():

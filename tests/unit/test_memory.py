@@ -216,3 +216,10 @@ def test_semantic_recall_with_minilm_at_the_default_threshold(tmp_path):
     hits = mem.recall(["USA", "Eiffel Tower"])
     assert [(h.document.id, h.match) for h in hits] == [("u1", "semantic")]
     assert mem.recall(["Michelle Obama"]) == []  # related, but another person
+
+
+def test_memory_and_entity_merging_share_one_normaliser():
+    from veracity.nlp.entities import normalise_entity as nlp_key
+
+    assert normalise_entity is nlp_key
+    assert nlp_key("European Union’s") == nlp_key("the European Union")

@@ -118,3 +118,21 @@ def test_methods_are_registered_through_entry_points():
 
     assert {"direct", "cot"} <= set(registry.methods.names())
     assert registry.methods.get("cot") is CoTMethod
+
+
+def test_pick_source_by_name_or_the_only_one():
+    from veracity.testing import InMemorySource
+
+    a, b = InMemorySource([], name="a"), InMemorySource([], name="b")
+    one = DirectMethod(llm=ScriptedLLM(), sources={"a": a})
+    assert one.pick_source() is one.sources["a"] and one.pick_source("a") is one.sources["a"]
+    two = DirectMethod(llm=ScriptedLLM(), sources={"a": a, "b": b})
+    assert two.pick_source("b") is two.sources["b"]
+    with pytest.raises(MethodConfigError, match="several sources"):
+        two.pick_source()
+    with pytest.raises(MethodConfigError, match="no source named 'c'"):
+        two.pick_source("c")
+    with pytest.raises(MethodConfigError, match="needs a source"):
+        DirectMethod(llm=ScriptedLLM()).pick_source()
+    with pytest.raises(MethodConfigError, match="my message"):
+        two.pick_source(missing="my message")

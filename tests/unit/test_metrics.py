@@ -17,6 +17,7 @@ from veracity.evaluation.metrics import (
 )
 from veracity.evaluation.store import PredictionRecord
 from veracity.labels import get_label_space
+from veracity.types import Usage, Verdict
 
 GOLD = ["A", "A", "A", "B", "B", "C"]
 PRED = ["A", "A", "B", "B", None, "A"]
@@ -112,6 +113,14 @@ def test_usage_stats_per_example():
 
 
 def _rec(i, gold, pred, score=None, conf=None, status=None):
+    verdict = Verdict(
+        label=pred,
+        label_space="true_half_false",
+        method="m",
+        abstained=pred is None,
+        abstain_reason=None if pred else "unsure",
+        usage=Usage(prompt_tokens=3, completion_tokens=1, llm_calls=1),
+    )
     return PredictionRecord(
         id=str(i),
         gold=gold,
@@ -121,7 +130,7 @@ def _rec(i, gold, pred, score=None, conf=None, status=None):
         score=score,
         confidence=conf,
         latency_s=1.0,
-        verdict={"usage": {"prompt_tokens": 3, "completion_tokens": 1, "llm_calls": 1}},
+        verdict=verdict,
     )
 
 

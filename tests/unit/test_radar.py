@@ -9,9 +9,9 @@ import pytest
 from veracity.llm.base import Capabilities
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.methods.radar import RadarMethod, RadarSingleMethod
-from veracity.methods.radar.scripted import RoundPlan, radar_script
 from veracity.retrieval.base import SourceUnreachable
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
+from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.types import Claim, Document
 
 CLAIM = Claim(text="Klitschko auctioned his Olympic medal to help Ukrainian children")
@@ -30,8 +30,8 @@ def source() -> InMemorySource:
     return InMemorySource(DOCS, name="memory")
 
 
-def plan(*rounds: tuple[str, float, float]) -> dict[str, list[RoundPlan]]:
-    return {"Klitschko": [RoundPlan(*r) for r in rounds]}
+def plan(*rounds: tuple[str, float, float]) -> dict[str, list[ScriptedRound]]:
+    return {"Klitschko": [ScriptedRound(*r) for r in rounds]}
 
 
 def tags(llm: ScriptedLLM) -> list[str]:
@@ -233,7 +233,7 @@ def test_config_errors():
         radar(ScriptedLLM(), labels="true_false")
     with pytest.raises(MethodConfigError, match="retrieves its evidence pool"):
         RadarMethod(ScriptedLLM(), {})
-    with pytest.raises(MethodConfigError, match="'web' not given"):
+    with pytest.raises(MethodConfigError, match="no source named 'web'"):
         radar(ScriptedLLM(), source="web")
 
 

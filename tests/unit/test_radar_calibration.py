@@ -27,7 +27,7 @@ from veracity.methods.radar.calibration import (
     macro_f1,
     record_from_verdict,
 )
-from veracity.methods.radar.scripted import RoundPlan, radar_script
+from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.types import Claim, Document
 
 LABELS = ("TRUE", "HALF-TRUE", "FALSE")
@@ -128,16 +128,20 @@ def test_record_from_a_verdict_without_signals_is_an_error():
 # --------------------------------------------------------------------------- replay fidelity
 
 PLANS = {
-    "alpha": [RoundPlan("FALSE", 0.9, 0.8), RoundPlan("TRUE", 0.6, 0.3), RoundPlan("TRUE", 0.7, 0)],
+    "alpha": [
+        ScriptedRound("FALSE", 0.9, 0.8),
+        ScriptedRound("TRUE", 0.6, 0.3),
+        ScriptedRound("TRUE", 0.7, 0),
+    ],
     "beta": [
-        RoundPlan("TRUE", 0.95, 0.1),
-        RoundPlan("TRUE", 0.9, 0.2),
-        RoundPlan("HALF-TRUE", 0.6, 0),
+        ScriptedRound("TRUE", 0.95, 0.1),
+        ScriptedRound("TRUE", 0.9, 0.2),
+        ScriptedRound("HALF-TRUE", 0.6, 0),
     ],
     "gamma": [
-        RoundPlan("TRUE", 0.5, 0.9),
-        RoundPlan("TRUE", 0.99, 0.9),
-        RoundPlan("TRUE", 0.99, 0),
+        ScriptedRound("TRUE", 0.5, 0.9),
+        ScriptedRound("TRUE", 0.99, 0.9),
+        ScriptedRound("TRUE", 0.99, 0),
     ],
 }
 GOLD = {"alpha": "FALSE", "beta": "HALF-TRUE", "gamma": "TRUE"}
@@ -295,3 +299,13 @@ def test_cli_refuses_a_cache_made_for_another_dataset(tmp_path):
         app, ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--out", str(out)]
     )
     assert result.exit_code == 2 and "--rerun" in result.output
+
+
+def test_cli_refuses_a_base_config_for_another_method(tmp_path):
+    base = tmp_path / "base.yaml"
+    for method in ("direct", "s2mad"):  # naming the default method is no exception
+        base.write_text(f"method: {method}\n")
+        result = CliRunner().invoke(
+            app, ["calibrate", "radar", "--dataset", FIXTURE.info.name, "--config", str(base)]
+        )
+        assert result.exit_code == 2 and "calibration is for radar" in result.output

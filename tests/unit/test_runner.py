@@ -37,7 +37,7 @@ def test_full_run_writes_run_directory_with_expected_metrics(tmp_path):
     }
     # each record keeps the verdict with trace and usage
     rec = records[0]
-    assert rec.verdict["trace"]["events"] and rec.usage["llm_calls"] == 1
+    assert rec.verdict.trace.events and rec.usage.llm_calls == 1
     assert rec.confidence == pytest.approx(0.8)
     assert json.loads(store.metrics_path.read_text())["accuracy"] == pytest.approx(0.75)
     usage = json.loads(store.usage_path.read_text())
@@ -110,7 +110,7 @@ def test_a_crash_is_recorded_with_traceback_and_the_run_goes_on(tmp_path):
     assert by_id["b"].status == "exception" and by_id["b"].predicted is None
     assert "RuntimeError: boom in the method" in by_id["b"].exception
     assert "Traceback" in by_id["b"].exception
-    assert by_id["c"].status == "abstained" and by_id["c"].verdict["abstain_reason"] == "not sure"
+    assert by_id["c"].status == "abstained" and by_id["c"].verdict.abstain_reason == "not sure"
     assert m.counts == {"ok": 1, "abstained": 1, "error": 0, "exception": 1}
     assert m.accuracy == pytest.approx(1 / 3)  # abstentions and crashes count as wrong
     assert m.exception_rate == pytest.approx(1 / 3)
@@ -223,8 +223,8 @@ def test_runner_applies_guards_to_sources_it_builds(tmp_path):
     assert all(q.exclude_domains == ("factcheck.example",) for q in queries)
     for rec in run.store.read_predictions():
         # only the document published before the claim and not from the fact-check site
-        assert rec.verdict["metadata"]["docs"] == ["old"]
-        assert rec.usage["searches"] == 1  # recorded once, by the one managed layer
+        assert rec.verdict.metadata["docs"] == ["old"]
+        assert rec.usage.searches == 1  # recorded once, by the one managed layer
 
 
 def test_finalize_without_predictions_is_an_error(tmp_path):

@@ -205,7 +205,11 @@ def test_memory_flag_keeps_the_configs_other_memory_options():
 
 def test_reports_sum_the_methods_counters():
     def record(i: int, counters: dict | None) -> PredictionRecord:
-        verdict = {"metadata": {"counters": counters}} if counters is not None else None
+        verdict = (
+            {"label": "true", "label_space": "true_false", "method": "mermaid",
+             "metadata": {"counters": counters}}
+            if counters is not None else None
+        )  # fmt: skip
         return PredictionRecord(
             id=str(i), gold="true", gold_original="true", predicted="true", status="ok",
             verdict=verdict,

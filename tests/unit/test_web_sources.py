@@ -11,13 +11,14 @@ import pytest
 import respx
 
 from veracity import context
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import (
     Query,
     SourceAuthError,
     SourceRateLimited,
     SourceUnreachable,
 )
-from veracity.retrieval.common import MissingCredentials, engine_query, parse_date
+from veracity.retrieval.common import MissingCredentials, engine_query
 from veracity.retrieval.web import BraveSearchSource, SerperSource, TavilySource
 from veracity.retrieval.web_free import DuckDuckGoSource, SearxngSource
 from veracity.testing.contract import http_client_for_tests
@@ -289,4 +290,4 @@ NOW = dt.datetime(2024, 5, 10, 12, 0, tzinfo=dt.timezone.utc)
     ],
 )
 def test_parse_date(text, expected):
-    assert parse_date(text, now=NOW) == expected
+    assert parse_date(text, lenient=True, tz=UTC, now=NOW) == expected

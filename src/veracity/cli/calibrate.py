@@ -22,10 +22,9 @@ from rich.table import Table
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model
-from veracity.config import ConfigError, RunConfig
-from veracity.evaluation.runner import FATAL, EvalError, prepare_run, run_session
-from veracity.evaluation.store import RunStoreError
-from veracity.labels import LabelError
+from veracity.config import RunConfig, load_yaml
+from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
+from veracity.evaluation.runner import FATAL, prepare_run, run_session
 from veracity.methods.radar.calibration import (
     CalibrationError,
     CalibrationResult,
@@ -77,9 +76,10 @@ def read_signals(path: Path) -> tuple[dict[str, Any], list[SignalRecord]]:
 def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
     """The inference pass's config: the base YAML, the flags, then RADAR recording every
     round's signals (early stopping off)."""
+    named = load_yaml(config).get("method") if config is not None else None
+    if named not in (None, "radar"):
+        raise ConfigError(f"{config} configures {named!r}; calibration is for radar")
     base = runtime.resolve_config(config, flags=flags)
-    if config is not None and base.method not in ("radar", "direct"):
-        raise ConfigError(f"{config} configures {base.method!r}; calibration is for radar")
     update: dict[str, Any] = {"method": "radar", "method_config": _RECORDING}
     if base.method_config.get("evidence") == "given":
         update["gold_evidence"] = True  # the given-evidence setting hands claims theirs

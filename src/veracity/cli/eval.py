@@ -22,19 +22,18 @@ from rich.table import Table
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options, with_memory_mode
-from veracity.config import ConfigError, RunConfig
-from veracity.evaluation.metrics import Metrics, MetricsError
+from veracity.config import RunConfig
+from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
+from veracity.evaluation.metrics import Metrics
 from veracity.evaluation.runner import (
     FATAL,
-    EvalError,
     PreparedRun,
     RunningStats,
     open_dataset,
     prepare_run,
     run_session,
 )
-from veracity.evaluation.store import RunStore, RunStoreError
-from veracity.labels import LabelError
+from veracity.evaluation.store import RunStore
 from veracity.types import cost_text
 
 
@@ -47,7 +46,8 @@ def datasets_(
 ) -> None:
     """List the benchmark datasets: label space, input kind, splits, and which are present."""
     from veracity.config import data_dir as find_data_dir
-    from veracity.datasets import DatasetError, list_datasets, load_dataset
+    from veracity.datasets import list_datasets, load_dataset
+    from veracity.errors import DatasetError
 
     try:
         root: Path | None = find_data_dir(data_dir)
@@ -190,7 +190,13 @@ def eval_(
     sample: bool = typer.Option(
         None, "--sample/--first", help="with --limit: a seeded random sample, or the first N"
     ),
-    seed: int = typer.Option(None, help="seed for --sample"),
+    seed: int = typer.Option(None, help="seed for --sample and --sample-per-class"),
+    sample_per_class: int = typer.Option(
+        None, "--sample-per-class", help="a balanced, seeded sample: N examples of each class"
+    ),
+    repeats: int = typer.Option(
+        None, help="run N times with seeds seed..seed+N-1 (RUN_DIR/repeat-K), report the spread"
+    ),
     concurrency: int = typer.Option(None, help="examples checked at once (default 4)"),
     config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
     variant: str = typer.Option(None, help="variant of the experiment config"),
@@ -231,23 +237,57 @@ def eval_(
     flags = {
         "method": method, "dataset": dataset, "split": split, "limit": limit,
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
+        "sample_per_class": sample_per_class, "repeats": repeats,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
         "llm": {"model": model, "base_url": base_url, "provider": provider},
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
         cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
+        if cfg.repeats > 1:
+            _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
+                          concurrency, progress)  # fmt: skip
+            return
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
+    _announce(run)
+    _execute(run, concurrency, progress)
+
+
+def _announce(run: PreparedRun, prefix: str = "") -> None:
     ensure_model(run.config.llm)
     done = len(run.examples) - len(run.todo)
     console.print(
-        f"[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
+        f"{prefix}[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
         f"{len(run.examples)} examples ({done} already done), labels {run.space.name}, "
         f"model {run.config.llm.model}, run directory {run.store.path}"
     )
-    _execute(run, concurrency, progress)
+
+
+def _eval_repeats(
+    cfg: RunConfig,
+    out_dir: Path,
+    replay_from: Path | None,
+    retry_errors: bool,
+    concurrency: int | None,
+    progress: bool,
+) -> None:
+    """Every repeat in turn (resuming those begun), then the spread over the repeats."""
+    from veracity.evaluation.repeats import plan_repeats, summarize_repeats
+
+    for k, (sub_cfg, sub_dir) in enumerate(plan_repeats(cfg, out_dir), 1):
+        replay = replay_from / sub_dir.name if replay_from is not None else None
+        run = _prepare(sub_cfg, sub_dir, replay, retry_errors)
+        _announce(run, f"repeat {k}/{cfg.repeats} (seed {sub_cfg.seed}): ")
+        _execute(run, concurrency, progress, resume_dir=out_dir)
+    summary = summarize_repeats(out_dir)
+    title = f"{cfg.method}: {summary.finished} repeats, seeds {summary.seeds}"
+    table = Table("metric", "median", "min", "max", "IQR", title=title)
+    for name, s in summary.metrics.items():
+        table.add_row(name, *(f"{v:.3f}" for v in (s.median, s.min, s.max, s.iqr)))
+    out.print(table)
+    console.print(f"report: veracity report {out_dir}", soft_wrap=True)
 
 
 def _prepare(
@@ -263,14 +303,17 @@ def _prepare(
     return run
 
 
-def _execute(run: PreparedRun, concurrency: int | None, progress: bool) -> None:
+def _execute(
+    run: PreparedRun, concurrency: int | None, progress: bool, resume_dir: Path | None = None
+) -> None:
     try:
         metrics = _run_with_progress(run, concurrency, progress)
     except KeyboardInterrupt:
         saved = len(run.store.read_predictions())
         console.print(
             f"\n[yellow]interrupted[/]: {saved} of {len(run.examples)} examples are saved in "
-            f"{run.store.predictions_path}. Resume with:\n  veracity eval --out {run.store.path}",
+            f"{run.store.predictions_path}. Resume with:\n"
+            f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
         raise typer.Exit(130) from None

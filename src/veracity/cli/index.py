@@ -11,8 +11,9 @@ from rich.table import Table
 
 from veracity.cli.app import app, console, fail, out
 from veracity.config import settings
+from veracity.errors import SourceError
 from veracity.nlp.embeddings import EmbedderError
-from veracity.retrieval.base import Query, SourceError
+from veracity.retrieval.base import Query
 from veracity.retrieval.local import (
     LocalCorpus,
     add_documents,
@@ -54,7 +55,8 @@ def _read(path: Path, fields: str | None) -> list[Document]:
 
 
 def _dataset_corpus(name: str) -> list[Document]:
-    from veracity.datasets import DatasetError, get_dataset
+    from veracity.datasets import get_dataset
+    from veracity.errors import DatasetError
 
     try:
         with console.status(f"reading the {name} corpus…"):

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from veracity.cli.app import app, console, fail, out
 from veracity.config import settings
+from veracity.errors import ModelNotAvailable
 from veracity.llm import models as catalog
-from veracity.llm.base import ModelNotAvailable
 
 models_app = typer.Typer(help="Manage local GGUF models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")

@@ -16,7 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from veracity import registry
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, ExampleList
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
 from veracity.datasets.generic import GenericDataset, GenericSpec, load_file

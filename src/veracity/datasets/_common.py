@@ -9,7 +9,6 @@ loader declares its `DatasetInfo`, the files of each split, and `parse` for one 
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -282,28 +281,6 @@ def optional_text(value: Any) -> str | None:
     if not isinstance(value, str):
         raise ValueError(f"expected text, found {type(value).__name__} {value!r}")
     return value.strip() or None
-
-
-def parse_date(value: Any, fmt: str) -> dt.date | None:
-    """A date in `fmt` (strptime), or None when missing; raises on a malformed date."""
-    text = optional_text(value)
-    if text is None:
-        return None
-    try:
-        return dt.datetime.strptime(text, fmt).date()
-    except ValueError:
-        raise ValueError(f"date {text!r} does not match the format {fmt!r}") from None
-
-
-def parse_datetime(value: Any, fmt: str) -> dt.datetime | None:
-    """A datetime in `fmt` (strptime), or None when missing; raises when malformed."""
-    text = optional_text(value)
-    if text is None:
-        return None
-    try:
-        return dt.datetime.strptime(text, fmt)
-    except ValueError:
-        raise ValueError(f"timestamp {text!r} does not match the format {fmt!r}") from None
 
 
 def slug_to_name(slug: str | None) -> str | None:

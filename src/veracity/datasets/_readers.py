@@ -1,106 +1,17 @@
-"""Readers for the file formats of the benchmark sets, locating every record.
-
-Each reader yields ``(Loc, record)`` pairs so that a malformed record can be reported by
-file and line (or array position); unreadable input raises `DatasetError` at once.
-"""
+"""The shared record readers (`veracity.readers`), raising `DatasetError`."""
 
 from __future__ import annotations
 
-import csv
-import json
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from functools import partial
 
-from veracity.datasets.base import DatasetError
+from veracity import readers
+from veracity.errors import DatasetError
+from veracity.readers import Loc
 
+read_jsonl = partial(readers.read_jsonl, error=DatasetError)
+read_json = partial(readers.read_json, error=DatasetError)
+read_json_array = partial(readers.read_json_array, error=DatasetError)
+read_csv = partial(readers.read_csv, error=DatasetError)
+read_tsv_rows = partial(readers.read_tsv_rows, error=DatasetError)
 
-@dataclass(frozen=True)
-class Loc:
-    """Where a record came from: its file and its 1-based line (or array position)."""
-
-    file: Path
-    line: int
-    unit: str = "line"  # "line" for line-based files, "record" for JSON arrays and maps
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.unit} {self.line}"
-
-    @property
-    def default_id(self) -> str:
-        """An id built from the file name and position, for sets without their own ids."""
-        return f"{self.file.stem}:{self.line}"
-
-
-def read_jsonl(file: Path) -> Iterator[tuple[Loc, Any]]:
-    """Records of a JSON Lines file; blank lines are ignored."""
-    with file.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            loc = Loc(file, n)
-            try:
-                yield loc, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{loc}: not valid JSON ({exc.msg})") from None
-
-
-def read_json_array(file: Path) -> Iterator[tuple[Loc, Any]]:
-    """Records of a file holding one JSON array (positions are 1-based)."""
-    data = read_json(file)
-    if not isinstance(data, list):
-        raise DatasetError(f"{file}: expected a JSON array, found {type(data).__name__}")
-    for n, item in enumerate(data, 1):
-        yield Loc(file, n, "record"), item
-
-
-def read_json(file: Path) -> Any:
-    try:
-        with file.open(encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{file}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-
-
-def read_csv(file: Path, *, delimiter: str = ",") -> Iterator[tuple[Loc, dict[str, str]]]:
-    """Rows of a CSV/TSV file with a header, located by the line where each row starts."""
-    csv.field_size_limit(sys.maxsize)
-    with file.open(encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DatasetError(f"{file}: empty file, expected a header row") from None
-        except csv.Error as exc:
-            raise DatasetError(f"{file}: line 1: {exc}") from None
-        start = reader.line_num + 1
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise DatasetError(f"{file}: line {start}: {exc}") from None
-            loc = Loc(file, start)
-            start = reader.line_num + 1
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise DatasetError(f"{loc}: {len(row)} columns, the header has {len(header)}")
-            yield loc, dict(zip(header, row, strict=True))
-
-
-def read_tsv_rows(file: Path, columns: int) -> Iterator[tuple[Loc, list[str]]]:
-    """Rows of a header-less TSV with no quoting and exactly `columns` columns."""
-    with file.open(encoding="utf-8", newline="") as fh:
-        for n, line in enumerate(fh, 1):
-            text = line.rstrip("\r\n")
-            if not text.strip():
-                continue
-            row = text.split("\t")
-            loc = Loc(file, n)
-            if len(row) != columns:
-                raise DatasetError(f"{loc}: {len(row)} tab-separated columns, expected {columns}")
-            yield loc, row
+__all__ = ["Loc", "read_csv", "read_json", "read_json_array", "read_jsonl", "read_tsv_rows"]

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,
@@ -30,11 +29,11 @@ from veracity.datasets._common import (
     Skip,
     SplitFiles,
     optional_text,
-    parse_date,
     text_field,
 )
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
+from veracity.dates import parse_date
 from veracity.types import Claim, Document
 
 _ARCHIVE = re.compile(r"^https?://web\.archive\.org/web/[^/]+/(.*)$")
@@ -115,7 +114,7 @@ class AveritecDataset(BaseDataset):
             input=Claim(
                 id=ex_id,
                 text=text_field(raw, "claim"),
-                date=parse_date(raw.get("claim_date"), "%d-%m-%Y"),
+                date=parse_date(raw.get("claim_date"), formats=("%d-%m-%Y",)),
                 speaker=optional_text(raw.get("speaker")),
                 context=optional_text(raw.get("reporting_source")),
                 language="en",

@@ -21,7 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example

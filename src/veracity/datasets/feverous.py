@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import BaseDataset, Loc, bool_label, text_field
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.types import Claim

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_text
 from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
 from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.types import Claim

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from veracity.datasets import spaces as _spaces  # noqa: F401  (registers label spaces)
-from veracity.datasets._common import BaseDataset, Loc, SplitFiles, parse_datetime, text_field
+from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets.base import DatasetInfo, Example
+from veracity.dates import parse_date
 from veracity.types import Post, Reply
 
 TWITTER_TIME = "%a %b %d %H:%M:%S %z %Y"  # "Wed Jan 07 11:07:51 +0000 2015"
@@ -36,7 +36,7 @@ def thread_post(raw: dict[str, Any]) -> Post:
             Reply(
                 id=str(r["id"]),
                 text=text_field(r, "text"),
-                created_at=parse_datetime(r.get("created_at"), TWITTER_TIME),
+                created_at=parse_date(r.get("created_at"), formats=(TWITTER_TIME,)),
                 parent=parent,
                 metadata={"stance": r.get("stance")},
             )
@@ -44,7 +44,7 @@ def thread_post(raw: dict[str, Any]) -> Post:
     return Post(
         id=thread_id,
         text=text_field(raw, "source_text"),
-        created_at=parse_datetime(raw.get("source_created_at"), TWITTER_TIME),
+        created_at=parse_date(raw.get("source_created_at"), formats=(TWITTER_TIME,)),
         replies=replies,
         metadata={"event": raw.get("event"), "stance": raw.get("source_stance")},
     )

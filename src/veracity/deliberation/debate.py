@@ -104,7 +104,7 @@ class DebateState:
     round: int
     phase: str
     last_round: int
-    context: dict[str, Any] = field(default_factory=dict)  # claim, evidence pool, ...
+    materials: dict[str, Any] = field(default_factory=dict)  # claim, evidence pool, ...
     checks: list[StopCheck] = field(default_factory=list)
 
     @property
@@ -136,7 +136,7 @@ class Debate:
         policy: stopping policy checked after each round.
         labels: the decision's label space.
         final_judge: rules when the policy stops without a decision (optional).
-        context: shared material for prompt builders (claim, evidence pool, ...).
+        materials: what every prompt builder is given (claim, evidence pool, ...).
     """
 
     def __init__(
@@ -147,7 +147,7 @@ class Debate:
         labels: LabelSpace,
         *,
         final_judge: Judge | None = None,
-        context: dict[str, Any] | None = None,
+        materials: dict[str, Any] | None = None,
     ):
         self.speakers = {s.role.name: s for s in speakers}
         if len(self.speakers) != len(speakers):
@@ -160,7 +160,7 @@ class Debate:
         self.policy = policy
         self.labels = labels
         self.final_judge = final_judge
-        self.context = context or {}
+        self.materials = materials or {}
 
     async def run(self, transcript: Transcript | None = None) -> DebateResult:
         """Run the schedule (after any turns already in `transcript`) until the policy stops."""
@@ -171,7 +171,7 @@ class Debate:
             round=self.schedule.first_round,
             phase="",
             last_round=self.schedule.last_round,
-            context=self.context,
+            materials=self.materials,
         )
         check: StopCheck | None = None
         rounds_run = 0
@@ -187,7 +187,9 @@ class Debate:
             rounds_run += 1
             check = await self.policy.after_round(state)
             state.checks.append(check)
-            ctx.event("stop_signal", "stopping", **check.model_dump(mode="json", exclude={"decision"}))
+            ctx.event(
+                "stop_signal", "stopping", **check.model_dump(mode="json", exclude={"decision"})
+            )
             if check.stop:
                 break
         decision = check.decision if check else None

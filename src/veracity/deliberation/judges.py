@@ -1,8 +1,9 @@
 """Judges: read a debate and decide — or, where allowed, say the debate is not done yet.
 
 `LLMJudge` asks for JSON with a reason and a verdict from the label space, optionally
-extended by an "insufficient" option (ZoFia's ternary judge). Per-label probabilities are
-read from the verdict token's logprobs when the backend returns them.
+extended by an "insufficient" option (ZoFia's ternary judge). Per-label probabilities come
+from `veracity.llm.choice.ask_choice`: the verdict token's logprobs when the backend
+returns them, else (when the judge's `ChoicePolicy` allows) sampled rulings.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity import context
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
-from veracity.llm.probs import choice_probabilities
-from veracity.llm.structured import complete_structured
+from veracity.llm.choice import ChoicePolicy, ask_choice
 
 if TYPE_CHECKING:
     from veracity.deliberation.debate import DebateState
@@ -35,6 +35,9 @@ class JudgeDecision(BaseModel):
         confidence: probability of the chosen option, when known.
         judge: which judge ruled.
         round: the round after which it ruled.
+        estimator: how the probabilities were estimated (``logprobs`` or ``sampling``).
+        matched_mass: the probability mass that matched an option (see `ChoiceResult`).
+        samples: rulings sampled for the probabilities.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -46,6 +49,9 @@ class JudgeDecision(BaseModel):
     confidence: float | None = None
     judge: str = "judge"
     round: int | None = None
+    estimator: str | None = None
+    matched_mass: float | None = None
+    samples: int = 0
 
 
 class Judge(Protocol):
@@ -79,7 +85,8 @@ class LLMJudge:
         labels: the label space of the verdict.
         build: prompt builder `(state) -> messages`.
         allow_insufficient: add the INSUFFICIENT option (ternary judge).
-        top_logprobs: alternatives read at the verdict token (0: do not ask).
+        choice: how the ruling's probabilities are estimated (default: logprobs at the
+            verdict token when the backend has them, no sampling).
     """
 
     def __init__(
@@ -92,7 +99,7 @@ class LLMJudge:
         allow_insufficient: bool = False,
         temperature: float = 0.0,
         max_tokens: int = 512,
-        top_logprobs: int = 10,
+        choice: ChoicePolicy | None = None,
     ):
         self.name = name
         self.llm = llm
@@ -101,7 +108,7 @@ class LLMJudge:
         self.allow_insufficient = allow_insufficient
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.top_logprobs = top_logprobs
+        self.choice = choice or ChoicePolicy()
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -109,27 +116,29 @@ class LLMJudge:
         return (*self.labels.labels, *extra)
 
     async def judge(self, state: DebateState) -> JudgeDecision:
-        want_probs = self.llm.capabilities.logprobs and self.top_logprobs > 0
-        result = await complete_structured(
+        answer = await ask_choice(
             self.llm,
             self.build(state),
             verdict_model(self.options),
+            "verdict",
+            self.options,
+            tag=f"{self.name}:{state.round}",
+            policy=self.choice,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            logprobs=want_probs,
-            top_logprobs=self.top_logprobs if want_probs else None,
-            tag=f"{self.name}:{state.round}",
         )
-        choice = result.value.verdict
-        probs = choice_probabilities(result.response, self.options, field="verdict")
+        choice = answer.label
         decision = JudgeDecision(
-            label=None if choice == INSUFFICIENT else self.labels.parse(choice),
+            label=None if choice == INSUFFICIENT else self.labels.parse(choice or ""),
             insufficient=choice == INSUFFICIENT,
-            reason=result.value.reason,
-            probabilities=probs.probs if probs else None,
-            confidence=probs.probs[choice] if probs else None,
+            reason=answer.value.reason,
+            probabilities=answer.probabilities,
+            confidence=answer.confidence,
             judge=self.name,
             round=state.round,
+            estimator=answer.estimator,
+            matched_mass=answer.matched_mass,
+            samples=answer.samples,
         )
         context.current().event(
             "ruling",
@@ -138,5 +147,7 @@ class LLMJudge:
             decision=choice,
             reason=decision.reason,
             probabilities=decision.probabilities,
+            estimator=answer.estimator,
+            matched_mass=answer.matched_mass,
         )
         return decision

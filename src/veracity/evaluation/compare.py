@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from veracity.evaluation.metrics import MetricsError, accuracy, macro_f1
+from veracity.errors import MetricsError
+from veracity.evaluation.metrics import accuracy, macro_f1
 from veracity.evaluation.report import RunResult, load_run
 from veracity.types import cost_text
 

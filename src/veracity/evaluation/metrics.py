@@ -28,16 +28,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.errors import MetricsError
 from veracity.labels import LabelSpace
-
-
-class ClassScores(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    precision: float
-    recall: float
-    f1: float
-    support: int  # gold examples of this class
-    predicted: int  # examples predicted as this class
+from veracity.labels.scores import (
+    ClassScores,
+    accuracy,
+    check_pair,
+    classes_present,
+    macro_f1,
+    per_class,
+)
+from veracity.types import Usage
 
 
 class ReliabilityBin(BaseModel):
@@ -60,54 +59,6 @@ class Calibration(BaseModel):
     bins: list[ReliabilityBin]
 
 
-def _check_pair(gold: Sequence[str], pred: Sequence[str | None]) -> None:
-    if len(gold) != len(pred):
-        raise MetricsError(f"{len(gold)} gold labels but {len(pred)} predictions")
-    if not gold:
-        raise MetricsError("no examples to score")
-
-
-def accuracy(gold: Sequence[str], pred: Sequence[str | None]) -> float:
-    """Share of examples whose prediction equals the gold label (None is wrong)."""
-    _check_pair(gold, pred)
-    return sum(g == p for g, p in zip(gold, pred, strict=True)) / len(gold)
-
-
-def classes_present(gold: Sequence[str], pred: Sequence[str | None], order: Sequence[str]) -> list:
-    """Labels of `order` that occur in gold or predictions, in `order`'s order."""
-    seen = set(gold) | {p for p in pred if p is not None}
-    unknown = seen - set(order)
-    if unknown:
-        raise MetricsError(f"labels outside the label space: {sorted(unknown)}")
-    return [c for c in order if c in seen]
-
-
-def per_class(
-    gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]
-) -> dict[str, ClassScores]:
-    """Precision, recall, F1, support and prediction count of every label in `labels`."""
-    _check_pair(gold, pred)
-    out = {}
-    for c in labels:
-        tp = sum(g == c and p == c for g, p in zip(gold, pred, strict=True))
-        n_pred = sum(p == c for p in pred)
-        support = sum(g == c for g in gold)
-        precision = tp / n_pred if n_pred else 0.0
-        recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[c] = ClassScores(
-            precision=precision, recall=recall, f1=f1, support=support, predicted=n_pred
-        )
-    return out
-
-
-def macro_f1(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]) -> float:
-    """Mean F1 over the labels (of `labels`) present in gold or predictions."""
-    present = classes_present(gold, pred, labels)
-    scores = per_class(gold, pred, present)
-    return sum(s.f1 for s in scores.values()) / len(present)
-
-
 ABSTAIN = "(abstained)"
 ERROR = "(error)"
 
@@ -124,7 +75,7 @@ def confusion_matrix(
     else to ``(error)`` (recorded errors and crashed examples). Those columns are present
     only when used.
     """
-    _check_pair(gold, pred)
+    check_pair(gold, pred)
     statuses = statuses or ["abstained" if p is None else "ok" for p in pred]
     columns = list(labels)
     extra = []
@@ -220,14 +171,16 @@ class UsageStats(BaseModel):
     latency_mean_s: float | None
 
 
-def usage_stats(usages: Sequence[dict], latencies: Sequence[float]) -> UsageStats:
-    """Aggregate per-example usage dicts (fields of `veracity.types.Usage`) and latencies."""
+def usage_stats(usages: Sequence[Usage | dict], latencies: Sequence[float]) -> UsageStats:
+    """Aggregate per-example usage (`veracity.types.Usage`, or its fields as dicts) and
+    latencies."""
     n = len(usages)
     if n == 0:
         raise MetricsError("no examples to aggregate")
+    rows = [u if isinstance(u, Usage) else Usage.model_validate(u) for u in usages]
 
     def total(name: str) -> float:
-        return sum(u.get(name, 0) for u in usages)
+        return sum(getattr(u, name) for u in rows)
 
     tokens = total("prompt_tokens") + total("completion_tokens")
     return UsageStats(
@@ -283,7 +236,7 @@ class Scored(Protocol):
     latency_s: float
 
     @property
-    def usage(self) -> dict: ...
+    def usage(self) -> Usage: ...
 
 
 def compute_metrics(rows: Sequence[Scored], space: LabelSpace, n_bins: int = 10) -> Metrics:

@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from veracity import registry
-from veracity.config import ConfigError, RunConfig, data_dir
-from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
-from veracity.errors import EvalError
+from veracity.config import RunConfig, data_dir
+from veracity.datasets.base import Dataset, DatasetInfo, Example
+from veracity.errors import ConfigError, DatasetError, EvalError, LabelError
 from veracity.evaluation.store import RunStore
-from veracity.labels import LabelError, LabelMap, LabelSpace, get_label_map, get_label_space
+from veracity.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
 from veracity.types import Claim
@@ -28,7 +28,7 @@ from veracity.types import Claim
 # Config keys that must match when a run directory is resumed.
 _RESUME_KEYS = (
     "method", "method_config", "labels", "gold_map", "dataset", "split", "variant", "sample",
-    "gold_evidence", "dataset_options",
+    "gold_evidence", "dataset_options", "sample_per_class",
 )  # fmt: skip
 _RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
 
@@ -69,21 +69,46 @@ def open_dataset(name: str) -> Dataset:
 
 
 def select_examples(
-    examples: Sequence[Example], limit: int | None, sample: bool, seed: int
+    examples: Sequence[Example],
+    limit: int | None,
+    sample: bool,
+    seed: int,
+    *,
+    per_class: int | None = None,
+    class_of: Callable[[Example], str] | None = None,
 ) -> list[Example]:
-    """The first `limit` examples, or a seeded random sample of `limit` in dataset order."""
+    """The examples a run checks, in dataset order.
+
+    `limit` keeps the first `limit` examples, or with `sample` a seeded random sample of
+    `limit`. `per_class` then draws a balanced, seeded sample from those: `per_class`
+    examples of each class (`class_of`), every example of a smaller class.
+    """
     ids = [e.id for e in examples]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise EvalError(f"the dataset has duplicate example ids (e.g. {dup!r}); runs cannot resume")
-    if limit is None or limit >= len(examples):
-        return list(examples)
-    if limit < 1:
+    if limit is not None and limit < 1:
         raise EvalError("--limit must be at least 1")
-    if not sample:
-        return list(examples[:limit])
-    chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
-    return [examples[i] for i in chosen]
+    pool = list(examples)
+    if limit is not None and limit < len(examples):
+        if sample:
+            chosen = sorted(random.Random(seed).sample(range(len(examples)), limit))
+            pool = [examples[i] for i in chosen]
+        else:
+            pool = pool[:limit]
+    if per_class is None:
+        return pool
+    if per_class < 1 or class_of is None:
+        raise EvalError("--sample-per-class needs a count of at least 1 and the gold classes")
+    by_class: dict[str, list[int]] = {}
+    for i, example in enumerate(pool):
+        by_class.setdefault(class_of(example), []).append(i)
+    rng = random.Random(seed)
+    keep: list[int] = []
+    for cls in sorted(by_class):
+        members = by_class[cls]
+        keep += members if len(members) <= per_class else rng.sample(members, per_class)
+    return [pool[i] for i in sorted(keep)]
 
 
 def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
@@ -114,8 +139,10 @@ def check_resumable(store: RunStore, cfg: RunConfig) -> None:
     diffs = [k for k in _RESUME_KEYS if old.get(k) != new.get(k)]
     old_llm, new_llm = old.get("llm") or {}, new["llm"]
     diffs += [f"llm.{k}" for k in _RESUME_LLM_KEYS if old_llm.get(k) != new_llm.get(k)]
-    if cfg.sample and old.get("seed") != new["seed"]:
+    if (cfg.sample or cfg.sample_per_class) and old.get("seed") != new["seed"]:
         diffs.append("seed")
+    if (old.get("repeats") or 1) > 1 and cfg.repeats == 1:
+        diffs.append("repeats (it holds repeated runs)")
     if diffs:
         raise EvalError(
             f"{store.path} holds a run with a different {', '.join(diffs)}; resume it with "
@@ -177,7 +204,14 @@ def prepare_run(
     try:
         root = data_dir(cfg.data_dir)
         loaded = ds.load(split, root, **cfg.dataset_options)
-        examples = select_examples(loaded, cfg.limit, cfg.sample, cfg.seed)
+        class_of = None
+        if cfg.sample_per_class is not None:  # balance the classes the metrics count
+            all_gold = map_gold(loaded, space.name, cfg.gold_map)
+            class_of = lambda e: all_gold[e.id][0]  # noqa: E731
+        examples = select_examples(
+            loaded, cfg.limit, cfg.sample, cfg.seed,
+            per_class=cfg.sample_per_class, class_of=class_of,
+        )  # fmt: skip
     except TypeError as exc:  # an option the loader does not take
         raise EvalError(f"dataset_options for {info.name!r}: {exc}") from exc
     except (DatasetError, ConfigError) as exc:

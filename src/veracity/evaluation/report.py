@@ -17,11 +17,13 @@ from typing import Any
 import jinja2
 from pydantic import ValidationError
 
+from veracity.errors import LabelError, RunStoreError
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import confusion_png, reliability_png
-from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
-from veracity.labels import LabelError, LabelSpace, get_label_space
+from veracity.evaluation.repeats import is_repeated, summarize_repeats
+from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.labels import LabelSpace, get_label_space
 from veracity.types import cost_text
 
 
@@ -55,7 +57,8 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
         if not cfg.dataset:
             raise
         # the space may be registered by the dataset's loader module: import it
-        from veracity.evaluation.prepare import EvalError, open_dataset
+        from veracity.errors import EvalError
+        from veracity.evaluation.prepare import open_dataset
 
         try:
             open_dataset(cfg.dataset)
@@ -161,12 +164,13 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
     ]
 
 
-def method_counters(records: list[Any]) -> dict[str, float]:
+def method_counters(records: list[PredictionRecord]) -> dict[str, float]:
     """Sums of the numeric ``metadata.counters`` of every verdict (e.g. MERMAID's tool
     calls and memory hits), by counter name; empty when the method counts nothing."""
     totals: dict[str, float] = {}
     for record in records:
-        counters = ((record.verdict or {}).get("metadata") or {}).get("counters") or {}
+        metadata = record.verdict.metadata if record.verdict else {}
+        counters = metadata.get("counters") or {}
         for name, value in counters.items():
             if isinstance(value, int | float) and not isinstance(value, bool):
                 totals[name] = totals.get(name, 0) + value
@@ -232,7 +236,7 @@ def _context(run: RunResult) -> dict[str, Any]:
         "usage": _usage_rows(run),
         "counters": _counter_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
-        "errors": [(r.id, (r.verdict or {}).get("error", "")) for r in errors[:20]],
+        "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
     }
@@ -269,7 +273,13 @@ def render_html(run: RunResult, pngs: dict[str, bytes]) -> str:
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:
-    """Write report.md (with PNGs in report_files/) and report.html; returns their paths."""
+    """Write report.md (with PNGs in report_files/) and report.html; returns their paths.
+
+    For a repeated run (``--repeats``) the report gives each metric's spread over the
+    repeats; each repeat's directory has a full report of its own.
+    """
+    if is_repeated(run_dir):
+        return write_repeats_report(run_dir, out_dir)
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.path
     files = out / "report_files"
@@ -283,4 +293,33 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> tupl
     )
     html = out / "report.html"
     html.write_text(render_html(run, pngs), encoding="utf-8")
+    return md, html
+
+
+def write_repeats_report(
+    run_dir: str | Path, out_dir: str | Path | None = None
+) -> tuple[Path, Path]:
+    """report.md and report.html of a repeated run: median, range and quartiles by metric."""
+    summary = summarize_repeats(run_dir)
+    cfg = ExperimentConfig.model_validate(RunStore(run_dir).read_config())
+    rows = [
+        {
+            "name": name,
+            **{k: _fmt(getattr(s, k)) for k in ("median", "min", "max", "q1", "q3", "iqr")},
+            "values": ", ".join(_fmt(v) for v in s.values),
+        }
+        for name, s in summary.metrics.items()
+    ]
+    context = {
+        "title": f"{cfg.name or cfg.method} on {cfg.dataset}, repeated",
+        "path": str(run_dir), "finished": summary.finished, "repeats": summary.repeats,
+        "seeds": ", ".join(map(str, summary.seeds)), "n": ", ".join(map(str, summary.n)),
+        "method": cfg.method, "dataset": cfg.dataset, "labels": cfg.labels,
+        "model": cfg.llm.model, "rows": rows, "runs": ", ".join(summary.runs),
+    }  # fmt: skip
+    out = Path(out_dir) if out_dir else Path(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    md, html = out / "report.md", out / "report.html"
+    md.write_text(_env(False).get_template("repeats.md.j2").render(**context), encoding="utf-8")
+    html.write_text(_env(True).get_template("repeats.html.j2").render(**context), encoding="utf-8")
     return md, html

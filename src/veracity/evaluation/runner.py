@@ -22,9 +22,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from veracity.datasets.base import DatasetInfo, Example
+from veracity.errors import (
+    EvalError,
+    LLMAuthError,
+    ModelNotAvailable,
+    RunStoreError,
+    SourceAuthError,
+)
 from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.prepare import (
-    EvalError,
     PreparedRun,
     gold_mapper,
     map_gold,
@@ -32,10 +38,8 @@ from veracity.evaluation.prepare import (
     prepare_run,
     select_examples,
 )
-from veracity.evaluation.store import PredictionRecord, RunStore, RunStoreError
+from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
-from veracity.llm.base import LLMAuthError, ModelNotAvailable
-from veracity.retrieval.base import SourceAuthError
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.types import Verdict, cost_text
 
@@ -77,9 +81,9 @@ class RunningStats:
         self.done += 1
         self.correct += int(rec.correct)
         usage = rec.usage
-        self.cost_usd += usage.get("cost_usd", 0.0)
-        self.unpriced += usage.get("unpriced_llm_calls", 0)
-        self.tokens += usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        self.cost_usd += usage.cost_usd
+        self.unpriced += usage.unpriced_llm_calls
+        self.tokens += usage.total_tokens
         self.by_status[rec.status] = self.by_status.get(rec.status, 0) + 1
 
     @property

@@ -33,7 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.errors import RunStoreError
-from veracity.types import Verdict
+from veracity.types import Usage, Verdict
 
 Status = Literal["ok", "abstained", "error", "exception"]
 
@@ -54,7 +54,7 @@ class PredictionRecord(BaseModel):
         score: the verdict's veracity score.
         confidence: the verdict's confidence.
         latency_s: wall time of this example as the runner measured it.
-        verdict: the full verdict (with trace and usage) as JSON, when there is one.
+        verdict: the full verdict (with trace and usage), when there is one.
         exception: the traceback of a crash.
         finished_at: UTC time the record was written.
     """
@@ -69,13 +69,14 @@ class PredictionRecord(BaseModel):
     score: float | None = None
     confidence: float | None = None
     latency_s: float = 0.0
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     exception: str | None = None
     finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
 
     @property
-    def usage(self) -> dict[str, Any]:
-        return dict((self.verdict or {}).get("usage") or {})
+    def usage(self) -> Usage:
+        """The verdict's usage (zero when there is no verdict)."""
+        return self.verdict.usage if self.verdict is not None else Usage()
 
     @property
     def correct(self) -> bool:
@@ -100,7 +101,7 @@ class PredictionRecord(BaseModel):
             score=verdict.score if status == "ok" else None,
             confidence=verdict.confidence if status == "ok" else None,
             latency_s=round(latency_s, 4),
-            verdict=verdict.model_dump(mode="json"),
+            verdict=verdict,
         )
 
 

@@ -37,9 +37,9 @@ from veracity.evidence.memory_models import (
     MemoryConfig,
     MemoryHit,
     MemoryStats,
-    normalise_entity,
 )
 from veracity.nlp.embeddings import Embedder, get_embedder
+from veracity.nlp.entities import normalise_entity
 from veracity.types import Document
 
 __all__ = [

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -57,11 +55,3 @@ class MemoryStats(BaseModel):
     misses: int
     searches_saved: int
     purged: int
-
-
-def normalise_entity(name: str) -> str:
-    """Case-folded, accent-free, punctuation-free name without a leading article."""
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    text = " ".join(re.sub(r"[^\w]+", " ", text).split())
-    return re.sub(r"^(?:the|a|an) ", "", text)

@@ -23,6 +23,7 @@ from veracity.llm.base import (
     user,
 )
 from veracity.llm.cache import ResponseCache
+from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
 from veracity.llm.client import ManagedLLM, RetryPolicy
 from veracity.llm.probs import ChoiceProbs, choice_probabilities, sampled_choice_probabilities
 from veracity.llm.structured import Structured, complete_structured, extract_json
@@ -30,7 +31,9 @@ from veracity.llm.structured import Structured, complete_structured, extract_jso
 __all__ = [
     "LLM",
     "Capabilities",
+    "ChoicePolicy",
     "ChoiceProbs",
+    "ChoiceResult",
     "LLMAuthError",
     "LLMError",
     "LLMRateLimited",
@@ -50,6 +53,7 @@ __all__ = [
     "TokenLogprob",
     "TokenUsage",
     "TopLogprob",
+    "ask_choice",
     "assistant",
     "choice_probabilities",
     "complete_structured",

@@ -151,6 +151,27 @@ class LLM(Protocol):
     async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
 
+def tag_fields(tag: str) -> dict[str, str | int]:
+    """What a request tag says, for the typed ``llm_call`` event.
+
+    Tags read ``<purpose>[:<phase>]:<round>[:sample<i>]`` (``stop:2``,
+    ``politician:rebuttal:2``, ``round_judge:3:sample1``): the purpose is the first part,
+    the round the first number, the sample index the number after ``sample``. Parts a
+    tag lacks are left out.
+    """
+    parts = tag.split(":") if tag else []
+    out: dict[str, str | int] = {}
+    if parts and parts[0]:
+        out["purpose"] = parts[0]
+    number = next((p for p in parts[1:] if p.isdigit()), None)
+    if number is not None:
+        out["round"] = int(number)
+    sample = next((p[6:] for p in parts[1:] if p.startswith("sample") and p[6:].isdigit()), None)
+    if sample is not None:
+        out["sample"] = int(sample)
+    return out
+
+
 # --------------------------------------------------------------------------- errors
 
 

@@ -18,6 +18,7 @@ from veracity.llm.base import (
     LLMRequest,
     LLMResponse,
     LLMTransientError,
+    tag_fields,
 )
 from veracity.llm.cache import ResponseCache
 
@@ -132,6 +133,7 @@ class ManagedLLM:
             "finish_reason": response.finish_reason,
             "temperature": request.temperature,
             "request_hash": request.cache_key(self.backend_id)[:16],
+            **tag_fields(request.tag),
         }
         if self.trace_prompts:
             data["messages"] = [m.model_dump() for m in request.messages]

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from veracity.infra import LoopSemaphore
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
@@ -25,7 +26,7 @@ from veracity.llm.base import (
     ModelNotAvailable,
 )
 from veracity.llm.models import Progress, pull, resolve
-from veracity.llm.openai_compat import parse_chat_completion
+from veracity.llm.openai_compat import chat_payload, parse_chat_completion
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class EmbeddedLLM:
         self.repeat_penalty = repeat_penalty
         self._server: Any = None
         self._lock = threading.Lock()
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        self._slots = LoopSemaphore(self.n_parallel)  # one request per llama.cpp slot
         self.load_time_s: float | None = None
 
     def __repr__(self) -> str:
@@ -146,34 +147,9 @@ class EmbeddedLLM:
             log.info("loaded %s in %.2fs", path.name, self.load_time_s)
             return self._server
 
-    def _slot_semaphore(self) -> asyncio.Semaphore:
-        loop_id = id(asyncio.get_running_loop())
-        sem = self._slots.get(loop_id)
-        if sem is None:
-            sem = self._slots[loop_id] = asyncio.Semaphore(self.n_parallel)
-        return sem
-
     def payload(self, request: LLMRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "messages": [m.model_dump() for m in request.messages],
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "repeat_penalty": self.repeat_penalty,
-        }
-        if request.stop:
-            body["stop"] = request.stop
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "schema": request.json_schema},
-            }
-        if request.logprobs:
-            body["logprobs"] = True
-            if request.top_logprobs:
-                body["top_logprobs"] = request.top_logprobs
-        return body
+        """The chat-completion body handed to llama.cpp for `request`."""
+        return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
 
     def _run(self, body: dict[str, Any]) -> dict[str, Any]:
         server = self.load()
@@ -181,7 +157,8 @@ class EmbeddedLLM:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
-        async with self._slot_semaphore():
+
+        async def call() -> tuple[Any, float]:
             started = time.perf_counter()
             try:
                 data = await asyncio.to_thread(self._run, body)
@@ -189,7 +166,9 @@ class EmbeddedLLM:
                 raise
             except Exception as exc:
                 raise LLMServerError(f"embedded model failed: {exc}") from exc
-            latency = time.perf_counter() - started
+            return data, time.perf_counter() - started
+
+        data, latency = await self._slots.run(call)
         if not isinstance(data, dict):
             raise LLMServerError(f"embedded model returned {type(data).__name__}, not a dict")
         if "error" in data:

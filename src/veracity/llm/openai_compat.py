@@ -152,31 +152,14 @@ class OpenAICompatLLM:
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body sent for `request`."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-        }
-        if request.stop:
-            body["stop"] = request.stop
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.json_schema is not None:
-            if self.json_mode == "json_schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "reply", "schema": request.json_schema},
-                }
-            elif self.json_mode == "json_object":
-                body["response_format"] = {"type": "json_object"}
-        if request.logprobs and self._capabilities.logprobs:
-            body["logprobs"] = True
-            if request.top_logprobs:
-                body["top_logprobs"] = min(
-                    request.top_logprobs, self._capabilities.max_top_logprobs
-                )
-        return body
+        caps = self._capabilities
+        return chat_payload(
+            request,
+            model=self.model,
+            json_mode=self.json_mode,
+            logprobs=caps.logprobs,
+            max_top_logprobs=caps.max_top_logprobs,
+        )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
@@ -245,6 +228,49 @@ def _error_detail(resp: httpx.Response) -> str:
         return str(err)[:500]
     except ValueError:
         return resp.text[:500]
+
+
+def chat_payload(
+    request: LLMRequest,
+    *,
+    model: str | None = None,
+    json_mode: str = "json_schema",
+    logprobs: bool = True,
+    max_top_logprobs: int | None = None,
+) -> dict[str, Any]:
+    """The OpenAI-style chat-completion body for `request` (HTTP and embedded backends).
+
+    Args:
+        request: the request.
+        model: the ``model`` field (None: left out, as in process).
+        json_mode: how a JSON schema is asked for: ``json_schema`` (constrained),
+            ``json_object`` (any JSON) or ``none``.
+        logprobs: whether the backend returns logprobs (else they are not asked).
+        max_top_logprobs: the backend's cap on alternatives (None: no cap).
+    """
+    body: dict[str, Any] = {"model": model} if model is not None else {}
+    body.update(
+        messages=[m.model_dump() for m in request.messages],
+        temperature=request.temperature,
+        max_tokens=request.max_tokens,
+    )
+    if request.stop:
+        body["stop"] = request.stop
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.json_schema is not None and json_mode == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": request.json_schema},
+        }
+    elif request.json_schema is not None and json_mode == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    if request.logprobs and logprobs:
+        body["logprobs"] = True
+        if request.top_logprobs:
+            cap = max_top_logprobs if max_top_logprobs is not None else request.top_logprobs
+            body["top_logprobs"] = min(request.top_logprobs, cap)
+    return body
 
 
 def parse_chat_completion(

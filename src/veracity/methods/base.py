@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity import context, registry
 from veracity.context import CheckContext
@@ -29,6 +29,7 @@ from veracity.llm.base import (
     LLMTransientError,
     StructuredOutputError,
 )
+from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
@@ -52,6 +53,27 @@ class MethodConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     labels: str | None = None  # label space name; None: the method's default
+
+
+class ChoiceConfig(MethodConfig):
+    """A method config with the settings of `veracity.llm.choice.ask_choice`, for methods
+    that read the probabilities of a label or ruling."""
+
+    top_logprobs: int = Field(default=10, ge=0, le=20)  # alternatives read at the answer token
+    # auto: logprobs when the backend returns them, else sampling (when samples_k > 0)
+    estimator: Estimator = "auto"
+    # answers sampled for the probabilities when logprobs give none (0: never sample)
+    samples_k: int = Field(default=0, ge=0, le=50)
+    sample_temperature: float = Field(default=0.8, gt=0.0, le=2.0)
+
+    @property
+    def choice(self) -> ChoicePolicy:
+        return ChoicePolicy(
+            top_logprobs=self.top_logprobs,
+            estimator=self.estimator,
+            samples=self.samples_k,
+            sample_temperature=self.sample_temperature,
+        )
 
 
 @runtime_checkable
@@ -104,6 +126,33 @@ class BaseMethod(ABC):
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
         }
+
+    def pick_source(self, name: str | None = None, *, missing: str | None = None) -> Source:
+        """The source this method searches: the one called `name`, else the only one given.
+
+        Args:
+            name: the configured source name (None: the run's only source).
+            missing: the error message when no source can be picked (default: one
+                saying what to configure).
+
+        Raises:
+            MethodConfigError: `name` is not among the sources, or there is not exactly
+                one source to default to.
+        """
+        known = ", ".join(sorted(self.sources)) or "none"
+        if name is not None and name in self.sources:
+            return self.sources[name]
+        if name is None and len(self.sources) == 1:
+            return next(iter(self.sources.values()))
+        if missing is not None:
+            raise MethodConfigError(missing)
+        if name is not None:
+            raise MethodConfigError(f"{self.name}: no source named {name!r} (sources: {known})")
+        if not self.sources:
+            raise MethodConfigError(f"{self.name} needs a source to search: give one in `sources:`")
+        raise MethodConfigError(
+            f"{self.name} has several sources ({known}); choose one with `source`"
+        )
 
     @classmethod
     def prompt_package(cls) -> str:

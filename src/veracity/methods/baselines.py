@@ -15,16 +15,15 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
-from veracity.methods.base import BaseMethod, MethodConfig
-from veracity.methods.labelling import ask_label
+from veracity.methods.base import BaseMethod, ChoiceConfig
+from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.types import CheckInput, Verdict
 
 
-class DirectConfig(MethodConfig):
+class DirectConfig(ChoiceConfig):
     temperature: float = 0.0
     max_tokens: int = 64
-    top_logprobs: int = 10  # alternatives read at the label token
     max_input_chars: int = 6000
 
 
@@ -66,10 +65,10 @@ class _PromptedBaseline(BaseMethod):
             tag=self.name,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            top_logprobs=cfg.top_logprobs,
+            policy=cfg.choice,
         )
         return self.verdict(
-            **answer.verdict_fields(), rationale=getattr(answer.value, "reasoning", "")
+            **label_fields(answer, space), rationale=getattr(answer.value, "reasoning", "")
         )
 
 

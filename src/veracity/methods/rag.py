@@ -19,15 +19,15 @@ from pydantic import BaseModel, Field, create_model
 from veracity.context import CheckContext
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
-from veracity.methods.labelling import ask_label
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
+from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.guards import guard_query
 from veracity.types import CheckInput, Document, Evidence, Verdict
 
 
-class RagConfig(MethodConfig):
+class RagConfig(ChoiceConfig):
     source: str | None = None  # which of the method's sources to search (None: the only one)
     top_k: int = Field(default=5, ge=1, le=50)  # passages shown to the model
     query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
@@ -37,7 +37,6 @@ class RagConfig(MethodConfig):
     max_reasoning_words: int = 80
     temperature: float = 0.0
     max_tokens: int = 256
-    top_logprobs: int = 10  # alternatives read at the label token
 
 
 def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[BaseModel]:
@@ -69,16 +68,7 @@ class RagMethod(BaseMethod):
         sources: Mapping[str, Source] | None = None,
     ):
         super().__init__(llm, config, sources=sources)
-        if not self.sources:
-            raise MethodConfigError("rag needs a source to search: give one in `sources:`")
-        wanted = self.config.source
-        if wanted is None and len(self.sources) > 1:
-            raise MethodConfigError(
-                f"rag has several sources ({', '.join(self.sources)}); choose one with `source`"
-            )
-        if wanted is not None and wanted not in self.sources:
-            raise MethodConfigError(f"rag: no source named {wanted!r} ({', '.join(self.sources)})")
-        self.source = self.sources[wanted] if wanted else next(iter(self.sources.values()))
+        self.source = self.pick_source(self.config.source)
 
     async def retrieve(self, item: CheckInput) -> list[Document]:
         text = truncate_chars(item.content, self.config.query_chars)
@@ -110,11 +100,11 @@ class RagMethod(BaseMethod):
             tag=self.name,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            top_logprobs=cfg.top_logprobs,
+            policy=cfg.choice,
         )
         cited = list(dict.fromkeys(answer.value.cited))  # in order, without repeats
         return self.verdict(
-            **answer.verdict_fields(),
+            **label_fields(answer, space),
             rationale=getattr(answer.value, "reasoning", ""),
             evidence=[Evidence(document=docs[i - 1]) for i in cited],
             metadata={"retrieved": [d.id for d in docs], "cited": cited},

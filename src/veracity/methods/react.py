@@ -18,15 +18,15 @@ from pydantic import Field, create_model
 from veracity.context import CheckContext
 from veracity.deliberation.react import react_loop
 from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
-from veracity.methods.labelling import ask_label
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
+from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 from veracity.tools import SOURCE_HINTS, SourceTool
 from veracity.types import CheckInput, Evidence, Verdict
 
 
-class ReActConfig(MethodConfig):
+class ReActConfig(ChoiceConfig):
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
     max_result_chars: int = 500  # each result's text in an observation
@@ -34,7 +34,6 @@ class ReActConfig(MethodConfig):
     max_input_chars: int = 4000
     temperature: float = 0.0
     max_tokens: int = 400
-    top_logprobs: int = 10
     tools: list[str] | None = None  # which sources become tools (None: all)
 
 
@@ -122,10 +121,10 @@ class ReActMethod(BaseMethod):
             tag=f"{self.name}:answer",
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            top_logprobs=cfg.top_logprobs,
+            policy=cfg.choice,
         )
         return self.verdict(
-            **answer.verdict_fields(),
+            **label_fields(answer, space),
             rationale=answer.value.summary,
             evidence=[Evidence(document=d) for d in trajectory.documents],
             metadata={

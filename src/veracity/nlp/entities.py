@@ -245,21 +245,20 @@ def to_spans(text: str, predictions: Sequence[Prediction]) -> list[EntitySpan]:
     return sorted(spans, key=lambda s: (s.start, s.end))
 
 
-_EDGE_PUNCT = "\"'“”‘’()[]{}.,;:!?-–—"
-
-
 def normalise_entity(text: str) -> str:
-    """The key under which mentions count as the same entity.
+    """The key under which mentions count as the same entity — in entity merging and in
+    the evidence memory alike.
 
-    Unicode NFKC, case-folded, whitespace collapsed, surrounding punctuation and a
-    possessive "'s" removed, and a leading "the " dropped ("The European Union" and
-    "European Union's" share one key).
+    Unicode NFKD with accents dropped, case-folded, a possessive "'s" removed, every run
+    of punctuation and whitespace made one space, and a leading article ("the", "a",
+    "an") dropped: "The European Union", "European Union's" and "european  union" share
+    one key, as do "Café Müller" and "Cafe Muller"; "U.N." becomes "u n".
     """
-    key = unicodedata.normalize("NFKC", text).casefold()
-    key = " ".join(key.split()).strip(_EDGE_PUNCT + " ")
-    key = re.sub(r"['’]s$", "", key).strip(_EDGE_PUNCT + " ")
-    key = re.sub(r"^the\s+", "", key)
-    return key
+    key = unicodedata.normalize("NFKD", text)
+    key = "".join(c for c in key if not unicodedata.combining(c)).casefold().strip()
+    key = re.sub(r"['’]s\W*$", "", key)
+    key = " ".join(re.sub(r"[^\w]+", " ", key).split())
+    return re.sub(r"^(?:the|a|an) ", "", key)
 
 
 def merge_duplicates(spans: Sequence[EntitySpan]) -> list[Entity]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import email.utils
 import hashlib
 import html
 import os
@@ -17,31 +16,6 @@ from veracity.retrieval.base import Query, SourceAuthError, SourceBadResponse
 
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
-_RELATIVE = re.compile(
-    r"^(\d+|an?|one)\s+(second|minute|hour|day|week|month|year)s?\s+ago$", re.IGNORECASE
-)
-_UNIT_DAYS = {
-    "second": 1 / 86400,
-    "minute": 1 / 1440,
-    "hour": 1 / 24,
-    "day": 1,
-    "week": 7,
-    "month": 30,
-    "year": 365,
-}
-_DATE_FORMATS = (
-    "%B %d, %Y",  # February 10, 2023
-    "%b %d, %Y",  # Feb 10, 2023
-    "%d %B %Y",  # 10 February 2023
-    "%d %b %Y",  # 10 Feb 2023
-    "%Y-%m-%d",
-    "%Y/%m/%d",
-    "%m/%d/%Y",
-    "%Y-%m",
-    "%Y %b %d",  # PubMed: 2019 Mar 5
-    "%Y %b",
-    "%Y",
-)
 
 
 class MissingCredentials(SourceAuthError):
@@ -78,47 +52,6 @@ def strip_html(text: str | None) -> str:
     if not text:
         return ""
     return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
-
-
-def _aware(value: _dt.datetime) -> _dt.datetime:
-    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
-
-
-def parse_date(value: Any, now: _dt.datetime | None = None) -> _dt.datetime | None:
-    """A publication date from the many formats services use, or None when unparseable.
-
-    Accepts datetimes, Unix timestamps, ISO 8601 (with or without time or zone), RFC
-    2822, "February 10, 2023" / "Feb 10, 2023" / "10 Feb 2023", "2019 Mar 5", bare years,
-    and relative ages ("3 days ago", "an hour ago", counted back from `now`).
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, _dt.datetime):
-        return _aware(value)
-    if isinstance(value, _dt.date):
-        return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
-    text = str(value).strip()
-    relative = _RELATIVE.match(text)
-    if relative:
-        n = 1 if relative.group(1).lower() in ("a", "an", "one") else int(relative.group(1))
-        days = n * _UNIT_DAYS[relative.group(2).lower()]
-        return (now or _dt.datetime.now(_dt.timezone.utc)) - _dt.timedelta(days=days)
-    try:
-        return _aware(_dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
-    except ValueError:
-        pass
-    try:
-        return _aware(email.utils.parsedate_to_datetime(text))
-    except (TypeError, ValueError, IndexError):
-        pass
-    for fmt in _DATE_FORMATS:
-        try:
-            return _aware(_dt.datetime.strptime(text, fmt))
-        except ValueError:
-            continue
-    return None
 
 
 def site_clause(query: Query) -> str:

@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import Field, SecretStr
 
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import Query, SourceAuthError, SourceError, apply_rules
 from veracity.retrieval.common import (
     SourceOptions,
     doc_id,
     expect_list,
     expect_mapping,
-    parse_date,
     resolve_secret,
 )
 from veracity.retrieval.http import HttpClient, HttpStatusError, default_http_client
@@ -120,7 +120,7 @@ class GoogleFactCheckSource:
                     title=str(review.get("title") or claim_text or url),
                     url=url,
                     source=self.name,
-                    published_at=parse_date(review.get("reviewDate")),
+                    published_at=parse_date(review.get("reviewDate"), lenient=True, tz=UTC),
                     score=1.0 / rank,
                     metadata={
                         "rating": rating,

@@ -369,18 +369,17 @@ def corpus_from_dataset(
     data_dir: Path | None = None,
     **build: Any,
 ) -> LocalCorpus:
-    """Index the retrieval corpus of a dataset (an object with ``corpus()`` or a registry name).
+    """Index the retrieval corpus of a dataset (an object with ``info`` and ``corpus()``).
+
+    Retrieval sits below the dataset loaders, so it takes the loader object; for a
+    registered name pass ``veracity.datasets.get_dataset(name)``.
 
     Args:
-        dataset: a `veracity.datasets.Dataset`, or the name it is registered under.
+        dataset: a `veracity.datasets.Dataset` that has a corpus.
         name: index name (default: the dataset's name).
         data_dir: benchmark data folder passed to ``corpus()``.
         **build: options for `build_local_corpus` (mode, embedder, chunking, ...).
     """
-    if isinstance(dataset, str):
-        from veracity.datasets import get_dataset  # lazy: datasets sit above retrieval
-
-        dataset = get_dataset(dataset)
     index_name = name or dataset.info.name
     return build_local_corpus(index_name, dataset.corpus(data_dir), **build)
 

@@ -10,9 +10,7 @@ silently.
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
-import json
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from veracity import readers
+from veracity.dates import parse_date
 from veracity.types import Document
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -63,23 +63,16 @@ class FieldMap(BaseModel):
             raise CorpusInputError(f"bad field mapping {spec!r}; fields are {fields}") from exc
 
 
-def parse_date(value: Any, where: str) -> _dt.datetime | None:
-    """A publication date from ISO text, a bare year, or epoch seconds (UTC)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise CorpusInputError(f"{where}: not a date: {value!r}")
-    if isinstance(value, int | float):
-        return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
-    text = str(value).strip()
-    if re.fullmatch(r"\d{4}", text):
-        return _dt.datetime(int(text), 1, 1)
+def parse_date_at(value: Any, where: str) -> _dt.datetime | None:
+    """A publication date from ISO text, a bare year, or epoch seconds (UTC).
+
+    Raises:
+        CorpusInputError: the value is not one of these (`where` says which record).
+    """
     try:
-        return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise CorpusInputError(
-            f"{where}: cannot read date {text!r}; use ISO format (YYYY-MM-DD)"
-        ) from None
+        return parse_date(value)
+    except ValueError as exc:
+        raise CorpusInputError(f"{where}: {exc}") from None
 
 
 def _pick(record: dict[str, Any], names: list[str]) -> tuple[str | None, Any]:
@@ -112,7 +105,7 @@ def record_to_document(
         text=text.strip(),
         title=str(title).strip() if title is not None else "",
         url=str(url).strip() if url is not None else None,
-        published_at=parse_date(date, f"{where}: column {date_key!r}"),
+        published_at=parse_date_at(date, f"{where}: column {date_key!r}"),
         metadata=metadata,
     )
 
@@ -120,29 +113,17 @@ def record_to_document(
 def read_jsonl(path: Path, fields: FieldMap | None = None) -> Iterator[Document]:
     """Documents from a JSON-lines file, one object per line (blank lines allowed)."""
     fields = fields or FieldMap()
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusInputError(f"{where}: not valid JSON: {exc}") from None
-            if not isinstance(record, dict):
-                raise CorpusInputError(f"{where}: expected a JSON object per line")
-            yield record_to_document(record, fields, where, f"{path.stem}:{n}")
+    for loc, record in readers.read_jsonl(path, error=CorpusInputError):
+        if not isinstance(record, dict):
+            raise CorpusInputError(f"{loc}: expected a JSON object per line")
+        yield record_to_document(record, fields, str(loc), loc.default_id)
 
 
 def read_csv(path: Path, fields: FieldMap | None = None) -> Iterator[Document]:
     """Documents from a CSV file with a header row."""
     fields = fields or FieldMap()
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames:
-            raise CorpusInputError(f"{path}: empty CSV (a header row is needed)")
-        for n, row in enumerate(reader, 2):
-            yield record_to_document(dict(row), fields, f"{path}:{n}", f"{path.stem}:{n}")
+    for loc, row in readers.read_csv(path, error=CorpusInputError):
+        yield record_to_document(dict(row), fields, str(loc), loc.default_id)
 
 
 class _HTMLText(HTMLParser):

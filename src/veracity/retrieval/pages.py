@@ -14,8 +14,8 @@ import datetime as _dt
 from collections.abc import Sequence
 
 from veracity import context
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import SourceBadResponse, SourceError
-from veracity.retrieval.common import parse_date
 from veracity.retrieval.http import HttpClient
 from veracity.types import Document
 
@@ -56,7 +56,7 @@ async def fetch_main_text(
     text, date = await asyncio.to_thread(_extract, page.content, url)
     if not text or not text.strip():
         raise SourceBadResponse(source, f"no main text found in {page.url}")
-    return text.strip(), parse_date(date)
+    return text.strip(), parse_date(date, lenient=True, tz=UTC)
 
 
 async def with_full_text(

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr
 
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import Query, SourceAuthError, SourceBadResponse, apply_rules
 from veracity.retrieval.common import (
     SourceOptions,
@@ -22,7 +23,6 @@ from veracity.retrieval.common import (
     expect_mapping,
     field_str,
     last_day_before,
-    parse_date,
 )
 from veracity.retrieval.http import HttpClient, HttpStatusError, default_http_client
 from veracity.retrieval.scholarly_xml import (
@@ -130,7 +130,7 @@ class ArxivSource(_Scholarly):
         entries = arxiv_entries(parse_xml(response.content, self.name), self.name)
         docs = []
         for rank, e in enumerate(entries, start=1):
-            published = parse_date(e["published"])
+            published = parse_date(e["published"], lenient=True, tz=UTC)
             if published is None:
                 raise SourceBadResponse(self.name, f"arXiv entry {e['id']} has no valid date")
             docs.append(
@@ -288,8 +288,8 @@ class SemanticScholarSource(_Scholarly):
         paper_id = field_str(paper, "paperId", self.name)
         title = field_str(paper, "title", self.name)
         date_text, year = paper.get("publicationDate"), paper.get("year")
-        if date_text and parse_date(date_text) is not None:
-            published, precision = parse_date(date_text), "day"
+        if date_text and parse_date(date_text, lenient=True, tz=UTC) is not None:
+            published, precision = parse_date(date_text, lenient=True, tz=UTC), "day"
         elif isinstance(year, int):
             published, precision = end_of_period(year), "year"
         else:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SecretStr
 
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import (
     Query,
     SourceAuthError,
@@ -31,7 +32,6 @@ from veracity.retrieval.common import (
     expect_mapping,
     field_str,
     last_day_before,
-    parse_date,
     resolve_secret,
     strip_html,
 )
@@ -108,7 +108,7 @@ class WebSearchSource:
         metadata: Mapping[str, Any] | None = None,
     ) -> Document:
         meta = {"engine": self.default_name, "rank": rank, **(metadata or {})}
-        date = parse_date(published)
+        date = parse_date(published, lenient=True, tz=UTC)
         if date is not None:
             meta["date_text"] = str(published)
         return Document(

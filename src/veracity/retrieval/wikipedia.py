@@ -23,8 +23,9 @@ from typing import Any
 
 from pydantic import Field
 
+from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import Query, SourceBadResponse, apply_rules
-from veracity.retrieval.common import SourceOptions, parse_date
+from veracity.retrieval.common import SourceOptions
 from veracity.retrieval.http import HttpClient, HttpStatusError, default_http_client
 from veracity.retrieval.wikipedia_api import (
     Candidate,
@@ -172,7 +173,10 @@ class WikipediaSource:
         revisions = found[0].get("revisions") if found else None
         if not revisions:
             return None
-        revid, stamp = revisions[0].get("revid"), parse_date(revisions[0].get("timestamp"))
+        revid, stamp = (
+            revisions[0].get("revid"),
+            parse_date(revisions[0].get("timestamp"), lenient=True, tz=UTC),
+        )
         if revid is None or stamp is None:
             raise SourceBadResponse(self.name, f"revision without id or time: {revisions[0]}")
         parsed = await action_api(

@@ -21,6 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.labels.scores import accuracy, macro_f1
+from veracity.types import Verdict
+
 
 class CalibrationError(ValueError):
     """Records that cannot be calibrated on (missing signals, nothing usable)."""
@@ -103,12 +106,16 @@ class SignalRecord(BaseModel):
         return self.before_tokens + debate + self.final_judge_tokens
 
 
-def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) -> SignalRecord:
-    """A `SignalRecord` from a RADAR verdict (as a dict) run with ``record_signals``.
+def record_from_verdict(
+    example_id: str, gold: str, verdict: Verdict | Mapping[str, Any]
+) -> SignalRecord:
+    """A `SignalRecord` from a RADAR verdict (or its JSON form) run with ``record_signals``.
 
     Raises:
         CalibrationError: the verdict has no label or lacks the per-round signals.
     """
+    if isinstance(verdict, Verdict):
+        verdict = verdict.model_dump(mode="json")
     if verdict.get("label") is None:
         raise CalibrationError(f"{example_id}: the verdict has no label")
     meta = verdict.get("metadata") or {}
@@ -150,22 +157,6 @@ def record_from_verdict(example_id: str, gold: str, verdict: Mapping[str, Any]) 
 
 
 # --------------------------------------------------------------------------- metrics
-
-
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> float:
-    """Macro-averaged F1 over the labels that occur in `gold` or `pred`."""
-    if len(gold) != len(pred):
-        raise ValueError("gold and predictions differ in length")
-    present = [lab for lab in labels if lab in set(gold) | set(pred)]
-    if not present:
-        raise CalibrationError("no labels to score")
-    scores = []
-    for lab in present:
-        tp = sum(g == lab and p == lab for g, p in zip(gold, pred, strict=True))
-        fp = sum(g != lab and p == lab for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == lab and p != lab for g, p in zip(gold, pred, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / len(scores)
 
 
 class GridPoint(BaseModel):
@@ -225,7 +216,7 @@ def _point(
         tau_s=tau_s,
         tau_v=tau_v,
         macro_f1=macro_f1(gold, pred, labels),
-        accuracy=sum(g == p for g, p in zip(gold, pred, strict=True)) / n,
+        accuracy=accuracy(gold, pred),
         mean_tokens=sum(tokens) / n,
         mean_rounds=sum(o.round for o in outcomes) / n,
         stopped_at=dict(sorted(Counter(o.round for o in outcomes).items())),

@@ -12,11 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from veracity.methods.base import MethodConfig
+from veracity.methods.base import ChoiceConfig
 
 RoleSet = Literal["expertise", "position"]
 EvidenceMode = Literal["retrieved", "given"]
-Estimator = Literal["auto", "logprobs", "sampling"]
 SingleRole = Literal["politician", "scientist", "journalist", "advocate", "critic"]
 
 
@@ -38,7 +37,7 @@ class CorpusConfig(BaseModel):
     indexes_dir: Path | None = None
 
 
-class RadarBaseConfig(MethodConfig):
+class RadarBaseConfig(ChoiceConfig):
     """Settings shared by RADAR and RADAR_single."""
 
     labels: str | None = "true_half_false"
@@ -81,9 +80,8 @@ class RadarConfig(RadarBaseConfig):
     # Ask the round judge only when the stop margin already meets τ_s: the same stops as
     # asking both every round, without paying for verdicts that cannot end the debate.
     lazy_judge: bool = True
-    estimator: Estimator = "auto"  # logprobs when the backend has them, else sampling
+    # estimator (ChoiceConfig): auto = logprobs when the backend has them, else sampling
     samples_k: int = Field(default=5, ge=1, le=50)  # answers sampled without logprobs
-    sample_temperature: float = Field(default=0.8, gt=0.0, le=2.0)
     max_tokens_stop: int = Field(default=32, ge=8)
 
     @property

@@ -34,7 +34,7 @@ from veracity.deliberation import (
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig, RadarConfig, RadarSingleConfig
-from veracity.methods.radar.pool import EvidencePool, fit_pool, gather_candidates
+from veracity.methods.radar.pool import PassagePool, fit_pool, gather_candidates
 from veracity.methods.radar.roles import (
     DOMAIN_EXPERT,
     RadarPrompts,
@@ -47,7 +47,7 @@ from veracity.methods.radar.stopping import RadarStop
 from veracity.prompting import render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.managed import ensure_managed_source
-from veracity.types import CheckInput, Claim, Trace, Verdict
+from veracity.types import CheckInput, Claim, LLMCallData, Trace, Verdict
 
 _CITE = re.compile(r"\[E(\d+)\]")
 
@@ -72,12 +72,7 @@ class _RadarBase(BaseMethod):
 
     def _pick_source(self) -> Source:
         cfg = self.config
-        if cfg.source is not None:
-            if cfg.source not in self.sources:
-                known = ", ".join(sorted(self.sources)) or "none"
-                raise MethodConfigError(f"{self.name}: source {cfg.source!r} not given ({known})")
-            return self.sources[cfg.source]
-        if cfg.corpus is not None:
+        if cfg.source is None and cfg.corpus is not None:
             from veracity.retrieval.local import LocalCorpus
 
             c = cfg.corpus
@@ -85,12 +80,12 @@ class _RadarBase(BaseMethod):
             return ensure_managed_source(
                 LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
             )
-        if len(self.sources) == 1:
-            return next(iter(self.sources.values()))
-        raise MethodConfigError(
-            f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a local "
-            "index, see `veracity index build`), name one of the run's sources with `source:`, "
-            "or use `evidence: given` for claims that carry their own evidence"
+        if cfg.source is not None:
+            return self.pick_source(cfg.source)
+        return self.pick_source(
+            missing=f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a "
+            "local index, see `veracity index build`), name one of the run's sources with "
+            "`source:`, or use `evidence: given` for claims that carry their own evidence"
         )
 
     # ----------------------------------------------------------------- hooks
@@ -140,7 +135,7 @@ class _RadarBase(BaseMethod):
         names: list[str],
         prompts: RadarPrompts,
         claim: Claim,
-        pool: EvidencePool,
+        pool: PassagePool,
     ) -> Debate:
         cfg = self.config
         debaters = [
@@ -159,12 +154,14 @@ class _RadarBase(BaseMethod):
             self.policy(prompts),
             self.label_space,
             final_judge=self.judge("judge", prompts),
-            context={"claim": claim.text, "pool": pool},
+            materials={"claim": claim.text, "pool": pool},
         )
 
-    def judge(self, name: str, prompts: RadarPrompts) -> LLMJudge:
+    def judge(self, name: str, prompts: RadarPrompts, *, sample: bool = False) -> LLMJudge:
+        """A judge over the debate; `sample`: sample rulings when logprobs give no
+        probabilities (the round judge, whose confidence the stopping rule needs)."""
         cfg = self.config
-        sampling = getattr(cfg, "estimator", "auto") == "sampling"
+        choice = cfg.choice if sample else cfg.choice.model_copy(update={"samples": 0})
         return LLMJudge(
             name,
             self.llm,
@@ -172,13 +169,13 @@ class _RadarBase(BaseMethod):
             prompts.judge,
             temperature=0.0,
             max_tokens=cfg.max_tokens_judge,
-            top_logprobs=0 if sampling else cfg.top_logprobs,
+            choice=choice,
         )
 
     def _verdict(
         self,
         result: DebateResult,
-        pool: EvidencePool,
+        pool: PassagePool,
         ctx: CheckContext,
         names: list[str],
         domain: str | None,
@@ -243,7 +240,8 @@ class RadarMethod(_RadarBase):
         cfg = self.config
         if not cfg.uses_signals:
             return FixedRounds()
-        return RadarStop(self.llm, cfg, prompts.stop, self.judge("round_judge", prompts))
+        round_judge = self.judge("round_judge", prompts, sample=True)
+        return RadarStop(self.llm, cfg, prompts.stop, round_judge)
 
     def extra_metadata(self) -> dict[str, Any]:
         cfg = self.config
@@ -278,29 +276,31 @@ class RadarSingleMethod(_RadarBase):
 
 
 def tokens_by_round(trace: Trace) -> dict[str, Any]:
-    """Tokens of a check by round and purpose, from its trace's LLM-call events.
+    """Tokens of a check by round and purpose, from its trace's typed LLM-call events.
 
-    Calls are attributed by tag: ``<role>:<phase>:<round>`` (debate turns),
-    ``stop:<round>`` (stop agent), ``round_judge:<round>`` / ``judge:<round>`` (judge;
-    ``...:sample<i>`` calls are its sampled estimates). Calls without a round number
-    (domain inference) count as ``before``.
+    Calls carry their round and purpose (`veracity.llm.base.tag_fields`): debate turns,
+    ``stop`` (stop agent), ``round_judge`` / ``judge`` (judge; calls with a ``sample``
+    index are its sampled estimates). Calls without a round (domain inference) count as
+    ``before``.
     """
     before = 0
     rounds: dict[int, dict[str, int]] = {}
     for event in trace.of_kind("llm_call"):
-        n = int(event.data.get("prompt_tokens", 0)) + int(event.data.get("completion_tokens", 0))
-        parts = event.name.split(":")
-        number = next((int(p) for p in parts[1:] if p.isdigit()), None)
-        if number is None:
+        call = event.payload
+        assert isinstance(call, LLMCallData)
+        n = call.prompt_tokens + call.completion_tokens
+        if call.round is None:
             before += n
             continue
-        if parts[0] == "stop":
+        if call.purpose == "stop":
             bucket = "stop"
-        elif parts[0] in ("judge", "round_judge"):
-            bucket = "judge_samples" if any(p.startswith("sample") for p in parts) else "judge"
+        elif call.purpose in ("judge", "round_judge"):
+            bucket = "judge_samples" if call.sample is not None else "judge"
         else:
             bucket = "debate"
-        row = rounds.setdefault(number, {"debate": 0, "stop": 0, "judge": 0, "judge_samples": 0})
+        row = rounds.setdefault(
+            call.round, {"debate": 0, "stop": 0, "judge": 0, "judge_samples": 0}
+        )
         row[bucket] += n
     return {
         "before": before,

@@ -28,7 +28,7 @@ MIN_TURN_CHARS = 400  # a turn shown in a prompt is never cut shorter than this
 MIN_PASSAGE_CHARS = 200  # a top passage is cut to fit only if this much room is left
 
 
-class EvidencePool(BaseModel):
+class PassagePool(BaseModel):
     """The passages every participant sees, with the prompt budget they leave.
 
     Attributes:
@@ -118,7 +118,7 @@ def fit_pool(
     turns: int,
     origin: str,
     source: str | None,
-) -> EvidencePool:
+) -> PassagePool:
     """Keep passages in rank order while they fit the budget; see the module docstring."""
     pool_chars, total_chars = budget(cfg, window)
     kept: list[Document] = []
@@ -140,7 +140,7 @@ def fit_pool(
         kept.append(doc)
         used += len(_passage_line(len(kept), doc)) + 2
     turn_chars = max(MIN_TURN_CHARS, (total_chars - used) // max(turns, 1))
-    pool = EvidencePool(
+    pool = PassagePool(
         passages=kept,
         origin=origin,
         source=source,

@@ -20,7 +20,7 @@ from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.structured import complete_structured
 from veracity.methods.radar.config import RoleSet
-from veracity.methods.radar.pool import EvidencePool
+from veracity.methods.radar.pool import PassagePool
 from veracity.prompting import render, render_messages, truncate_chars
 
 PROMPTS = "veracity.methods.radar"
@@ -106,7 +106,7 @@ class RadarPrompts:
     def __init__(
         self,
         claim: str,
-        pool: EvidencePool,
+        pool: PassagePool,
         roles: RoleSet,
         titles: dict[str, str],
         labels: LabelSpace,

@@ -16,7 +16,7 @@ used. Every check records which estimator produced its numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,10 +29,9 @@ from veracity.deliberation import (
     ProbabilityStop,
     StopCheck,
 )
-from veracity.deliberation.judges import verdict_model
-from veracity.llm.base import LLM, Message, StructuredOutputError
-from veracity.llm.probs import ChoiceProbs, choice_probabilities, sampled_choice_probabilities
-from veracity.llm.structured import complete_structured
+from veracity.errors import StructuredOutputError
+from veracity.llm.base import LLM, Message
+from veracity.llm.choice import ask_choice
 from veracity.methods.radar.config import RadarConfig
 
 STOP, CONTINUE = "STOP", "CONTINUE"
@@ -46,91 +45,6 @@ class StopReply(BaseModel):
     decision: Literal["CONTINUE", "STOP"] = Field(
         description="STOP when a well-founded verdict is already possible, else CONTINUE"
     )
-
-
-class ChoiceEstimator:
-    """Probabilities of a constrained answer: from logprobs, or by sampling k answers.
-
-    Args:
-        llm: the model.
-        cfg: RADAR's config (estimator, k, sampling temperature, top logprobs).
-    """
-
-    def __init__(self, llm: LLM, cfg: RadarConfig):
-        self.llm = llm
-        self.cfg = cfg
-
-    @property
-    def use_logprobs(self) -> bool:
-        return self.cfg.estimator != "sampling" and self.llm.capabilities.logprobs
-
-    async def sample(
-        self,
-        messages: list[Message],
-        output: type[BaseModel],
-        field: str,
-        choices: Sequence[str],
-        *,
-        tag: str,
-        max_tokens: int,
-    ) -> ChoiceProbs:
-        """Frequencies of `field` over k answers sampled at the sampling temperature.
-
-        Raises:
-            StructuredOutputError: none of the k samples gave a usable answer.
-        """
-
-        async def one(i: int) -> str | None:
-            try:
-                result = await complete_structured(
-                    self.llm,
-                    messages,
-                    output,
-                    temperature=self.cfg.sample_temperature,
-                    max_tokens=max_tokens,
-                    seed=i,
-                    tag=f"{tag}:sample{i}",
-                )
-            except StructuredOutputError as exc:
-                context.current().event("error", tag, error=str(exc), sample=i)
-                return None
-            return str(getattr(result.value, field))
-
-        try:
-            return await sampled_choice_probabilities(one, choices, self.cfg.samples_k)
-        except ValueError as exc:
-            raise StructuredOutputError(f"{tag}: {exc}", attempts=[]) from exc
-
-    async def ask(
-        self,
-        messages: list[Message],
-        output: type[BaseModel],
-        field: str,
-        choices: Sequence[str],
-        *,
-        tag: str,
-        max_tokens: int,
-    ) -> tuple[str | None, ChoiceProbs]:
-        """The greedy answer (None when sampled) and the distribution over `choices`."""
-        if self.use_logprobs:
-            result = await complete_structured(
-                self.llm,
-                messages,
-                output,
-                temperature=0.0,
-                max_tokens=max_tokens,
-                logprobs=True,
-                top_logprobs=self.cfg.top_logprobs,
-                tag=tag,
-            )
-            probs = choice_probabilities(result.response, choices, field=field)
-            if probs is not None:
-                return str(getattr(result.value, field)), probs
-            context.current().event(
-                "note", tag, note="no usable logprobs at the answer token; sampling instead"
-            )
-        probs = await self.sample(messages, output, field, choices, tag=tag, max_tokens=max_tokens)
-        return None, probs
 
 
 class RadarStop(ProbabilityStop):
@@ -154,28 +68,36 @@ class RadarStop(ProbabilityStop):
     ):
         super().__init__(cfg.tau_s, cfg.tau_v, stop_early=cfg.early_stop, lazy=cfg.lazy_judge)
         self.cfg = cfg
-        self.estimator = ChoiceEstimator(llm, cfg)
+        self.llm = llm
+        self.choice = cfg.choice
         self.stop_prompt = stop_prompt
         self.round_judge = round_judge
-        self._provisional: dict[int, tuple[JudgeDecision, str, int]] = {}
+        self._provisional: dict[int, JudgeDecision] = {}
 
     async def signal(self, state: DebateState) -> tuple[float, dict[str, Any]]:
         tag = f"stop:{state.round}"
-        answer, probs = await self.estimator.ask(
+        answer = await ask_choice(
+            self.llm,
             self.stop_prompt(state),
             StopReply,
             "decision",
             (CONTINUE, STOP),
             tag=tag,
+            policy=self.choice,
             max_tokens=self.cfg.max_tokens_stop,
+            need_answer=False,
         )
-        margin = probs.probs[STOP] - probs.probs[CONTINUE]
+        probs = answer.probabilities
+        if probs is None:  # estimator "logprobs" and no usable logprobs at the answer
+            raise StructuredOutputError(f"{tag}: no probabilities for the stop answer", [])
+        margin = probs[STOP] - probs[CONTINUE]
         details = {
-            "p_stop": probs.probs[STOP],
-            "p_continue": probs.probs[CONTINUE],
-            "stop_answer": answer,
-            "stop_estimator": probs.method,
-            "stop_samples": probs.samples,
+            "p_stop": probs[STOP],
+            "p_continue": probs[CONTINUE],
+            "stop_answer": answer.label if answer.estimator == "logprobs" else None,
+            "stop_estimator": answer.estimator,
+            "stop_samples": answer.samples,
+            "stop_matched_mass": answer.matched_mass,
         }
         context.current().event(
             "stop_signal", "stop_agent", round=state.round, margin=margin, **details
@@ -183,45 +105,38 @@ class RadarStop(ProbabilityStop):
         return margin, details
 
     async def provisional(self, state: DebateState) -> JudgeDecision:
+        """The round judge's ruling; its probabilities are sampled when logprobs give none
+        (the round judge samples per the config's `choice`)."""
         decision = await self.round_judge.judge(state)
-        probs, method, samples = decision.probabilities, "logprobs", 0
-        if probs is None:
-            options = self.round_judge.options
-            sampled = await self.estimator.sample(
-                self.round_judge.build(state),
-                verdict_model(options),
-                "verdict",
-                options,
-                tag=f"{self.round_judge.name}:{state.round}",
-                max_tokens=self.cfg.max_tokens_judge,
+        if decision.probabilities is None:
+            raise StructuredOutputError(
+                f"round_judge:{state.round}: no probabilities for the ruling", []
             )
-            probs, method, samples = sampled.probs, sampled.method, sampled.samples
-        confidence = max(probs.values())
+        confidence = max(decision.probabilities.values())
         context.current().event(
             "ruling",
             "round_judge",
             round=state.round,
             decision=decision.label,
             confidence=confidence,
-            estimator=method,
-            samples=samples,
+            estimator=decision.estimator,
+            samples=decision.samples,
+            matched_mass=decision.matched_mass,
         )
-        decision = decision.model_copy(
-            update={"probabilities": probs, "confidence": confidence, "judge": "round_judge"}
-        )
-        self._provisional[state.round] = (decision, method, samples)
+        decision = decision.model_copy(update={"confidence": confidence, "judge": "round_judge"})
+        self._provisional[state.round] = decision
         return decision
 
     async def after_round(self, state: DebateState) -> StopCheck:
         """The base check, with the round judge's verdict (used or not) in its data."""
         check = await super().after_round(state)
-        asked = self._provisional.pop(state.round, None)
-        if asked is not None:
-            decision, method, samples = asked
+        decision = self._provisional.pop(state.round, None)
+        if decision is not None:
             check.data.update(
                 label=decision.label,
                 probabilities=decision.probabilities,
-                judge_estimator=method,
-                judge_samples=samples,
+                judge_estimator=decision.estimator,
+                judge_samples=decision.samples,
+                judge_matched_mass=decision.matched_mass,
             )
         return check

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from veracity.labels import RUMOR, LabelSpace
-from veracity.methods.base import MethodConfig
+from veracity.methods.base import ChoiceConfig
 
 # What debaters and the judge answer (the paper's "Fake, Real" options).
 DEBATE_ANSWERS = LabelSpace(
@@ -41,7 +41,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-class S2MADConfig(MethodConfig):
+class S2MADConfig(ChoiceConfig):
     """Settings of one S2MAD run.
 
     A named `variant` (see `VARIANTS`) sets several fields at once; fields given
@@ -74,7 +74,6 @@ class S2MADConfig(MethodConfig):
     rounds: int = Field(default=2, ge=0)  # debate rounds M after the initial opinions
     temperature: float = Field(default=0.2, ge=0.0, le=2.0)  # debaters and judge (sec. 4.2)
     max_tokens: int = Field(default=512, ge=16)  # per debater turn or judge ruling
-    top_logprobs: int = Field(default=10, ge=0, le=20)  # judge answer-token alternatives
 
     # --- Variants
     # What the single agent of "w/o Debate" reads: the selected P and N ("selected"), or

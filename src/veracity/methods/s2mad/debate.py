@@ -45,7 +45,7 @@ def comment_group(kind: str, replies: Sequence[ScoredReply]) -> dict[str, Any]:
 
 def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -> list[Message]:
     """Messages for a debater's turn: the initial opinion (round 0) or an update."""
-    ctx = state.context
+    ctx = state.materials
     if phase == "initial":
         return render_initial(ctx, ctx["groups"][role.name])
     own = state.transcript.last(role.name, before_round=round_no)
@@ -82,7 +82,7 @@ def judge_prompt(state: DebateState) -> list[Message]:
     return render_messages(
         PROMPTS,
         "judge.j2",
-        claim=state.context["claim"],
+        claim=state.materials["claim"],
         p_text=p.text,
         p_answer=p.stance,
         n_text=n.text,
@@ -128,9 +128,9 @@ def build_debate(
             judge_prompt,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            top_logprobs=cfg.top_logprobs,
+            choice=cfg.choice,
         ),
-        context={
+        materials={
             "claim": claim,
             "family": family,
             "max_chars": cfg.max_reply_chars,
@@ -146,7 +146,7 @@ def build_single(
     agent = Debater(
         SINGLE,
         llm,
-        lambda state, role, phase, r: render_initial(state.context, groups),
+        lambda state, role, phase, r: render_initial(state.materials, groups),
         stances=DEBATE_ANSWERS.labels,
         temperature=cfg.temperature,
         max_tokens=cfg.max_tokens,
@@ -156,5 +156,5 @@ def build_single(
         Schedule.uniform("initial", [[SINGLE.name]], max_rounds=1, first_round=0),
         Consensus([SINGLE.name]),
         DEBATE_ANSWERS,
-        context={"claim": claim, "family": family, "max_chars": cfg.max_reply_chars},
+        materials={"claim": claim, "family": family, "max_chars": cfg.max_reply_chars},
     )

@@ -23,8 +23,7 @@ from pydantic import BaseModel, Field
 from veracity import context
 from veracity.context import CheckContext
 from veracity.deliberation import DebateResult
-from veracity.llm.probs import choice_probabilities
-from veracity.llm.structured import complete_structured
+from veracity.llm.choice import ask_choice
 from veracity.methods.base import BaseMethod
 from veracity.methods.s2mad.config import ANSWER_TO_RUMOR, S2MADConfig
 from veracity.methods.s2mad.debate import build_debate, build_single, comment_group
@@ -171,25 +170,26 @@ class S2MADMethod(BaseMethod):
         if cfg.prompt_family != "auto":
             context.current().event("note", "subjectivity", fixed_family=cfg.prompt_family)
             return cfg.prompt_family
-        wants_probs = self.llm.capabilities.logprobs and cfg.top_logprobs > 0
-        result = await complete_structured(
+        answer = await ask_choice(
             self.llm,
             render_messages(PROMPTS, "subjectivity.j2", claim=post.text),
             SubjectivityAnswer,
+            "answer",
+            ("Yes", "No"),
+            tag="subjectivity",
+            policy=cfg.choice,
             temperature=cfg.scorer_temperature,
             max_tokens=32,
-            logprobs=wants_probs,
-            top_logprobs=cfg.top_logprobs if wants_probs else None,
-            tag="subjectivity",
         )
-        probs = choice_probabilities(result.response, ("Yes", "No"), field="answer")
-        family = "subjective" if result.value.answer == "Yes" else "non_subjective"
+        family = "subjective" if answer.label == "Yes" else "non_subjective"
         context.current().event(
             "decision",
             "subjectivity",
-            answer=result.value.answer,
+            answer=answer.label,
             family=family,
-            probabilities=probs.probs if probs else None,
+            probabilities=answer.probabilities,
+            estimator=answer.estimator,
+            matched_mass=answer.matched_mass,
         )
         return family
 

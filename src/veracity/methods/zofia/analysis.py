@@ -94,7 +94,7 @@ class ClaimCheck(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
 
 
-class EvidencePool(BaseModel):
+class AnalystReports(BaseModel):
     """Everything the analysts produced, for the debate."""
 
     linguist: dict[str, LinguistReport] = Field(default_factory=dict)

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from veracity.methods.base import MethodConfig
+from veracity.methods.base import ChoiceConfig
 
 # Outlets excluded from open-web retrieval: ZoFia excludes news sites (to avoid pulling
 # copies of the same report) and Wikipedia (fetched separately). The paper gives no list;
@@ -54,7 +54,7 @@ QueryMode = Literal[
 ]
 
 
-class ZoFiaConfig(MethodConfig):
+class ZoFiaConfig(ChoiceConfig):
     labels: str | None = "real_fake"
 
     # --- Stage 1: entity extraction (section 3.1, Algorithm 2)
@@ -105,7 +105,6 @@ class ZoFiaConfig(MethodConfig):
     max_tokens: int = 600
     max_article_chars: int = 4000  # article text shown to agents (small-context models)
     max_pool_chars: int = 6000  # evidence pool shown to debaters and the judge
-    top_logprobs: int = 10
     variant: str | None = None  # a name from VARIANTS; its settings override the above
 
     @model_validator(mode="after")

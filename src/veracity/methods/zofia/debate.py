@@ -36,8 +36,8 @@ def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -
     return render_messages(
         PROMPTS,
         "debater.j2",
-        news=state.context["news"],
-        pool=state.context["pool"],
+        news=state.materials["news"],
+        pool=state.materials["pool"],
         transcript=transcript,
         rebut=bool(state.transcript.turns),
         **SIDES[role.name],
@@ -48,8 +48,8 @@ def _judge_prompt(state: DebateState) -> list[Message]:
     return render_messages(
         PROMPTS,
         "judge.j2",
-        news=state.context["news"],
-        pool=state.context["pool"],
+        news=state.materials["news"],
+        pool=state.materials["pool"],
         transcript=state.transcript.render(names=NAMES),
         rounds=state.round,
         last_round=state.is_last_round,
@@ -76,14 +76,14 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         allow_insufficient=True,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
-        top_logprobs=config.top_logprobs,
+        choice=config.choice,
     )
     return Debate(
         debaters,
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
         JudgeDecides(judge),
         labels,
-        context={"news": news, "pool": pool},
+        materials={"news": news, "pool": pool},
     )
 
 
@@ -103,7 +103,7 @@ async def judge_without_debate(
         prompt,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
-        top_logprobs=config.top_logprobs,
+        choice=config.choice,
     )
     state = DebateState(labels=labels, transcript=Transcript(), round=0, phase="none", last_round=0)
     decision = await judge.judge(state)

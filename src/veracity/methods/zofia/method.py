@@ -16,7 +16,7 @@ from veracity.context import CheckContext
 from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
-from veracity.methods.zofia.analysis import Analysts, EvidencePool, ExtractedClaims
+from veracity.methods.zofia.analysis import AnalystReports, Analysts, ExtractedClaims
 from veracity.methods.zofia.config import ZoFiaConfig, resolve_config
 from veracity.methods.zofia.debate import build_debate, judge_without_debate
 from veracity.methods.zofia.rag import ClaimRAG
@@ -70,11 +70,12 @@ class ZoFiaMethod(BaseMethod):
             raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
         super().__init__(llm, resolved, sources=sources)
         cfg = self.config
-        self.web = self.sources.get(cfg.web_source) if cfg.use_web else None
-        if cfg.use_web and self.web is None:
-            raise MethodConfigError(
-                f"zofia needs an open-web source named {cfg.web_source!r} (a web search engine, "
-                "or a local index standing in for the web), or the variant 'no_web'"
+        self.web: Source | None = None
+        if cfg.use_web:
+            self.web = self.pick_source(
+                cfg.web_source,
+                missing=f"zofia needs an open-web source named {cfg.web_source!r} (a web search "
+                "engine, or a local index standing in for the web), or the variant 'no_web'",
             )
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
@@ -115,10 +116,10 @@ class ZoFiaMethod(BaseMethod):
 
     async def _analyses(
         self, news: str, stage1: Stage1Result, extracted: ExtractedClaims | None
-    ) -> EvidencePool:
+    ) -> AnalystReports:
         cfg = self.config
         analysts = Analysts(self.llm, cfg)
-        pool = EvidencePool()
+        pool = AnalystReports()
         jobs: dict[str, Any] = {}
         if cfg.linguist:
             jobs["linguist"] = analysts.linguist(news)
@@ -188,7 +189,7 @@ class ZoFiaMethod(BaseMethod):
         )
 
 
-def _evidence(pool: EvidencePool, stage1: Stage1Result) -> list[Evidence]:
+def _evidence(pool: AnalystReports, stage1: Stage1Result) -> list[Evidence]:
     """Quoted claim evidence first, then the Wikipedia summaries and the web results."""
     out = [e for c in pool.claims for e in c.evidence]
     out += [

@@ -20,7 +20,7 @@ LABELS = ("TRUE", "HALF-TRUE", "FALSE")
 
 
 @dataclass(frozen=True)
-class RoundPlan:
+class ScriptedRound:
     """What the stop agent and round judge say after one round.
 
     Attributes:
@@ -48,7 +48,7 @@ def _first_token(label: str) -> str:
 
 
 def radar_script(
-    plans: Mapping[str, Sequence[RoundPlan]],
+    plans: Mapping[str, Sequence[ScriptedRound]],
     *,
     logprobs: bool = True,
     argument_words: int = 60,
@@ -77,7 +77,7 @@ def radar_script(
     )
     llm = ScriptedLLM(capabilities=caps)
 
-    def plan_for(request: LLMRequest) -> RoundPlan:
+    def plan_for(request: LLMRequest) -> ScriptedRound:
         prompt = "\n".join(m.content for m in request.messages)
         for marker, rounds in plans.items():
             if marker in prompt:

@@ -1,6 +1,6 @@
 """Label spaces and maps that only the benchmark sets need.
 
-Registered on import of `veracity.datasets` (every loader module imports this one).
+Registered on import of `veracity.labels`.
 Sets whose labels mean the same as a space in `veracity.labels` reuse it, with the raw
 label kept in `Example.metadata["original_label"]`: SciFact and Check-COVID
 (SUPPORT / CONTRADICT or REFUTE / NEI -> supported_refuted_nei), HoVer, FEVEROUS-S and
@@ -10,19 +10,19 @@ the news sets (real_fake), RumourEval (rumor_veracity).
 
 from __future__ import annotations
 
-from veracity.labels import LabelMap, LabelSpace, register_label_map, register_label_space
+from typing import Any
+
+from veracity.labels.core import (
+    LabelMap,
+    LabelSpace,
+    register_label_map,
+    register_label_space,
+    space_from_table,
+)
 
 
-def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
-    return register_label_space(
-        LabelSpace(
-            name=name,
-            labels=tuple(t[0] for t in table),
-            scores={t[0]: t[1] for t in table},
-            descriptions={t[0]: t[2] for t in table},
-            **kw,
-        )
-    )
+def _space(name: str, table: list[tuple[str, float, str]], **kw: Any) -> LabelSpace:
+    return register_label_space(space_from_table(name, table, **kw))
 
 
 AVERITEC = _space(

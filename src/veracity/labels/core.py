@@ -1,4 +1,4 @@
-"""Label spaces used by the papers, and explicit mappings between them.
+"""Label spaces used by the papers, the registries, and explicit mappings between them.
 
 A `LabelSpace` is an ordered set of labels with a veracity score per label (1.0 = true,
 0.0 = false) so that any verdict can be placed on one [0, 1] scale. Spaces defined by
@@ -102,7 +102,8 @@ class LabelSpace(BaseModel):
         )
 
 
-def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
+def space_from_table(name: str, table: list[tuple[str, float, str]], **kw: Any) -> LabelSpace:
+    """A label space from (label, veracity score, description) rows."""
     return LabelSpace(
         name=name,
         labels=tuple(t[0] for t in table),
@@ -112,7 +113,7 @@ def _space(name: str, table: list[tuple[str, float, str]], **kw) -> LabelSpace:
     )
 
 
-REAL_FAKE = _space(
+REAL_FAKE = space_from_table(
     "real_fake",
     [
         ("REAL", 1.0, "the news is genuine and its content is accurate"),
@@ -120,7 +121,7 @@ REAL_FAKE = _space(
     ],
     aliases={"true": "REAL", "fake-news": "FAKE", "false": "FAKE"},
 )
-TRUE_HALF_FALSE = _space(
+TRUE_HALF_FALSE = space_from_table(
     "true_half_false",
     [
         ("TRUE", 1.0, "accurate, with nothing significant left out"),
@@ -131,7 +132,7 @@ TRUE_HALF_FALSE = _space(
 )
 # ToE maps its final veracity score v to three labels: v < 0.4 false,
 # 0.4 <= v <= 0.6 uncertain, v > 0.6 true.
-TRUE_UNCERTAIN_FALSE = _space(
+TRUE_UNCERTAIN_FALSE = space_from_table(
     "true_uncertain_false",
     [
         ("true", 1.0, "the evidence shows the claim is true"),
@@ -140,7 +141,7 @@ TRUE_UNCERTAIN_FALSE = _space(
     ],
     cutoffs=(("false", 0.4), ("uncertain", 0.6000001), ("true", 1.0)),
 )
-SUPPORTED_REFUTED_NEI = _space(
+SUPPORTED_REFUTED_NEI = space_from_table(
     "supported_refuted_nei",
     [
         ("SUPPORTED", 1.0, "the evidence supports the claim"),
@@ -159,7 +160,7 @@ SUPPORTED_REFUTED_NEI = _space(
         "notenoughinfo": "NEI",
     },
 )
-SUPPORTED_REFUTED = _space(
+SUPPORTED_REFUTED = space_from_table(
     "supported_refuted",
     [
         ("SUPPORTED", 1.0, "the evidence supports the claim"),
@@ -174,14 +175,14 @@ SUPPORTED_REFUTED = _space(
         "not-supported": "REFUTED",
     },
 )
-TRUE_FALSE = _space(
+TRUE_FALSE = space_from_table(
     "true_false",
     [
         ("true", 1.0, "the statement is factually correct"),
         ("false", 0.0, "the statement contains a factual error"),
     ],
 )
-RUMOR = _space(
+RUMOR = space_from_table(
     "rumor",
     [
         ("rumor", 0.0, "the post spreads an unverified or false story"),
@@ -189,7 +190,7 @@ RUMOR = _space(
     ],
     aliases={"nonrumor": "non-rumor", "not-rumor": "non-rumor", "rumour": "rumor"},
 )
-RUMOR_VERACITY = _space(
+RUMOR_VERACITY = space_from_table(
     "rumor_veracity",
     [
         ("true", 1.0, "the story turned out to be true"),
@@ -197,7 +198,7 @@ RUMOR_VERACITY = _space(
         ("unverified", 0.5, "the story was never confirmed or denied"),
     ],
 )
-LIAR6 = _space(
+LIAR6 = space_from_table(
     "liar6",
     [
         ("true", 1.0, "accurate, nothing significant missing"),
@@ -229,21 +230,10 @@ LABEL_SPACES: dict[str, LabelSpace] = {
 def get_label_space(name: str | LabelSpace) -> LabelSpace:
     if isinstance(name, LabelSpace):
         return name
-    if name not in LABEL_SPACES:
-        _load_dataset_spaces()
     try:
         return LABEL_SPACES[name]
     except KeyError:
         raise LabelError(f"unknown label space {name!r}; known: {sorted(LABEL_SPACES)}") from None
-
-
-def _load_dataset_spaces() -> None:
-    """Register the benchmark-specific spaces and maps defined with the dataset loaders."""
-    import contextlib
-    import importlib
-
-    with contextlib.suppress(ImportError):  # a trimmed install without the loaders
-        importlib.import_module("veracity.datasets.spaces")
 
 
 def register_label_space(space: LabelSpace) -> LabelSpace:
@@ -389,7 +379,6 @@ LABEL_MAPS: dict[str, LabelMap] = {
 
 def get_label_map(source: str, target: str) -> LabelMap:
     """The registered map from `source` space to `target` space."""
-    _load_dataset_spaces()
     for m in LABEL_MAPS.values():
         if m.source == source and m.target == target:
             return m

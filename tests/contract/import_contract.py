@@ -1,0 +1,180 @@
+"""The import contract of DESIGN.md, checked on the source tree with `ast` (no imports run).
+
+Rules (every ``import`` counts, including those inside functions and TYPE_CHECKING blocks):
+
+1. Layers. A module may import its own layer and the layers below it, never one above.
+   Lowest first:
+
+   - ``errors``, ``infra``, ``dates``, ``readers`` — import nothing from veracity;
+   - ``types``, ``labels``, ``config``, ``registry``, ``context`` — data models, label
+     spaces, settings, registries, per-check accounting;
+   - ``llm``, ``prompting`` — the model layer and prompt templates;
+   - ``nlp``, ``retrieval``, ``evidence``, ``tools`` — shared parts on top of the model
+     layer (``tools``: the evidence layer as agents' tools, MCP client toolsets);
+   - ``deliberation`` — debate engine, judges, stopping, ReAct;
+   - ``methods`` — the methods;
+   - ``runtime`` — the composition root;
+   - ``datasets`` — benchmark loaders (read only by the harness and the front ends);
+   - ``api``, ``evaluation``, ``cli``, ``server``, ``mcp``, ``batch``, ``testing`` and the
+     package's ``__init__``/``__main__`` — the entry points.
+
+2. No import cycle between top-level parts (a part may import a sibling of its layer,
+   but not in both directions, directly or through others).
+3. No method imports another: inside ``veracity.methods`` a method (a package such as
+   ``radar`` or a module such as ``rag``) imports only itself and the shared plumbing
+   (``methods.base``, ``methods.labelling`` and the ``methods`` package).
+4. Only ``veracity.testing`` itself imports ``veracity.testing`` (tests and benchmarks
+   live outside the package and may).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(layer)
+    for layer in (
+        {"errors", "infra", "dates", "readers"},
+        {"types", "labels", "config", "registry", "context"},
+        {"llm", "prompting"},
+        {"nlp", "retrieval", "evidence", "tools"},
+        {"deliberation"},
+        {"methods"},
+        {"runtime"},
+        {"datasets"},
+        {"api", "evaluation", "cli", "server", "mcp", "batch", "testing", "__init__", "__main__"},
+    )
+)
+SHARED_METHOD_MODULES = frozenset(
+    {"veracity.methods", "veracity.methods.base", "veracity.methods.labelling"}
+)
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    module: str
+    imported: str
+    line: int
+    rule: str
+
+    def __str__(self) -> str:
+        if not self.imported:
+            return self.rule
+        return f"{self.module}:{self.line} imports {self.imported} — {self.rule}"
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, root: Path) -> Iterator[tuple[str, int]]:
+    """(imported veracity module, line) for every import statement in `path`."""
+    module = module_name(path, root)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:  # a module, or a name inside the module `target`
+                yield f"{target}.{alias.name}", node.lineno
+
+
+def part_of(module: str) -> str | None:
+    """The top-level part (``llm``, ``methods``, ...) of a veracity module."""
+    parts = module.split(".")
+    if parts[0] != "veracity":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_of(part: str) -> int | None:
+    return next((i for i, layer in enumerate(LAYERS) if part in layer), None)
+
+
+def method_unit(module: str) -> str | None:
+    """``veracity.methods.radar`` for any module of RADAR; None for the shared plumbing."""
+    if not module.startswith("veracity.methods.") or module in SHARED_METHOD_MODULES:
+        return None
+    return ".".join(module.split(".")[:3])
+
+
+def _known(module: str, modules: set[str]) -> str | None:
+    """The longest existing module `module` names (``from pkg import name`` may name a
+    function rather than a module)."""
+    while module and module not in modules:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+def check_tree(root: Path) -> list[Violation]:
+    """Every breach of the contract in the source tree whose top package is ``root/veracity``."""
+    files = sorted((root / "veracity").rglob("*.py"))
+    modules = {module_name(p, root) for p in files}
+    violations: set[Violation] = set()
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        src = module_name(path, root)
+        src_part = part_of(src) or ""
+        for raw, line in imports_of(path, root):
+            target = _known(raw, modules)
+            if target is None or target == src:
+                continue
+            dst_part = part_of(target) or ""
+            for rule in _rules(src, src_part, target, dst_part):
+                violations.add(Violation(src, target, line, rule))
+            if src_part != dst_part:
+                graph.setdefault(src_part, set()).add(dst_part)
+    violations.update(_cycles(graph))
+    return sorted(violations)
+
+
+def _rules(src: str, src_part: str, target: str, dst_part: str) -> Iterator[str]:
+    if dst_part == "testing" and src_part != "testing":
+        yield "only tests import veracity.testing"
+    src_layer, dst_layer = layer_of(src_part), layer_of(dst_part)
+    if src_layer is None:
+        yield f"veracity.{src_part} belongs to no layer of the import contract"
+    elif dst_layer is None:
+        yield f"veracity.{dst_part} belongs to no layer of the import contract"
+    elif dst_layer > src_layer:
+        yield f"layer {src_part} may not import the higher layer {dst_part}"
+    unit, other = method_unit(src), method_unit(target)
+    if unit is not None and other is not None and unit != other:
+        yield "a method imports another method"
+
+
+def _cycles(graph: dict[str, set[str]]) -> Iterator[Violation]:
+    """One violation per group of parts that import each other (directly or not)."""
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    reached = {part: reach(part) for part in graph}
+    groups = {
+        tuple(sorted({a} | {b for b in reached[a] if a in reached.get(b, ())}))
+        for a in graph
+        if a in reached[a]
+    }
+    for group in sorted(groups):
+        names = ", ".join(f"veracity.{part}" for part in group)
+        yield Violation(names, "", 0, f"import cycle between {names}")
