@@ -4,10 +4,7 @@ answers), argument models from JSON schemas, bounded ReAct history, guards."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
 
-import httpx
 import pytest
 import respx
 from pydantic import ValidationError
@@ -26,24 +23,7 @@ from veracity.testing.contract import http_client_for_tests
 from veracity.tools import evidence_tools
 from veracity.tools.schema import model_from_schema
 from veracity.types import Document
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "http" / "wikipedia"
-API = "https://en.wikipedia.org/w/api.php"
-
-
-def answer(name: str) -> httpx.Response:
-    return httpx.Response(200, json=json.loads((DATA / name).read_text()))
-
-
-def by_params(table):
-    def handler(request: httpx.Request) -> httpx.Response:
-        params = dict(request.url.params)
-        for predicate, name in table:
-            if all(params.get(k) == v for k, v in predicate.items()):
-                return answer(name)
-        raise AssertionError(f"unexpected request {params}")
-
-    return handler
+from wikipedia_http import API, answer, dispatch
 
 
 @pytest.fixture
@@ -64,9 +44,7 @@ def test_a_wikipedia_source_gives_search_and_browse_tools(wiki_tools):
 
 @respx.mock
 async def test_full_page_tool_reads_the_whole_article_and_counts_a_search(wiki_tools):
-    route = respx.get(API).mock(
-        side_effect=by_params([({"titles": "Jaguar"}, "extract_full.json")])
-    )
+    route = respx.get(API).mock(side_effect=dispatch([({"titles": "Jaguar"}, "extract_full.json")]))
     tool = wiki_tools["wikipedia_page"]
     ctx = context.CheckContext()
     with context.check_context(ctx):
@@ -92,7 +70,7 @@ async def test_related_pages_come_from_morelike_search_without_disambiguation(wi
 @respx.mock
 async def test_sections_and_missing_articles(wiki_tools):
     respx.get(API).mock(
-        side_effect=by_params(
+        side_effect=dispatch(
             [
                 ({"prop": "sections"}, "parse_sections.json"),
                 ({"titles": "Nope"}, "titles_missing.json"),
