@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from veracity.cli.app import console, fail
-from veracity.config import LLMConfig, settings
 from veracity.errors import ConfigError, ModelNotAvailable
+
+if TYPE_CHECKING:
+    from veracity.config import LLMConfig
 
 
 def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -55,6 +55,8 @@ def with_memory_mode(cfg: Any, mode: str | None) -> Any:
 
 
 def input_message(exc: Exception) -> str:
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
     return str(exc)
@@ -64,6 +66,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     if cfg.backend != "embedded":
         return
+    from veracity.config import settings
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):

@@ -2,39 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options, with_memory_mode
-from veracity.config import RunConfig
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
-from veracity.evaluation.metrics import Metrics
-from veracity.evaluation.runner import (
-    FATAL,
-    PreparedRun,
-    RunningStats,
-    open_dataset,
-    prepare_run,
-    run_session,
-)
-from veracity.evaluation.store import RunStore
-from veracity.types import cost_text
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.config import RunConfig
+    from veracity.evaluation.metrics import Metrics
+    from veracity.evaluation.runner import PreparedRun
 
 
 @app.command("datasets")
@@ -45,6 +28,8 @@ def datasets_(
     counts: bool = typer.Option(False, "--counts", help="load every split and count examples"),
 ) -> None:
     """List the benchmark datasets: label space, input kind, splits, and which are present."""
+    from rich.table import Table
+
     from veracity.config import data_dir as find_data_dir
     from veracity.datasets import list_datasets, load_dataset
     from veracity.errors import DatasetError
@@ -88,6 +73,8 @@ def _slug(text: str) -> str:
 def default_out(cfg: RunConfig) -> Path:
     """``runs/<experiment or method>[-variant]-<dataset>-<split>-<model>`` (stable, so a
     re-run of the same command resumes)."""
+    from veracity.evaluation.runner import open_dataset
+
     parts = [cfg.name or cfg.method]
     if cfg.variant:
         parts.append(cfg.variant)
@@ -111,6 +98,10 @@ def resolve_config(
     """The run config: the YAML (or the run directory's own config when resuming) with
     its variant, then the command-line flags, which always win; a default ``auto`` LLM
     cache mode becomes ``record``."""
+    from veracity import runtime
+    from veracity.config import RunConfig
+    from veracity.evaluation.store import RunStore
+
     base = None
     if config is None and out_dir is not None and RunStore(out_dir).exists():
         base = RunConfig.model_validate(RunStore(out_dir).read_config())
@@ -127,6 +118,20 @@ def resolve_config(
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
+    import asyncio
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from veracity.evaluation.runner import RunningStats, run_session
+
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
@@ -154,6 +159,10 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
     u = m.usage
     table = Table(
         "metric", "value", title=f"{run.config.method} on {run.info.name}/{run.config.split}"
@@ -197,7 +206,7 @@ def eval_(
     repeats: int = typer.Option(
         None, help="run N times with seeds seed..seed+N-1 (RUN_DIR/repeat-K), report the spread"
     ),
-    concurrency: int = typer.Option(None, help="examples checked at once (default 4)"),
+    concurrency: int = typer.Option(None, help="examples checked at once (default: cores, 2-8)"),
     config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
     variant: str = typer.Option(None, help="variant of the experiment config"),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
@@ -207,6 +216,12 @@ def eval_(
     ),
     base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
     provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ollama, ..."),
+    threads: int = typer.Option(
+        None,
+        "--threads",
+        min=1,
+        help="CPU threads of the embedded model (default: VERACITY_THREADS, else half the cores)",
+    ),
     data_dir: Path = typer.Option(
         None, help="benchmark data directory (default VERACITY_DATA_DIR)"
     ),
@@ -239,7 +254,7 @@ def eval_(
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
         "sample_per_class": sample_per_class, "repeats": repeats,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
@@ -274,6 +289,8 @@ def _eval_repeats(
     progress: bool,
 ) -> None:
     """Every repeat in turn (resuming those begun), then the spread over the repeats."""
+    from rich.table import Table
+
     from veracity.evaluation.repeats import plan_repeats, summarize_repeats
 
     for k, (sub_cfg, sub_dir) in enumerate(plan_repeats(cfg, out_dir), 1):
@@ -293,6 +310,8 @@ def _eval_repeats(
 def _prepare(
     cfg: RunConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
 ) -> PreparedRun:
+    from veracity.evaluation.runner import prepare_run
+
     if replay_from is not None:
         # read-only: a request the recorded run never made is an error, not a live call
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
@@ -306,6 +325,8 @@ def _prepare(
 def _execute(
     run: PreparedRun, concurrency: int | None, progress: bool, resume_dir: Path | None = None
 ) -> None:
+    from veracity.evaluation.runner import FATAL
+
     try:
         metrics = _run_with_progress(run, concurrency, progress)
     except KeyboardInterrupt:
@@ -357,7 +378,10 @@ def compare(
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
 ) -> None:
     """Compare runs side by side, with paired differences and a bootstrap CI on macro-F1."""
+    from rich.table import Table
+
     from veracity.evaluation.compare import compare_runs, to_markdown
+    from veracity.types import cost_text
 
     try:
         result = compare_runs(runs, n_boot=n_boot, seed=seed)
