@@ -184,6 +184,7 @@ def build_method(
         method.use_prompts(prompts)
         if caches is not None:
             method.use_state(caches.state, caches.namespace)
+        method.use_limits(config.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
     return method

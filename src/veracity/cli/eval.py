@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import PROCESS, app, console, fail, out
 from veracity.cli.common import ensure_model, parse_source_options, with_memory_mode
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 
@@ -118,8 +120,6 @@ def resolve_config(
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
-    import asyncio
-
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -131,6 +131,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
     )
 
     from veracity.evaluation.runner import RunningStats, run_session
+    from veracity.infra import run_interruptible
 
     stats = RunningStats()
     for rec in run.store.read_predictions():
@@ -155,7 +156,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
             stats.add(rec)
             bar.update(task, advance=1, stats=stats.line())
 
-        return asyncio.run(run_session(run, concurrency, on_record))
+        return run_interruptible(run_session(run, concurrency, on_record))
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
@@ -249,15 +250,18 @@ def eval_(
     ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
-    flags = {
-        "method": method, "dataset": dataset, "split": split, "limit": limit,
-        "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
-        "sample_per_class": sample_per_class, "repeats": repeats,
-        "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
-        "sources": parse_source_options(source or []) or None,
-    }  # fmt: skip
+    from veracity.evaluation.runner import FATAL
+
     try:
+        flags = {
+            "method": method, "dataset": dataset, "split": split, "limit": limit,
+            "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
+            "sample_per_class": sample_per_class, "repeats": repeats,
+            "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
+            "llm": {"model": model, "base_url": base_url, "provider": provider,
+                    "n_threads": threads},
+            "sources": parse_source_options(source or []) or None,
+        }  # fmt: skip
         cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
@@ -266,6 +270,8 @@ def eval_(
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
+    except FATAL as exc:  # a missing model or rejected credentials
+        fail(str(exc), code=3)
     _announce(run)
     _execute(run, concurrency, progress)
 
@@ -337,6 +343,12 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
+        if PROCESS["owned"]:
+            # Leave now: model calls still running in worker threads are abandoned, not
+            # joined (records, sessions, caches are on disk; the OS frees the run lock).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         raise typer.Exit(130) from None
     except FATAL as exc:
         fail(str(exc), code=3)

@@ -38,6 +38,7 @@ from veracity.llm.structured import complete_structured
 from veracity.prompting import truncate_chars
 from veracity.tools.base import Observation, SourceTool, Tool, primary_argument
 from veracity.types import Document
+from veracity.untrusted import fence
 
 __all__ = [
     "FINISH",
@@ -387,7 +388,9 @@ def _conversation(opening: list[Message], trajectory: Trajectory) -> list[Messag
             continue
         convo += [
             assistant(s.reply),
-            user(f"Observation {s.index}:\n{s.observation.text}\n\nNext step?"),
+            user(
+                f"Observation {s.index}:\n{fence(s.observation.text, 'observation')}\n\nNext step?"
+            ),
         ]
     return convo
 

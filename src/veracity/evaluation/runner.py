@@ -19,7 +19,6 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.errors import (
@@ -38,6 +37,7 @@ from veracity.evaluation.prepare import (
     prepare_run,
     select_examples,
 )
+from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
 from veracity.retrieval.guards import EvalGuards, eval_guards
@@ -149,7 +149,7 @@ async def execute(
     k = concurrency or run.config.concurrency
     if k < 1:
         raise EvalError("--concurrency must be at least 1")
-    run.store.repair()
+    run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
     todo = iter(run.todo)
@@ -196,9 +196,9 @@ async def run_session(
     concurrency: int | None = None,
     on_record: Callable[[PredictionRecord], None] | None = None,
 ) -> Metrics:
-    """`execute` then `finalize`, logging the session (also when interrupted)."""
+    """`execute` then `finalize`, logging the session (its start at once, its end also when
+    interrupted), under the run directory's lock, which is given back at the end."""
     started = time.perf_counter()
-    start_iso = datetime.now(timezone.utc).isoformat()
     finished, status = 0, "interrupted"
 
     def counted(record: PredictionRecord) -> None:
@@ -208,15 +208,23 @@ async def run_session(
             on_record(record)
 
     try:
-        await execute(run, concurrency, counted)
-        status = "finished"
+        run.store.acquire()
+        sid = run.store.start_session()
+        beating = asyncio.ensure_future(_heartbeat(run.store, sid))
+        try:
+            await execute(run, concurrency, counted)
+            status = "finished"
+        finally:
+            beating.cancel()
+            wall = time.perf_counter() - started
+            run.store.end_session(sid, status=status, wall_time_s=wall, finished=finished)
+        return finalize(run.store, run.space)
     finally:
-        run.store.log_session(
-            {
-                "started_at": start_iso,
-                "wall_time_s": round(time.perf_counter() - started, 3),
-                "examples_finished": finished,
-                "status": status,
-            }
-        )
-    return finalize(run.store, run.space)
+        run.store.release()
+
+
+async def _heartbeat(store: RunStore, sid: str) -> None:
+    """Refresh the session's sign of life, so a killed session's wall time is known."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        store.heartbeat(sid)
