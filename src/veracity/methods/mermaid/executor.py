@@ -35,6 +35,7 @@ from veracity.tools.base import Tool
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import ToolServerSpec
 from veracity.tools.mcp_client import McpServerConfig, McpToolset
+from veracity.untrusted import neutralize
 
 PACKAGE = "veracity.methods.mermaid"
 
@@ -100,11 +101,14 @@ def describe_tools(tools: list[Tool]) -> list[dict[str, str]]:
 
 
 def example_input(tools: list[Tool], topic: str) -> str:
-    """An input object for the first tool about `topic`, for the prompt's example call."""
+    """An input object for the first tool about `topic`, for the prompt's example call.
+
+    `topic` comes from the claim's analysis, so it is neutralised (role markers, special
+    tokens and fence tags broken up) before it is shown unfenced inside the example."""
     if not tools:
         return "{}"
     props = tools[0].input_model.model_json_schema().get("properties", {})
-    samples = {"string": topic, "integer": 1, "number": 1.0, "boolean": True}
+    samples = {"string": neutralize(topic), "integer": 1, "number": 1.0, "boolean": True}
     return json.dumps({k: samples.get(p.get("type"), "...") for k, p in props.items()})
 
 
