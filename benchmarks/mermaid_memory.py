@@ -50,7 +50,7 @@ _SEARCHED = re.compile(r"^Action \d+: \w+\[query=(['\"])(.*)\1\]$", re.M)
 
 def _claim_text(request: LLMRequest) -> str:
     prompt = request.messages[-1].content
-    return prompt.rsplit("<<<", 1)[-1].split(">>>", 1)[0].strip()
+    return prompt.rsplit("<claim>", 1)[-1].split("</claim>", 1)[0].strip()
 
 
 def _nouns(text: str, nlp) -> list[str]:
@@ -70,7 +70,8 @@ def scripted_agent(nlp, tool: str, label: str) -> ScriptedLLM:
         prompt = next(m.content for m in request.messages if "Steps so far" in m.content)
         if "could not be used" in request.messages[-1].content:
             raise RuntimeError(request.messages[-1].content)  # the script itself is wrong
-        claim = prompt.split("<<<", 1)[1].split(">>>", 1)[0].removeprefix("\nClaim: ").strip()
+        claim = prompt.split("<claim>", 1)[1].split("</claim>", 1)[0].removeprefix("\nClaim: ")
+        claim = claim.strip()
         wanted = list(dict.fromkeys(_nouns(claim, nlp)))
         covered = {m.casefold() for m in _FILED.findall(prompt)}
         searched = [q for _, q in _SEARCHED.findall(prompt)]
