@@ -46,10 +46,19 @@ log = logging.getLogger("veracity")
 
 @dataclass(frozen=True)
 class CachePaths:
-    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME."""
+    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME.
+
+    Attributes:
+        llm, http: the model's and the HTTP client's SQLite caches.
+        state: a folder for methods' persistent state (MERMAID's evidence memory).
+        namespace: what that state belongs to (an evaluation's ``dataset/split``), so
+            state kept for one set of examples is never read while checking another.
+    """
 
     llm: Path | None = None
     http: Path | None = None
+    state: Path | None = None
+    namespace: str | None = None
 
 
 @dataclass
@@ -129,7 +138,19 @@ def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[s
         mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
         http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
     built = build_configured(config.sources, http=http, managed=False)
-    return {name: ManagedSource(source) for name, source in built.items()}
+    cache = str(caches.http) if caches is not None and caches.http is not None else None
+    return {
+        name: ManagedSource(
+            source,
+            # how to build it again elsewhere (MERMAID's tool server process)
+            spec={
+                "options": dict(config.sources[name] or {}),
+                "http_cache": cache,
+                "cache_mode": config.llm.cache_mode,
+            },
+        )
+        for name, source in built.items()
+    }
 
 
 def with_default_sources(
@@ -168,8 +189,11 @@ def build_method(
     sources: Mapping[str, Source],
     *,
     prefer_labels: str | None = None,
+    caches: CachePaths | None = None,
 ) -> BaseMethod:
     """The registered method `config.method` with its label space and prompt overrides.
+
+    Methods that keep persistent state get ``caches.state`` and ``caches.namespace``.
 
     Label space: `config.labels` when set; else `prefer_labels` (a dataset's own space)
     if the method accepts it; else the method's default.
@@ -196,6 +220,8 @@ def build_method(
             except (MethodConfigError, LabelError):
                 method = make(None)
         method.use_prompts(prompts)
+        if caches is not None:
+            method.use_state(caches.state, caches.namespace)
         method.use_limits(config.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
@@ -230,7 +256,7 @@ def build_run(
     config, notes = with_default_sources(config, online=online)
     managed = ensure_managed(llm) if llm is not None else build_llm(config, caches, progress)
     sources = build_sources(config, caches)
-    method = build_method(config, managed, sources, prefer_labels=prefer_labels)
+    method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)
     resolved = config.model_copy(update={"labels": method.label_space.name})
     method.setup_notes = list(notes)
     for note in notes:

@@ -12,7 +12,8 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
      ``checkpoints`` — data models, label spaces, settings, registries, per-check
      accounting, input limits, saved trained parts;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
-   - ``nlp``, ``retrieval``, ``evidence`` — shared parts on top of the model layer;
+   - ``nlp``, ``retrieval``, ``evidence``, ``tools`` — shared parts on top of the model
+     layer (``tools``: the evidence layer as agents' tools, MCP client toolsets);
    - ``deliberation`` — debate engine, judges, stopping, ReAct;
    - ``methods`` — the methods;
    - ``runtime`` — the composition root;
@@ -42,7 +43,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
         {"types", "labels", "config", "registry", "context", "limits", "checkpoints"},
         {"llm", "prompting"},
-        {"nlp", "retrieval", "evidence"},
+        {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},
         {"methods"},
         {"runtime"},

@@ -16,7 +16,7 @@ BUILT = {"advfact"}  # datasets a command builds (tested with the command)
 EXPECTED = {
     "zofia_table1", "zofia_table2", "toe_table2", "toe_table3", "toe_figure5", "radar_table2",
     "radar_table3", "radar_table4", "s2mad_table1", "s2mad_table2", "mermaid_table1",
-    "mermaid_table2",
+    "mermaid_table2", "mermaid_table3", "mermaid_figure3",
 }  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from veracity.cli.common import (
     input_message,
     parse_set_options,
     parse_source_options,
+    with_memory_mode,
 )
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 
@@ -104,6 +105,9 @@ def check(
         "(repeatable; the method's README lists them)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
+    ),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
     from pydantic import ValidationError
@@ -132,7 +136,8 @@ def check(
             "sources": parse_source_options(source or []) or None,
             "method_config": parse_set_options(settings or []) or None,
         }
-        run = build_run(resolve_config(config, variant=variant, flags=flags))
+        cfg = with_memory_mode(resolve_config(config, variant=variant, flags=flags), memory)
+        run = build_run(cfg)
     except ConfigError as exc:
         fail(str(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:

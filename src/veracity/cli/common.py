@@ -88,6 +88,26 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
     return out
 
 
+MEMORY_MODES = ("on", "off", "read-only")
+
+
+def with_memory_mode(cfg: Any, mode: str | None) -> Any:
+    """`cfg` with MERMAID's evidence memory switched to `mode` (``--memory``), keeping
+    the config's other memory options.
+
+    Raises:
+        ConfigError: an unknown mode, or a method without an evidence memory.
+    """
+    if mode is None:
+        return cfg
+    if mode not in MEMORY_MODES:
+        raise ConfigError(f"--memory must be one of {', '.join(MEMORY_MODES)}, not {mode!r}")
+    current = cfg.method_config.get("memory") or {}
+    if isinstance(current, str):
+        current = {"mode": current}
+    return cfg.with_overrides({"method_config": {"memory": {**current, "mode": mode}}})
+
+
 def input_message(exc: Exception) -> str:
     from pydantic import ValidationError
 

@@ -17,6 +17,7 @@ from veracity.cli.common import (
     eta_columns,
     parse_set_options,
     parse_source_options,
+    with_memory_mode,
 )
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 
@@ -241,6 +242,9 @@ def eval_(
         help="give each claim its gold evidence (full-evidence settings) or let the method "
         "retrieve (default)",
     ),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
+    ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
     from veracity.evaluation.runner import FATAL
@@ -256,7 +260,7 @@ def eval_(
             "sources": parse_source_options(source or []) or None,
             "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
-        cfg = resolve_config(config, out_dir, variant, flags)
+        cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
                           concurrency, progress)  # fmt: skip

@@ -185,7 +185,12 @@ def prepare_run(
             "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
         )
     caches = _cache_store(store, replay_from)
-    paths = CachePaths(llm=caches.llm_cache_path, http=caches.http_cache_path)
+    paths = CachePaths(
+        llm=caches.llm_cache_path,
+        http=caches.http_cache_path,
+        state=store.path / "state",  # this run's own, also when another run's caches replay
+        namespace=f"{cfg.dataset}/{split}",
+    )
     try:
         run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
     except ConfigError as exc:

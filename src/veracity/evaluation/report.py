@@ -164,6 +164,27 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
     ]
 
 
+def method_counters(records: list[PredictionRecord]) -> dict[str, float]:
+    """Sums of the numeric ``metadata.counters`` of every verdict (e.g. MERMAID's tool
+    calls and memory hits), by counter name; empty when the method counts nothing."""
+    totals: dict[str, float] = {}
+    for record in records:
+        metadata = record.verdict.metadata if record.verdict else {}
+        counters = metadata.get("counters") or {}
+        for name, value in counters.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def _counter_rows(run: RunResult) -> list[tuple[str, str, str]]:
+    n = max(len(run.records), 1)
+    return [
+        (name, f"{total:,g}", f"{total / n:.2f}")
+        for name, total in method_counters(run.records).items()
+    ]
+
+
 def _cost(u: UsageStats) -> str:
     if u.unpriced_llm_calls and not u.cost_usd:
         return cost_text(u.cost_usd, u.unpriced_llm_calls)
@@ -232,6 +253,7 @@ def _context(run: RunResult) -> dict[str, Any]:
             for b in (m.calibration.bins if m.calibration else [])
         ],
         "usage": _usage_rows(run),
+        "counters": _counter_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
         "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -161,6 +162,8 @@ class BaseMethod(ABC):
         self._llm = ensure_managed(llm) if llm is not None else None
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
+        self.state_dir: Path | None = None  # see use_state
+        self.state_namespace: str | None = None
         self.limits = InputLimits()
         self.setup_notes: list[str] = []  # set by the composition root; traced per check
         # Every source is wrapped once for retries, rule guards and search accounting.
@@ -235,6 +238,15 @@ class BaseMethod(ABC):
             raise PromptError(f"{self.name} has no prompts package to override")
         self._prompts = bundle.bind(package) if package else PromptBundle()
         self._prompt_hashes = None
+
+    def use_state(self, folder: Path | None, namespace: str | None = None) -> None:
+        """Where this method keeps persistent state, and what the state belongs to.
+
+        Set by `veracity.runtime` (an evaluation run's ``state/`` folder and
+        ``dataset/split``); None: the user-level folder under VERACITY_HOME.
+        """
+        self.state_dir = folder
+        self.state_namespace = namespace
 
     def use_limits(self, limits: InputLimits) -> None:
         """Cut inputs to `limits` before checking them (see `veracity.limits`)."""
