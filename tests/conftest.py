@@ -1,8 +1,10 @@
 """Shared test setup.
 
 Every test gets a fresh VERACITY_HOME (caches, indexes) under its tmp dir, so tests never
-read or write the user's cache. Models stay where they are (VERACITY_MODELS_DIR points at
-the real models folder), so `embedded` tests find a model pulled with `veracity models pull`.
+read or write the user's cache, and VERACITY_OFFLINE=1, so default sources never probe
+the network (tests of the online branch fake the probe). Models stay where they are
+(VERACITY_MODELS_DIR points at the real models folder), so `embedded` tests find a model
+pulled with `veracity models pull`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("veracity-home")
     monkeypatch.setenv("VERACITY_HOME", str(home))
     monkeypatch.setenv("VERACITY_MODELS_DIR", _REAL_MODELS_DIR)
+    monkeypatch.setenv("VERACITY_OFFLINE", "1")
     for var in ("VERACITY_LLM", "VERACITY_MODEL", "VERACITY_BASE_URL", "VERACITY_PROVIDER"):
         monkeypatch.delenv(var, raising=False)
     yield home
@@ -59,3 +62,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "embedded" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The experiment-config smoke test's count: configs × variants started / finished."""
+    seen: dict[str, tuple[str, set[str]]] = {}
+    for key in ("passed", "failed", "skipped", "error"):
+        for rep in terminalreporter.stats.get(key, []):
+            nodeid = getattr(rep, "nodeid", "")
+            if "test_experiment_runs.py::test_config_variant" not in nodeid:
+                continue
+            stages = {v for k, v in getattr(rep, "user_properties", []) if k == "experiment_stage"}
+            outcome, old = seen.get(nodeid, ("passed", set()))
+            if rep.outcome != "passed":
+                outcome = rep.outcome
+            seen[nodeid] = (outcome, old | stages)
+    if not seen:
+        return
+    started = sum("started" in s for _, s in seen.values())
+    finished = sum("finished" in s and o == "passed" for o, s in seen.values())
+    skipped = sum(o == "skipped" for o, _ in seen.values())
+    terminalreporter.write_line(
+        f"experiment configs × variants: {len(seen)} cases, {started} started, "
+        f"{finished} finished, {skipped} skipped (method not registered on this branch)"
+    )

@@ -19,11 +19,27 @@ from veracity.types import Article, CheckInput, Claim, Post, Verdict
 InputKind = Literal["claim", "article", "post"]
 
 
+_ONLY_FIELDS: dict[InputKind, set[str]] = {
+    "article": {"body", "title", "url", "published_at"},
+    "post": {"replies", "author", "created_at"},
+    "claim": {"speaker", "context", "evidence", "date"},
+}
+
+
+def infer_kind(item: Mapping[str, Any]) -> InputKind | None:
+    """The input kind a mapping's fields belong to alone (``body`` or ``title``: an
+    article; ``replies`` or ``author``: a post; ``speaker``, ``evidence``...: a claim), or
+    None when they fit more than one kind or none."""
+    fits = [k for k, only in _ONLY_FIELDS.items() if only & set(item)]
+    return fits[0] if len(fits) == 1 else None
+
+
 def as_input(item: str | CheckInput | Mapping[str, Any], kind: InputKind = "claim") -> CheckInput:
     """Coerce text or a mapping into a Claim, Article or Post.
 
     Plain text becomes a Claim (or an Article body / Post text with `kind`); a mapping
-    is validated as the type its ``kind`` key (or the `kind` argument) names.
+    is validated as the type its ``kind`` key names, else the type its fields show
+    (`infer_kind`), else the `kind` argument.
     """
     if isinstance(item, Claim | Article | Post):
         return item
@@ -33,7 +49,7 @@ def as_input(item: str | CheckInput | Mapping[str, Any], kind: InputKind = "clai
         }
         k: Any = kind
     elif isinstance(item, Mapping):
-        data, k = item, item.get("kind", kind)
+        data, k = item, item.get("kind") or infer_kind(item) or kind
         if depth(item) > MAX_JSON_DEPTH:
             raise InputError(f"the input is nested too deeply (the limit is {MAX_JSON_DEPTH})")
     else:

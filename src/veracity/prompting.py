@@ -39,6 +39,7 @@ import jinja2
 import jinja2.ext
 import jinja2.meta
 
+from veracity import context
 from veracity.errors import PromptError
 from veracity.llm.base import Message
 from veracity.textio import truncate_chars
@@ -268,7 +269,23 @@ def with_system(messages: list[Message], text: str, *, first: bool = True) -> li
     return [Message(role="system", content=text), *messages]
 
 
-def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 10) -> str:
+def note_cut(what: str, kept: int, total: int, unit: str, setting: str | None) -> None:
+    """Record in the running check's trace that part of the input was left out (a
+    ``note`` event named ``input_cut``), so the user learns what and how to raise it."""
+    ctx = context.active()
+    if ctx is not None:
+        ctx.event(
+            "note", "input_cut", what=what, kept=kept, total=total, unit=unit, setting=setting
+        )
+
+
+def render_input(
+    item: CheckInput,
+    *,
+    max_chars: int = 6000,
+    max_replies: int = 10,
+    setting: str | None = "max_input_chars",
+) -> str:
     """A plain-text description of a check input for prompts (untrusted: fence it).
 
     Args:
@@ -276,7 +293,13 @@ def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 
             `veracity.limits`).
         max_chars: the longest main text shown (article body, claim or post text).
         max_replies: the most replies shown (earliest first); the rest are counted.
+        setting: the method setting that raises `max_chars`, named in the trace note
+            (`note_cut`) when the text is cut here.
     """
+    main = item.text if isinstance(item, Claim | Post) else getattr(item, "body", "")
+    if len(main) > max_chars:
+        what = {"claim": "the claim", "article": "the article's text", "post": "the post's text"}
+        note_cut(what[item.kind], max_chars, len(main), "characters", setting)
     if isinstance(item, Claim):
         lines = [f"Claim: {truncate_chars(item.text, max_chars)}"]
         if item.speaker:
@@ -299,6 +322,8 @@ def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 
         if item.author:
             lines.append(f"Author: {item.author}")
         replies = item.replies_by_time(max_replies)
+        if len(item.replies) > len(replies):
+            note_cut("the post", len(replies), len(item.replies), "replies", None)
         if replies:
             lines.append("Replies:")
             lines += [f"- {r.text}" for r in replies]

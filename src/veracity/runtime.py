@@ -8,7 +8,9 @@ Every entry point builds its runs here — the Python API, `veracity check`, `ev
 2. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
    sources (each wrapped once in `ManagedSource`, which applies the evaluation guards,
    retries and search accounting), and the method with its label space and prompt
-   overrides.
+   overrides. A retrieving method given no sources gets the defaults of
+   `veracity.retrieval.defaults` (`with_default_sources`): live keyless sources when the
+   network answers, else the default local corpus; the resolved config records them.
 
 Nothing here checks inputs or writes run directories; `veracity.evaluation` does that
 on top of a `Run`.
@@ -16,6 +18,7 @@ on top of a `Run`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,13 +41,24 @@ from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
 from veracity.types import CheckInput, Verdict
 
+log = logging.getLogger("veracity")
+
 
 @dataclass(frozen=True)
 class CachePaths:
-    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME."""
+    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME.
+
+    Attributes:
+        llm, http: the model's and the HTTP client's SQLite caches.
+        state: a folder for methods' persistent state (MERMAID's evidence memory).
+        namespace: what that state belongs to (an evaluation's ``dataset/split``), so
+            state kept for one set of examples is never read while checking another.
+    """
 
     llm: Path | None = None
     http: Path | None = None
+    state: Path | None = None
+    namespace: str | None = None
 
 
 @dataclass
@@ -57,6 +71,8 @@ class Run:
         sources: the configured sources by name, each managed once.
         method: the method instance.
         prompts: template name -> sha256 of the text the method will render.
+        notes: what the user should know about how the run was assembled (default
+            sources chosen, settings turned off for want of a source).
     """
 
     config: RunConfig
@@ -64,6 +80,7 @@ class Run:
     sources: dict[str, Source]
     method: BaseMethod
     prompts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     async def check(self, item: CheckInput) -> Verdict:
         """Check one input with this run's method."""
@@ -121,7 +138,49 @@ def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[s
         mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
         http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
     built = build_configured(config.sources, http=http, managed=False)
-    return {name: ManagedSource(source) for name, source in built.items()}
+    cache = str(caches.http) if caches is not None and caches.http is not None else None
+    return {
+        name: ManagedSource(
+            source,
+            # how to build it again elsewhere (MERMAID's tool server process)
+            spec={
+                "options": dict(config.sources[name] or {}),
+                "http_cache": cache,
+                "cache_mode": config.llm.cache_mode,
+            },
+        )
+        for name, source in built.items()
+    }
+
+
+def with_default_sources(
+    config: RunConfig, *, online: bool | None = None
+) -> tuple[RunConfig, list[str]]:
+    """`config` with default sources for its method when it names none, and notes saying
+    what was chosen (see `veracity.retrieval.defaults`).
+
+    Args:
+        online: whether the network answers (None: probe it, only when defaults are needed).
+
+    Raises:
+        ConfigError: the method retrieves, nothing is configured, and no default can be had
+            (the message gives the commands that fix it).
+    """
+    if config.sources or config.method not in registry.methods:
+        return config, []
+    try:
+        cls = registry.methods.get(config.method)
+    except RegistryError:
+        return config, []  # build_method reports it
+    needs_of = getattr(cls, "source_needs", None)
+    needs = needs_of(config.method_config) if needs_of is not None else []
+    if not needs:
+        return config, []
+    from veracity.retrieval.defaults import default_sources
+
+    chosen = default_sources(config.method, needs, online=online)
+    update = {"sources": chosen.sources, "method_config": chosen.method_config}
+    return config.with_overrides(update), chosen.notes
 
 
 def build_method(
@@ -130,8 +189,11 @@ def build_method(
     sources: Mapping[str, Source],
     *,
     prefer_labels: str | None = None,
+    caches: CachePaths | None = None,
 ) -> BaseMethod:
     """The registered method `config.method` with its label space and prompt overrides.
+
+    Methods that keep persistent state get ``caches.state`` and ``caches.namespace``.
 
     Label space: `config.labels` when set; else `prefer_labels` (a dataset's own space)
     if the method accepts it; else the method's default.
@@ -158,6 +220,8 @@ def build_method(
             except (MethodConfigError, LabelError):
                 method = make(None)
         method.use_prompts(prompts)
+        if caches is not None:
+            method.use_state(caches.state, caches.namespace)
         method.use_limits(config.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
@@ -171,6 +235,7 @@ def build_run(
     caches: CachePaths | None = None,
     prefer_labels: str | None = None,
     progress: Progress | None = None,
+    online: bool | None = None,
 ) -> Run:
     """Assemble a run from its resolved config.
 
@@ -182,16 +247,22 @@ def build_run(
         prefer_labels: the label space to use when the config names none and the method
             accepts it (a dataset's own space).
         progress: model-download progress callback for the embedded backend.
+        online: whether the network answers, for default sources (None: probe it when a
+            retrieving method has no sources).
 
     Raises:
         ConfigError: anything in the config that cannot be built, with what to change.
     """
+    config, notes = with_default_sources(config, online=online)
     managed = ensure_managed(llm) if llm is not None else build_llm(config, caches, progress)
     managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(config, caches)
-    method = build_method(config, managed, sources, prefer_labels=prefer_labels)
+    method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)
     resolved = config.model_copy(update={"labels": method.label_space.name})
-    return Run(resolved, managed, method.sources, method, method.prompt_hashes())
+    method.setup_notes = list(notes)
+    for note in notes:
+        log.info("%s", note)
+    return Run(resolved, managed, method.sources, method, method.prompt_hashes(), notes)
 
 
 __all__ = [
@@ -202,4 +273,5 @@ __all__ = [
     "build_run",
     "build_sources",
     "resolve_config",
+    "with_default_sources",
 ]

@@ -8,10 +8,12 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
-   - ``types``, ``labels``, ``config``, ``registry``, ``context``, ``limits`` — data
-     models, label spaces, settings, registries, per-check accounting, input limits;
+   - ``types``, ``labels``, ``config``, ``registry``, ``context``, ``limits``,
+     ``checkpoints`` — data models, label spaces, settings, registries, per-check
+     accounting, input limits, saved trained parts;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
-   - ``nlp``, ``retrieval``, ``evidence`` — shared parts on top of the model layer;
+   - ``nlp``, ``retrieval``, ``evidence``, ``tools`` — shared parts on top of the model
+     layer (``tools``: the evidence layer as agents' tools, MCP client toolsets);
    - ``deliberation`` — debate engine, judges, stopping, ReAct;
    - ``methods`` — the methods;
    - ``runtime`` — the composition root;
@@ -39,9 +41,9 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
-        {"types", "labels", "config", "registry", "context", "limits"},
+        {"types", "labels", "config", "registry", "context", "limits", "checkpoints"},
         {"llm", "prompting"},
-        {"nlp", "retrieval", "evidence"},
+        {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},
         {"methods"},
         {"runtime"},

@@ -248,7 +248,8 @@ def test_many_replies_are_capped_and_the_cut_recorded():
     assert cuts["post.replies"] == {"field": "post.replies", "total": 10_000, "kept": 200,
                                     "unit": "replies"}  # fmt: skip
     assert "reply[r0].text" in cuts and verdict.usage.llm_calls == 1
-    assert [e.name for e in verdict.trace.of_kind("note")] == ["input_limits"]
+    # the run's limits cut to 200 replies; the method's prompt then shows the first 10
+    assert [e.name for e in verdict.trace.of_kind("note")] == ["input_limits", "input_cut"]
     prompt = llm.calls[0].messages[-1].content
     assert len(prompt) < 30_000 and "later replies not shown" in prompt
 

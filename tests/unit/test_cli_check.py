@@ -168,3 +168,52 @@ def test_check_accepts_an_experiment_config_and_its_variant(monkeypatch, tmp_pat
     result = runner.invoke(app, [*args, "--method", "radar_single", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["method"] == "radar_single"
+
+
+def test_a_json_file_is_read_as_the_kind_its_fields_show(scripted, tmp_path):
+    f = tmp_path / "article.json"
+    f.write_text(json.dumps({"title": "Headline", "body": "Body text."}))
+    scripted.default = '{"label": "FAKE"}'
+    result = runner.invoke(app, ["check", "--file", str(f), "--labels", "real_fake", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Title: Headline" in scripted.calls[-1].messages[-1].content
+
+
+def test_json_validation_errors_name_the_fields(scripted, tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps({"kind": "article", "headline": "H"}))
+    result = runner.invoke(app, ["check", "--file", str(f)])
+    assert result.exit_code == 2
+    assert "body: Field required" in result.output
+    assert "headline: Extra inputs are not permitted" in result.output
+    assert not scripted.calls
+
+
+def test_help_and_version(scripted):
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"veracity {version('veracity')}"
+    for command in (["check"], ["eval"], ["index", "build"], ["models", "pull"], ["serve"]):
+        shown = runner.invoke(app, [*command, "--help"])
+        assert shown.exit_code == 0, shown.output
+        assert "<bool>" not in shown.stdout, command
+
+
+def test_set_gives_method_settings_from_the_command_line(scripted):
+    from veracity.cli.common import parse_set_options
+
+    parsed = parse_set_options(["rounds=2", "corpus.index=mydocs", "corpus.mode=bm25", "x=a b"])
+    assert parsed == {"rounds": 2, "corpus": {"index": "mydocs", "mode": "bm25"}, "x": "a b"}
+    result = runner.invoke(app, ["check", "x", "--method", "cot", "--set", "no_such_key=1"])
+    assert result.exit_code == 2 and "no_such_key" in result.output
+    result = runner.invoke(app, ["check", "x", "--set", "novalue"])
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_a_missing_source_error_names_the_flags(scripted):
+    result = runner.invoke(
+        app, ["check", "x", "--method", "zofia", "--source", "wikipedia", "--set", "web_source=w"]
+    )
+    assert result.exit_code == 2
+    assert "--source w=duckduckgo" in result.output and "--set variant=no_web" in result.output

@@ -171,3 +171,26 @@ def test_datasets_lists_what_is_present_and_counts(tmp_path):
 
     missing = runner.invoke(app, ["datasets", "--data-dir", str(tmp_path / "nope")])
     assert missing.exit_code != 0 and "VERACITY_DATA_DIR" in missing.output
+
+
+def test_a_run_where_most_examples_fail_says_why_and_exits_non_zero(tmp_path, monkeypatch):
+    from veracity.testing import ScriptedLLM, ScriptedReply
+
+    broken = ScriptedLLM(default=ScriptedReply("I cannot answer in JSON."))
+    monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg, **kw: ManagedLLM(broken))
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
+    args = ["--method", "direct", "--dataset", "toy_eval", "--limit", "4"]
+    result = _eval(tmp_path, *args, "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2, result.output
+    assert "4 of 4 examples failed" in result.output
+    assert "4 × " in result.output and "StructuredOutputError" in result.output
+    assert "--retry-errors" in result.output
+
+
+def test_a_run_with_few_failures_exits_zero(tmp_path, llm, monkeypatch):
+    monkeypatch.setattr(SpecialMethod, "interrupt_on", None)
+    args = ["--method", "toy_special", "--dataset", "toy_eval", "--out", str(tmp_path / "run")]
+    result = _eval(tmp_path, *args)
+    assert result.exit_code == 0, result.output
+    assert "/ 1 / 1" in result.output or "crashed" in result.output  # some failed, not most
+    assert "examples failed" not in result.output

@@ -54,6 +54,8 @@ def loaded_after(argv):
         ["calibrate", "radar", "--help"],
         ["models", "--help"],
         ["serve", "--help"],
+        ["train", "toe", "--help"],
+        ["advfact", "build", "--help"],
     ],
 )
 def test_help_and_import_load_no_heavy_package(argv):

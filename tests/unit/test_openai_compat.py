@@ -103,6 +103,14 @@ async def test_http_errors_are_typed(status, error, headers):
 
 
 @respx.mock
+async def test_a_context_overflow_says_how_to_get_past_it():
+    message = "the request exceeds the available context size, try increasing it"
+    respx.post(URL).mock(return_value=httpx.Response(400, json={"error": {"message": message}}))
+    with pytest.raises(LLMRequestError, match=r"llama\.cpp's -c"):
+        await make().complete(LLMRequest(messages=[user("q")]))
+
+
+@respx.mock
 async def test_timeouts_and_connection_errors_are_transient():
     respx.post(URL).mock(side_effect=httpx.ReadTimeout("slow"))
     with pytest.raises(LLMTimeout):

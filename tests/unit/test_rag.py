@@ -82,3 +82,12 @@ def test_rag_needs_exactly_one_chosen_source():
         load_method("rag", llm=ScriptedLLM(), sources=two, config={"source": "b"}).source.name
         == "b"
     )
+
+
+async def test_uncited_passages_are_still_shown_as_retrieved():
+    llm = ScriptedLLM().queue(_answer("true", []))
+    docs = [Document(id="d1", text="Vitamin C trial results.", title="Trial")]
+    method = load_method("rag", llm=llm, sources={"mem": InMemorySource(docs)})
+    verdict = await method.check(Claim(text="Vitamin C prevents colds"))
+    assert verdict.metadata["cited"] == []
+    assert [(e.document.id, e.note) for e in verdict.evidence] == [("d1", "retrieved, not cited")]

@@ -96,3 +96,29 @@ def test_report_of_an_empty_or_missing_run_is_a_clear_error(tmp_path):
     RunStore(tmp_path / "empty").write_config(ExperimentConfig(labels="true_false").model_dump())
     with pytest.raises(RunStoreError, match="no predictions"):
         write_report(tmp_path / "empty")
+
+
+def test_action_heat_map_appears_when_verdicts_record_actions_by_category(tmp_path):
+    from veracity.evaluation.report import action_shares
+    from veracity.evaluation.store import RunStore
+
+    run_dir = _finished_run(tmp_path)
+    store = RunStore(run_dir)
+    records = store.read_predictions()
+    assert not action_shares(load_run(run_dir))  # plain verdicts: no heat map
+    plan = [("political", {"factcheck": 3, "web": 1}), ("scientific", {"arxiv": 2}),
+            ("political", {"factcheck": 1, "wiki": 3})]  # fmt: skip
+    for rec, (category, actions) in zip(records, plan, strict=False):
+        rec.verdict.metadata.update(category=category, actions=actions)
+    store.rewrite_predictions(records)
+    shares = action_shares(load_run(run_dir))
+    assert shares == {
+        "political": {"factcheck": 0.5, "web": 0.125, "wiki": 0.375},
+        "scientific": {"arxiv": 1.0},
+    }
+    md, html = write_report(run_dir)
+    text = md.read_text()
+    assert "## Retrieval actions by claim category" in text
+    assert "| political | 0.0 | 50.0 | 12.5 | 37.5 |" in text
+    assert (run_dir / "report_files" / "actions.png").read_bytes()[:4] == b"\x89PNG"
+    assert "action heat map" in html.read_text()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -14,31 +13,12 @@ from veracity.retrieval.base import Query, SourceBadResponse, SourceRateLimited
 from veracity.retrieval.wikipedia import WikipediaSource
 from veracity.retrieval.wikipedia_api import first_sentences, lead_paragraphs
 from veracity.testing.contract import http_client_for_tests
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "http" / "wikipedia"
-API = "https://en.wikipedia.org/w/api.php"
-
-
-def answer(name: str) -> httpx.Response:
-    return httpx.Response(200, json=json.loads((DATA / name).read_text()))
+from wikipedia_http import API, DATA, answer, dispatch
 
 
 @pytest.fixture
 def source(tmp_path):
     return WikipediaSource(http=http_client_for_tests(tmp_path))
-
-
-def dispatch(table):
-    """A respx side effect choosing a recorded answer from the request's parameters."""
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        params = dict(request.url.params)
-        for predicate, name in table:
-            if all(params.get(k) == v for k, v in predicate.items()):
-                return answer(name)
-        raise AssertionError(f"unexpected request {params}")
-
-    return handler
 
 
 @respx.mock

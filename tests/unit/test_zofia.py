@@ -245,7 +245,7 @@ async def test_no_retrieval_variant_searches_nothing_and_still_decides():
 def test_missing_sources_and_bad_variants_are_clear():
     with pytest.raises(MethodConfigError, match="open-web source named 'web'"):
         ZoFiaMethod(llm=ScriptedLLM())
-    with pytest.raises(MethodConfigError, match="encyclopedia"):
+    with pytest.raises(MethodConfigError, match="--source wikipedia=wikipedia"):
         ZoFiaMethod(llm=ScriptedLLM(), sources={"web": InMemorySource([])})
     with pytest.raises(MethodConfigError, match="unknown ZoFia variant"):
         ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "nope"})

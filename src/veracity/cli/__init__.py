@@ -3,13 +3,16 @@ registers itself on `app` when imported."""
 
 from __future__ import annotations
 
+from veracity.cli import advfact as _advfact  # noqa: F401
 from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
 from veracity.cli import doctor as _doctor  # noqa: F401
 from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
+from veracity.cli import mcp as _mcp  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
 from veracity.cli import serve as _serve  # noqa: F401
+from veracity.cli import train as _train  # noqa: F401
 from veracity.cli.app import PROCESS, app, console, fail  # noqa: F401
 
 

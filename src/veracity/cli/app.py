@@ -64,12 +64,31 @@ console: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]  # mess
 out: Console = _LazyConsole()  # type: ignore[assignment]  # results go to stdout
 
 
+def _version(show: bool) -> None:
+    if show:
+        from importlib.metadata import version
+
+        out.print(f"veracity {version('veracity')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    """Check claims, news articles and social-media posts with retrieval-grounded,
+    multi-agent LLM reasoning."""
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
     from rich.markup import escape
 
     from veracity.redaction import strip_credentials
 
-    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup
-    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}")
+    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup;
+    # not wrapped, so commands in it paste whole
+    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}", soft_wrap=True)
     raise typer.Exit(code)

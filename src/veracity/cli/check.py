@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, input_message, parse_source_options
+from veracity.cli.common import (
+    ensure_model,
+    input_message,
+    parse_set_options,
+    parse_source_options,
+    with_memory_mode,
+)
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -51,12 +57,20 @@ def _describe(event: TraceEvent) -> str | None:
 def check(
     text: str = typer.Argument(None, help="the text to check, or '-' to read standard input"),
     file: Path = typer.Option(
-        None, "--file", "-f", help="read the input from a file (.json: a Claim/Article/Post object)"
+        None,
+        "--file",
+        "-f",
+        help="read the input from a file (.json: a claim, article or post object; its "
+        "`kind` field or its fields say which)",
     ),
     method: str = typer.Option(
         None, "--method", "-m", help="see `veracity methods` (default: the config's, or direct)"
     ),
-    kind: str = typer.Option("claim", help="how to read plain text: claim, article or post"),
+    kind: str = typer.Option(
+        "claim",
+        help="how to read plain text: claim, article or post (a .json file's own kind or "
+        "fields decide for it)",
+    ),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
     model: str = typer.Option(
         None, help="model: catalog name or GGUF path (embedded), or the endpoint's model id"
@@ -79,16 +93,27 @@ def check(
         None,
         "--source",
         "-s",
+        metavar="NAME=TYPE",
         help="evidence source NAME=TYPE, e.g. web=duckduckgo, web=local:INDEX, "
         "web=web:brave, wikipedia (repeatable; see `veracity sources`)",
     ),
+    settings: list[str] = typer.Option(
+        None,
+        "--set",
+        metavar="KEY=VALUE",
+        help="a method setting KEY=VALUE, e.g. --set rounds=2 or --set corpus.index=mydocs "
+        "(repeatable; the method's README lists them)",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
+    ),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
     from pydantic import ValidationError
 
     from veracity.api import as_input
-    from veracity.cli.render import verdict_panel
+    from veracity.cli.render import tree_view, verdict_panel
     from veracity.runtime import build_run, resolve_config
 
     if kind not in ("claim", "article", "post"):
@@ -102,16 +127,24 @@ def check(
         flags = {
             "method": method,
             "labels": labels,
-            "llm": {"model": model, "base_url": base_url, "provider": provider,
-                    "n_threads": threads},
+            "llm": {
+                "model": model,
+                "base_url": base_url,
+                "provider": provider,
+                "n_threads": threads,
+            },
             "sources": parse_source_options(source or []) or None,
-        }  # fmt: skip
-        run = build_run(resolve_config(config, variant=variant, flags=flags))
+            "method_config": parse_set_options(settings or []) or None,
+        }
+        cfg = with_memory_mode(resolve_config(config, variant=variant, flags=flags), memory)
+        run = build_run(cfg)
     except ConfigError as exc:
         fail(str(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
     m = run.method
+    for note in run.notes:
+        console.print(f"[dim]{note}[/]", soft_wrap=True)
     ensure_model(run.config.llm)
     try:
         verdict = _run_with_spinner(m, item, show=not as_json)
@@ -124,6 +157,9 @@ def check(
         out.print_json(verdict.model_dump_json())
     else:
         out.print(verdict_panel(verdict, item.content))
+        tree = tree_view(verdict)
+        if tree is not None:
+            out.print(tree)
     if verdict.error:
         raise typer.Exit(1)
 

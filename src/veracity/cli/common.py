@@ -1,4 +1,5 @@
-"""Helpers shared by the CLI commands: source options, input errors, model pulls."""
+"""Helpers shared by the CLI commands: source options, input errors, model pulls,
+progress columns."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from veracity.cli.app import console, fail
 from veracity.errors import ConfigError, ModelNotAvailable
 
 if TYPE_CHECKING:
+    from rich.progress import ProgressColumn
+
     from veracity.config import LLMConfig
 
 
@@ -34,11 +37,87 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def eta_columns() -> tuple[ProgressColumn, ...]:
+    """Progress columns for a long run: description, bar, done/total, elapsed, ETA and a
+    ``stats`` field (pass ``stats=...`` to ``add_task`` and ``update``)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
+
+
+def parse_set_options(specs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options into method settings (``method_config``), see `--set`.
+
+    VALUE is read as YAML (``3``, ``0.5``, ``true``, ``[a, b]``, or plain text); a dotted
+    KEY sets a nested setting (``corpus.index=mydocs``).
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key, sep, raw = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {spec!r}: give KEY=VALUE, e.g. --set rounds=2")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        *parents, leaf = key.strip().split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {spec!r}: {part!r} is set twice, once as a value")
+        node[leaf] = value
+    return out
+
+
+MEMORY_MODES = ("on", "off", "read-only")
+
+
+def with_memory_mode(cfg: Any, mode: str | None) -> Any:
+    """`cfg` with MERMAID's evidence memory switched to `mode` (``--memory``), keeping
+    the config's other memory options.
+
+    Raises:
+        ConfigError: an unknown mode, or a method without an evidence memory.
+    """
+    if mode is None:
+        return cfg
+    if mode not in MEMORY_MODES:
+        raise ConfigError(f"--memory must be one of {', '.join(MEMORY_MODES)}, not {mode!r}")
+    current = cfg.method_config.get("memory") or {}
+    if isinstance(current, str):
+        current = {"mode": current}
+    return cfg.with_overrides({"method_config": {"memory": {**current, "mode": mode}}})
+
+
 def input_message(exc: Exception) -> str:
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
-        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"])
+            msg = e["msg"].removeprefix("Value error, ")
+            parts.append(f"{where}: {msg}" if where else msg)
+        return f"{exc.title}: " + "; ".join(parts)
     return str(exc)
 
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from veracity.cli.app import PROCESS, app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import (
+    ensure_model,
+    eta_columns,
+    parse_set_options,
+    parse_source_options,
+    with_memory_mode,
+)
 from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -120,15 +127,7 @@ def resolve_config(
 
 
 def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
 
     from veracity.evaluation.runner import RunningStats, run_session
     from veracity.infra import run_interruptible
@@ -137,16 +136,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
     for rec in run.store.read_predictions():
         stats.add(rec)
     todo = len(run.todo)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
+    columns = eta_columns()
     with Progress(*columns, console=console, disable=not show, transient=False) as bar:
         task = bar.add_task(
             f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()
@@ -237,13 +227,23 @@ def eval_(
         None,
         "--source",
         "-s",
+        metavar="NAME=TYPE",
         help="evidence source NAME=TYPE[:ARG] as for `veracity check` (repeatable)",
+    ),
+    settings: list[str] = typer.Option(
+        None,
+        "--set",
+        metavar="KEY=VALUE",
+        help="a method setting KEY=VALUE as for `veracity check` (repeatable)",
     ),
     gold_evidence: bool = typer.Option(
         None,
         "--gold-evidence/--retrieved-evidence",
         help="give each claim its gold evidence (full-evidence settings) or let the method "
         "retrieve (default)",
+    ),
+    memory: str = typer.Option(
+        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
     ),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
@@ -258,8 +258,9 @@ def eval_(
             "llm": {"model": model, "base_url": base_url, "provider": provider,
                     "n_threads": threads},
             "sources": parse_source_options(source or []) or None,
+            "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
-        cfg = resolve_config(config, out_dir, variant, flags)
+        cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
                           concurrency, progress)  # fmt: skip
@@ -275,6 +276,8 @@ def eval_(
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
     ensure_model(run.config.llm)
+    for note in run.notes:
+        console.print(f"{prefix}[yellow]{note}[/]", soft_wrap=True)
     done = len(run.examples) - len(run.todo)
     console.print(
         f"{prefix}[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
@@ -359,6 +362,42 @@ def _execute(
             f"{run.store.predictions_path}; fix and re-run with --retry-errors"
         )
     console.print(f"report: veracity report {run.store.path}", soft_wrap=True)
+    if failing_run(run, metrics):
+        raise typer.Exit(FAILED_RUN_EXIT)
+
+
+FAILED_RUN_EXIT = 2  # exit status of a run where most examples failed
+FAILED_SHARE = 0.5  # more than this share of errors and crashes fails the run
+
+
+def _first_line(rec) -> str:
+    text = rec.exception or (rec.verdict.error if rec.verdict is not None else None) or "?"
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return (lines[-1] if rec.exception else lines[0])[:300] if lines else "?"
+
+
+def failing_run(run: PreparedRun, metrics: Metrics) -> bool:
+    """Say on the console when most examples errored or crashed, with the commonest
+    reasons; True then (the command exits non-zero)."""
+    failed = metrics.counts["error"] + metrics.counts["exception"]
+    if not metrics.n or failed / metrics.n <= FAILED_SHARE:
+        return False
+    reasons = Counter(
+        _first_line(r) for r in run.store.read_predictions() if r.status in ("error", "exception")
+    )
+    console.print(
+        f"[red bold]{failed} of {metrics.n} examples failed[/] (error or crash); the run's "
+        "metrics mean little. Most common reasons:",
+        soft_wrap=True,
+    )
+    for reason, n in reasons.most_common(3):
+        console.print(f"  {n} × {reason}", soft_wrap=True, markup=False, highlight=False)
+    console.print(
+        f"details: the `verdict.error` / `exception` fields of {run.store.predictions_path}; "
+        "after fixing, re-run with --retry-errors",
+        soft_wrap=True,
+    )
+    return True
 
 
 @app.command()

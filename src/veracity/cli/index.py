@@ -63,7 +63,13 @@ def _summary(m: IndexManifest, verb: str) -> None:
 @index_app.command("build")
 def build(
     path: Path = typer.Argument(None, help="a folder, or a .jsonl/.csv/.txt/.md/.html file"),
-    name: str = typer.Option(..., "--name", "-n", help="index name"),
+    name: str = typer.Option(
+        "default",  # veracity.retrieval.defaults.DEFAULT_INDEX (not imported: start-up)
+        "--name",
+        "-n",
+        help="index name (default: 'default', the corpus retrieving methods search offline "
+        "when no source is given)",
+    ),
     dataset: str = typer.Option(
         None, help="index a benchmark's corpus instead of PATH (e.g. scifact)"
     ),
@@ -82,6 +88,7 @@ def build(
     from pydantic import ValidationError
 
     from veracity.nlp.embeddings import EmbedderError
+    from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local import build_local_corpus
     from veracity.retrieval.local_index import ChunkingConfig, IndexBuildError
 
@@ -104,6 +111,11 @@ def build(
         fail(str(exc), code=3)
     _summary(corpus.manifest, "built")
     console.print(f"stored in {corpus.folder}")
+    if name == DEFAULT_INDEX:
+        console.print(
+            "this is the default local corpus: retrieving methods search it offline when "
+            "no --source is given"
+        )
 
 
 @index_app.command("add")

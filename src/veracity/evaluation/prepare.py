@@ -45,6 +45,7 @@ class PreparedRun:
     gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
+    notes: list[str] = field(default_factory=list)  # what the user should know before it runs
 
     @property
     def todo(self) -> list[Example]:
@@ -184,7 +185,12 @@ def prepare_run(
             "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
         )
     caches = _cache_store(store, replay_from)
-    paths = CachePaths(llm=caches.llm_cache_path, http=caches.http_cache_path)
+    paths = CachePaths(
+        llm=caches.llm_cache_path,
+        http=caches.http_cache_path,
+        state=store.path / "state",  # this run's own, also when another run's caches replay
+        namespace=f"{cfg.dataset}/{split}",
+    )
     try:
         run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
     except ConfigError as exc:
@@ -192,14 +198,19 @@ def prepare_run(
     method, cfg = run.method, run.config
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:
-        return _finish_preparing(cfg, ds, store, method, run.prompts)
+        return _finish_preparing(cfg, ds, store, method, run.prompts, run.notes)
     except BaseException:
         store.release()
         raise
 
 
 def _finish_preparing(
-    cfg: RunConfig, ds: Dataset, store: RunStore, method: Any, prompts: dict[str, str]
+    cfg: RunConfig,
+    ds: Dataset,
+    store: RunStore,
+    method: Any,
+    prompts: dict[str, str],
+    setup_notes: list[str],
 ) -> PreparedRun:
     info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
@@ -223,10 +234,29 @@ def _finish_preparing(
         raise EvalError(f"dataset_options for {info.name!r}: {exc}") from exc
     except (DatasetError, ConfigError) as exc:
         raise EvalError(str(exc)) from exc
+    notes = list(setup_notes)
     if cfg.gold_evidence:
-        examples = [with_gold_evidence(e) for e in examples]
+        examples, note = gold_evidence_examples(examples)
+        notes += [note] if note else []
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts, notes)
+
+
+def gold_evidence_examples(examples: Sequence[Example]) -> tuple[list[Example], str | None]:
+    """The examples that have gold evidence, each with it handed over, and a note
+    saying how many were left out for having none.
+
+    Raises:
+        EvalError: no example has gold evidence (the dataset cannot run this setting).
+    """
+    kept = [with_gold_evidence(e) for e in examples if e.evidence or not isinstance(e.input, Claim)]
+    if examples and not kept:
+        with_gold_evidence(examples[0])  # raises, naming the example
+    left = len(examples) - len(kept)
+    note = None
+    if left:
+        note = f"{left} of {len(examples)} examples have no gold evidence and are left out"
+    return kept, note
 
 
 def with_gold_evidence(example: Example) -> Example:

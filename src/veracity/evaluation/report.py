@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from veracity.errors import LabelError, RunStoreError
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
-from veracity.evaluation.plots import confusion_png, reliability_png
+from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
 from veracity.evaluation.repeats import is_repeated, summarize_repeats
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
@@ -164,11 +164,51 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
     ]
 
 
+def method_counters(records: list[PredictionRecord]) -> dict[str, float]:
+    """Sums of the numeric ``metadata.counters`` of every verdict (e.g. MERMAID's tool
+    calls and memory hits), by counter name; empty when the method counts nothing."""
+    totals: dict[str, float] = {}
+    for record in records:
+        metadata = record.verdict.metadata if record.verdict else {}
+        counters = metadata.get("counters") or {}
+        for name, value in counters.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def _counter_rows(run: RunResult) -> list[tuple[str, str, str]]:
+    n = max(len(run.records), 1)
+    return [
+        (name, f"{total:,g}", f"{total / n:.2f}")
+        for name, total in method_counters(run.records).items()
+    ]
+
+
 def _cost(u: UsageStats) -> str:
     if u.unpriced_llm_calls and not u.cost_usd:
         return cost_text(u.cost_usd, u.unpriced_llm_calls)
     per = f"{u.cost_per_example_usd:.5f} / example"
     return f"{cost_text(u.cost_usd, u.unpriced_llm_calls)}, {per}"
+
+
+def action_shares(run: RunResult) -> dict[str, dict[str, float]]:
+    """Share of each retrieval action per claim category, from verdicts that record
+    ``metadata.actions`` (action -> count) and ``metadata.category`` (ToE's Figure 5)."""
+    counts: dict[str, dict[str, int]] = {}
+    for rec in run.records:
+        meta = rec.verdict.metadata if rec.verdict else {}
+        actions, category = meta.get("actions"), meta.get("category")
+        if not isinstance(actions, dict) or not category:
+            continue
+        row = counts.setdefault(str(category), {})
+        for action, n in actions.items():
+            row[action] = row.get(action, 0) + int(n)
+    return {
+        cat: {a: n / total for a, n in row.items()}
+        for cat, row in sorted(counts.items())
+        if (total := sum(row.values()))
+    }
 
 
 def _context(run: RunResult) -> dict[str, Any]:
@@ -213,11 +253,22 @@ def _context(run: RunResult) -> dict[str, Any]:
             for b in (m.calibration.bins if m.calibration else [])
         ],
         "usage": _usage_rows(run),
+        "counters": _counter_rows(run),
         "crashed": [(r.id, (r.exception or "").strip().splitlines()[-1:]) for r in crashed],
         "errors": [(r.id, r.verdict.error if r.verdict else "") for r in errors[:20]],
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
+        "actions": _action_rows(run),
     }
+
+
+def _action_rows(run: RunResult) -> dict[str, Any] | None:
+    shares = action_shares(run)
+    if not shares:
+        return None
+    cols = sorted({a for row in shares.values() for a in row})
+    rows = [(cat, [f"{row.get(c, 0.0) * 100:.1f}" for c in cols]) for cat, row in shares.items()]
+    return {"cols": cols, "rows": rows}
 
 
 def _env(autoescape: bool) -> jinja2.Environment:
@@ -232,10 +283,14 @@ def _env(autoescape: bool) -> jinja2.Environment:
 
 
 def figures(run: RunResult) -> dict[str, bytes]:
-    """PNG bytes of the confusion matrix and (when there are scores) reliability diagram."""
+    """PNG bytes of the confusion matrix, the reliability diagram (when there are scores)
+    and the action heat map (when verdicts record actions by claim category)."""
     out = {"confusion": confusion_png(run.metrics.confusion, "confusion matrix")}
     if run.metrics.calibration is not None:
         out["reliability"] = reliability_png(run.metrics.calibration)
+    shares = action_shares(run)
+    if shares:
+        out["actions"] = action_heatmap_png(shares)
     return out
 
 

@@ -217,6 +217,16 @@ class EmbeddedLLM:
             raise _Stopped("stopped part-way")
         return join_chunks(chunks)
 
+    def _advice(self, message: Any) -> str:
+        """How to get past llama.cpp's "exceeds the available context size" error."""
+        if "context" not in str(message).lower():
+            return ""
+        return (
+            f" (each request has {self.n_ctx} tokens of context: raise it in a run config, "
+            "`llm: {n_ctx: 16384}` with --config FILE; or shorten the "
+            "input, or use a model with a longer context)"
+        )
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
         loop = asyncio.get_running_loop()
@@ -255,7 +265,7 @@ class EmbeddedLLM:
         if "error" in data:
             err = data["error"]
             message = err.get("message", err) if isinstance(err, dict) else err
-            raise LLMRequestError(f"embedded model {self.name}: {message}")
+            raise LLMRequestError(f"embedded model {self.name}: {message}{self._advice(message)}")
         response = parse_chat_completion(data, latency=latency, fallback_model=self.name)
         self.timer.observe(response, latency)
         return response.model_copy(update={"model": self.name})

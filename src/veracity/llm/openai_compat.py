@@ -256,7 +256,14 @@ class OpenAICompatLLM:
             raise LLMServerError(f"{where}: HTTP {code}: {detail}", retry_after=_retry_after(resp))
         if code == 408:
             raise LLMTimeout(f"{where}: HTTP 408: {detail}")
-        raise LLMRequestError(f"{where}: HTTP {code}: {detail}")
+        hint = ""
+        if "context" in detail.lower():  # llama.cpp: "exceeds the available context size"
+            hint = (
+                " (the request does not fit the model's context: start the server with a "
+                "larger one, e.g. llama.cpp's -c / vLLM's --max-model-len, shorten the input, "
+                "or use a model with a longer context)"
+            )
+        raise LLMRequestError(f"{where}: HTTP {code}: {detail}{hint}")
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

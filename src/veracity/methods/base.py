@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -35,6 +36,7 @@ from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.methods.labelling import settle_probabilities
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Verdict
 
@@ -165,7 +167,10 @@ class BaseMethod(ABC):
         self._llm = ensure_managed(llm) if llm is not None else None
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
+        self.state_dir: Path | None = None  # see use_state
+        self.state_namespace: str | None = None
         self.limits = InputLimits()
+        self.setup_notes: list[str] = []  # set by the composition root; traced per check
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
@@ -191,12 +196,35 @@ class BaseMethod(ABC):
         if missing is not None:
             raise MethodConfigError(missing)
         if name is not None:
-            raise MethodConfigError(f"{self.name}: no source named {name!r} (sources: {known})")
+            raise MethodConfigError(
+                f"{self.name}: no source named {name!r} (sources: {known}); give it with "
+                f"--source {name}=TYPE (see `veracity sources`; in a config file: `sources:`)"
+            )
         if not self.sources:
-            raise MethodConfigError(f"{self.name} needs a source to search: give one in `sources:`")
+            raise MethodConfigError(
+                f"{self.name} needs a source to search: give one with --source NAME=TYPE, e.g. "
+                "--source web=duckduckgo or --source web=local:INDEX (in a config file: `sources:`)"
+            )
         raise MethodConfigError(
-            f"{self.name} has several sources ({known}); choose one with `source`"
+            f"{self.name} has several sources ({known}); choose one with --set source=NAME "
+            "(in a config file: `method_config: {source: NAME}`)"
         )
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        """The sources this method searches under `config` (its ``method_config``), so a
+        run that names none gets defaults (see `veracity.retrieval.defaults`); [] for
+        methods that retrieve nothing. An invalid config also gives [] (building the
+        method then reports it)."""
+        return []
+
+    @classmethod
+    def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:
+        """`config` validated as this method's config, or None when it is invalid."""
+        try:
+            return cls.config_class.model_validate(dict(config))
+        except ValidationError:
+            return None
 
     @classmethod
     def prompt_package(cls) -> str:
@@ -215,6 +243,15 @@ class BaseMethod(ABC):
             raise PromptError(f"{self.name} has no prompts package to override")
         self._prompts = bundle.bind(package) if package else PromptBundle()
         self._prompt_hashes = None
+
+    def use_state(self, folder: Path | None, namespace: str | None = None) -> None:
+        """Where this method keeps persistent state, and what the state belongs to.
+
+        Set by `veracity.runtime` (an evaluation run's ``state/`` folder and
+        ``dataset/split``); None: the user-level folder under VERACITY_HOME.
+        """
+        self.state_dir = folder
+        self.state_namespace = namespace
 
     def use_limits(self, limits: InputLimits) -> None:
         """Cut inputs to `limits` before checking them (see `veracity.limits`)."""
@@ -258,6 +295,8 @@ class BaseMethod(ABC):
                 "stage", self.name, step="start", input_kind=item.kind,
                 prompts=self.prompt_hashes(),
             )  # fmt: skip
+            for note in self.setup_notes:  # how the run was assembled (default sources)
+                ctx.event("note", "setup", text=note)
             if cuts:
                 ctx.event("note", "input_limits", cuts=[c.model_dump() for c in cuts])
             try:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
 from veracity.methods.base import BaseMethod, ChoiceConfig
-from veracity.methods.labelling import ask_label, label_fields
+from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.types import CheckInput, Verdict
 
@@ -67,9 +67,8 @@ class _PromptedBaseline(BaseMethod):
             max_tokens=cfg.max_tokens,
             policy=cfg.choice,
         )
-        return self.verdict(
-            **label_fields(answer, space), rationale=getattr(answer.value, "reasoning", "")
-        )
+        reasoning = whole_sentences(getattr(answer.value, "reasoning", ""))
+        return self.verdict(**label_fields(answer, space), rationale=reasoning)
 
 
 class DirectMethod(_PromptedBaseline):

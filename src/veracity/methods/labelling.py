@@ -9,6 +9,7 @@ stated in `probability_note`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,6 +19,23 @@ from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
 from veracity.llm.probs import most_probable, normalised
+
+_SENTENCE_END = re.compile(r"[.!?…](?:[\"')\]]*)(?=\s|$)")
+_ENDED = re.compile(r"[.!?…][\"')\]]*$")
+
+
+def whole_sentences(text: str) -> str:
+    """`text` ending at a sentence end: reasoning cut off by its length cap (the schema's
+    ``max_length`` or the token budget) loses its unfinished last sentence, and the cut is
+    marked ``[…]``. Text that ends properly, or has no sentence end at all (a phrase), is
+    returned as it is."""
+    text = text.strip()
+    if not text or _ENDED.search(text):
+        return text
+    ends = list(_SENTENCE_END.finditer(text))
+    if not ends:
+        return text
+    return text[: ends[-1].end()] + " […]"
 
 
 async def ask_label(

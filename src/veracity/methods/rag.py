@@ -20,9 +20,10 @@ from veracity.context import CheckContext
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
-from veracity.methods.labelling import ask_label, label_fields
+from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query, Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import guard_query
 from veracity.types import CheckInput, Document, Evidence, Verdict
 
@@ -70,6 +71,13 @@ class RagMethod(BaseMethod):
         super().__init__(llm, config, sources=sources)
         self.source = self.pick_source(self.config.source)
 
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, RagConfig):
+            return []
+        return [SourceNeed(cfg.source or "web", purpose="passages to cite")]
+
     async def retrieve(self, item: CheckInput) -> list[Document]:
         text = truncate_chars(item.content, self.config.query_chars)
         query = guard_query(Query(text=text, top_k=self.config.top_k))
@@ -103,9 +111,12 @@ class RagMethod(BaseMethod):
             policy=cfg.choice,
         )
         cited = list(dict.fromkeys(answer.value.cited))  # in order, without repeats
+        evidence = [Evidence(document=docs[i - 1], note="cited") for i in cited]
+        if not cited:  # still show what the answer was given
+            evidence = [Evidence(document=d, note="retrieved, not cited") for d in docs]
         return self.verdict(
             **label_fields(answer, space),
-            rationale=getattr(answer.value, "reasoning", ""),
-            evidence=[Evidence(document=docs[i - 1]) for i in cited],
+            rationale=whole_sentences(getattr(answer.value, "reasoning", "")),
+            evidence=evidence,
             metadata={"retrieved": [d.id for d in docs], "cited": cited},
         )

@@ -16,24 +16,15 @@ from typing import Any
 from pydantic import Field, create_model
 
 from veracity.context import CheckContext
-from veracity.deliberation.react import SourceTool, react_loop
+from veracity.deliberation.react import react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
+from veracity.tools import SOURCE_HINTS, SourceTool
 from veracity.types import CheckInput, Evidence, Verdict
-
-# What each kind of source is good for, as the model sees it in the tool list.
-_TOOL_HINTS = {
-    "wikipedia": "encyclopedia articles: people, places, organisations, events, concepts",
-    "web": "general web search: news, official pages, recent events",
-    "local": "a local document collection",
-    "scholarly": "scientific papers and abstracts",
-    "social": "social-media discussions",
-    "factcheck": "published fact-checks",
-    "memory": "documents in memory",
-}
 
 
 class ReActConfig(ChoiceConfig):
@@ -72,11 +63,23 @@ class ReActMethod(BaseMethod):
             )
         self.tool_sources = {n: self.sources[n] for n in chosen}
 
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, ReActConfig):
+            return []
+        if cfg.tools:  # named tools: each must be given (a search source by default)
+            return [SourceNeed(name, purpose=f"the {name} tool") for name in cfg.tools]
+        return [
+            SourceNeed("web", purpose="web search"),
+            SourceNeed("wikipedia", "encyclopedia", off={}, purpose="Wikipedia search"),
+        ]
+
     def _tools(self, item: CheckInput) -> list[SourceTool]:
         tools = []
         for name, source in self.tool_sources.items():
             kind = getattr(source, "kind", "")
-            hint = _TOOL_HINTS.get(kind, f"{kind or 'a'} source")
+            hint = SOURCE_HINTS.get(kind, f"{kind or 'a'} source")
             tools.append(
                 SourceTool(
                     source,

@@ -112,7 +112,8 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
 
             try:
-                self._model = SentenceTransformer(str(path), device=self.device)
+                with _quiet_loading():
+                    self._model = SentenceTransformer(str(path), device=self.device)
             except Exception as exc:  # surfaced with the path that failed
                 raise EmbedderError(f"could not load embedding model at {path}: {exc}") from exc
         return self._model
@@ -218,6 +219,21 @@ def _encode_light(encoder: Any, texts: list[str]) -> np.ndarray:
 # busy 2-core machine, one query took 576 ms with torch's default threads and 18 ms with
 # one; large batches ran at the same speed either way.
 SMALL_BATCH = 8
+
+
+@contextlib.contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """No "Loading weights" progress bar from transformers while a model loads (a local
+    file loads in well under a second; the bar only clutters the console)."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 @contextlib.contextmanager

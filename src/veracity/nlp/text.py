@@ -272,3 +272,24 @@ def _carry(
         carried.insert(0, unit)
         budget -= unit[2]
     return carried
+
+
+_CONTENT_WORD = re.compile(r"[a-z0-9]{4,}")
+# Frequent words of four letters or more that carry no topic.
+_FILLER = _wordset(
+    "that this with from have been were says said will would about their there they them "
+    "what when which while also into than then some more most such only very just over"
+)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased words of four or more letters or digits, common fillers left out:
+    a cheap fingerprint of what a text is about."""
+    return frozenset(_CONTENT_WORD.findall(text.lower())) - _FILLER
+
+
+def content_overlap(text: str, reference: str) -> float:
+    """Share of `reference`'s content words that also occur in `text` (1.0 when the
+    reference has none)."""
+    ref = content_words(reference)
+    return len(ref & content_words(text)) / len(ref) if ref else 1.0

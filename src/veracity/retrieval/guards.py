@@ -67,6 +67,22 @@ def eval_guards(guards: EvalGuards | None) -> Iterator[None]:
         _guards.reset(token)
 
 
+def guards_with_cutoff(before: _dt.date | None) -> EvalGuards | None:
+    """The current guards with `before` as the cutoff when it is earlier (or the only one).
+
+    For agents whose tools search on their own (MERMAID's executor, MCP tool servers):
+    entering `eval_guards` with the result applies the checked input's own date too.
+    """
+    g = _guards.get()
+    if before is None:
+        return g
+    if g is None:
+        return EvalGuards(before=before)
+    if g.before is not None and g.before <= before:
+        return g
+    return EvalGuards(before=before, exclude_domains=g.exclude_domains, drop_undated=g.drop_undated)
+
+
 def guard_query(query: Query) -> Query:
     """`query` tightened by the current guards: the earlier cutoff, the union of exclusions."""
     g = _guards.get()

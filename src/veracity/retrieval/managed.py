@@ -52,6 +52,9 @@ class ManagedSource:
             limit).
         record: record each search in the check context (turn off only for sources that
             record their own searches, such as the `InMemorySource` test double).
+        spec: how the source was configured (``options``, ``http_cache``,
+            ``cache_mode``), set by `veracity.runtime`, so that it can be built again in
+            another process (MERMAID's MCP tool server); None for sources made in code.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class ManagedSource:
         retry: RetryPolicy | None = None,
         max_concurrency: int | None = None,
         record: bool = True,
+        spec: dict[str, Any] | None = None,
     ):
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -68,6 +72,7 @@ class ManagedSource:
         self.retry = retry or RetryPolicy(max_attempts=2)
         self.max_concurrency = max_concurrency
         self.record = record
+        self.spec = spec
         self.searches = 0
         self.failures = 0
         self._limit = LoopSemaphore(max_concurrency)

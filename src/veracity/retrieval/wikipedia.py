@@ -8,9 +8,11 @@ then each hit is served as its last revision before the cutoff, dated with that
 revision's time, and pages that did not exist yet are dropped. (The search index itself
 is today's, so which pages are found can still reflect later edits.)
 
-Helpers for ZoFia-style entity work: `summary(title, sentences)`, `candidates(entity)`
-(the senses of an ambiguous name, each with its short description),
-`is_disambiguation(title)`, `sections(title)` and `section_text(title, index)`.
+Helpers for ZoFia-style entity work and for agents browsing pages (MERMAID's tools):
+`summary(title, sentences)`, `candidates(entity)` (the senses of an ambiguous name, each
+with its short description), `is_disambiguation(title)`, `page_text(title)` (the whole
+article as plain text), `sections(title)`, `section_text(title, index)` and
+`related(title)` (pages CirrusSearch finds similar).
 """
 
 from __future__ import annotations
@@ -215,20 +217,10 @@ class WikipediaSource:
         if sentences is None:
             return await self._rest_summary(title, lang)
         params = {**_PAGE_PROPS, "titles": title, "exsentences": str(max(1, min(sentences, 10)))}
-        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
-        if not pages:
+        page = await self._first_page(params, lang)
+        if page is None:
             return None
-        page = pages[0]
-        return PageSummary(
-            title=page["title"],
-            pageid=page.get("pageid"),
-            description=page.get("description") or "",
-            extract=first_sentences(page.get("extract") or "", sentences),
-            url=page.get("canonicalurl") or page_url(lang, page["title"]),
-            language=lang,
-            is_disambiguation=is_disambiguation(page),
-            last_edited=page.get("touched"),
-        )
+        return _summary(page, lang, first_sentences(page.get("extract") or "", sentences))
 
     async def _rest_summary(self, title: str, lang: str) -> PageSummary | None:
         try:
@@ -318,6 +310,42 @@ class WikipediaSource:
             for d in docs
         ]
 
+    async def page_text(self, title: str, language: str | None = None) -> PageSummary | None:
+        """The whole article `title` as plain text (redirects followed), or None if missing.
+
+        The text is in `PageSummary.extract`; section headings appear as ``== Heading ==``
+        lines.
+        """
+        lang = self._lang(language)
+        params = {**_PAGE_PROPS, "titles": title}
+        del params["exintro"]
+        page = await self._first_page(params, lang)
+        if page is None:
+            return None
+        return _summary(page, lang, str(page.get("extract") or "").strip())
+
+    async def _first_page(self, params: dict[str, str], lang: str) -> dict[str, Any] | None:
+        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
+        return pages[0] if pages else None
+
+    async def related(
+        self, title: str, limit: int = 5, language: str | None = None
+    ) -> list[Document]:
+        """Pages similar to `title` (CirrusSearch ``morelike:``), each as its first sentences."""
+        lang = self._lang(language)
+        params = {
+            **_PAGE_PROPS,
+            "generator": "search",
+            "gsrsearch": f"morelike:{title}",
+            "gsrlimit": str(max(1, min(limit, 20))),
+            "gsrnamespace": "0",
+            "exsentences": str(self.options.sentences),
+        }
+        pages = query_pages(await action_api(self.http, self.name, lang, params), self.name)
+        pages.sort(key=lambda p: p.get("index", 0))
+        pages = [p for p in pages if not is_disambiguation(p)]
+        return [self._doc(p, lang, rank) for rank, p in enumerate(pages, start=1)]
+
     async def sections(self, title: str, language: str | None = None) -> list[Section] | None:
         """The section headings of page `title`, or None when there is no such page."""
         lang = self._lang(language)
@@ -362,6 +390,19 @@ class WikipediaSource:
         if not isinstance(html_text, str):
             raise SourceBadResponse(self.name, f"parse of {title!r} section {index} has no text")
         return lead_paragraphs(html_text)
+
+
+def _summary(page: dict[str, Any], lang: str, extract: str) -> PageSummary:
+    return PageSummary(
+        title=page["title"],
+        pageid=page.get("pageid"),
+        description=page.get("description") or "",
+        extract=extract,
+        url=page.get("canonicalurl") or page_url(lang, page["title"]),
+        language=lang,
+        is_disambiguation=is_disambiguation(page),
+        last_edited=page.get("touched"),
+    )
 
 
 def _candidate(

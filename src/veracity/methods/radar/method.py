@@ -46,6 +46,7 @@ from veracity.methods.radar.roles import (
 from veracity.methods.radar.stopping import RadarStop
 from veracity.prompting import render_input
 from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
 from veracity.types import CheckInput, Claim, LLMCallData, Trace, Verdict
 
@@ -83,10 +84,21 @@ class _RadarBase(BaseMethod):
         if cfg.source is not None:
             return self.pick_source(cfg.source)
         return self.pick_source(
-            missing=f"{self.name} retrieves its evidence pool: set `corpus: {{index: NAME}}` (a "
-            "local index, see `veracity index build`), name one of the run's sources with "
-            "`source:`, or use `evidence: given` for claims that carry their own evidence"
+            missing=f"{self.name} retrieves its evidence pool and has no source: give one with "
+            "--source evidence=local:INDEX (a local index, see `veracity index build`) or "
+            "--source evidence=duckduckgo (in a config file: `sources:`, or `method_config: "
+            "{corpus: {index: NAME}}`), or give claims their own evidence "
+            "(`method_config: {evidence: given}`; `veracity eval --gold-evidence`)"
         )
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, RadarBaseConfig) or cfg.evidence != "retrieved":
+            return []
+        if cfg.source is None and cfg.corpus is not None:
+            return []  # the method opens its own local corpus
+        return [SourceNeed(cfg.source or "evidence", purpose="its evidence pool")]
 
     # ----------------------------------------------------------------- hooks
 
@@ -109,8 +121,10 @@ class _RadarBase(BaseMethod):
         if cfg.evidence == "given" and not item.evidence:
             return self.verdict(
                 label=None,
-                error="the config asks for the claim's given evidence (evidence: given), "
-                "but this claim carries none",
+                error="this run uses each claim's own evidence (evidence: given, e.g. a "
+                "gold-evidence variant or --gold-evidence), but this claim carries none: give "
+                'the claim as a .json file with an "evidence" list (--file claim.json), or '
+                "run a retrieved-evidence variant",
             )
         names = self.participants()
         docs, source_name = await gather_candidates(item, cfg, self.source)

@@ -29,6 +29,7 @@ from veracity.methods.zofia.retrieval import (
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
+from veracity.retrieval.defaults import SourceNeed
 from veracity.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 
 
@@ -74,20 +75,45 @@ class ZoFiaMethod(BaseMethod):
         if cfg.use_web:
             self.web = self.pick_source(
                 cfg.web_source,
-                missing=f"zofia needs an open-web source named {cfg.web_source!r} (a web search "
-                "engine, or a local index standing in for the web), or the variant 'no_web'",
+                missing=f"zofia needs an open-web source named {cfg.web_source!r}: give one with "
+                f"--source {cfg.web_source}=duckduckgo (or web:brave, ...; see `veracity sources`) "
+                f"or a local index standing in for the web, --source {cfg.web_source}=local:INDEX "
+                "(ablation without it: --set variant=no_web)",
             )
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
             try:
                 self.wiki = as_encyclopedia(encyclopedia or self.sources.get(cfg.wiki_source))
             except TypeError as exc:
+                given = self.sources.get(cfg.wiki_source)
+                what = "none is given" if given is None else f"{exc}"
                 raise MethodConfigError(
-                    f"zofia needs an encyclopedia (Wikipedia) named {cfg.wiki_source!r} "
-                    f"offering candidates() and summary(), or the variant 'no_wikipedia' ({exc})"
+                    f"zofia needs Wikipedia as a source named {cfg.wiki_source!r} ({what}): give "
+                    f"it with --source {cfg.wiki_source}=wikipedia (ablation without it: --set "
+                    "variant=no_wikipedia)"
                 ) from exc
         self._embedder = embedder
         self._ner = ner
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        try:
+            cfg = resolve_config(dict(config))
+        except ValueError:
+            return []
+        needs = []
+        if cfg.use_web:
+            needs.append(SourceNeed(cfg.web_source, purpose="open-web search"))
+        if cfg.use_wikipedia:
+            needs.append(
+                SourceNeed(
+                    cfg.wiki_source,
+                    "encyclopedia",
+                    off={"use_wikipedia": False},
+                    purpose="Wikipedia retrieval",
+                )
+            )
+        return needs
 
     @property
     def embedder(self) -> Embedder:

@@ -1,0 +1,157 @@
+"""`veracity train toe`: train ToE's retrieval policy and networks on a labelled split."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from veracity.cli.app import app, console, fail, out
+from veracity.cli.common import ensure_model, eta_columns, parse_source_options
+from veracity.errors import ConfigError, DatasetError, EvalError
+from veracity.types import Usage, cost_text
+
+train_app = typer.Typer(help="Train a method's learned parts on a labelled dataset split.")
+app.add_typer(train_app, name="train")
+
+
+@train_app.command("toe")
+def train_toe(
+    dataset: str = typer.Option("liar", "--dataset", "-d", help="registered dataset"),
+    split: str = typer.Option("train", help="split to train on"),
+    limit: int = typer.Option(None, help="train on at most N claims"),
+    sample: bool = typer.Option(False, "--sample/--first", help="a seeded sample or the first N"),
+    seed: int = typer.Option(0, help="seed for --sample and for the networks"),
+    checkpoint: str = typer.Option(
+        "default", help="checkpoint name (under VERACITY_HOME/checkpoints/toe) or a folder"
+    ),
+    config: Path = typer.Option(None, help="run YAML with method_config, llm and sources"),
+    source: list[str] = typer.Option(
+        None, "--source", "-s", help="evidence source NAME=TYPE[:ARG] (repeatable)"
+    ),
+    model: str = typer.Option(None, help="model name or path (see `veracity check`)"),
+    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    provider: str = typer.Option(None, help="endpoint preset"),
+    data_dir: Path = typer.Option(None, help="benchmark data directory"),
+    freeze_policy: bool = typer.Option(
+        False, "--freeze-policy", help="keep the retrieval policy as it is (no GRPO updates)"
+    ),
+    fit: bool = typer.Option(True, "--fit/--no-fit", help="train the networks after collecting"),
+    fit_only: bool = typer.Option(False, help="train on what was collected; check no claims"),
+    fresh: bool = typer.Option(False, help="refuse to resume an existing checkpoint"),
+    progress: bool = typer.Option(True, help="show the progress bar"),
+) -> None:
+    """Run ToE over labelled claims (the LLM judge scoring nodes, the policy learning
+    online), keep every tree, then train the evaluation and aggregation networks.
+    Re-run the same command to resume."""
+    from veracity.checkpoints import CheckpointError
+
+    try:
+        trainer, examples, info, space = _setup(
+            dataset, split, limit, sample, seed, checkpoint, config, source, data_dir,
+            {"model": model, "base_url": base_url, "provider": provider}, freeze_policy, fresh,
+        )  # fmt: skip
+    except (ConfigError, DatasetError, EvalError, CheckpointError) as exc:
+        fail(str(exc))
+    done = trainer.done()
+    todo = [e for e in examples if e.id not in done]
+    console.print(
+        f"toe training: {len(examples)} claims of {dataset}/{split}, {len(done)} already "
+        f"collected; checkpoint {trainer.folder}"
+    )
+    if not fit_only and todo:
+        _collect(trainer, examples, info, space, len(todo), progress)
+    if fit or fit_only:
+        try:
+            metrics = trainer.fit({"dataset": dataset, "split": split, "claims": len(examples)})
+        except CheckpointError as exc:
+            fail(str(exc))
+        out.print(_metrics_table(metrics, trainer))
+
+
+def _setup(
+    dataset: str,
+    split: str,
+    limit: int | None,
+    sample: bool,
+    seed: int,
+    checkpoint: str,
+    config: Path | None,
+    source: list[str] | None,
+    data_dir: Path | None,
+    llm_flags: dict[str, Any],
+    freeze_policy: bool,
+    fresh: bool,
+) -> tuple[Any, list, Any, Any]:
+    from veracity.checkpoints import checkpoint_folder
+    from veracity.datasets import load_dataset
+    from veracity.evaluation.prepare import open_dataset, select_examples
+    from veracity.methods.toe.training import ToETrainer
+    from veracity.runtime import build_run, resolve_config
+
+    flags = {
+        "method": "toe",
+        "labels": "true_uncertain_false",
+        "llm": llm_flags,
+        "sources": parse_source_options(source or []) or None,
+    }
+    cfg = resolve_config(config, flags=flags)
+    # the judge scores and the rules aggregate while collecting: they are the teachers
+    teach = {"scorer": "llm_judge", "aggregator": "rules", "checkpoint": None, "seed": seed}
+    cfg = cfg.with_overrides({"method_config": {**teach, "freeze_policy": freeze_policy}})
+    run = build_run(cfg)
+    ensure_model(run.config.llm)
+    method = run.method
+    folder = checkpoint_folder("toe", checkpoint, method.config.checkpoints_dir)
+    trainer = ToETrainer.open(method, folder, fresh=fresh)
+    info = open_dataset(dataset).info
+    all_examples = load_dataset(
+        dataset, split, data_dir or cfg.data_dir, labels="true_uncertain_false"
+    )
+    examples = select_examples(all_examples, limit, sample, seed)
+    return trainer, examples, info, method.label_space
+
+
+def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, show: bool) -> None:
+    from veracity.evaluation.training import collect
+
+    total = Usage()
+    errors = 0
+    columns = eta_columns()
+    with Progress(*columns, console=console, disable=not show) as bar:
+        task = bar.add_task("toe · collecting trees", total=todo, stats="")
+
+        def on_record(rec: dict, verdict: Any) -> None:
+            nonlocal errors
+            total.add(verdict.usage)
+            errors += int(bool(rec.get("error")))
+            policy = trainer.method.models.policy
+            stats = (
+                f"{total.llm_calls:,} LLM calls · {total.total_tokens:,} tokens · "
+                f"{cost_text(total.cost_usd, total.unpriced_llm_calls, currency='$')} · "
+                f"GRPO updates {policy.updates} · errors {errors}"
+            )
+            bar.update(task, advance=1, stats=stats)
+
+        asyncio.run(collect(trainer, examples, info, space, on_record))
+
+
+def _metrics_table(metrics: dict[str, Any], trainer: Any) -> Table:
+    table = Table("part", "result", title=f"checkpoint {trainer.folder}")
+    for part in ("eval_net", "agg_net", "policy"):
+        m = metrics.get(part) or {}
+        if "loss_last" in m:
+            text = (
+                f"{m['samples']} samples, {m['epochs']} epochs, "
+                f"loss {m['loss_first']:.4f} → {m['loss_last']:.4f}"
+            )
+        elif "skipped" in m:
+            text = f"not trained: {m['skipped']}"
+        else:
+            text = f"{m.get('updates', 0)} GRPO updates over {m.get('claims_seen', 0)} claims"
+        table.add_row(part, text)
+    return table

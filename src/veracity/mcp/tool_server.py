@@ -1,0 +1,163 @@
+"""The evidence layer served as MCP tools (``veracity mcp tools``).
+
+Every tool of `veracity.tools.evidence_tools` over the configured sources — searches,
+Wikipedia browsing, page fetch — with its JSON input schema and description. A call's
+result carries the observation as text and, as structured content, the observation
+(text, documents, error) plus the searches the call made (so a client can account for
+them) — see `veracity.tools.mcp_client`, which applies the evaluation guards and the
+bound claim a call sends in its ``_meta``.
+
+Sources are built through `veracity.runtime.build_sources`, from a `ToolServerSpec`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from pydantic import Field, ValidationError
+
+from veracity import context
+from veracity.config import LLMConfig, RunConfig
+from veracity.errors import ConfigError, SourceAuthError, SourceError
+from veracity.runtime import CachePaths, build_sources
+from veracity.tools.base import Observation, Tool, failure
+from veracity.tools.evidence import evidence_tools
+from veracity.tools.launch import SERVER_NAME, ToolServerSpec
+from veracity.tools.mcp_client import applied_meta
+
+
+class ToolResult(Observation):
+    """Structured content of a tool result."""
+
+    searches: list[dict[str, Any]] = Field(default_factory=list)
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def tools_from_spec(spec: ToolServerSpec) -> list[Tool]:
+    """The tools a spec describes (sources built by the composition root).
+
+    Raises:
+        ConfigError: a source cannot be built.
+    """
+    run = RunConfig(sources=spec.sources, llm=LLMConfig(cache_mode=spec.cache_mode))
+    caches = CachePaths(http=Path(spec.http_cache)) if spec.http_cache else None
+    sources = build_sources(run, caches)
+    return evidence_tools(
+        sources,
+        top_k=spec.top_k,
+        max_chars=spec.max_chars,
+        page_chars=spec.page_chars,
+        fetch_pages=spec.fetch_pages,
+    )
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+async def run_tool(tool: Tool, arguments: dict[str, Any], meta: Any = None) -> ToolResult:
+    """Call `tool` as one check and collect the searches and errors it recorded.
+
+    Raises:
+        ValidationError: the arguments do not fit the tool.
+        SourceAuthError: a source rejected its credentials.
+    """
+    args = tool.input_model.model_validate(arguments)
+    check = context.CheckContext()
+    with context.check_context(check), applied_meta(meta):
+        try:
+            observation = await tool.call(args)
+        except SourceAuthError:
+            raise
+        except SourceError as exc:
+            observation = failure(exc, tool.name)
+    return ToolResult(
+        **observation.model_dump(),
+        searches=[{"name": e.name, **e.data} for e in check.trace.of_kind("search")],
+        errors=[{"name": e.name, **e.data} for e in check.trace.of_kind("error")],
+    )
+
+
+def build_tool_server(tools: list[Tool], name: str = SERVER_NAME) -> Any:
+    """A low-level MCP `Server` offering `tools`."""
+    from mcp.server import Server
+
+    by_name = {t.name: t for t in tools}
+    output_schema = ToolResult.model_json_schema()
+    listed = [
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.input_model.model_json_schema(),
+            output_schema=output_schema,
+        )
+        for t in tools
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = by_name.get(params.name)
+        if tool is None:
+            return _error_result(f"unknown tool {params.name!r}; tools: {', '.join(by_name)}")
+        try:
+            result = await run_tool(tool, dict(params.arguments or {}), ctx.meta)
+        except ValidationError as exc:
+            return _error_result(f"bad arguments for {tool.name}: {_brief(exc)}")
+        except SourceAuthError as exc:
+            return _error_result(f"{tool.name}: credentials rejected: {exc}")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)],
+            structured_content=result.model_dump(mode="json"),
+        )
+
+    def schema_of(tool_name: str) -> dict[str, Any] | None:
+        tool = by_name.get(tool_name)
+        return tool.input_model.model_json_schema() if tool else None
+
+    return Server(
+        name,
+        version=_version(),
+        instructions="Evidence tools of veracity: searches, Wikipedia browsing, page fetch.",
+        get_tool_input_schema=schema_of,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+        for e in exc.errors()[:5]
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("veracity")
+    except PackageNotFoundError:
+        return "0"
+
+
+def load_spec(text: str | None, sources: dict[str, dict[str, Any]] | None) -> ToolServerSpec:
+    """A spec from ``--spec`` JSON, or from ``--source`` options.
+
+    Raises:
+        ConfigError: the JSON does not fit, or no sources are given.
+    """
+    try:
+        spec = ToolServerSpec.model_validate_json(text) if text else ToolServerSpec()
+    except (ValidationError, ValueError) as exc:
+        raise ConfigError(f"--spec: {exc}") from exc
+    if sources:
+        spec = spec.model_copy(update={"sources": {**spec.sources, **sources}})
+    if not spec.sources:
+        raise ConfigError("the tool server needs sources: give --source NAME=TYPE or --spec")
+    return spec

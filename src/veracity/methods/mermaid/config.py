@@ -1,0 +1,102 @@
+"""MERMAID's configuration (Cao et al., MERMAID: a memory-enhanced multi-agent framework
+for veracity assessment).
+
+Defaults are the paper's where it gives them, with the paper's symbol in a comment.
+Variants (no memory, no decomposer, tool subsets, in-process tools) are values of these
+fields; the single-agent comparison is the ``mermaid_single`` method.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from veracity.methods.base import MethodConfig
+from veracity.tools.mcp_client import McpServerConfig
+
+MemoryMode = Literal["on", "off", "read-only"]
+
+
+class MemoryOptions(BaseModel):
+    """The long-term evidence memory M.
+
+    Attributes:
+        mode: ``on`` (recall, replay, update), ``read-only`` (recall and replay, never
+            store) or ``off``.
+        path: the SQLite file (default: the run's state folder in an evaluation, else
+            ``<VERACITY_HOME>/memory/evidence.sqlite``).
+        namespace: the memory's namespace (default: the evaluation's ``dataset/split``,
+            else ``default``).
+        embedder: embeds entity names for similar-name recall (None: exact and
+            normalised names only).
+        similarity_threshold: cosine above which an entity name counts as the same.
+        max_recalled: most recalled items put into P_0 (M_c).
+        max_per_entity: most recalled items per entity.
+        replay_searches: answer a tool call identical to a remembered one from memory.
+        ttl_s: evidence older than this is not recalled (None: kept for ever).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: MemoryMode = "on"
+    path: Path | None = None
+    namespace: str | None = None
+    embedder: str | None = "all-MiniLM-L6-v2"
+    similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    max_recalled: int = Field(default=8, ge=1, le=100)
+    max_per_entity: int = Field(default=5, ge=1, le=100)
+    replay_searches: bool = True
+    ttl_s: float | None = Field(default=None, gt=0)
+
+
+class MermaidConfig(MethodConfig):
+    """Settings of MERMAID (decomposer + ReAct executor + evidence memory)."""
+
+    labels: str | None = "true_false"  # the paper's binary setting (TRUE/FALSE, SUPPORTED/REFUTED)
+
+    # --- variants
+    variant: Literal["full", "no_memory", "no_decomposer"] = "full"
+
+    # --- executor
+    max_steps: int = Field(default=5, ge=1, le=30)  # T_max = 5
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=64)  # per step reply
+    max_thought_chars: int = Field(default=400, ge=50)  # a step's thought
+    max_history_chars: int = Field(default=6000, ge=500)  # H_t shown in P_t
+    history_overflow: Literal["summarise", "drop"] = "summarise"  # oldest observations first
+    max_input_chars: int = Field(default=4000, ge=200)
+    top_logprobs: int = Field(default=10, ge=0, le=20)
+
+    # --- decomposer
+    decomposer_attempts: int = Field(default=3, ge=1, le=6)
+
+    # --- toolset τ
+    tools: list[str] | None = None  # tool subset by name (None: all)
+    tool_transport: Literal["stdio", "inprocess"] = "stdio"  # our tool server over MCP
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)  # external servers
+    tool_timeout_s: float = Field(default=120.0, gt=0)
+    top_k: int = Field(default=3, ge=1, le=20)  # results per search
+    max_result_chars: int = Field(default=500, ge=50)  # each result in an observation
+    page_chars: int = Field(default=3000, ge=200)  # article / page text in an observation
+    fetch_pages: bool | None = None  # offer fetch_page (None: when a web source is set)
+
+    # --- memory M
+    memory: MemoryOptions = Field(default_factory=MemoryOptions)
+    max_recalled_chars: int = Field(default=2500, ge=200)  # M_c shown in P_0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _memory_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("memory"), str):
+            data = {**data, "memory": {"mode": data["memory"]}}
+        return data
+
+    @property
+    def memory_mode(self) -> MemoryMode:
+        return "off" if self.variant == "no_memory" else self.memory.mode
+
+    @property
+    def decomposes(self) -> bool:
+        return self.variant != "no_decomposer"

@@ -1,0 +1,136 @@
+"""MERMAID's recall-then-update use of the shared evidence memory (`evidence.memory`).
+
+Per check (Algorithm 1):
+
+- Recall (line 7): M_c ← Recall(M, E_c), evidence filed under the decomposition's
+  subjects and objects (exact, normalised or similar names), put into P_0;
+- during the loop, a tool call identical to one remembered (same tool, same input) is
+  answered from memory instead of the tool — the memory acting as the cache of earlier
+  searches the paper describes; such steps are marked "from memory" in the history;
+- Update (lines 28–29): M ← Update(M, E_c, ΔM), the evidence of every tool call the
+  executor made (its query and tool kept as metadata) filed under E_c.
+
+``read-only`` recalls and replays but never stores; ``off`` does nothing. Counters
+(recalled items, searches saved, items stored) go to the verdict's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from veracity.config import settings
+from veracity.deliberation.react import Trajectory
+from veracity.evidence.memory import EvidenceMemory, MemoryHit
+from veracity.methods.mermaid.config import MemoryMode, MemoryOptions
+from veracity.prompting import truncate_chars
+from veracity.tools.base import Observation, Tool, primary_argument, render_documents
+
+MEMORY_FILE = "evidence_memory.sqlite"
+
+
+def open_memory(
+    options: MemoryOptions, state_dir: Path | None, namespace: str | None
+) -> EvidenceMemory:
+    """The evidence memory at the configured (or the run's, or the user's) location."""
+    if options.path is not None:
+        path = options.path
+    elif state_dir is not None:
+        path = state_dir / MEMORY_FILE
+    else:
+        path = settings().home / "memory" / "evidence.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return EvidenceMemory(
+        path=path,
+        namespace=options.namespace or namespace or "default",
+        embedder=options.embedder,
+        similarity_threshold=options.similarity_threshold,
+        ttl_s=options.ttl_s,
+        max_per_entity=options.max_per_entity,
+        max_results=options.max_recalled,
+    )
+
+
+def call_key(tool: Tool, arguments: BaseModel) -> str:
+    """How a call is remembered: its one string argument, else its arguments as JSON."""
+    data = arguments.model_dump(mode="json", exclude_none=True)
+    arg = primary_argument(tool)
+    if arg is not None and len(data) == 1:
+        return str(data[arg])
+    return json.dumps(data, sort_keys=True)
+
+
+@dataclass
+class CheckMemory:
+    """The memory as one check uses it."""
+
+    memory: EvidenceMemory | None
+    mode: MemoryMode
+    replay_searches: bool = True
+    max_result_chars: int = 500
+    recalled: list[MemoryHit] = field(default_factory=list)
+    searches_saved: int = 0
+    stored: int = 0
+    recalls: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.memory is not None and self.mode != "off"
+
+    async def recall(self, entities: list[str]) -> list[MemoryHit]:
+        """M_c: evidence remembered under `entities` (nothing when off or no entities)."""
+        if not self.active or not entities:
+            return []
+        assert self.memory is not None
+        self.recalls += 1
+        self.recalled = await self.memory.arecall(entities)
+        return self.recalled
+
+    def render_recalled(self, max_chars: int) -> str:
+        """M_c as prompt text (empty when nothing was recalled)."""
+        lines = []
+        for hit in self.recalled:
+            doc = hit.document
+            origin = f"(filed under {hit.entity!r}"
+            origin += f", found by {hit.source}: {hit.query!r})" if hit.query else ")"
+            title = f"{doc.title}: " if doc.title else ""
+            lines.append(f"[{doc.id}] {origin} {title}{truncate_chars(doc.text, 400)}")
+        return truncate_chars("\n".join(lines), max_chars)
+
+    async def replay(self, tool: Tool, arguments: BaseModel) -> Observation | None:
+        """The remembered result of an identical earlier call, or None (the `before_call`)."""
+        if not (self.active and self.replay_searches):
+            return None
+        assert self.memory is not None
+        docs = await self.memory.alookup_search(call_key(tool, arguments), tool.name)
+        if docs is None:
+            return None
+        self.searches_saved += 1
+        return Observation(text=render_documents(docs, self.max_result_chars), documents=docs)
+
+    async def update(self, entities: list[str], trajectory: Trajectory, tools: dict) -> int:
+        """ΔM: file the evidence of each successful tool call under `entities`."""
+        if self.mode != "on" or self.memory is None:
+            return 0
+        for step in trajectory.tool_calls:
+            obs, tool = step.observation, tools.get(step.action)
+            if obs is None or obs.error or tool is None or step.arguments is None:
+                continue
+            arguments = tool.input_model.model_validate(step.arguments)
+            self.stored += await self.memory.astore(
+                entities, obs.documents, query=call_key(tool, arguments), source=tool.name
+            )
+        return self.stored
+
+    def stats(self) -> dict[str, int | str]:
+        return {
+            "mode": self.mode,
+            "recalls": self.recalls,
+            "recalled": len(self.recalled),
+            "hit": int(bool(self.recalled)),
+            "searches_saved": self.searches_saved,
+            "stored": self.stored,
+        }

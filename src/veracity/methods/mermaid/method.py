@@ -1,0 +1,170 @@
+"""MERMAID (Algorithm 1): decompose, recall, ReAct with MCP tools, answer, update memory.
+
+``mermaid`` is the multi-agent framework: the decomposer agent φ turns the claim into
+D_c = (G_c, k_c); the executor recalls M_c for the entity keys E_c, runs the ReAct loop
+over the toolset τ (at most T_max steps, then a forced answer) and writes the evidence
+it gathered back to the memory M. ``mermaid_single`` is the single-agent comparison:
+one agent analyses the claim as step 0 of its own loop and goes on from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from veracity import context
+from veracity.context import CheckContext
+from veracity.evidence.memory import EvidenceMemory
+from veracity.llm.base import LLM
+from veracity.llm.probs import choice_probabilities
+from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.mermaid.config import MermaidConfig
+from veracity.methods.mermaid.decomposer import Decomposition, decompose
+from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
+from veracity.methods.mermaid.memory import CheckMemory, open_memory
+from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.retrieval.base import Source
+from veracity.retrieval.guards import eval_guards, guards_with_cutoff
+from veracity.retrieval.recorded import claim_binding
+from veracity.types import CheckInput, Evidence, Stance, Verdict
+
+PACKAGE = "veracity.methods.mermaid"
+
+
+class MermaidMethod(BaseMethod):
+    """Decomposer + ReAct executor with MCP tools + persistent evidence memory."""
+
+    name = "mermaid"
+    config_class = MermaidConfig
+    default_labels = "true_false"
+    allowed_labels = ("true_false", "supported_refuted")
+    description = (
+        "MERMAID: claim decomposition, ReAct over MCP evidence tools, reusable evidence memory"
+    )
+    config: MermaidConfig
+    single_agent = False
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        self.toolbox = Toolbox(self.config, self.sources)
+        self._memory: EvidenceMemory | None = None
+
+    def memory(self) -> EvidenceMemory | None:
+        """The evidence memory M (opened on first use; None when memory is off)."""
+        if self.config.memory_mode == "off":
+            return None
+        if self._memory is None:
+            self._memory = open_memory(self.config.memory, self.state_dir, self.state_namespace)
+        return self._memory
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg = self.config
+        kind = input_kind_name(item)
+        shown = render_input(item, max_chars=cfg.max_input_chars)
+        memory = CheckMemory(
+            self.memory(), cfg.memory_mode, cfg.memory.replay_searches, cfg.max_result_chars
+        )
+        with claim_binding(item.content), eval_guards(guards_with_cutoff(item.cutoff)):
+            tools = await self.toolbox.tools()
+            decomposition = await self._decompose(kind, shown)
+            entities = decomposition.entities if decomposition else []
+            await memory.recall(entities)
+            parts = PromptParts(
+                kind=kind,
+                input=shown,
+                background=decomposition.render() if decomposition else None,
+                own_analysis=self.single_agent,
+                memory=memory.render_recalled(cfg.max_recalled_chars) or None,
+                focus=_focus(decomposition, item.content),
+            )
+            result = await execute(self.llm, cfg, self.label_space, parts, tools, memory)
+        await memory.update(entities, result.trajectory, {t.name: t for t in tools})
+        return self._verdict(result, decomposition, memory)
+
+    async def _decompose(self, kind: str, shown: str) -> Decomposition | None:
+        """D_c (None in the no_decomposer variant)."""
+        if not self.config.decomposes:
+            return None
+        template = "single_analysis.j2" if self.single_agent else "decompose.j2"
+        tag = "executor:0" if self.single_agent else "decomposer"
+        messages = render_messages(PACKAGE, template, kind=kind, input=shown)
+        found = await decompose(
+            self.llm, messages, tag=tag, attempts=self.config.decomposer_attempts
+        )
+        context.current().event(
+            "agent_turn", tag, step=0, phase="decompose", text=found.render(),
+            entities=found.entities, topics=found.topics,
+        )  # fmt: skip
+        return found
+
+    def _verdict(self, result: Any, decomposition: Decomposition | None, memory: CheckMemory):
+        space = self.label_space
+        label = space.parse(result.label)
+        probs = (
+            choice_probabilities(result.response, space.labels, field="answer")
+            if result.response is not None
+            else None
+        )
+        if probs is not None:
+            context.current().event(
+                "decision", "executor", probabilities=probs.probs, estimator=probs.method
+            )
+        evidence = [Evidence(document=d) for d in result.trajectory.documents]
+        seen = {e.document.id for e in evidence}
+        evidence += [
+            Evidence(document=h.document, stance=Stance.UNKNOWN, note="recalled from memory")
+            for h in memory.recalled
+            if h.document.id not in seen
+        ]
+        tool_calls = len(result.trajectory.tool_calls)
+        return self.verdict(
+            label=label,
+            score=space.expected_score(probs.probs) if probs else space.score(label),
+            confidence=probs.probs[label] if probs else None,
+            probabilities=probs.probs if probs else None,
+            rationale=result.thought,
+            evidence=evidence,
+            metadata={
+                "decomposition": decomposition.model_dump() if decomposition else None,
+                "steps": len(result.trajectory.steps),
+                "finished": result.trajectory.finished,
+                "forced_answer": result.forced,
+                "tool_calls": [
+                    {"tool": s.action, "arguments": s.arguments, "from_memory": s.from_memory}
+                    for s in result.trajectory.steps
+                    if s.observation is not None
+                ],
+                "memory": memory.stats(),
+                "counters": {
+                    "tool_calls": tool_calls,
+                    "steps": len(result.trajectory.steps),
+                    "forced_answers": int(result.forced),
+                    "memory_recalled": len(memory.recalled),
+                    "memory_hits": int(bool(memory.recalled)),
+                    "searches_saved": memory.searches_saved,
+                    "evidence_stored": memory.stored,
+                },
+            },
+        )
+
+
+def _focus(decomposition: Decomposition | None, text: str) -> str:
+    """A first query: the first assertion's subject and object, or the claim's start."""
+    if decomposition is not None:
+        first = decomposition.triplets[0]
+        return f"{first.subject} {first.object}"[:120]
+    return " ".join(text.split()[:12])
+
+
+class MermaidSingleMethod(MermaidMethod):
+    """MERMAID with one agent: it analyses the claim itself (step 0), then investigates."""
+
+    name = "mermaid_single"
+    description = "MERMAID, single agent: one agent analyses and verifies in one loop"
+    single_agent = True

@@ -1,0 +1,214 @@
+"""ToE's configuration: tree management, retrieval agent, evidence evaluation, networks.
+
+Defaults are the paper's (Wang et al., 2026, arXiv:2606.27736: Section III, Table I and
+Section IV-A); each names the paper's symbol where it has one. Where the paper leaves a
+value open, the default is ours and the comment says so. Ablations (Table III) are
+`masked_actions` entries, never separate code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from veracity.methods.base import MethodConfig
+
+# The eight actions of the retrieval agent, in the order of the policy's output layer.
+ACTIONS: tuple[str, ...] = (
+    "web",  # general web search
+    "counter",  # counter-evidence search (a web search for refuting material)
+    "arxiv",  # academic papers
+    "wiki",  # Wikipedia
+    "social",  # social media
+    "factcheck",  # fact-checking sites (PolitiFact, Snopes, ...)
+    "reddit",  # Reddit discussions
+    "stop",  # end the search for this node
+)
+SEARCH_ACTIONS: tuple[str, ...] = ACTIONS[:-1]
+
+# Table III's tool groups: removing a group masks its actions.
+TOOL_GROUPS: dict[str, tuple[str, ...]] = {
+    "academic": ("arxiv",),
+    "counter": ("counter",),
+    "factcheck": ("wiki", "factcheck"),
+    "social": ("social", "reddit"),
+}
+
+Scorer = Literal["auto", "llm_judge", "network"]
+Aggregator = Literal["auto", "rules", "network"]
+
+
+class ThresholdConfig(BaseModel):
+    """The five thresholds of the tree-management flags (Section III-D, IV-A)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expand_reliability: float = Field(default=0.7, ge=0.0, le=1.0)  # τ_r^exp
+    decide_reliability: float = Field(default=0.7, ge=0.0, le=1.0)  # τ_r^dec
+    veracity_high: float = Field(default=0.7, ge=0.0, le=1.0)  # τ_v^+
+    veracity_low: float = Field(default=0.3, ge=0.0, le=1.0)  # τ_v^-
+    convergence: float = Field(default=0.1, gt=0.0, le=1.0)  # τ_c
+    convergence_window: int = Field(default=3, ge=2)  # iterations whose v_0 range is taken
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ThresholdConfig:
+        if self.veracity_low > self.veracity_high:
+            raise ValueError("veracity_low (τ_v^-) must not exceed veracity_high (τ_v^+)")
+        return self
+
+
+class RewardConfig(BaseModel):
+    """Eq. 5's weights and bonuses (Table I)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    w_reliability: float = 1.0  # w_r
+    w_veracity: float = 0.5  # w_v
+    w_evidence: float = 0.05  # w_e
+    new_evidence_cap: int = Field(default=4, ge=1)  # the 4 in min(n_t^new, 4)
+    # δ_e (ours: the paper does not define it): 1 when at least one new item is relevant
+    relevant_at: float = Field(default=0.5, ge=0.0, le=1.0)
+    step_penalty: float = 0.01  # δ_step
+    high_confidence: float = Field(default=0.8, ge=0.0, le=1.0)  # τ_h
+    bonus_authoritative: float = 0.1  # b_auth
+    bonus_reliability: float = 0.2  # b_rel
+
+
+class GRPOConfig(BaseModel):
+    """The policy network's optimisation (Section III-B, Table I)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group_size: int = Field(default=8, ge=2)  # G: trajectories per update
+    gamma: float = Field(default=0.99, gt=0.0, le=1.0)  # γ
+    clip: float = Field(default=0.2, gt=0.0, lt=1.0)  # ε
+    entropy: float = Field(default=0.01, ge=0.0)  # α
+    kl: float = Field(default=0.1, ge=0.0)  # β, to the reference policy
+    lr: float = Field(default=1e-5, gt=0.0)  # learning rate
+    max_grad_norm: float = Field(default=0.5, gt=0.0)
+    warmup_claims: int = Field(default=8, ge=0)  # N_warm
+    epochs: int = Field(default=4, ge=1)  # passes over a group per update (ours)
+    hidden: tuple[int, int, int] = (128, 128, 64)  # policy MLP widths
+
+
+class EvalNetConfig(BaseModel):
+    """The evaluation network and its training (Section III-C, Eq. 6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_evidence: int = Field(default=20, ge=1)  # rows of the padded 20×8 evidence matrix
+    dim: int = Field(default=64, ge=8)  # embedding width (ours)
+    heads: int = Field(default=4, ge=1)  # attention heads per stance track (ours)
+    lr: float = Field(default=1e-3, gt=0.0)  # Adam
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+    epochs: int = Field(default=60, ge=1)  # training passes (ours)
+    batch_size: int = Field(default=32, ge=1)
+
+
+class AggNetConfig(BaseModel):
+    """The aggregation network and its training (Section III-D, Eq. 7–8)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dim: int = Field(default=64, ge=8)  # embedding width (ours)
+    heads: int = Field(default=4, ge=1)
+    w_root: float = 1.0  # w_root
+    w_imit: float = 0.1  # w_imit
+    lr: float = Field(default=1e-4, gt=0.0)  # AdamW
+    weight_decay: float = Field(default=1e-5, ge=0.0)
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+    epochs: int = Field(default=60, ge=1)  # training passes over the trees (ours)
+
+
+class RuleAggConfig(BaseModel):
+    """The rule-based bottom-up aggregation (the paper names the factors, not their form).
+
+    Reliability of an internal node = weighted mean child reliability × coverage ×
+    consistency, where coverage = ``coverage_floor + (1 - coverage_floor) × share of
+    children evaluated`` and consistency = ``1 - consistency_scale × weighted standard
+    deviation of the children's veracity`` (clipped to [0, 1]).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    coverage_floor: float = Field(default=0.5, ge=0.0, le=1.0)  # ours
+    consistency_scale: float = Field(default=2.0, ge=0.0)  # ours
+
+
+class ToEConfig(MethodConfig):
+    """Everything a ToE run needs; see the module docstring for where values come from."""
+
+    labels: str | None = "true_uncertain_false"
+
+    # --- tree management (Algorithm 1)
+    max_iterations: int = Field(default=20, ge=1)  # T_max
+    max_depth: int = Field(default=5, ge=0)  # deepest level a node may sit at
+    thresholds: ThresholdConfig = Field(default_factory=ThresholdConfig)
+    # Priority(n) = w_uncertainty · (1 − r_parent^aggr) + w_importance · weight(n); ours:
+    # the paper says "a weighted combination" without the weights.
+    priority_uncertainty: float = Field(default=0.5, ge=0.0)
+    priority_importance: float = Field(default=0.5, ge=0.0)
+    min_subclaims: int = Field(default=2, ge=1)  # decomposition: 2–4 sub-claims
+    max_subclaims: int = Field(default=4, ge=1)
+    rules: RuleAggConfig = Field(default_factory=RuleAggConfig)
+
+    # --- retrieval agent (Section III-B)
+    # action -> name of a source in the run's `sources:`; actions with no configured
+    # source are masked (probability 0). Counter-evidence search uses the web source.
+    action_sources: dict[str, str] = Field(
+        default_factory=lambda: {
+            "web": "web",
+            "counter": "web",
+            "arxiv": "arxiv",
+            "wiki": "wikipedia",
+            "social": "social",
+            "factcheck": "factcheck",
+            "reddit": "reddit",
+        }
+    )
+    masked_actions: list[str] = Field(default_factory=list)  # ablations (Table III)
+    results_per_action: int = Field(default=3, ge=1)  # at most 3 results per action
+    max_docs_per_node: int = Field(default=10, ge=1)  # at most 10 documents per node
+    max_search_steps: int = Field(default=5, ge=1)  # at most 5 search steps
+    query_per_action: bool = True  # an LLM writes each action's query (paper)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
+    freeze_policy: bool = False  # no online updates, no warm-up: evaluation
+    greedy: bool = False  # act by argmax instead of sampling (evaluation)
+    seed: int = 0  # sampling of actions
+
+    # --- evidence evaluation (Section III-C)
+    chunk_words: int = Field(default=180, ge=20)  # chunk size for the cleaning LLM (ours)
+    max_chunks_per_doc: int = Field(default=3, ge=1)  # (ours) bounds cleaning calls
+    max_statement_chars: int = Field(default=600, ge=50)  # longest kept statement
+    # drop a kept statement the document does not contain (quote check); ours
+    require_verbatim: bool = True
+    scorer: Scorer = "auto"  # auto: the network once trained, else the LLM judge
+    aggregator: Aggregator = "auto"  # auto: the network once trained, else the rules
+    eval_net: EvalNetConfig = Field(default_factory=EvalNetConfig)
+    agg_net: AggNetConfig = Field(default_factory=AggNetConfig)
+
+    # --- checkpoints
+    # A checkpoint name under <VERACITY_HOME>/checkpoints/toe/ or a folder path; None:
+    # untrained networks (the LLM judge and the rules score and aggregate).
+    checkpoint: str | None = None
+    checkpoints_dir: Path | None = None
+
+    # --- model calls
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=384, ge=32)
+
+    @model_validator(mode="after")
+    def _valid(self) -> ToEConfig:
+        unknown = (set(self.action_sources) | set(self.masked_actions)) - set(SEARCH_ACTIONS)
+        if unknown:
+            raise ValueError(
+                f"unknown retrieval actions {sorted(unknown)}; actions: {list(SEARCH_ACTIONS)}"
+            )
+        if self.min_subclaims > self.max_subclaims:
+            raise ValueError("min_subclaims must not exceed max_subclaims")
+        if self.eval_net.dim % self.eval_net.heads or self.agg_net.dim % self.agg_net.heads:
+            raise ValueError("network widths must be divisible by their attention heads")
+        return self

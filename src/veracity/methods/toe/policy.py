@@ -1,0 +1,180 @@
+"""The retrieval agent's policy π_θ, its heuristic warm-up, and online GRPO (Section III-B).
+
+`PolicyNet` maps the 29-dim state to logits over the eight actions (MLP 128-128-64);
+actions without a source are masked (logit −1e9, probability 0, the rest renormalised).
+`RetrievalPolicy` holds the learning state: the network, a frozen reference copy for the
+KL term, the optimiser, the buffer of finished trajectories, and the counts of claims
+seen and updates made. For the first N_warm claims it follows `heuristic_action` (those
+trajectories are buffered too); afterwards it samples from π_θ, and every time G
+trajectories are buffered it runs a GRPO update: rewards are normalised over the group's
+steps, each step's advantage is the γ-discounted sum of the normalised rewards from that
+step on (process supervision), and the loss is the clipped surrogate minus the entropy
+bonus plus β·KL(π_θ ‖ π_ref).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from veracity.methods.toe.config import ACTIONS, GRPOConfig
+from veracity.methods.toe.features import N_ACTIONS, STATE_DIM
+from veracity.methods.toe.networks import one_thread
+from veracity.methods.toe.trajectory import Step, Trajectory, group_advantages
+
+MASKED = -1e9  # logit of a masked action: probability exactly 0 after the softmax
+
+
+class PolicyNet(nn.Module):
+    """Feed-forward policy: state → hidden (128, 128, 64) → action logits."""
+
+    def __init__(self, hidden: Sequence[int] = (128, 128, 64)):
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = STATE_DIM
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.Tanh()]
+            width = h
+        layers.append(nn.Linear(width, N_ACTIONS))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, state: Tensor, mask: Tensor) -> Tensor:
+        """Masked log-probabilities over the actions, shape (batch, 8)."""
+        logits = self.body(state).masked_fill(~mask, MASKED)
+        return torch.log_softmax(logits, dim=-1)
+
+
+class RetrievalPolicy:
+    """π_θ with its reference copy, optimiser, trajectory buffer and counters."""
+
+    def __init__(self, cfg: GRPOConfig, seed: int = 0):
+        self.cfg = cfg
+        torch.manual_seed(seed)
+        self.net = PolicyNet(cfg.hidden)
+        self.reference = copy.deepcopy(self.net).requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.lr)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.buffer: list[Trajectory] = []
+        self.claims_seen = 0
+        self.updates = 0
+        self.history: list[dict[str, float]] = []  # metrics of each update
+
+    @property
+    def warming_up(self) -> bool:
+        return self.claims_seen < self.cfg.warmup_claims
+
+    def act(
+        self, state: list[float], mask: list[bool], *, greedy: bool = False
+    ) -> tuple[int, float, list[float]]:
+        """Choose an action: (index, log-probability, probabilities of all actions)."""
+        with torch.no_grad(), one_thread():
+            logp = self.net(torch.tensor([state]), torch.tensor([mask]))[0]
+        probs = logp.exp()
+        if greedy:
+            idx = int(torch.argmax(probs))
+        else:
+            idx = int(torch.multinomial(probs, 1, generator=self.generator))
+        return idx, float(logp[idx]), [round(float(p), 4) for p in probs]
+
+    def log_prob(self, state: list[float], mask: list[bool], action: int) -> float:
+        """log π_θ(action | state) (used to record heuristic actions for GRPO)."""
+        with torch.no_grad(), one_thread():
+            return float(self.net(torch.tensor([state]), torch.tensor([mask]))[0, action])
+
+    def add(self, trajectory: Trajectory) -> dict[str, float] | None:
+        """Buffer a finished trajectory; after the warm-up, run a GRPO update on the oldest
+        G trajectories whenever G are buffered (warm-up trajectories included)."""
+        if trajectory.steps:
+            self.buffer.append(trajectory)
+        if self.warming_up or len(self.buffer) < self.cfg.group_size:
+            return None
+        group, self.buffer = self.buffer[: self.cfg.group_size], self.buffer[self.cfg.group_size :]
+        return self.update(group)
+
+    def update(self, group: list[Trajectory]) -> dict[str, float]:
+        """One GRPO update on `group` (several epochs); returns its metrics."""
+        cfg = self.cfg
+        advs = group_advantages(group, cfg.gamma)
+        steps = [s for t in group for s in t.steps]
+        state = torch.tensor([s.state for s in steps])
+        mask = torch.tensor([s.mask for s in steps])
+        action = torch.tensor([s.action for s in steps]).unsqueeze(-1)
+        old = torch.tensor([s.logp for s in steps])
+        adv = torch.tensor([a for row in advs for a in row])
+        with torch.no_grad():
+            ref = self.reference(state, mask).gather(-1, action).squeeze(-1)
+        metrics: dict[str, float] = {}
+        with one_thread():
+            for _ in range(cfg.epochs):
+                metrics = self._epoch(state, mask, action, old, adv, ref, group)
+        self.updates += 1
+        self.history.append(metrics)
+        return metrics
+
+    def _epoch(
+        self,
+        state: Tensor,
+        mask: Tensor,
+        action: Tensor,
+        old: Tensor,
+        adv: Tensor,
+        ref: Tensor,
+        group: list[Trajectory],
+    ) -> dict[str, float]:
+        cfg = self.cfg
+        logp_all = self.net(state, mask)
+        logp = logp_all.gather(-1, action).squeeze(-1)
+        ratio = torch.exp(logp - old)
+        surrogate = torch.min(ratio * adv, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        kl = torch.exp(ref - logp) - (ref - logp) - 1  # unbiased KL(π_θ‖π_ref) estimate
+        loss = -surrogate.mean() - cfg.entropy * entropy.mean() + cfg.kl * kl.mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+        self.optimizer.step()
+        return {
+            "loss": float(loss.detach()),
+            "entropy": float(entropy.mean().detach()),
+            "kl": float(kl.mean().detach()),
+            "mean_return": sum(t.total_reward for t in group) / len(group),
+        }
+
+    def action_probs(self, state: list[float], mask: list[bool]) -> dict[str, float]:
+        with torch.no_grad(), one_thread():
+            p = self.net(torch.tensor([state]), torch.tensor([mask]))[0].exp()
+        return {a: float(p[i]) for i, a in enumerate(ACTIONS)}
+
+    # ------------------------------------------------------------ checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "net": self.net.state_dict(),
+            "reference": self.reference.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "generator": self.generator.get_state(),
+            "buffer": [
+                {"heuristic": t.heuristic, "steps": [asdict(s) for s in t.steps]}
+                for t in self.buffer
+            ],
+            "claims_seen": self.claims_seen,
+            "updates": self.updates,
+            "history": self.history,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.reference.load_state_dict(state["reference"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        self.buffer = [
+            Trajectory([Step(**s) for s in t["steps"]], t["heuristic"]) for t in state["buffer"]
+        ]
+        self.claims_seen = int(state["claims_seen"])
+        self.updates = int(state["updates"])
+        self.history = list(state["history"])

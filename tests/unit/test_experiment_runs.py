@@ -1,0 +1,94 @@
+"""Every experiment config, and every variant of it, runs one example as shipped.
+
+Offline: the scripted model answers every request with a schema-valid reply
+(`veracity.testing.schema`), the data is the miniature data directory, and the network
+is the recorded world of `_offline_world` (DuckDuckGo and Wikipedia answers; local
+indexes built under the config's names). The configs are found by glob, so a config
+added later is covered without editing this file. A config whose method is not
+registered on this branch is skipped with that reason. `tests/conftest.py` prints the
+count of cases started and finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from _offline_world import DATA_DIR, build_indexes, recorded_network
+
+from veracity import registry
+from veracity.evaluation.experiment import experiment_dir, load_experiment
+from veracity.evaluation.repeats import run_repeats
+from veracity.evaluation.runner import prepare_run, run_session
+from veracity.evaluation.store import RunStore
+from veracity.testing.schema import schema_llm
+
+CONFIGS = sorted(experiment_dir().glob("*.yaml"))
+
+
+def _cases():
+    for path in CONFIGS:
+        try:
+            variants = [None, *load_experiment(path).variants]
+        except Exception as exc:  # reported by the test, not at collection
+            yield pytest.param(path, None, exc, id=f"{path.stem}:unreadable")
+            continue
+        for v in variants:
+            yield pytest.param(path, v, None, id=f"{path.stem}:{v or 'base'}")
+
+
+@pytest.fixture
+def offline_world(monkeypatch):
+    with recorded_network(monkeypatch) as router:
+        yield router
+
+
+@pytest.mark.parametrize(("path", "variant", "unreadable"), list(_cases()))
+def test_config_variant_runs_one_example(path, variant, unreadable, offline_world, tmp_path,
+                                         record_property):  # fmt: skip
+    if unreadable is not None:
+        raise unreadable
+    cfg = load_experiment(path).with_variant(variant)
+    if cfg.method not in registry.methods:
+        pytest.skip(f"method {cfg.method!r} is not registered on this branch")
+    cfg = cfg.model_copy(
+        update={"limit": 1, "sample": False, "sample_per_class": None, "repeats": 1,
+                "concurrency": 1, "data_dir": str(DATA_DIR)}
+    )  # fmt: skip
+    build_indexes(cfg)
+    run = prepare_run(cfg, tmp_path / "run", llm=schema_llm())
+    record_property("experiment_stage", "started")
+    asyncio.run(run_session(run, 1))
+    [record] = run.store.read_predictions()
+    problem = record.exception or (record.verdict.error if record.verdict else None)
+    assert record.status == "ok", f"{record.status}: {problem}"
+    assert record.verdict.usage.llm_calls >= 1
+    record_property("experiment_stage", "finished")
+
+
+# The paper analyses that draw balanced samples (RADAR's 150-claim analyses: 50 per
+# class) or repeat over seeds (ToE: the median of ten 50-claim samples), run through the
+# harness's --sample-per-class and --repeats on the miniature data.
+BALANCED = ["radar_table2", "toe_table2"]
+
+
+@pytest.mark.parametrize("stem", BALANCED)
+def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
+    path = experiment_dir() / f"{stem}.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not on this branch")
+    cfg = load_experiment(path).with_variant(None)
+    if cfg.method not in registry.methods:
+        pytest.skip(f"method {cfg.method!r} is not registered on this branch")
+    cfg = cfg.model_copy(
+        update={"limit": None, "sample": False, "sample_per_class": 1, "repeats": 2,
+                "concurrency": 1, "data_dir": str(DATA_DIR)}
+    )  # fmt: skip
+    build_indexes(cfg)
+    summary = asyncio.run(run_repeats(cfg, tmp_path / "rep", llm=schema_llm()))
+    assert summary.finished == 2 and len(set(summary.seeds)) == 2
+    runs = [RunStore(tmp_path / "rep" / run) for run in summary.runs]
+    for store in runs:
+        golds = [r.gold for r in store.read_predictions()]
+        assert len(golds) >= 2 and len(golds) == len(set(golds)), f"not one per class: {golds}"
+    assert "accuracy" in summary.metrics

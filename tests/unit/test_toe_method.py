@@ -1,0 +1,220 @@
+"""ToE end to end with a scripted model: Algorithm 1 expands, prunes, stops on decisiveness
+or convergence; masking, the trace's tree, failures, scorers, checkpoints, the CLI view."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from _toe_script import CLAIM, DECOMPOSITION, sources, toe_llm
+
+from veracity.errors import MethodConfigError
+from veracity.methods.base import load_method
+from veracity.methods.toe import ToEMethod
+from veracity.methods.toe.models import ToEModels
+from veracity.methods.toe.networks import EvalSample, train_evaluation
+from veracity.testing import InMemorySource
+from veracity.types import Claim
+
+
+async def run(plan, *, config=None, srcs=None, **kw):
+    llm = toe_llm(plan, **kw)
+    method = ToEMethod(llm, config or {}, sources=srcs if srcs is not None else sources())
+    return method, llm, await method.check(CLAIM)
+
+
+def tree_events(verdict):
+    return [e.data for e in verdict.trace.of_kind("tree_node")]
+
+
+async def test_tree_expands_prunes_and_stops_when_the_root_is_decisive():
+    # root unreliable (expands); sub-claims reliable and false -> root decisive after two
+    method, _, verdict = await run({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
+    meta = verdict.metadata
+    assert verdict.ok and verdict.label == "false"
+    assert verdict.score == pytest.approx(0.1)
+    assert verdict.confidence == pytest.approx(0.9 * (0.5 + 0.5 * 2 / 3))
+    assert meta["stop_reason"] == "decisive" and meta["iterations"] == 3
+    assert meta["status_counts"] == {"expanded": 1, "evaluated": 2, "pruned": 1}
+    tree = {n["id"]: n for n in meta["tree"]["nodes"]}
+    # highest priority first: the weightiest sub-claim (5/10) then 3/10; 2/10 is pruned
+    assert tree["n1"]["evaluated_at"] == 2 and tree["n2"]["evaluated_at"] == 3
+    assert tree["n3"]["status"] == "pruned" and tree["n3"]["pruned_by"] == "n0"
+    assert [round(tree[i]["weight"], 2) for i in ("n1", "n2", "n3")] == [0.5, 0.3, 0.2]
+    # one tree_node event per node per iteration
+    events = tree_events(verdict)
+    per_iter = Counter(e["iteration"] for e in events)
+    assert per_iter == {1: 4, 2: 4, 3: 4}
+    last = {e["node_id"]: e for e in events if e["iteration"] == 3}
+    assert last["n3"]["status"] == "pruned" and last["n3"]["pruned_now"]
+    assert last["n0"]["decisive"] and last["n0"]["veracity"] == pytest.approx(0.1)
+    first = next(e for e in events if e["iteration"] == 1 and e["node_id"] == "n0")
+    assert first["expand"] and first["evaluated_now"] and first["evidence"]
+    assert {e["node_id"]: e["parent_id"] for e in events}["n2"] == "n0"
+    # every retrieval decision is in the trace, with the masked actions named
+    setup = next(e for e in verdict.trace.of_kind("stage") if e.data.get("step") == "setup")
+    assert set(setup.data["masked"]) == {"web", "counter", "arxiv", "social", "reddit"}
+    decisions = [e.data for e in verdict.trace.of_kind("decision") if e.name == "toe:policy"]
+    assert {d["action"] for d in decisions} <= {"factcheck", "wiki", "stop"}
+    assert meta["actions"] == {"factcheck": 3, "wiki": 3}
+    assert meta["category"] == "political"
+    # cited evidence is checked against its documents
+    assert verdict.evidence and all(e.quote_verified for e in verdict.evidence)
+    assert method.models.policy.claims_seen == 1
+
+
+async def test_tree_converges_when_the_root_veracity_stops_moving():
+    _, _, verdict = await run({"n0": (0.5, 0.5), "*": (0.5, 0.9)})
+    meta = verdict.metadata
+    assert meta["stop_reason"] == "converged"
+    assert meta["root_history"] == [0.5, 0.5, 0.5]
+    assert verdict.label == "uncertain"
+    assert meta["status_counts"]["unvisited"] == 1  # left in the queue when it stopped
+    last = [e for e in tree_events(verdict) if e["iteration"] == 3]
+    assert {e["node_id"]: e["status"] for e in last}["n3"] == "unvisited"
+
+
+async def test_low_reliability_sub_claims_expand_until_max_depth_and_t_max():
+    def decomposition(request):
+        node = request.tag.split(":")[2]
+        return json.dumps(
+            {"subclaims": [
+                {"claim": f"Brellin part 1 of {node}", "dimension": "core event", "weight": 1},
+                {"claim": f"Brellin part 2 of {node}", "dimension": "entity identity", "weight": 1},
+            ]}
+        )  # fmt: skip
+
+    _, llm, verdict = await run(
+        {"*": (0.5, 0.3)}, config={"max_depth": 2, "max_iterations": 6},
+        decomposition=decomposition,
+    )  # fmt: skip
+    meta = verdict.metadata
+    assert meta["stop_reason"] == "max_iterations" and meta["iterations"] == 6
+    depths = {n["id"]: n["depth"] for n in meta["tree"]["nodes"]}
+    assert max(depths.values()) == 2
+    # nodes at max depth are never decomposed
+    deep = [n for n in meta["tree"]["nodes"] if n["depth"] == 2 and n["evaluated_at"]]
+    assert deep and all(not n["children"] for n in deep)
+    assert len(llm.calls_tagged("toe:decompose")) == sum(
+        1 for n in meta["tree"]["nodes"] if n["children"]
+    )
+
+
+async def test_failed_decomposition_is_recorded_and_the_tree_carries_on():
+    bad = json.dumps({"subclaims": [{"claim": "only one", "dimension": "core event", "weight": 1}]})
+    _, llm, verdict = await run({"*": (0.2, 0.5)}, decomposition=bad)
+    assert verdict.ok  # the root's own evaluation still gives a verdict
+    assert len(llm.calls_tagged("toe:decompose")) == 3  # first try + two re-asks
+    errors = [e for e in verdict.trace.of_kind("error") if e.name == "toe:decompose"]
+    assert errors and "Decomposition" in errors[0].data["error"]
+    root = verdict.metadata["tree"]["nodes"][0]
+    assert root["expansion_error"] and root["status"] == "evaluated"
+    assert verdict.metadata["stop_reason"] == "queue_empty"
+
+
+async def test_root_failure_is_a_recorded_fault_not_a_label():
+    llm = toe_llm({"*": (0.5, 0.5)}, features_reply='{"category": "sports"}')  # never valid
+    verdict = await ToEMethod(llm, {}, sources=sources()).check(CLAIM)
+    assert verdict.label is None and "StructuredOutputError" in verdict.error
+
+
+async def test_ablation_masks_a_tool_group_and_the_heuristic_moves_on():
+    _, _, verdict = await run({"*": (0.1, 0.9)}, config={"masked_actions": ["factcheck"]})
+    assert verdict.metadata["masked_actions"]["factcheck"] == "masked by the config (ablation)"
+    assert set(verdict.metadata["actions"]) == {"wiki"}
+
+
+def test_a_run_without_any_usable_source_is_refused():
+    with pytest.raises(MethodConfigError, match="none of its actions has a source"):
+        ToEMethod(toe_llm({}), {}, sources={"other": InMemorySource([], name="other")})
+    with pytest.raises(MethodConfigError, match="cut-offs"):
+        ToEMethod(toe_llm({}), {"labels": "true_false"}, sources=sources())
+
+
+def test_method_is_registered_and_maps_actions_to_named_sources():
+    custom = {"factcheck": "fc", "wiki": "enc", "web": "fc"}
+    srcs = {
+        "fc": InMemorySource([], name="fc"),
+        "enc": InMemorySource([], name="enc"),
+    }
+    method = load_method("toe", llm=toe_llm({}), config={"action_sources": custom}, sources=srcs)
+    assert set(method.action_sources) == {"factcheck", "wiki", "web"}
+    assert method.masked["counter"] == "no source mapped to this action"
+    with pytest.raises(MethodConfigError, match="unknown retrieval actions"):
+        ToEMethod(toe_llm({}), {"masked_actions": ["tiktok"]}, sources=srcs)
+
+
+async def test_trained_checkpoint_switches_to_the_network_scorer(tmp_path):
+    cfg_dict = {"checkpoint": str(tmp_path / "ckpt"), "freeze_policy": True}
+    with pytest.raises(MethodConfigError, match="train one"):
+        ToEMethod(toe_llm({}), cfg_dict, sources=sources())
+    from veracity.methods.toe.config import EvalNetConfig, ToEConfig
+
+    cfg = ToEConfig(eval_net=EvalNetConfig(epochs=3))
+    models = ToEModels(cfg)
+    sample = EvalSample([0.0] * 12, [[0.0] * 8] * 20, [False] * 20, 0.1, 0.95)
+    models.eval_optimizer, _ = train_evaluation(models.eval_net, [sample] * 8, cfg.eval_net)
+    models.trained["eval_net"] = True
+    models.save(tmp_path / "ckpt")
+    method, llm, verdict = await run({"*": (0.5, 0.5)}, config=cfg_dict)
+    assert method.scorer == "network" and method.aggregator == "rules"
+    assert not llm.calls_tagged("toe:judge")  # the network replaced the judge
+    assert verdict.metadata["scorer"] == "network"
+    assert {e["scorer"] for e in tree_events(verdict) if e["scorer"]} == {"network"}
+    assert verdict.metadata["policy"]["frozen"] and method.models.policy.claims_seen == 0
+    with pytest.raises(MethodConfigError, match="trained agg_net"):
+        ToEMethod(toe_llm({}), {**cfg_dict, "aggregator": "network"}, sources=sources())
+
+
+async def test_online_learning_updates_the_policy_after_warm_up():
+    llm = toe_llm({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
+    config = {"grpo": {"warmup_claims": 1, "group_size": 2}, "seed": 3}
+    method = ToEMethod(llm, config, sources=sources())
+    first = await method.check(CLAIM)
+    assert first.metadata["policy"]["mode"] == "heuristic"
+    second = await method.check(Claim(text="The Brellin canal cost 3 million euros in 2020."))
+    assert second.metadata["policy"]["mode"] == "policy"
+    assert method.models.policy.updates >= 1
+    notes = [e for e in first.trace.of_kind("note") if e.name == "toe:grpo_update"]
+    notes += [e for e in second.trace.of_kind("note") if e.name == "toe:grpo_update"]
+    assert notes and {"loss", "kl", "entropy"} <= set(notes[0].data)
+    probs = [
+        e.data["probabilities"] for e in second.trace.of_kind("decision") if e.name == "toe:policy"
+    ]
+    assert probs and all(p["web"] == 0 and p["arxiv"] == 0 for p in probs)
+
+
+def test_cli_prints_the_tree(monkeypatch):
+    import asyncio
+
+    from rich.console import Console
+
+    from veracity.cli.render import tree_view
+
+    _, _, verdict = asyncio.run(run({"n0": (0.4, 0.4), "*": (0.1, 0.9)}))
+    console = Console(record=True, width=140)
+    console.print(tree_view(verdict))
+    text = console.export_text()
+    assert "argument tree after 3 iteration(s)" in text
+    assert "[pruned]" in text and "quantitative accuracy" in text
+    assert "v 0.10 r 0.75 [expanded]" in text
+
+
+async def test_web_ui_nests_the_tree_from_the_trace():
+    from veracity.server.views import argument_tree
+
+    _, _, verdict = await run({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
+    roots = argument_tree([e.model_dump(mode="json") for e in verdict.trace.events])
+    assert [r.id for r in roots] == ["n0"]
+    children = {c.id: c.data for c in roots[0].children}
+    assert set(children) == {"n1", "n2", "n3"}
+    assert children["n3"]["status"] == "pruned" and roots[0].data["status"] == "expanded"
+    assert roots[0].data["veracity"] == pytest.approx(0.1)
+
+
+def test_decomposition_fixture_is_valid():
+    from veracity.methods.toe.schema import decomposition_model
+
+    parsed = decomposition_model(2, 4).model_validate_json(DECOMPOSITION)
+    assert sum(s.weight for s in parsed.subclaims) == pytest.approx(1.0)
