@@ -45,6 +45,7 @@ class PreparedRun:
     gold: dict[str, tuple[str, str]]  # example id -> (gold in method space, original)
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
+    caches: CachePaths | None = None  # the caches workers of other engines open too
 
     @property
     def todo(self) -> list[Example]:
@@ -214,7 +215,7 @@ def prepare_run(
     if cfg.gold_evidence:
         examples = [with_gold_evidence(e) for e in examples]
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts, paths)
 
 
 def with_gold_evidence(example: Example) -> Example:

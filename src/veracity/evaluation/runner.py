@@ -14,20 +14,21 @@ the finished examples.
 
 from __future__ import annotations
 
-import asyncio
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.errors import (
-    EvalError,
-    LLMAuthError,
-    ModelNotAvailable,
-    RunStoreError,
-    SourceAuthError,
+from veracity.errors import EvalError, RunStoreError
+from veracity.evaluation.engines import (
+    FATAL,
+    Engine,
+    Job,
+    LocalEngine,
+    WorkerSpec,
+    check_job,
+    iterate,
 )
 from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.prepare import (
@@ -40,11 +41,8 @@ from veracity.evaluation.prepare import (
 )
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
-from veracity.retrieval.guards import EvalGuards, eval_guards
-from veracity.types import Verdict, cost_text
-
-# Errors that concern the whole run, not one example: they stop the run.
-FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
+from veracity.retrieval.guards import EvalGuards
+from veracity.types import cost_text
 
 __all__ = [
     "FATAL",
@@ -71,6 +69,7 @@ class RunningStats:
     """Counts shown while a run goes (including records from earlier sessions)."""
 
     done: int = 0
+    graded: int = 0  # records with a gold label (none in a batch run)
     correct: int = 0
     cost_usd: float = 0.0
     unpriced: int = 0
@@ -79,7 +78,9 @@ class RunningStats:
 
     def add(self, rec: PredictionRecord) -> None:
         self.done += 1
-        self.correct += int(rec.correct)
+        if rec.gold is not None:
+            self.graded += 1
+            self.correct += int(rec.correct)
         usage = rec.usage
         self.cost_usd += usage.cost_usd
         self.unpriced += usage.unpriced_llm_calls
@@ -88,11 +89,14 @@ class RunningStats:
 
     @property
     def accuracy(self) -> float | None:
-        return self.correct / self.done if self.done else None
+        return self.correct / self.graded if self.graded else None
 
-    def line(self) -> str:
-        acc = f"acc {self.accuracy:.3f}" if self.done else "acc –"
-        parts = [acc, f"{self.tokens:,} tok", cost_text(self.cost_usd, self.unpriced, currency="$")]
+    def line(self, accuracy: bool = True) -> str:
+        """One status line; `accuracy` False leaves the accuracy out (unlabelled inputs)."""
+        parts = [f"{self.tokens:,} tok", cost_text(self.cost_usd, self.unpriced, currency="$")]
+        if accuracy:
+            acc = self.accuracy
+            parts.insert(0, f"acc {acc:.3f}" if acc is not None else "acc –")
         bad = {k: v for k, v in self.by_status.items() if k != "ok" and v}
         parts += [f"{v} {k}" for k, v in sorted(bad.items())]
         return " · ".join(parts)
@@ -106,45 +110,30 @@ def guards_for(example: Example, info: DatasetInfo) -> EvalGuards:
     return EvalGuards(before=example.input.cutoff, exclude_domains=domains)
 
 
+def jobs_for(run: PreparedRun) -> list[Job]:
+    """The examples not yet done, as jobs carrying their gold labels and guards."""
+    return [Job(e.id, e.input, guards_for(e, run.info), *run.gold[e.id]) for e in run.todo]
+
+
 async def check_one(run: PreparedRun, example: Example) -> PredictionRecord:
     """Check one example; a crash becomes an ``exception`` record, FATAL errors propagate."""
     gold, original = run.gold[example.id]
-    started = time.perf_counter()
-    try:
-        with eval_guards(guards_for(example, run.info)):
-            verdict = await run.method.check(example.input)
-        if not isinstance(verdict, Verdict):
-            raise TypeError(f"check() returned a {type(verdict).__name__}, not a Verdict")
-        if verdict.label is not None:
-            verdict.label = run.space.parse(verdict.label)
-    except FATAL:
-        raise
-    except Exception:
-        return PredictionRecord(
-            id=example.id,
-            gold=gold,
-            gold_original=original,
-            predicted=None,
-            status="exception",
-            latency_s=round(time.perf_counter() - started, 4),
-            exception=traceback.format_exc(),
-        )
-    return PredictionRecord.from_verdict(
-        example.id, gold, original, verdict, time.perf_counter() - started
-    )
+    job = Job(example.id, example.input, guards_for(example, run.info), gold, original)
+    return await check_job(run.method, run.space, job)
 
 
 async def execute(
     run: PreparedRun,
     concurrency: int | None = None,
     on_record: Callable[[PredictionRecord], None] | None = None,
+    engine: Engine | None = None,
 ) -> int:
-    """Check the examples not yet done, at most `concurrency` at a time.
+    """Check the examples not yet done, at most `concurrency` at a time (per worker).
 
-    Each finished example is appended to ``predictions.jsonl`` before the next one is
-    taken. Cancellation or KeyboardInterrupt stops the workers; in-flight examples are
-    not written and will be checked again on the next run. Returns how many examples
-    this call finished.
+    Each finished example is appended to ``predictions.jsonl`` (here, in this process,
+    whatever the engine) before it is reported. Cancellation or KeyboardInterrupt stops
+    the workers; in-flight examples are not written and will be checked again on the
+    next run. Returns how many examples this call finished.
     """
     k = concurrency or run.config.concurrency
     if k < 1:
@@ -152,25 +141,17 @@ async def execute(
     run.store.repair()
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
-    todo = iter(run.todo)
     finished = 0
 
-    async def worker() -> None:
+    def sink(record: PredictionRecord) -> None:
         nonlocal finished
-        for example in todo:  # workers share one iterator: each example is taken once
-            record = await check_one(run, example)
-            run.store.append(record)
-            finished += 1
-            if on_record is not None:
-                on_record(record)
+        run.store.append(record)
+        finished += 1
+        if on_record is not None:
+            on_record(record)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(k)]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    spec = WorkerSpec(run.config, run.caches)
+    await (engine or LocalEngine()).run(spec, run.method, iterate(jobs_for(run)), k, sink)
     return finished
 
 

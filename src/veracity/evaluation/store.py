@@ -46,8 +46,9 @@ class PredictionRecord(BaseModel):
 
     Attributes:
         id: the example id (unique within the run).
-        gold: the gold label in the method's label space.
-        gold_original: the gold label as the dataset gives it.
+        gold: the gold label in the method's label space; None in a batch run (inputs
+            without labels, see `veracity batch`).
+        gold_original: the gold label as the dataset gives it (None: no label).
         predicted: the method's label, or None (abstained, error or exception).
         status: ok, abstained, error (the verdict records a fault) or exception (the
             method crashed: a bug; `exception` holds the traceback).
@@ -62,8 +63,8 @@ class PredictionRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    gold: str
-    gold_original: str
+    gold: str | None = None
+    gold_original: str | None = None
     predicted: str | None
     status: Status
     score: float | None = None
@@ -84,7 +85,12 @@ class PredictionRecord(BaseModel):
 
     @classmethod
     def from_verdict(
-        cls, example_id: str, gold: str, gold_original: str, verdict: Verdict, latency_s: float
+        cls,
+        example_id: str,
+        gold: str | None,
+        gold_original: str | None,
+        verdict: Verdict,
+        latency_s: float,
     ) -> PredictionRecord:
         if verdict.error:
             status: Status = "error"

@@ -8,7 +8,8 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol, TypeVar
 
 from veracity import context
 from veracity.infra import LoopSemaphore, RetryPolicy, retrying
@@ -21,6 +22,8 @@ from veracity.llm.base import (
     tag_fields,
 )
 from veracity.llm.cache import ResponseCache
+
+T = TypeVar("T")
 
 # USD per million tokens (input, output), list prices as published by each provider;
 # used only for the cost estimate in Usage. Override or extend through `prices=`.
@@ -35,6 +38,12 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+class SharedLimit(Protocol):
+    """A concurrency limit that wraps one call (`LoopSemaphore` is one)."""
+
+    async def run(self, call: Callable[[], Awaitable[T]]) -> T: ...
+
+
 class ManagedLLM:
     """An `LLM` with caching, concurrency limit, retries and accounting.
 
@@ -46,6 +55,9 @@ class ManagedLLM:
         prices: USD per million (input, output) tokens by model name.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
             for very large batch runs where only the verdicts matter).
+        shared_limit: a second limit on live calls, shared with other processes (the
+            global limit of a Ray run); anything with an async ``run(call)``, like
+            `LoopSemaphore`. Cached replies pass neither limit.
     """
 
     def __init__(
@@ -57,6 +69,7 @@ class ManagedLLM:
         retry: RetryPolicy | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
         trace_prompts: bool = True,
+        shared_limit: SharedLimit | None = None,
     ):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -67,6 +80,7 @@ class ManagedLLM:
         self.trace_prompts = trace_prompts
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
+        self.shared_limit = shared_limit
 
     @property
     def capabilities(self) -> Capabilities:
@@ -107,7 +121,10 @@ class ManagedLLM:
             return response
 
         async def attempt() -> LLMResponse:
-            return await self._limit.run(call)
+            if self.shared_limit is None:
+                return await self._limit.run(call)
+            shared = self.shared_limit
+            return await self._limit.run(lambda: shared.run(call))
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"
