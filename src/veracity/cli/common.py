@@ -59,3 +59,34 @@ def ensure_model(cfg: LLMConfig) -> None:
             pull_with_progress(cfg.model)
         except ModelNotAvailable as exc:
             fail(str(exc), code=3)
+
+
+ENGINE_HELP = "where examples are checked: local (this process) or ray (a Ray cluster)"
+RAY_ADDRESS_HELP = "Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: start one"
+WORKERS_HELP = "Ray worker processes, each building the method once (default 2)"
+LLM_LIMIT_HELP = "most live LLM calls in flight across all Ray workers (default: per worker)"
+
+
+def engine_for(
+    engine: str, ray_address: str | None, workers: int | None, llm_limit: int | None
+) -> Any:
+    """The engine the ``--engine`` options name (None: the local default).
+
+    Raises:
+        ConfigError: an unknown engine, or Ray options given to the local engine.
+    """
+    if engine == "local":
+        given = [f for f, v in (("--ray-address", ray_address), ("--workers", workers),
+                                ("--llm-limit", llm_limit)) if v is not None]  # fmt: skip
+        if given:
+            raise ConfigError(f"{', '.join(given)} go with --engine ray")
+        return None
+    if engine != "ray":
+        raise ConfigError(f"--engine {engine!r}: use local or ray")
+    from veracity.evaluation.ray_engine import RayEngine, RayOptions
+
+    options = {"address": ray_address, "workers": workers, "llm_limit": llm_limit}
+    try:
+        return RayEngine(RayOptions(**{k: v for k, v in options.items() if v is not None}))
+    except ValidationError as exc:
+        raise ConfigError(f"Ray options: {input_message(exc)}") from None

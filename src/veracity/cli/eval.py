@@ -21,9 +21,24 @@ from rich.table import Table
 
 from veracity import runtime
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model, parse_source_options
+from veracity.cli.common import (
+    ENGINE_HELP,
+    LLM_LIMIT_HELP,
+    RAY_ADDRESS_HELP,
+    WORKERS_HELP,
+    engine_for,
+    ensure_model,
+    parse_source_options,
+)
 from veracity.config import RunConfig
-from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
+from veracity.errors import (
+    ConfigError,
+    EngineError,
+    EvalError,
+    LabelError,
+    MetricsError,
+    RunStoreError,
+)
 from veracity.evaluation.metrics import Metrics
 from veracity.evaluation.runner import (
     FATAL,
@@ -126,7 +141,9 @@ def resolve_config(
     return cfg
 
 
-def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
+def _run_with_progress(
+    run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
+) -> Metrics:
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
@@ -150,7 +167,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
             stats.add(rec)
             bar.update(task, advance=1, stats=stats.line())
 
-        return asyncio.run(run_session(run, concurrency, on_record))
+        return asyncio.run(run_session(run, concurrency, on_record, engine))
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
@@ -229,6 +246,10 @@ def eval_(
         help="give each claim its gold evidence (full-evidence settings) or let the method "
         "retrieve (default)",
     ),
+    engine: str = typer.Option("local", help=ENGINE_HELP),
+    ray_address: str = typer.Option(None, help=RAY_ADDRESS_HELP),
+    workers: int = typer.Option(None, help=WORKERS_HELP),
+    llm_limit: int = typer.Option(None, help=LLM_LIMIT_HELP),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
     flags = {
@@ -240,16 +261,17 @@ def eval_(
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
+        runner = engine_for(engine, ray_address, workers, llm_limit)
         cfg = resolve_config(config, out_dir, variant, flags)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
-                          concurrency, progress)  # fmt: skip
+                          concurrency, progress, runner)  # fmt: skip
             return
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
     _announce(run)
-    _execute(run, concurrency, progress)
+    _execute(run, concurrency, progress, engine=runner)
 
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
@@ -269,6 +291,7 @@ def _eval_repeats(
     retry_errors: bool,
     concurrency: int | None,
     progress: bool,
+    engine: Any = None,
 ) -> None:
     """Every repeat in turn (resuming those begun), then the spread over the repeats."""
     from veracity.evaluation.repeats import plan_repeats, summarize_repeats
@@ -277,7 +300,7 @@ def _eval_repeats(
         replay = replay_from / sub_dir.name if replay_from is not None else None
         run = _prepare(sub_cfg, sub_dir, replay, retry_errors)
         _announce(run, f"repeat {k}/{cfg.repeats} (seed {sub_cfg.seed}): ")
-        _execute(run, concurrency, progress, resume_dir=out_dir)
+        _execute(run, concurrency, progress, resume_dir=out_dir, engine=engine)
     summary = summarize_repeats(out_dir)
     title = f"{cfg.method}: {summary.finished} repeats, seeds {summary.seeds}"
     table = Table("metric", "median", "min", "max", "IQR", title=title)
@@ -301,10 +324,14 @@ def _prepare(
 
 
 def _execute(
-    run: PreparedRun, concurrency: int | None, progress: bool, resume_dir: Path | None = None
+    run: PreparedRun,
+    concurrency: int | None,
+    progress: bool,
+    resume_dir: Path | None = None,
+    engine: Any = None,
 ) -> None:
     try:
-        metrics = _run_with_progress(run, concurrency, progress)
+        metrics = _run_with_progress(run, concurrency, progress, engine)
     except KeyboardInterrupt:
         saved = len(run.store.read_predictions())
         console.print(
@@ -315,6 +342,8 @@ def _execute(
         )
         raise typer.Exit(130) from None
     except FATAL as exc:
+        fail(str(exc), code=3)
+    except EngineError as exc:
         fail(str(exc), code=3)
     except (EvalError, RunStoreError, MetricsError) as exc:
         fail(str(exc))

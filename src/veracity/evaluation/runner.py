@@ -14,8 +14,9 @@ the finished examples.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -49,6 +50,7 @@ __all__ = [
     "EvalError",
     "PreparedRun",
     "RunningStats",
+    "Session",
     "check_one",
     "execute",
     "finalize",
@@ -58,6 +60,7 @@ __all__ = [
     "prepare_run",
     "run_session",
     "select_examples",
+    "session",
 ]
 
 
@@ -172,32 +175,50 @@ def finalize(store: RunStore, space: LabelSpace | None = None) -> Metrics:
     return metrics
 
 
+class Session:
+    """One session on a run directory, as `session` yields it: count what it finishes."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+
+    def add(self, record: PredictionRecord) -> None:
+        self.finished += 1
+
+
+@contextlib.asynccontextmanager
+async def session(store: RunStore) -> AsyncIterator[Session]:
+    """A session on `store`: logged in ``sessions.jsonl`` when it ends, also when it is
+    interrupted (`eval` and `batch` both run in one)."""
+    started = time.perf_counter()
+    start_iso = datetime.now(timezone.utc).isoformat()
+    current, status = Session(), "interrupted"
+    try:
+        yield current
+        status = "finished"
+    finally:
+        store.log_session(
+            {
+                "started_at": start_iso,
+                "wall_time_s": round(time.perf_counter() - started, 3),
+                "examples_finished": current.finished,
+                "status": status,
+            }
+        )
+
+
 async def run_session(
     run: PreparedRun,
     concurrency: int | None = None,
     on_record: Callable[[PredictionRecord], None] | None = None,
+    engine: Engine | None = None,
 ) -> Metrics:
-    """`execute` then `finalize`, logging the session (also when interrupted)."""
-    started = time.perf_counter()
-    start_iso = datetime.now(timezone.utc).isoformat()
-    finished, status = 0, "interrupted"
+    """`execute` (on `engine`, default local) then `finalize`, in a logged `session`."""
+    async with session(run.store) as current:
 
-    def counted(record: PredictionRecord) -> None:
-        nonlocal finished
-        finished += 1
-        if on_record is not None:
-            on_record(record)
+        def counted(record: PredictionRecord) -> None:
+            current.add(record)
+            if on_record is not None:
+                on_record(record)
 
-    try:
-        await execute(run, concurrency, counted)
-        status = "finished"
-    finally:
-        run.store.log_session(
-            {
-                "started_at": start_iso,
-                "wall_time_s": round(time.perf_counter() - started, 3),
-                "examples_finished": finished,
-                "status": status,
-            }
-        )
+        await execute(run, concurrency, counted, engine)
     return finalize(run.store, run.space)
