@@ -180,6 +180,11 @@ class RayEngine:
         self.backend = backend
         self.workers_started = 0  # over the last run, replacements included
         self.llm_slots: dict[str, int] | None = None  # the global limit's stats after a run
+        self._pool: _Pool | None = None
+
+    def workers(self) -> dict[Any, int]:
+        """The live worker actors of the run in progress and their jobs in flight."""
+        return dict(self._pool.load) if self._pool is not None else {}
 
     async def run(
         self,
@@ -196,13 +201,14 @@ class RayEngine:
         pool = None
         try:
             self._check_fits(ray)
-            pool = _Pool(ray, spec, self.backend, self.options, concurrency)
+            pool = self._pool = _Pool(ray, spec, self.backend, self.options, concurrency)
             await pool.start()
             await _Dispatch(ray, pool, self.options.max_attempts, sink).run(jobs)
         finally:
             if pool is not None:
                 self.llm_slots = pool.close()
                 self.workers_started = pool.started
+                self._pool = None
             if started_here:
                 ray.shutdown()
 
