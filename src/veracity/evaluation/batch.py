@@ -34,6 +34,7 @@ from veracity.evaluation.engines import Engine, Job, LocalEngine, WorkerSpec
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import session
 from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.readers import Loc
@@ -240,15 +241,17 @@ async def run_batch(
     started = time.perf_counter()
     async with session(store) as current:
 
-        def sink(record: PredictionRecord) -> None:
-            store.append(record)
+        def saved(record: PredictionRecord) -> None:
             current.add(record)
             if emit is not None:
                 emit(record)
 
         todo = _pending(jobs, done, emit, threaded)
         spec = WorkerSpec(batch.config, batch.caches)
-        await (engine or LocalEngine()).run(spec, batch.method, todo, k, sink)
+        chosen = engine or LocalEngine()
+        await RecordWriter(store, saved).run(
+            lambda sink: chosen.run(spec, batch.method, todo, k, sink)
+        )
     return summarize(store.read_predictions(), time.perf_counter() - started, current.finished)
 
 

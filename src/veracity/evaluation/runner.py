@@ -41,6 +41,7 @@ from veracity.evaluation.prepare import (
     select_examples,
 )
 from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace, get_label_space
 from veracity.retrieval.guards import EvalGuards
 from veracity.types import cost_text
@@ -134,7 +135,7 @@ async def execute(
     """Check the examples not yet done, at most `concurrency` at a time (per worker).
 
     Each finished example is appended to ``predictions.jsonl`` (here, in this process,
-    whatever the engine) before it is reported. Cancellation or KeyboardInterrupt stops
+    whatever the engine; in group commits, see `RecordWriter`) before it is reported. Cancellation or KeyboardInterrupt stops
     the workers; in-flight examples are not written and will be checked again on the
     next run. Returns how many examples this call finished.
     """
@@ -146,15 +147,18 @@ async def execute(
     run.store.write_prompts(run.prompts)
     finished = 0
 
-    def sink(record: PredictionRecord) -> None:
+    def saved(record: PredictionRecord) -> None:
         nonlocal finished
-        run.store.append(record)
         finished += 1
         if on_record is not None:
             on_record(record)
 
     spec = WorkerSpec(run.config, run.caches)
-    await (engine or LocalEngine()).run(spec, run.method, iterate(jobs_for(run)), k, sink)
+    jobs = iterate(jobs_for(run))
+    chosen = engine or LocalEngine()
+    await RecordWriter(run.store, saved).run(
+        lambda sink: chosen.run(spec, run.method, jobs, k, sink)
+    )
     return finished
 
 
