@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 
@@ -145,3 +146,51 @@ def test_engine_options():
         engine_for("local", None, 3, None)
     with pytest.raises(ConfigError, match="use local or ray"):
         engine_for("dask", None, None, None)
+
+
+def test_ray_options_reach_the_engine_without_starting_anything():
+    from veracity.evaluation.ray_engine import RayEngine
+
+    engine = engine_for("ray", "auto", 3, 5)
+    assert isinstance(engine, RayEngine)
+    assert (engine.options.address, engine.options.workers, engine.options.llm_limit) == (
+        "auto",
+        3,
+        5,
+    )
+    with pytest.raises(ConfigError, match="workers"):
+        engine_for("ray", None, 0, None)
+
+
+async def test_records_are_reported_only_once_on_disk_and_a_failed_write_stops_the_run(
+    tmp_path,
+):
+    from veracity.evaluation.store import PredictionRecord
+    from veracity.evaluation.writer import RecordWriter
+
+    class FailingStore(RunStore):
+        def append_many(self, records):
+            if self.predictions_path.is_file():
+                raise OSError("disk full")
+            super().append_many(records)
+
+    store = FailingStore(tmp_path / "run")
+    seen: list[str] = []
+
+    def saved(record) -> None:
+        assert record.id in {r.id for r in store.read_predictions()}  # already on disk
+        seen.append(record.id)
+
+    def rec(i: int) -> PredictionRecord:
+        return PredictionRecord(id=f"r{i}", predicted="SUPPORTED", status="ok")
+
+    async def work(sink) -> None:
+        for i in range(3):
+            sink(rec(i))  # three records gather while the first group is written
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.2)
+        sink(rec(3))  # the second group's write failed: the run stops here
+
+    with pytest.raises(OSError, match="disk full"):
+        await RecordWriter(store, saved).run(work)
+    assert seen == [r.id for r in store.read_predictions()] and seen[0] == "r0"

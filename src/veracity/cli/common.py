@@ -89,4 +89,8 @@ def engine_for(
     try:
         return RayEngine(RayOptions(**{k: v for k, v in options.items() if v is not None}))
     except ValidationError as exc:
-        raise ConfigError(f"Ray options: {input_message(exc)}") from None
+        flag = {"address": "--ray-address", "workers": "--workers", "llm_limit": "--llm-limit"}
+        why = "; ".join(
+            f"{flag.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(why) from None
