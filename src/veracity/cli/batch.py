@@ -11,15 +11,6 @@ from typing import Any
 
 import typer
 from pydantic import ValidationError
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from veracity.cli.app import app, console, fail
@@ -31,6 +22,7 @@ from veracity.cli.common import (
     engine_for,
     ensure_model,
     parse_source_options,
+    progress_bar,
 )
 from veracity.cli.eval import resolve_config
 from veracity.datasets.generic import ColumnSpec
@@ -167,17 +159,7 @@ def _run(
     streaming: bool,
 ) -> BatchSummary:
     stats = RunningStats()
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
-    with Progress(*columns, console=console, disable=not show, transient=False) as bar:
+    with progress_bar(show) as bar:
         task = bar.add_task(batch.config.method, total=total, stats=stats.line(accuracy=False))
 
         def emit(record) -> None:

@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from veracity.cli.app import console, fail
 from veracity.config import LLMConfig, settings
@@ -94,3 +103,19 @@ def engine_for(
             f"{flag.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(why) from None
+
+
+def progress_bar(show: bool) -> Progress:
+    """The progress bar of `eval` and `batch` (on standard error): count, elapsed time,
+    ETA (when the total is known) and a status text in the field ``stats``."""
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[stats]}"),
+    )
+    return Progress(*columns, console=console, disable=not show, transient=False)

@@ -8,15 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from veracity import runtime
@@ -29,6 +20,7 @@ from veracity.cli.common import (
     engine_for,
     ensure_model,
     parse_source_options,
+    progress_bar,
 )
 from veracity.config import RunConfig
 from veracity.errors import (
@@ -148,17 +140,7 @@ def _run_with_progress(
     for rec in run.store.read_predictions():
         stats.add(rec)
     todo = len(run.todo)
-    columns = (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
-    with Progress(*columns, console=console, disable=not show, transient=False) as bar:
+    with progress_bar(show) as bar:
         task = bar.add_task(
             f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()
         )

@@ -179,6 +179,7 @@ class RayEngine:
         self.options = options or RayOptions()
         self.backend = backend
         self.workers_started = 0  # over the last run, replacements included
+        self.startup_s = 0.0  # the last run's wait for its workers to build the run
         self.llm_slots: dict[str, int] | None = None  # the global limit's stats after a run
         self._pool: _Pool | None = None
 
@@ -202,7 +203,9 @@ class RayEngine:
         try:
             self._check_fits(ray)
             pool = self._pool = _Pool(ray, spec, self.backend, self.options, concurrency)
+            began = time.perf_counter()
             await pool.start()
+            self.startup_s = time.perf_counter() - began
             await _Dispatch(ray, pool, self.options.max_attempts, sink).run(jobs)
         finally:
             if pool is not None:
