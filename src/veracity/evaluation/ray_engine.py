@@ -30,17 +30,17 @@ import asyncio
 import os
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.errors import EngineError
 from veracity.evaluation.engines import FATAL, Job, Sink, WorkerSpec, check_job
+from veracity.evaluation.ray_slots import LLMSlots, SlotLimit
 from veracity.evaluation.store import PredictionRecord
 from veracity.llm.base import LLM
-
-T = TypeVar("T")
+from veracity.runtime import CachePaths
 
 INSTALL_HINT = "install the optional extra: pip install 'veracity[ray]'"
 
@@ -79,59 +79,6 @@ def require_ray() -> Any:
 
 
 # --------------------------------------------------------------------------- actors
-
-
-class LLMSlots:
-    """The global limit on live LLM calls: a semaphore held by one actor.
-
-    Slots are counted per holder (a worker's actor id), so the driver can give back
-    the slots of a worker that died while holding them (`forget`).
-    """
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._sem = asyncio.Semaphore(limit)
-        self._held: Counter[str] = Counter()
-        self._dead: set[str] = set()
-        self.peak = 0
-
-    async def acquire(self, holder: str) -> bool:
-        await self._sem.acquire()
-        if holder in self._dead:  # it died while waiting: the slot goes straight back
-            self._sem.release()
-            return False
-        self._held[holder] += 1
-        self.peak = max(self.peak, sum(self._held.values()))
-        return True
-
-    async def release(self, holder: str) -> None:
-        if self._held[holder] > 0:
-            self._held[holder] -= 1
-            self._sem.release()
-
-    async def forget(self, holder: str) -> None:
-        """Give back every slot `holder` holds; it will never take another."""
-        self._dead.add(holder)
-        for _ in range(self._held.pop(holder, 0)):
-            self._sem.release()
-
-    async def stats(self) -> dict[str, int]:
-        return {"limit": self.limit, "in_use": sum(self._held.values()), "peak": self.peak}
-
-
-class SlotLimit:
-    """A worker's side of `LLMSlots`: a `SharedLimit` for `ManagedLLM`."""
-
-    def __init__(self, slots: Any, holder: str):
-        self.slots = slots
-        self.holder = holder
-
-    async def run(self, call: Callable[[], Awaitable[T]]) -> T:
-        await self.slots.acquire.remote(self.holder)
-        try:
-            return await call()
-        finally:
-            self.slots.release.remote(self.holder)
 
 
 class CheckWorker:
@@ -202,6 +149,7 @@ class RayEngine:
         pool = None
         try:
             self._check_fits(ray)
+            spec = _absolute(spec)  # workers may start in another directory
             pool = self._pool = _Pool(ray, spec, self.backend, self.options, concurrency)
             began = time.perf_counter()
             await pool.start()
@@ -390,6 +338,18 @@ class _Dispatch:
                 job, f"the worker checking this example died {self.attempts[job.id]} times: {why}"
             )
         )
+
+
+def _absolute(spec: WorkerSpec) -> WorkerSpec:
+    """`spec` with its cache paths made absolute (relative to this process's directory)."""
+    if spec.caches is None:
+        return spec
+    llm, http = spec.caches.llm, spec.caches.http
+    caches = CachePaths(
+        llm=llm.resolve() if llm is not None else None,
+        http=http.resolve() if http is not None else None,
+    )
+    return WorkerSpec(spec.config, caches)
 
 
 def _crash_record(job: Job, message: str) -> PredictionRecord:

@@ -135,9 +135,9 @@ async def execute(
     """Check the examples not yet done, at most `concurrency` at a time (per worker).
 
     Each finished example is appended to ``predictions.jsonl`` (here, in this process,
-    whatever the engine; in group commits, see `RecordWriter`) before it is reported. Cancellation or KeyboardInterrupt stops
-    the workers; in-flight examples are not written and will be checked again on the
-    next run. Returns how many examples this call finished.
+    whatever the engine; in group commits, see `RecordWriter`) before it is reported.
+    Cancellation or KeyboardInterrupt stops the workers; in-flight examples are not
+    written and will be checked again on the next run. Returns how many examples this call finished.
     """
     k = concurrency or run.config.concurrency
     if k < 1:
