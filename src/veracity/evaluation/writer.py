@@ -11,6 +11,7 @@ most the records still being written, which the next session checks again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 
 from veracity.evaluation.store import PredictionRecord, RunStore
@@ -29,6 +30,8 @@ class RecordWriter:
         self.on_saved = on_saved
         self._pending: list[PredictionRecord] = []
         self._task: asyncio.Future | None = None
+        self._owner: asyncio.Task | None = None  # the task in `run`, stopped on a failure
+        self._failure: BaseException | None = None
         self.groups = 0  # group commits made
 
     def __call__(self, record: PredictionRecord) -> None:
@@ -37,11 +40,12 @@ class RecordWriter:
         Raises:
             OSError, RunStoreError: an earlier write failed (the run stops).
         """
-        if self._task is not None and self._task.done():
-            self._task.result()  # a failed write stops the run here
+        if self._failure is not None:
+            raise self._failure
         self._pending.append(record)
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._drain())
+            self._task.add_done_callback(self._ended)
 
     async def _drain(self) -> None:
         while self._pending:
@@ -50,6 +54,15 @@ class RecordWriter:
             self.groups += 1
             for record in group:
                 self.on_saved(record)
+
+    def _ended(self, task: asyncio.Future) -> None:
+        """A write failed, or a callback raised or cancelled it: stop the run."""
+        failure = asyncio.CancelledError() if task.cancelled() else task.exception()
+        if failure is None:
+            return
+        self._failure = failure
+        if self._owner is not None and not self._owner.done():
+            self._owner.cancel()
 
     async def close(self) -> None:
         """Wait until every record given is on disk; raises a failed write's error."""
@@ -68,11 +81,23 @@ class RecordWriter:
             self.on_saved(record)
 
     async def run(self, work: Callable[[RecordWriter], Awaitable[None]]) -> None:
-        """`work(self)`, then wait for every record to be on disk; when `work` fails or is
-        interrupted, what is pending is saved before the error goes on."""
+        """`work(self)`, then wait for every record to be on disk.
+
+        When `work` fails or is interrupted, what is pending is saved before the error
+        goes on; when a write fails (or an `on_saved` callback raises), `work` is
+        cancelled and that error raised.
+        """
+        self._owner = asyncio.current_task()
         try:
             await work(self)
-        except BaseException:
-            self.save_pending()
-            raise
-        await self.close()
+            await self.close()
+        except BaseException as exc:
+            failure = self._failure
+            if failure is None:
+                self.save_pending()
+                raise
+            with contextlib.suppress(Exception):  # the writes are failing already
+                self.save_pending()
+            if failure is exc or isinstance(failure, asyncio.CancelledError):
+                raise
+            raise failure from None
