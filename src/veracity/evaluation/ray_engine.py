@@ -27,6 +27,7 @@ driver:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections import Counter, deque
@@ -241,6 +242,8 @@ class _Pool:
         if dead not in self.load:
             return  # already replaced (it had several jobs in flight)
         del self.load[dead]
+        with contextlib.suppress(Exception):  # merely unreachable: make sure it is gone
+            self.ray.kill(dead)
         if self.slots is not None:
             self.slots.forget.remote(dead._actor_id.hex())
         self.spawn()
