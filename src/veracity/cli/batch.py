@@ -7,11 +7,10 @@ import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import ValidationError
-from rich.table import Table
 
 from veracity.cli.app import app, console, fail
 from veracity.cli.common import (
@@ -25,7 +24,6 @@ from veracity.cli.common import (
     progress_bar,
 )
 from veracity.cli.eval import resolve_config
-from veracity.datasets.generic import ColumnSpec
 from veracity.errors import (
     ConfigError,
     DatasetError,
@@ -34,20 +32,13 @@ from veracity.errors import (
     LabelError,
     RunStoreError,
 )
-from veracity.evaluation.batch import (
-    STDIN,
-    BatchRun,
-    BatchSummary,
-    Rows,
-    output_line,
-    prepare_batch,
-    read_rows,
-    run_batch,
-    write_results,
-)
-from veracity.evaluation.runner import FATAL, RunningStats
-from veracity.types import cost_text
 
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.evaluation.batch import BatchRun, BatchSummary, Rows
+
+STDIN = "-"
 KIND_HELP = "what each row's text is: claim, article or post"
 
 
@@ -91,6 +82,9 @@ def batch_(
 ) -> None:
     """Check every row of a file (or of standard input, -) and write one result per row;
     resumable through its run directory, like `veracity eval`."""
+    from veracity.datasets.generic import ColumnSpec
+    from veracity.evaluation.batch import Rows, prepare_batch, read_rows, write_results
+
     flags = {
         "method": method, "labels": labels, "concurrency": concurrency,
         "llm": {"model": model, "base_url": base_url, "provider": provider},
@@ -158,6 +152,9 @@ def _run(
     engine: Any,
     streaming: bool,
 ) -> BatchSummary:
+    from veracity.evaluation.batch import output_line, run_batch
+    from veracity.evaluation.runner import FATAL, RunningStats
+
     stats = RunningStats()
     with progress_bar(show) as bar:
         task = bar.add_task(batch.config.method, total=total, stats=stats.line(accuracy=False))
@@ -197,6 +194,10 @@ def _run(
 
 
 def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
     table = Table("", "", title=f"batch: {batch.config.method}, {s.rows} rows")
     labels = ", ".join(f"{k} {v}" for k, v in s.labels.items()) or "none"
     rows = [
