@@ -50,10 +50,11 @@ def _config():
     return runtime.resolve_config(flags=flags)
 
 
-def _batch(path, run_dir, engine=None, emit=None, concurrency=4):
+def _batch(path, run_dir, engine=None, emit=None, threaded=False):
     batch = prepare_batch(_config(), COLUMNS, run_dir, llm=EchoBackend(0.02)())
     jobs = Rows(read_rows(path, COLUMNS), COLUMNS)
-    asyncio.run(run_batch(batch, iter(jobs), concurrency=concurrency, engine=engine, emit=emit))
+    options = {"concurrency": 4, "engine": engine, "emit": emit, "threaded": threaded}
+    asyncio.run(run_batch(batch, iter(jobs), **options))
     return batch.store.read_predictions()
 
 
@@ -64,7 +65,7 @@ def _by_id(records):
 def test_ray_predicts_what_the_local_engine_does_none_lost_or_duplicated(cluster, claims, tmp_path):
     local = _batch(claims, tmp_path / "local")
     engine = RayEngine(RayOptions(workers=2), backend=EchoBackend(0.02))
-    remote = _batch(claims, tmp_path / "ray", engine=engine)
+    remote = _batch(claims, tmp_path / "ray", engine=engine, threaded=True)  # as from stdin
     assert len(remote) == N and len({r.id for r in remote}) == N
     assert _by_id(remote) == _by_id(local)
     assert {r.predicted for r in remote} == {"SUPPORTED", "REFUTED"}
