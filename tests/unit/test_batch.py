@@ -136,6 +136,14 @@ def test_bad_options_are_clear_errors(tmp_path, llm):
     s2mad = ["batch", str(src), "-o", str(tmp_path / "x.jsonl"), "--method", "s2mad", *COLUMNS]
     wrong = runner.invoke(app, [*s2mad, "--no-progress"])
     assert wrong.exit_code == 2 and "checks post" in wrong.output
+    first = runner.invoke(
+        app, ["batch", str(src), "-o", str(tmp_path / "r.jsonl"), *BASE, *COLUMNS]
+    )
+    assert first.exit_code == 0, first.output
+    other = ["batch", str(src), "-o", str(tmp_path / "r.jsonl"), "--method", "cot", *COLUMNS]
+    changed = runner.invoke(app, [*other, "--no-progress"])
+    assert changed.exit_code == 2 and "different method" in changed.output
+    assert "--run-dir" in changed.output and "veracity eval" not in changed.output
     missing = runner.invoke(app, ["batch", str(tmp_path / "nope.csv"), "-o", "x.jsonl", *BASE])
     assert missing.exit_code == 2 and "not found" in " ".join(missing.output.split())
 

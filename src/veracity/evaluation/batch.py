@@ -111,7 +111,11 @@ def prepare_batch(
         run = build_run(cfg, llm=llm, caches=paths)
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
-    check_resumable(store, run.config)
+    try:
+        check_resumable(store, run.config)
+    except EvalError as exc:
+        why = str(exc).split("; resume it")[0]  # the advice names `eval`'s options
+        raise EvalError(f"{why}; re-run with its options or choose another --run-dir") from None
     kinds = run.method.input_kinds
     if columns.kind not in kinds:
         raise EvalError(
