@@ -1,24 +1,33 @@
 """veracity: check claims, news articles and social-media posts with retrieval-grounded,
-multi-agent LLM reasoning."""
+multi-agent LLM reasoning.
 
-from veracity.api import acheck, as_input, check
-from veracity.labels import LabelSpace, get_label_space, map_label
-from veracity.methods.base import load_method
-from veracity.types import (
-    Article,
-    Claim,
-    Document,
-    Evidence,
-    Post,
-    Reply,
-    Stance,
-    Trace,
-    TraceEvent,
-    Usage,
-    Verdict,
-)
+The public names below are imported on first use (PEP 562), so ``import veracity`` and
+commands that need little of it (``veracity --help``) start quickly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "acheck": "veracity.api",
+    "as_input": "veracity.api",
+    "check": "veracity.api",
+    "LabelSpace": "veracity.labels",
+    "get_label_space": "veracity.labels",
+    "map_label": "veracity.labels",
+    "load_method": "veracity.methods.base",
+    **dict.fromkeys(
+        (
+            "Article", "Claim", "Document", "Evidence", "Post", "Reply", "Stance", "Trace",
+            "TraceEvent", "Usage", "Verdict",
+        ),
+        "veracity.types",
+    ),
+}  # fmt: skip
 
 __all__ = [
     "Article",
@@ -41,3 +50,35 @@ __all__ = [
     "load_method",
     "map_label",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'veracity' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    from veracity.api import acheck, as_input, check
+    from veracity.labels import LabelSpace, get_label_space, map_label
+    from veracity.methods.base import load_method
+    from veracity.types import (
+        Article,
+        Claim,
+        Document,
+        Evidence,
+        Post,
+        Reply,
+        Stance,
+        Trace,
+        TraceEvent,
+        Usage,
+        Verdict,
+    )

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from veracity.errors import ConfigError
-from veracity.infra import CacheMode
+from veracity.infra import CacheMode, default_concurrency
 
 
 def _default_home() -> Path:
@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     cache_mode: CacheMode = "auto"
     max_concurrency: int = 4
     auto_pull: bool = True
+    threads: int | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
+    user_cache: bool = True  # runs read deterministic replies through the user-level cache
 
     @property
     def models_dir(self) -> Path:
@@ -100,15 +102,22 @@ class LLMConfig(BaseModel):
     json_mode: Literal["json_schema", "json_object", "none"] | None = None
     logprobs: bool | None = None
     context_window: int | None = None
-    timeout_s: float = 120.0
-    # embedded llama.cpp
+    # per-request limit in seconds; None: scaled by max_tokens and the measured speed
+    timeout_s: float | None = Field(default=None, gt=0)
+    # embedded llama.cpp (defaults measured on a shared 2-core machine; README "Performance")
     n_ctx: int = 8192  # tokens per request; each parallel slot has its own
-    n_parallel: int = 4
-    n_threads: int | None = None
+    n_parallel: int = Field(default=2, ge=1)
+    n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
+    poll: int = Field(default=0, ge=0, le=100)  # llama.cpp busy-wait level; 0: sleep
     auto_pull: bool = True
-    repeat_penalty: float = 1.1  # llama.cpp repetition penalty; 1.0 turns it off
+    # penalty on recently generated tokens, sent alike to the embedded model and to
+    # endpoints that take it (llama.cpp, vLLM, local servers); 1.0 turns it off
+    repeat_penalty: float = Field(default=1.1, gt=0)
     # shared behaviour
     cache_mode: CacheMode = "auto"
+    # a run directory's cache reads temperature-0 replies through the user-level cache
+    # (and adds its own), so the same run elsewhere asks the model nothing again
+    user_cache: bool = True
     max_concurrency: int = 4
     max_attempts: int = 4
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
@@ -123,10 +132,12 @@ class LLMConfig(BaseModel):
             max_concurrency=s.max_concurrency,
             auto_pull=s.auto_pull,
             api_key_env=s.api_key_env,
+            user_cache=s.user_cache,
         )
         # an endpoint in the environment means using it, unless VERACITY_LLM says otherwise
         backend = s.llm if "llm" in s.model_fields_set else None
         env = {"backend": backend, "base_url": s.base_url, "provider": s.provider}
+        env["n_threads"] = s.threads  # VERACITY_THREADS (None: the measured default)
         return base.merged(env).merged(overrides)
 
     @classmethod
@@ -308,7 +319,9 @@ class RunConfig(BaseModel):
     # evaluate this many times, with seeds seed, seed + 1, ...; each repeat is a run
     # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
     repeats: int = Field(default=1, ge=1)
-    concurrency: int = 4  # examples checked at once (LLM calls at once: llm.max_concurrency)
+    # examples checked at once (LLM calls at once: llm.max_concurrency); default: the
+    # core count, 2 to 8 (README "Performance")
+    concurrency: int = Field(default_factory=default_concurrency, ge=1)
     data_dir: str | None = None
     stand_in: str | None = None
     # experiments

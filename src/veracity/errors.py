@@ -33,7 +33,24 @@ class LLMTransientError(LLMError):
 
 
 class LLMTimeout(LLMTransientError):
-    pass
+    """No reply within the request's time limit.
+
+    Attributes:
+        timeout_s: the limit that ran out, when known.
+        local: the backend runs on this machine (a retry starts the reply over).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        timeout_s: float | None = None,
+        local: bool = False,
+    ):
+        super().__init__(message, retry_after)
+        self.timeout_s = timeout_s
+        self.local = local
 
 
 class LLMRateLimited(LLMTransientError):

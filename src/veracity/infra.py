@@ -1,6 +1,6 @@
 """Bottom-layer primitives shared by the LLM layer, the HTTP client, sources, the evidence
 memory and the run store: cache modes, the retry policy and loop, per-event-loop
-semaphores, and SQLite connections in WAL mode.
+semaphores, SQLite connections in WAL mode, and the machine's usable cores.
 
 This module imports nothing from veracity, so every layer may use it.
 """
@@ -8,6 +8,7 @@ This module imports nothing from veracity, so every layer may use it.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -23,6 +24,23 @@ CacheMode = Literal["off", "auto", "record", "replay"]
 miss is an error."""
 
 CACHE_MODES: tuple[str, ...] = ("off", "auto", "record", "replay")
+
+
+def available_cpus() -> int:
+    """CPU cores this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_concurrency() -> int:
+    """Examples checked at once when a run does not say: the core count, 2 to 8.
+
+    On a 2-core machine 4 examples at once ran no faster than 1 (the model is the
+    bottleneck) while deepening contention; see README "Performance".
+    """
+    return min(8, max(2, available_cpus()))
 
 
 @dataclass(frozen=True)

@@ -166,3 +166,28 @@ def _post():
     from veracity.types import Post
 
     return Post(text="They say the dam broke.")
+
+
+async def test_a_schema_that_spells_the_choices_counts_only_tokens_it_allows():
+    # constrained decoding: "Stop" and "stop" are alternatives the grammar forbids, so
+    # they do not count for STOP (case-insensitive matching would give STOP 0.8)
+    alts = {"CONTINUE": 0.5, "Stop": 0.2, "stop": 0.2, "STOP": 0.1}
+    llm = ScriptedLLM().queue(_stop("CONTINUE", alts))
+    result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="stop")
+    assert result.probabilities == pytest.approx({"CONTINUE": 5 / 6, "STOP": 1 / 6})
+    assert result.matched_mass == pytest.approx(0.6)
+
+
+async def test_without_constrained_decoding_or_an_exact_schema_matching_is_loose():
+    alts = {"CONTINUE": 0.5, "Stop": 0.2, "stop": 0.2, "STOP": 0.1}
+    llm = ScriptedLLM().queue(_stop("CONTINUE", alts))
+    llm.capabilities = llm.capabilities.model_copy(update={"json_schema": False})
+    result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="stop")
+    assert result.probabilities == pytest.approx({"CONTINUE": 0.5, "STOP": 0.5})
+
+    class Free(BaseModel):
+        decision: str  # any string: the schema does not spell the choices
+
+    llm = ScriptedLLM().queue(_stop("CONTINUE", alts))
+    result = await ask_choice(llm, PROMPT, Free, "decision", CHOICES, tag="stop")
+    assert result.probabilities == pytest.approx({"CONTINUE": 0.5, "STOP": 0.5})

@@ -175,3 +175,23 @@ async def test_missing_key_hint_names_env_var(monkeypatch):
         await OpenAICompatLLM("gpt-4o", provider="openai").complete(
             LLMRequest(messages=[user("q")])
         )
+
+
+@respx.mock
+async def test_priced_as_the_requested_model_unless_the_user_maps_the_reported_one():
+    reply = {**body(), "model": "smollm2-135m"}  # a proxy answering with another model
+    respx.post(URL).mock(return_value=httpx.Response(200, json=reply))
+    usage = reply["usage"]
+    expected = (usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.60) / 1e6
+    with context.check_context() as ctx:
+        await ManagedLLM(make()).complete(LLMRequest(messages=[user("q")]))
+    assert ctx.usage.cost_usd == pytest.approx(expected)  # gpt-4o-mini's list price
+    event = ctx.trace.of_kind("llm_call")[0].data
+    assert event["model"] == "smollm2-135m" and event["priced_as"] == "gpt-4o-mini"
+
+    mapped = ManagedLLM(make(), prices={"smollm2-135m": (1.0, 2.0)})
+    with context.check_context() as ctx:
+        await mapped.complete(LLMRequest(messages=[user("q")]))
+    total = usage["prompt_tokens"] * 1.0 + usage["completion_tokens"] * 2.0
+    assert ctx.usage.cost_usd == pytest.approx(total / 1e6)
+    assert "priced_as" not in ctx.trace.of_kind("llm_call")[0].data

@@ -73,3 +73,67 @@ async def test_sampled_estimate_counts_usable_answers():
 
     with pytest.raises(ValueError, match="none of 3"):
         await sampled_choice_probabilities(useless, ["STOP"], k=3)
+
+
+def _json_reply(tokens, at, alts):
+    """A constrained JSON reply; `alts` are the alternatives reported at token `at`."""
+    logprobs = [_tok(t, 0.9, alts if i == at else [(t, 0.9)]) for i, t in enumerate(tokens)]
+    return LLMResponse(text="".join(tokens), logprobs=logprobs)
+
+
+def test_exact_schema_counts_only_tokens_the_grammar_allows():
+    # backends report alternatives before the grammar applies: "False", "True" and "The"
+    # could never follow here, yet case-insensitive matching counted them
+    alts = [("true", 0.30), ("False", 0.40), ("false", 0.10), ("The", 0.15), ("True", 0.05)]
+    reply = _json_reply(['{"', "label", '":', ' "', "true", '"}'], 4, alts)
+    loose = choice_probabilities(reply, ["true", "false"], field="label")
+    assert loose.probs["false"] > 0.5  # the defect: label true, p(false) above one half
+    exact = choice_probabilities(reply, ["true", "false"], field="label", exact=True)
+    assert exact.probs["true"] == pytest.approx(0.30 / 0.40)
+    assert exact.mass == pytest.approx(0.40)
+
+
+def test_exact_schema_when_the_quote_and_value_share_a_token():
+    # before the opening quote, only the quote (after optional blanks) may start the value
+    alts = [(' "true', 0.5), ('"false', 0.2), ("false", 0.2), ('"False', 0.1)]
+    reply = _json_reply(['{"', "label", '":', ' "true', '"}'], 3, alts)
+    exact = choice_probabilities(reply, ["true", "false"], field="label", exact=True)
+    assert exact.probs == pytest.approx({"true": 0.5 / 0.7, "false": 0.2 / 0.7})
+
+
+def test_exact_schema_accepts_a_whole_value_with_its_closing_quote():
+    alts = [('SUPPORTED"', 0.6), ("REF", 0.3), ("SUPPORTEDX", 0.1)]
+    reply = _json_reply(['{"label": "', 'SUPPORTED"', "}"], 1, alts)
+    exact = choice_probabilities(reply, ["SUPPORTED", "REFUTED"], field="label", exact=True)
+    assert exact.probs == pytest.approx({"SUPPORTED": 2 / 3, "REFUTED": 1 / 3})
+
+
+def test_schema_choices_reads_literal_enum_const_and_unions():
+    from enum import Enum
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from veracity.llm.probs import schema_choices
+    from veracity.llm.structured import schema_for
+
+    class Colour(str, Enum):
+        red = "red"
+        blue = "blue"
+
+    class Reply(BaseModel):
+        label: Literal["true", "false"]
+        colour: Colour
+        fixed: Literal["only"]
+        either: Literal["a"] | Literal["b"]
+        free: str
+        maybe: Literal["x"] | None
+
+    schema = schema_for(Reply)
+    assert schema_choices(schema, "label") == {"true", "false"}
+    assert schema_choices(schema, "colour") == {"red", "blue"}
+    assert schema_choices(schema, "fixed") == {"only"}
+    assert schema_choices(schema, "either") == {"a", "b"}
+    assert schema_choices(schema, "free") is None
+    assert schema_choices(schema, "maybe") is None  # null is another value
+    assert schema_choices(schema, "missing") is None

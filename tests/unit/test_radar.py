@@ -112,9 +112,11 @@ async def test_record_signals_runs_every_round_but_records_what_would_have_stopp
     assert rounds[0]["stop"] > 0 and rounds[2]["stop"] == 0 and rounds[2]["judge"] > 0
 
 
-async def test_partial_and_space_prefixed_tokens_still_give_the_stop_margin():
-    # the answer token's alternatives are partial and space-prefixed spellings
-    odd = ScriptedReply('{"decision": "STOP"}', {"ST": 0.7, " CONT": 0.3}, at="STOP")
+async def test_partial_tokens_give_the_stop_margin_and_forbidden_ones_do_not_count():
+    # the answer token's alternatives are partial spellings; " CONT" (a space after the
+    # opening quote) is one the constrained schema forbids, so it is left out
+    alts = {"ST": 0.7, "CONT": 0.3, " CONT": 0.2}
+    odd = ScriptedReply('{"decision": "STOP"}', alts, at="STOP")
     llm = radar_script(
         plan(("TRUE", 0.9, 0.5)), overrides=[(lambda r: r.tag == "stop:1", odd, None)]
     )

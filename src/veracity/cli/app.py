@@ -1,11 +1,23 @@
-"""The Typer application and small shared helpers for command modules."""
+"""The Typer application and small shared helpers for command modules.
+
+Command modules import only what declaring their options needs at the top (typer, the
+standard library, this module) and the rest inside the commands, so ``veracity --help``
+and every ``--help`` start without loading numpy, pydantic models, HTTP clients or the
+model layer (see `tests/unit/test_cli_startup.py`).
+"""
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Plain (click) help and errors: typer's rich formatting imports rich's markdown stack,
+# which more than doubles the start-up time of every --help.
+PLAIN = {"rich_markup_mode": None}
 
 app = typer.Typer(
     name="veracity",
@@ -14,9 +26,37 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **PLAIN,  # type: ignore[arg-type]
 )
-console = Console(stderr=True)  # progress and messages; results go to stdout
-out = Console()
+
+
+class _LazyConsole:
+    """A `rich.console.Console` made on first use (rich takes ~50 ms to import)."""
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        """The console itself (made now if not yet)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+    def __enter__(self) -> Console:
+        return self.real().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.real().__exit__(*exc)
+
+
+console: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]  # messages
+out: Console = _LazyConsole()  # type: ignore[assignment]  # results go to stdout
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

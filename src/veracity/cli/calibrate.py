@@ -9,33 +9,26 @@ thresholds are written into a run YAML that ``veracity check --config`` and
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from veracity import runtime
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import PLAIN, app, console, fail, out
 from veracity.cli.common import ensure_model
-from veracity.config import RunConfig, load_yaml
 from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
-from veracity.evaluation.runner import FATAL, prepare_run, run_session
-from veracity.methods.radar.calibration import (
-    CalibrationError,
-    CalibrationResult,
-    SignalRecord,
-    grid,
-    grid_search,
-    record_from_verdict,
-)
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.config import RunConfig
+    from veracity.methods.radar.calibration import CalibrationResult, SignalRecord
 
 calibrate_app = typer.Typer(
-    help="Calibrate a method's thresholds on a development set.", no_args_is_help=True
+    help="Calibrate a method's thresholds on a development set.",
+    no_args_is_help=True,
+    **PLAIN,  # type: ignore[arg-type]
 )
 app.add_typer(calibrate_app, name="calibrate")
 
@@ -64,6 +57,8 @@ def read_signals(path: Path) -> tuple[dict[str, Any], list[SignalRecord]]:
     Raises:
         CalibrationError: the file is not a signal cache written by this command.
     """
+    from veracity.methods.radar.calibration import CalibrationError, SignalRecord
+
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     try:
         header = json.loads(lines[0])["header"]
@@ -76,6 +71,9 @@ def read_signals(path: Path) -> tuple[dict[str, Any], list[SignalRecord]]:
 def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
     """The inference pass's config: the base YAML, the flags, then RADAR recording every
     round's signals (early stopping off)."""
+    from veracity import runtime
+    from veracity.config import load_yaml
+
     named = load_yaml(config).get("method") if config is not None else None
     if named not in (None, "radar"):
         raise ConfigError(f"{config} configures {named!r}; calibration is for radar")
@@ -89,6 +87,13 @@ def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
 
 
 def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from veracity.evaluation.runner import prepare_run, run_session
+    from veracity.methods.radar.calibration import record_from_verdict
+
     run = prepare_run(cfg, directory)
     ensure_model(run.config.llm)
     console.print(
@@ -127,6 +132,8 @@ def _calibrated_config(cfg: RunConfig, result: CalibrationResult) -> dict[str, A
 
 
 def _yaml_text(data: dict[str, Any], header: dict[str, Any], result: CalibrationResult) -> str:
+    import yaml
+
     b, f = result.best, result.fixed
     notes = [
         "RADAR stopping thresholds from `veracity calibrate radar`",
@@ -143,6 +150,8 @@ def _yaml_text(data: dict[str, Any], header: dict[str, Any], result: Calibration
 
 
 def _table(result: CalibrationResult) -> Table:
+    from rich.table import Table
+
     t = Table(
         "", "τ_s", "τ_v", "macro-F1", "accuracy", "tokens/claim", "rounds/claim", "stopped at"
     )
@@ -179,6 +188,9 @@ def radar(
     rerun: bool = typer.Option(False, help="ignore the cached signals and run inference again"),
 ) -> None:
     """Tune τ_s and τ_v: one inference pass, then an offline grid search for macro-F1."""
+    from veracity.evaluation.runner import FATAL
+    from veracity.methods.radar.calibration import CalibrationError, grid, grid_search
+
     cache = signals_path(out_file)
     try:
         cfg = _experiment(

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import ValidationError
-from rich.table import Table
 
-from veracity import context
-from veracity.api import as_input
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import ensure_model, input_message, parse_source_options
-from veracity.cli.render import verdict_panel
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
-from veracity.labels import LABEL_SPACES
-from veracity.methods.base import method_info
-from veracity.runtime import build_run, resolve_config
-from veracity.types import TraceEvent
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from veracity.types import TraceEvent
 
 
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
@@ -32,6 +24,8 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
             fail(f"input file not found: {file}")
         raw = file.read_text(encoding="utf-8", errors="replace")
         if file.suffix.lower() == ".json":
+            import json
+
             try:
                 return json.loads(raw)
             except json.JSONDecodeError as exc:
@@ -70,6 +64,12 @@ def check(
         None, help="model: catalog name or GGUF path (embedded), or the endpoint's model id"
     ),
     base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    threads: int = typer.Option(
+        None,
+        "--threads",
+        min=1,
+        help="CPU threads of the embedded model (default: VERACITY_THREADS, else half the cores)",
+    ),
     provider: str = typer.Option(
         None, help="endpoint preset: openai, deepseek, vllm, ollama, llamacpp, lmstudio"
     ),
@@ -87,6 +87,12 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
+    from pydantic import ValidationError
+
+    from veracity.api import as_input
+    from veracity.cli.render import verdict_panel
+    from veracity.runtime import build_run, resolve_config
+
     if kind not in ("claim", "article", "post"):
         fail(f"--kind must be claim, article or post, not {kind!r}")
     raw = _read_input(text, file, kind)
@@ -97,7 +103,7 @@ def check(
     flags = {
         "method": method,
         "labels": labels,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
         "sources": parse_source_options(source or []) or None,
     }
     try:
@@ -122,6 +128,10 @@ def check(
 
 
 def _run_with_spinner(method: Any, item: Any, show: bool):
+    import asyncio
+
+    from veracity import context
+
     if not show:
         return asyncio.run(method.check(item))
     with console.status(f"{method.name}: starting…") as status:
@@ -138,6 +148,10 @@ def _run_with_spinner(method: Any, item: Any, show: bool):
 @app.command()
 def methods() -> None:
     """List the registered methods."""
+    from rich.table import Table
+
+    from veracity.methods.base import method_info
+
     table = Table("method", "default labels", "inputs", "description")
     for row in method_info():
         if "error" in row:
@@ -150,6 +164,10 @@ def methods() -> None:
 @app.command("labels")
 def labels_() -> None:
     """List the label spaces and their labels."""
+    from rich.table import Table
+
+    from veracity.labels import LABEL_SPACES
+
     table = Table("label space", "labels (veracity score)")
     for space in LABEL_SPACES.values():
         table.add_row(space.name, ", ".join(f"{x} ({space.scores[x]:g})" for x in space.labels))
@@ -159,6 +177,8 @@ def labels_() -> None:
 @app.command("sources")
 def sources_() -> None:
     """List the evidence source types and which web engines have keys set."""
+    from rich.table import Table
+
     from veracity import registry
     from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
 

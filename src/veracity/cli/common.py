@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from veracity.cli.app import console, fail
-from veracity.config import LLMConfig, settings
 from veracity.errors import ConfigError, ModelNotAvailable
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from veracity.config import LLMConfig
 
 
 def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -44,6 +39,8 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def input_message(exc: Exception) -> str:
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
     return str(exc)
@@ -53,6 +50,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     if cfg.backend != "embedded":
         return
+    from veracity.config import settings
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
@@ -108,6 +106,16 @@ def engine_for(
 def progress_bar(show: bool) -> Progress:
     """The progress bar of `eval` and `batch` (on standard error): count, elapsed time,
     ETA (when the total is known) and a status text in the field ``stats``."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     columns = (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),

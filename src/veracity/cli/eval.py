@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from veracity import runtime
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import (
     ENGINE_HELP,
@@ -22,7 +19,6 @@ from veracity.cli.common import (
     parse_source_options,
     progress_bar,
 )
-from veracity.config import RunConfig
 from veracity.errors import (
     ConfigError,
     EngineError,
@@ -31,17 +27,13 @@ from veracity.errors import (
     MetricsError,
     RunStoreError,
 )
-from veracity.evaluation.metrics import Metrics
-from veracity.evaluation.runner import (
-    FATAL,
-    PreparedRun,
-    RunningStats,
-    open_dataset,
-    prepare_run,
-    run_session,
-)
-from veracity.evaluation.store import RunStore
-from veracity.types import cost_text
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.config import RunConfig
+    from veracity.evaluation.metrics import Metrics
+    from veracity.evaluation.runner import PreparedRun
 
 
 @app.command("datasets")
@@ -52,6 +44,8 @@ def datasets_(
     counts: bool = typer.Option(False, "--counts", help="load every split and count examples"),
 ) -> None:
     """List the benchmark datasets: label space, input kind, splits, and which are present."""
+    from rich.table import Table
+
     from veracity.config import data_dir as find_data_dir
     from veracity.datasets import list_datasets, load_dataset
     from veracity.errors import DatasetError
@@ -95,6 +89,8 @@ def _slug(text: str) -> str:
 def default_out(cfg: RunConfig) -> Path:
     """``runs/<experiment or method>[-variant]-<dataset>-<split>-<model>`` (stable, so a
     re-run of the same command resumes)."""
+    from veracity.evaluation.runner import open_dataset
+
     parts = [cfg.name or cfg.method]
     if cfg.variant:
         parts.append(cfg.variant)
@@ -118,6 +114,10 @@ def resolve_config(
     """The run config: the YAML (or the run directory's own config when resuming) with
     its variant, then the command-line flags, which always win; a default ``auto`` LLM
     cache mode becomes ``record``."""
+    from veracity import runtime
+    from veracity.config import RunConfig
+    from veracity.evaluation.store import RunStore
+
     base = None
     if config is None and out_dir is not None and RunStore(out_dir).exists():
         base = RunConfig.model_validate(RunStore(out_dir).read_config())
@@ -136,6 +136,10 @@ def resolve_config(
 def _run_with_progress(
     run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
 ) -> Metrics:
+    import asyncio
+
+    from veracity.evaluation.runner import RunningStats, run_session
+
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
@@ -153,6 +157,10 @@ def _run_with_progress(
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
     u = m.usage
     table = Table(
         "metric", "value", title=f"{run.config.method} on {run.info.name}/{run.config.split}"
@@ -196,7 +204,7 @@ def eval_(
     repeats: int = typer.Option(
         None, help="run N times with seeds seed..seed+N-1 (RUN_DIR/repeat-K), report the spread"
     ),
-    concurrency: int = typer.Option(None, help="examples checked at once (default 4)"),
+    concurrency: int = typer.Option(None, help="examples checked at once (default: cores, 2-8)"),
     config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
     variant: str = typer.Option(None, help="variant of the experiment config"),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
@@ -206,6 +214,12 @@ def eval_(
     ),
     base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
     provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ollama, ..."),
+    threads: int = typer.Option(
+        None,
+        "--threads",
+        min=1,
+        help="CPU threads of the embedded model (default: VERACITY_THREADS, else half the cores)",
+    ),
     data_dir: Path = typer.Option(
         None, help="benchmark data directory (default VERACITY_DATA_DIR)"
     ),
@@ -239,7 +253,7 @@ def eval_(
         "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
         "sample_per_class": sample_per_class, "repeats": repeats,
         "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
     try:
@@ -276,6 +290,8 @@ def _eval_repeats(
     engine: Any = None,
 ) -> None:
     """Every repeat in turn (resuming those begun), then the spread over the repeats."""
+    from rich.table import Table
+
     from veracity.evaluation.repeats import plan_repeats, summarize_repeats
 
     for k, (sub_cfg, sub_dir) in enumerate(plan_repeats(cfg, out_dir), 1):
@@ -295,6 +311,8 @@ def _eval_repeats(
 def _prepare(
     cfg: RunConfig, out_dir: Path | None, replay_from: Path | None, retry_errors: bool
 ) -> PreparedRun:
+    from veracity.evaluation.runner import prepare_run
+
     if replay_from is not None:
         # read-only: a request the recorded run never made is an error, not a live call
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
@@ -312,6 +330,8 @@ def _execute(
     resume_dir: Path | None = None,
     engine: Any = None,
 ) -> None:
+    from veracity.evaluation.runner import FATAL
+
     try:
         metrics = _run_with_progress(run, concurrency, progress, engine)
     except KeyboardInterrupt:
@@ -365,7 +385,10 @@ def compare(
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
 ) -> None:
     """Compare runs side by side, with paired differences and a bootstrap CI on macro-F1."""
+    from rich.table import Table
+
     from veracity.evaluation.compare import compare_runs, to_markdown
+    from veracity.types import cost_text
 
     try:
         result = compare_runs(runs, n_boot=n_boot, seed=seed)

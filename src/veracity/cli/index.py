@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
-from rich.table import Table
 
-from veracity.cli.app import app, console, fail, out
-from veracity.config import settings
-from veracity.errors import SourceError
-from veracity.nlp.embeddings import EmbedderError
-from veracity.retrieval.base import Query
-from veracity.retrieval.local import (
-    LocalCorpus,
-    add_documents,
-    build_local_corpus,
-    index_folder,
-    list_indexes,
-)
-from veracity.retrieval.local_docs import CorpusInputError, FieldMap, read_documents
-from veracity.retrieval.local_index import (
-    ChunkingConfig,
-    IndexBuildError,
-    IndexCorrupt,
-    IndexManifest,
-    IndexNotFound,
-)
-from veracity.types import Document
+from veracity.cli.app import PLAIN, app, console, fail, out
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that commands start fast
+    from veracity.retrieval.local_index import IndexManifest
+    from veracity.types import Document
 
 index_app = typer.Typer(
-    help="Build and search local corpora (BM25, dense, hybrid).", no_args_is_help=True
+    help="Build and search local corpora (BM25, dense, hybrid).",
+    no_args_is_help=True,
+    **PLAIN,  # type: ignore[arg-type]
 )
 app.add_typer(index_app, name="index")
 
@@ -46,6 +30,8 @@ def _mode(value: str | None) -> str | None:
 
 
 def _read(path: Path, fields: str | None) -> list[Document]:
+    from veracity.retrieval.local_docs import CorpusInputError, FieldMap, read_documents
+
     try:
         field_map = FieldMap.parse(fields) if fields else None
         with console.status(f"reading {path}…"):
@@ -93,6 +79,12 @@ def build(
     overwrite: bool = typer.Option(False, help="replace an existing index of that name"),
 ) -> None:
     """Index documents for offline search."""
+    from pydantic import ValidationError
+
+    from veracity.nlp.embeddings import EmbedderError
+    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local_index import ChunkingConfig, IndexBuildError
+
     _mode(mode)
     try:
         chunking = ChunkingConfig(max_words=chunk_words, overlap=overlap)
@@ -121,6 +113,10 @@ def add(
     fields: str = typer.Option(None, help="column mapping for JSONL/CSV"),
 ) -> None:
     """Add documents to an existing index (ids already indexed are skipped)."""
+    from veracity.nlp.embeddings import EmbedderError
+    from veracity.retrieval.local import add_documents
+    from veracity.retrieval.local_index import IndexBuildError, IndexCorrupt, IndexNotFound
+
     docs = _read(path, fields)
     try:
         with console.status(f"adding {len(docs):,} documents…"):
@@ -136,6 +132,11 @@ def add(
 @index_app.command("list")
 def list_() -> None:
     """List the indexes under the indexes folder."""
+    from rich.table import Table
+
+    from veracity.config import settings
+    from veracity.retrieval.local import list_indexes
+
     root = settings().indexes_dir
     rows = list_indexes(root)
     if not rows:
@@ -170,6 +171,16 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="print results as JSON lines"),
 ) -> None:
     """Search an index."""
+    import datetime as dt
+
+    from pydantic import ValidationError
+
+    from veracity.errors import SourceError
+    from veracity.nlp.embeddings import EmbedderError
+    from veracity.retrieval.base import Query
+    from veracity.retrieval.local import LocalCorpus, index_folder
+    from veracity.retrieval.local_index import IndexCorrupt, IndexNotFound
+
     _mode(mode)
     try:
         cutoff = dt.date.fromisoformat(before) if before else None
@@ -202,6 +213,8 @@ def search(
 
 
 def _results_table(docs: list[Document], name: str) -> None:
+    from rich.table import Table
+
     if not docs:
         console.print("no results")
         return

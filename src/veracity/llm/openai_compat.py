@@ -8,6 +8,7 @@ passed in) and kept out of reprs, logs, traces and cache keys.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import os
 import time
@@ -29,6 +30,7 @@ from veracity.llm.base import (
     TokenUsage,
     TopLogprob,
 )
+from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 
@@ -52,6 +54,7 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "api_key_env": "VLLM_API_KEY",
         "json_mode": "json_schema",
         "logprobs": True,
+        "penalty_field": "repetition_penalty",
     },
     "ollama": {
         "base_url": "http://localhost:11434/v1",
@@ -64,6 +67,7 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "api_key_env": "LLAMACPP_API_KEY",
         "json_mode": "json_schema",
         "logprobs": True,
+        "penalty_field": "repeat_penalty",
     },
     "lmstudio": {
         "base_url": "http://localhost:1234/v1",
@@ -86,7 +90,11 @@ class OpenAICompatLLM:
         json_mode: how to request JSON: a JSON schema, plain JSON mode, or none.
         logprobs: whether the endpoint returns token logprobs.
         max_top_logprobs: most alternatives per token the endpoint returns.
-        timeout_s: per-request timeout.
+        timeout_s: a fixed per-request limit in seconds; None (default) scales each
+            request's limit with its ``max_tokens`` and the speed measured so far
+            (`veracity.llm.timeouts`), so long replies from a busy server are not cut off.
+        repeat_penalty: penalty on recently generated tokens, sent where the endpoint
+            takes one (`penalty_field`) exactly as the embedded backend sends it.
         client: an existing `httpx.AsyncClient` (tests inject one).
     """
 
@@ -102,7 +110,8 @@ class OpenAICompatLLM:
         logprobs: bool | None = None,
         max_top_logprobs: int = 20,
         context_window: int | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,
+        repeat_penalty: float | None = None,
         client: httpx.AsyncClient | None = None,
     ):
         preset: dict[str, Any] = {}
@@ -130,7 +139,10 @@ class OpenAICompatLLM:
             context_window=context_window,
             local=_is_loopback(self.base_url),
         )
-        self.timeout_s = timeout_s
+        self.timer = RequestTimer(TimeoutPolicy(fixed_s=timeout_s))
+        self.penalty_field = penalty_field(provider, preset, local=self._capabilities.local)
+        # sent only where the endpoint takes it (hosted APIs reject unknown fields)
+        self.repeat_penalty = repeat_penalty if self.penalty_field else None
         self._client = client
 
     def __repr__(self) -> str:  # never show the key
@@ -142,7 +154,7 @@ class OpenAICompatLLM:
 
     @property
     def backend_id(self) -> str:
-        return f"openai-compat:{self.base_url}:{self.model}"
+        return f"openai-compat:{self.base_url}:{self.model}{sampling_suffix(self.repeat_penalty)}"
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -159,19 +171,29 @@ class OpenAICompatLLM:
             json_mode=self.json_mode,
             logprobs=caps.logprobs,
             max_top_logprobs=caps.max_top_logprobs,
+            repeat_penalty=self.repeat_penalty,
+            penalty_field=self.penalty_field or "repeat_penalty",
         )
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
+        limit = self.timer.limit(request)
         started = time.perf_counter()
         try:
             if self._client is not None:
-                resp = await self._post(self._client, body)
+                resp = await asyncio.wait_for(self._post(self._client, body, limit), limit)
             else:
-                async with httpx.AsyncClient(timeout=self.timeout_s) as client:
-                    resp = await self._post(client, body)
-        except httpx.TimeoutException as exc:
-            raise LLMTimeout(f"{self.base_url}: request timed out after {self.timeout_s}s") from exc
+                async with httpx.AsyncClient() as client:
+                    resp = await asyncio.wait_for(self._post(client, body, limit), limit)
+        except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
+            self.timer.timed_out(request, limit)
+            local = self._capabilities.local
+            raise LLMTimeout(
+                f"{self.base_url}: no reply within {limit:g} s (max_tokens="
+                f"{request.max_tokens}, {self._speed()})",
+                timeout_s=limit,
+                local=local,
+            ) from exc
         except httpx.TransportError as exc:
             raise LLMServerError(
                 f"{self.base_url}: connection failed ({type(exc).__name__})"
@@ -182,14 +204,24 @@ class OpenAICompatLLM:
             data = resp.json()
         except ValueError as exc:
             raise LLMServerError(f"{self.base_url}: reply is not JSON") from exc
-        return parse_chat_completion(data, latency=latency, fallback_model=self.model)
+        response = parse_chat_completion(data, latency=latency, fallback_model=self.model)
+        self.timer.observe(response, latency)
+        return response
 
-    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> httpx.Response:
+    def _speed(self) -> str:
+        if self.timer.policy.fixed_s is not None:
+            return "fixed limit"
+        rate = 1 / self.timer.seconds_per_token
+        return f"{rate:.1f} tokens/s {'measured' if self.timer.measured else 'assumed'}"
+
+    async def _post(
+        self, client: httpx.AsyncClient, body: dict[str, Any], limit: float
+    ) -> httpx.Response:
         return await client.post(
             f"{self.base_url}/chat/completions",
             json=body,
             headers=self._headers(),
-            timeout=self.timeout_s,
+            timeout=httpx.Timeout(limit, connect=min(limit, 15.0)),
         )
 
     def _raise_for_status(self, resp: httpx.Response) -> None:
@@ -237,8 +269,13 @@ def chat_payload(
     json_mode: str = "json_schema",
     logprobs: bool = True,
     max_top_logprobs: int | None = None,
+    repeat_penalty: float | None = None,
+    penalty_field: str = "repeat_penalty",
 ) -> dict[str, Any]:
     """The OpenAI-style chat-completion body for `request` (HTTP and embedded backends).
+
+    Sampling parameters go into the body the same way for every backend, so one model
+    answers the same whether it runs in process or behind a llama.cpp server.
 
     Args:
         request: the request.
@@ -247,6 +284,10 @@ def chat_payload(
             ``json_object`` (any JSON) or ``none``.
         logprobs: whether the backend returns logprobs (else they are not asked).
         max_top_logprobs: the backend's cap on alternatives (None: no cap).
+        repeat_penalty: penalty on recently generated tokens (None: not sent; nor when
+            the request asks for logprobs, so that they describe the choice made).
+        penalty_field: the name the backend gives it (llama.cpp ``repeat_penalty``,
+            vLLM ``repetition_penalty``).
     """
     body: dict[str, Any] = {"model": model} if model is not None else {}
     body.update(
@@ -258,6 +299,12 @@ def chat_payload(
         body["stop"] = request.stop
     if request.seed is not None:
         body["seed"] = request.seed
+    if repeat_penalty is not None and not (request.logprobs and logprobs):
+        # llama.cpp reports probabilities from before the penalty: with one, the token
+        # chosen is not the most probable one reported (label answers on LIAR disagreed
+        # with their own most probable label 6 times in 40), so a request whose
+        # probabilities are read is sent without it (benchmarks/label_probs.py)
+        body[penalty_field] = repeat_penalty
     if request.json_schema is not None and json_mode == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -271,6 +318,23 @@ def chat_payload(
             cap = max_top_logprobs if max_top_logprobs is not None else request.top_logprobs
             body["top_logprobs"] = min(request.top_logprobs, cap)
     return body
+
+
+def penalty_field(provider: str | None, preset: dict[str, Any], *, local: bool) -> str | None:
+    """The body field an endpoint takes a repetition penalty in, or None where it takes
+    none: a provider's preset says; an endpoint on this machine without a provider is
+    taken to be llama.cpp-compatible (llama.cpp, LM Studio, koboldcpp spell it
+    ``repeat_penalty``); a remote one without a provider is sent none."""
+    if provider is not None:
+        return preset.get("penalty_field")
+    return "repeat_penalty" if local else None
+
+
+def sampling_suffix(repeat_penalty: float | None) -> str:
+    """What the sampling settings add to a backend id (and so to cache keys)."""
+    if repeat_penalty is None or repeat_penalty == 1.0:
+        return ""
+    return f":rp{repeat_penalty:g}"
 
 
 def parse_chat_completion(

