@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 
 import pytest
 
@@ -46,7 +48,9 @@ def claims(tmp_path):
 
 
 def _config():
-    flags = {"method": "direct", "labels": "supported_refuted", "llm": {"cache_mode": "record"}}
+    # no LLM cache: the workers keep the environment of the cluster's start, so they would
+    # read an earlier test's user cache (VERACITY_HOME) and answer without calling
+    flags = {"method": "direct", "labels": "supported_refuted", "llm": {"cache_mode": "off"}}
     return runtime.resolve_config(flags=flags)
 
 
@@ -78,14 +82,24 @@ def test_a_killed_worker_is_replaced_and_its_examples_checked_again(cluster, cla
     killed: list[int] = []
     seen: list[str] = []
 
-    def emit(record) -> None:
-        seen.append(record.id)
-        if len(seen) == 10 and not killed:
-            actor, load = max(engine.workers().items(), key=lambda kv: kv[1])
-            killed.append(load)
-            ray.kill(actor)
+    def kill_one_mid_run() -> None:  # beside the run, as a crash would come
+        deadline, first_busy = time.monotonic() + 120, None
+        while time.monotonic() < deadline:
+            busy = {a: n for a, n in engine.workers().items() if n > 0}
+            if busy and first_busy is None:
+                first_busy = time.monotonic()
+            if busy and time.monotonic() - first_busy > 0.25:  # some rows done already
+                actor, load = max(busy.items(), key=lambda kv: kv[1])
+                killed.append(load)
+                ray.kill(actor)
+                return
+            time.sleep(0.005)
 
-    records = _batch(claims, tmp_path / "ray", engine=engine, emit=emit)
+    killer = threading.Thread(target=kill_one_mid_run, daemon=True)
+    killer.start()
+    records = _batch(claims, tmp_path / "ray", engine=engine, emit=lambda r: seen.append(r.id))
+    killer.join(5)
+    assert killed
     assert killed and killed[0] > 0  # it died with examples in flight
     assert engine.workers_started == 3  # one replacement
     assert sorted(seen) == sorted(r.id for r in records)  # each result reported once

@@ -132,8 +132,14 @@ class RayEngine:
         self._pool: _Pool | None = None
 
     def workers(self) -> dict[Any, int]:
-        """The live worker actors of the run in progress and their jobs in flight."""
-        return dict(self._pool.load) if self._pool is not None else {}
+        """The live worker actors of the run in progress and their jobs in flight (safe to
+        call from another thread: a copy taken while the driver changes it is retried)."""
+        while True:
+            pool = self._pool
+            try:
+                return dict(pool.load) if pool is not None else {}
+            except RuntimeError:  # changed size while being copied
+                continue
 
     async def run(
         self,
