@@ -7,9 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from veracity.config import RunConfig
+from veracity.errors import InputError
 from veracity.llm.base import LLM
 from veracity.runtime import build_run, resolve_config
+from veracity.textio import MAX_JSON_DEPTH, depth
 from veracity.types import Article, CheckInput, Claim, Post, Verdict
 
 InputKind = Literal["claim", "article", "post"]
@@ -24,18 +28,37 @@ def as_input(item: str | CheckInput | Mapping[str, Any], kind: InputKind = "clai
     if isinstance(item, Claim | Article | Post):
         return item
     if isinstance(item, str):
-        if kind == "claim":
-            return Claim(text=item)
-        if kind == "article":
-            return Article(body=item)
-        return Post(text=item)
-    if isinstance(item, Mapping):
-        k = item.get("kind", kind)
-        model = {"claim": Claim, "article": Article, "post": Post}.get(k)
-        if model is None:
-            raise ValueError(f"unknown input kind {k!r}; use claim, article or post")
-        return model.model_validate({**item, "kind": k})
+        data: Mapping[str, Any] = {
+            {"claim": "text", "article": "body", "post": "text"}.get(kind, "text"): item
+        }
+        k: Any = kind
+    elif isinstance(item, Mapping):
+        data, k = item, item.get("kind", kind)
+        if depth(item) > MAX_JSON_DEPTH:
+            raise InputError(f"the input is nested too deeply (the limit is {MAX_JSON_DEPTH})")
+    else:
+        data, k = {}, None
+    model = {"claim": Claim, "article": Article, "post": Post}.get(k) if k is not None else None
+    if model is not None:
+        try:
+            return model.model_validate({**data, "kind": k})
+        except ValidationError as exc:
+            if isinstance(item, str):
+                raise InputError(_problems(exc, where=False)) from None
+            raise InputError(f"not a valid {k}: {_problems(exc, where=True)}") from None
+    if k is not None:
+        raise InputError(f"unknown input kind {k!r}; use claim, article or post")
     raise TypeError(f"cannot check a {type(item).__name__}; give text, a Claim, Article or Post")
+
+
+def _problems(exc: ValidationError, where: bool) -> str:
+    """The validation errors as short lines, with the field path for structured input."""
+    out = []
+    for e in exc.errors()[:5]:
+        msg = e["msg"].removeprefix("Value error, ")
+        loc = ".".join(str(p) for p in e["loc"])
+        out.append(f"{loc}: {msg}" if where and loc else msg)
+    return "; ".join(out)
 
 
 async def acheck(
@@ -68,9 +91,10 @@ async def acheck(
     base = run_config if isinstance(run_config, RunConfig) else None
     path = None if isinstance(run_config, RunConfig) else run_config
     flags = {"method": method, "labels": labels, "method_config": config, "sources": sources}
+    checked = as_input(item, kind)  # a bad input fails before any model is loaded
     cfg = resolve_config(path, variant=variant, flags=flags, base=base)
     run = build_run(cfg, llm=llm)
-    return await run.check(as_input(item, kind))
+    return await run.check(checked)
 
 
 def check(

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from veracity.errors import ConfigError
 from veracity.infra import CacheMode, default_concurrency
+from veracity.limits import InputLimits
 
 
 def _default_home() -> Path:
@@ -302,6 +303,7 @@ class RunConfig(BaseModel):
     llm: LLMConfig = Field(default_factory=lambda: LLMConfig.from_settings())
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
+    limits: InputLimits = Field(default_factory=InputLimits)  # what a check shows the model
     # evaluation
     dataset: str | None = None
     dataset_options: dict[str, Any] = Field(default_factory=dict)  # extra loader arguments
@@ -385,7 +387,7 @@ class RunConfig(BaseModel):
         given = {k: v for k, v in overrides.items() if v is not None}
         data = self.model_dump()
         for key, value in given.items():
-            if key in ("method_config", "sources"):
+            if key in ("method_config", "sources", "limits"):
                 data[key] = {**data[key], **value}
             elif key == "llm":
                 data["llm"] = self.llm.merged(value).model_dump()

@@ -61,6 +61,12 @@ class LLMServerError(LLMTransientError):
     pass
 
 
+class LLMBadReply(LLMServerError):
+    """The backend answered, but not with a usable chat completion (a body of the wrong
+    shape, a missing token, a log-probability that is not a finite number <= 0).
+    Retried like a server fault; never cached."""
+
+
 class LLMAuthError(LLMError):
     """Missing or rejected credentials. Not retried."""
 

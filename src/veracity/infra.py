@@ -11,7 +11,8 @@ import asyncio
 import os
 import random
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -133,6 +134,28 @@ class LoopSemaphore:
             return await call()
         async with sem:
             return await call()
+
+
+class _NoWaitExecutor(ThreadPoolExecutor):
+    """A default executor whose shutdown drops queued calls and does not wait for running ones."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=True)
+
+
+def run_interruptible(main: Coroutine[object, object, T]) -> T:
+    """`asyncio.run` for a command that Ctrl-C must stop at once.
+
+    On Ctrl-C `asyncio.run` cancels the tasks and then waits for every blocking call still
+    running in a worker thread (an embedded model's generation can take a minute on a
+    busy machine) before `KeyboardInterrupt` reaches the caller. Here the loop's default
+    executor does not wait, so the caller gets `KeyboardInterrupt` as soon as the tasks
+    have unwound (their ``finally`` blocks ran). Their threads still run: a program that
+    then ends should leave with `os._exit`, which does not join them.
+    """
+    with asyncio.Runner() as runner:
+        runner.get_loop().set_default_executor(_NoWaitExecutor(thread_name_prefix="veracity"))
+        return runner.run(main)
 
 
 def open_sqlite(

@@ -4,6 +4,22 @@ A template file lives in a package's ``prompts/`` folder and is rendered with
 `StrictUndefined`, so a missing variable is an error. A file may hold several chat
 messages: a line ``<|system|>``, ``<|user|>`` or ``<|assistant|>`` starts a message of
 that role; text before the first marker is a user message.
+
+Untrusted text is data (see `veracity.untrusted`), by construction:
+
+- role markers are read from the template file before anything is substituted (they
+  become NUL-bracketed marks that no substituted value can contain), so text inside a
+  claim, passage or reply can never start a message of its own;
+- every substituted string that is not `Safe` (our own rendered text) is neutralised:
+  role markers, chat special tokens and fence tags in it are broken up;
+- templates fence untrusted values with the ``data`` filter (``{{ claim | data("claim")
+  }}``), and a rendered prompt that holds fenced data gets a system note saying that
+  the fenced parts are data, not instructions (`data_notice`).
+
+A template lists the variables it shows without a fence in a comment,
+``{# trusted: kind, labels #}``: values our own code builds (label lists, role names,
+numbers, rendered sub-prompts). `unfenced_variables` finds every other variable shown
+without a fence; a test runs it over every template of the package.
 """
 
 from __future__ import annotations
@@ -12,7 +28,7 @@ import contextlib
 import functools
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
@@ -20,13 +36,18 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.ext
 import jinja2.meta
 
 from veracity.errors import PromptError
 from veracity.llm.base import Message
+from veracity.textio import truncate_chars
 from veracity.types import Article, CheckInput, Claim, Post
+from veracity.untrusted import MARK, Safe, data_notice, fence, neutralize
 
-_MARKER = re.compile(r"^<\|(system|user|assistant)\|>\s*$", re.M)
+_MARKER = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.M)
+_MARK_SPLIT = re.compile(f"{MARK}role:(system|user|assistant){MARK}\n?")
+_fences_used: ContextVar[list[str] | None] = ContextVar("veracity_fences", default=None)
 
 
 @dataclass(frozen=True)
@@ -76,6 +97,13 @@ class PromptBundle:
                 extra = _variables(env, text) - _variables(env, original)
             except jinja2.TemplateSyntaxError as exc:
                 raise PromptError(f"prompt override {name!r}: {exc}") from exc
+            unfenced = unfenced_variables(text)
+            if unfenced:
+                raise PromptError(
+                    f"prompt override {name!r} shows {unfenced} without a fence: wrap "
+                    'untrusted values with `| data("tag")` (or declare values your own '
+                    "config builds with `{# trusted: name #}`)"
+                )
             if extra:
                 raise PromptError(
                     f"prompt override {name!r} uses {sorted(extra)}, which {package} does not "
@@ -120,6 +148,33 @@ def _variables(env: jinja2.Environment, text: str) -> set[str]:
     return set(jinja2.meta.find_undeclared_variables(env.parse(text)))
 
 
+class _RoleMarkers(jinja2.ext.Extension):
+    """Turns ``<|role|>`` lines of a template file into marks before rendering."""
+
+    def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        return _MARKER.sub(lambda m: f"{MARK}role:{m.group(1)}{MARK}", source)
+
+
+def _finalize(value: Any) -> Any:
+    """Applied to every ``{{ … }}`` output: our own text passes, other strings are
+    neutralised; the fences a value carries are noted for the data notice."""
+    if isinstance(value, Safe):
+        used = _fences_used.get()
+        if used is not None:
+            used.extend(value.tags)
+        return value
+    if isinstance(value, str):
+        return neutralize(value)
+    return value
+
+
+def _data_filter(value: Any, tag: str = "data", label: Any = None) -> Safe:
+    try:
+        return fence(value, tag, label)
+    except ValueError as exc:
+        raise PromptError(str(exc)) from exc
+
+
 @functools.cache
 def _env(package: str, overrides: tuple[tuple[str, str], ...] = ()) -> jinja2.Environment:
     root = resources.files(package) / "prompts"
@@ -135,27 +190,51 @@ def _env(package: str, overrides: tuple[tuple[str, str], ...] = ()) -> jinja2.En
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,  # prompts are plain text, never HTML
+        finalize=_finalize,
+        extensions=[_RoleMarkers],
     )
     env.filters["truncate_chars"] = truncate_chars
+    env.filters["data"] = _data_filter
     return env
 
 
-def render(package: str, name: str, **variables: Any) -> str:
-    """Render template `name` (e.g. ``"judge.j2"``) from `package`'s prompts folder."""
+def _render_marked(package: str, name: str, variables: dict[str, Any]) -> tuple[str, list[str]]:
+    """The rendered text (role marks still in) and the fence tags it holds."""
     bundle = _active.get()
     overrides = bundle.overrides if bundle is not None and bundle.package == package else ()
+    used: list[str] = []
+    token = _fences_used.set(used)
     try:
-        return _env(package, overrides).get_template(name).render(**variables).strip()
+        text = _env(package, overrides).get_template(name).render(**variables).strip()
     except jinja2.TemplateNotFound:
         raise PromptError(f"prompt template {name!r} not found in {package}/prompts") from None
     except jinja2.UndefinedError as exc:
         raise PromptError(f"{package}/prompts/{name}: {exc}") from exc
+    finally:
+        _fences_used.reset(token)
+    return text, used
+
+
+def render(package: str, name: str, **variables: Any) -> Safe:
+    """Render template `name` (e.g. ``"judge.j2"``) from `package`'s prompts folder.
+
+    The result is `Safe` text that remembers its fences, for use as a variable of
+    another template. A template with role markers must go through `render_messages`.
+    """
+    text, used = _render_marked(package, name, variables)
+    if MARK in text:
+        raise PromptError(f"{package}/prompts/{name} has role markers; use render_messages")
+    return Safe(text, used)
 
 
 def render_messages(package: str, name: str, **variables: Any) -> list[Message]:
-    """Render a template into chat messages (see module docstring for the markers)."""
-    text = render(package, name, **variables)
-    pieces = _MARKER.split(text)
+    """Render a template into chat messages (see the module docstring).
+
+    Messages are cut at the template's own role markers only; when the prompt holds
+    fenced data, the system message says that the fenced parts are data.
+    """
+    text, used = _render_marked(package, name, variables)
+    pieces = _MARK_SPLIT.split(text)
     messages: list[Message] = []
     if pieces[0].strip():
         messages.append(Message(role="user", content=pieces[0].strip()))
@@ -164,21 +243,42 @@ def render_messages(package: str, name: str, **variables: Any) -> list[Message]:
             messages.append(Message(role=role, content=content.strip()))
     if not messages:
         raise PromptError(f"{package}/prompts/{name} rendered to no messages")
-    return messages
+    return with_data_notice(messages, used)
 
 
-def truncate_chars(text: str, limit: int) -> str:
-    """Cut `text` to at most `limit` characters at a word boundary, marking the cut."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return f"{cut} […]"
+def with_data_notice(messages: list[Message], tags: Iterable[str]) -> list[Message]:
+    """`messages` with the data notice for `tags` in the (first) system message."""
+    tags = [t for t in tags if t]
+    if not tags:
+        return messages
+    return with_system(messages, data_notice(tags), first=False)
+
+
+def with_system(messages: list[Message], text: str, *, first: bool = True) -> list[Message]:
+    """`messages` with `text` added to the system message (one is made if none leads).
+
+    Args:
+        first: put `text` before the existing system text (a persona) instead of after
+            it (a note).
+    """
+    if messages and messages[0].role == "system":
+        own = messages[0].content
+        merged = f"{text}\n\n{own}" if first else f"{own}\n\n{text}"
+        return [Message(role="system", content=merged), *messages[1:]]
+    return [Message(role="system", content=text), *messages]
 
 
 def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 10) -> str:
-    """A plain-text description of a check input for prompts."""
+    """A plain-text description of a check input for prompts (untrusted: fence it).
+
+    Args:
+        item: the input (already cut to the run's limits by the method, see
+            `veracity.limits`).
+        max_chars: the longest main text shown (article body, claim or post text).
+        max_replies: the most replies shown (earliest first); the rest are counted.
+    """
     if isinstance(item, Claim):
-        lines = [f"Claim: {item.text}"]
+        lines = [f"Claim: {truncate_chars(item.text, max_chars)}"]
         if item.speaker:
             lines.append(f"Speaker: {item.speaker}")
         if item.date:
@@ -195,16 +295,75 @@ def render_input(item: CheckInput, *, max_chars: int = 6000, max_replies: int = 
         lines.append(f"Text: {truncate_chars(item.body, max_chars)}")
         return "\n".join(lines)
     if isinstance(item, Post):
-        lines = [f"Post: {item.text}"]
+        lines = [f"Post: {truncate_chars(item.text, max_chars)}"]
         if item.author:
             lines.append(f"Author: {item.author}")
         replies = item.replies_by_time(max_replies)
         if replies:
             lines.append("Replies:")
             lines += [f"- {r.text}" for r in replies]
+            if len(item.replies) > len(replies):
+                lines.append(f"({len(item.replies) - len(replies)} later replies not shown)")
         return "\n".join(lines)
     raise TypeError(f"not a check input: {type(item).__name__}")
 
 
 def input_kind_name(item: CheckInput) -> str:
     return {"claim": "claim", "article": "news article", "post": "social-media post"}[item.kind]
+
+
+# --------------------------------------------------------------------------- template audit
+
+_TRUSTED = re.compile(r"\{#-?\s*trusted:\s*(.*?)\s*-?#\}", re.S)
+_SAFE_FILTERS = {"data", "length", "count", "int", "float", "abs", "round"}
+
+
+def trusted_names(source: str) -> set[str]:
+    """The variables a template declares trusted (``{# trusted: a, b.c #}``)."""
+    found: set[str] = set()
+    for block in _TRUSTED.findall(source):
+        for entry in re.sub(r"\([^)]*\)", "", block).replace("\n", ",").split(","):
+            m = re.match(r"\s*([\w.]+)", entry)
+            if m:
+                found.add(m.group(1))
+    return found
+
+
+def _shown(node: jinja2.nodes.Node) -> set[str]:
+    """Dotted names whose value `node` outputs (tests of a condition are not output)."""
+    nodes = jinja2.nodes
+    if isinstance(node, nodes.Filter):
+        return set() if node.name in _SAFE_FILTERS else _shown(node.node)  # type: ignore[arg-type]
+    if isinstance(node, nodes.CondExpr):
+        return _shown(node.expr1) | (_shown(node.expr2) if node.expr2 is not None else set())
+    if isinstance(node, nodes.Name):
+        return {node.name}
+    if isinstance(node, nodes.Getattr):
+        return {f"{n}.{node.attr}" for n in _shown(node.node)}
+    if isinstance(node, nodes.Getitem):
+        key = node.arg.value if isinstance(node.arg, nodes.Const) else "?"
+        return {f"{n}.{key}" for n in _shown(node.node)}
+    if isinstance(node, nodes.Const | nodes.Test | nodes.Compare | nodes.Not):
+        return set()
+    out: set[str] = set()
+    for child in node.iter_child_nodes():
+        out |= _shown(child)
+    return out
+
+
+def unfenced_variables(source: str) -> list[str]:
+    """Variables a template shows neither fenced with ``data`` nor declared trusted.
+
+    A dotted name (``p.text``) is covered by a declaration of itself or of its root.
+    """
+    env = jinja2.Environment(extensions=[_RoleMarkers])
+    trusted = trusted_names(source)
+    found: set[str] = set()
+    for output in env.parse(source).find_all(jinja2.nodes.Output):
+        for expr in output.nodes:
+            if isinstance(expr, jinja2.nodes.TemplateData):
+                continue
+            for name in _shown(expr):
+                if name not in trusted and name.split(".", 1)[0] not in trusted:
+                    found.add(name)
+    return sorted(found)

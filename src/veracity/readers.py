@@ -3,20 +3,45 @@
 Used by the benchmark loaders and by local corpus files. Each reader yields ``(Loc,
 record)`` pairs so that a malformed record can be reported by file and line (or array
 position); unreadable input raises the caller's `error` type (``DatasetError`` for
-loaders, ``CorpusInputError`` for corpora) at once.
+loaders, ``CorpusInputError`` for corpora) at once: a file that is not UTF-8, JSON that
+is malformed, nested too deeply or holds an unreadable number (`veracity.textio`'s
+bounds), a row with the wrong number of columns.
 
-This module imports nothing from veracity, so every layer may use it.
+This module imports only the lowest layer (`veracity.errors`, `veracity.textio`), so
+every layer may use it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from veracity.errors import InputError
+from veracity.textio import parse_json
+
+
+@contextlib.contextmanager
+def _decoding(file: Path, error: type[Exception]) -> Iterator[None]:
+    """Turn a decoding failure anywhere in the block into `error` naming `file`."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start : exc.start + 1].hex()} "
+            f"at byte {exc.start} of the block read); convert the file to UTF-8"
+        ) from None
+
+
+def _json(text: str, where: object, error: type[Exception]) -> Any:
+    try:
+        return parse_json(text, str(where))
+    except InputError as exc:
+        raise error(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -38,15 +63,12 @@ class Loc:
 
 def read_jsonl(file: Path, *, error: type[Exception] = ValueError) -> Iterator[tuple[Loc, Any]]:
     """Records of a JSON Lines file; blank lines are ignored."""
-    with file.open(encoding="utf-8") as fh:
+    with _decoding(file, error), file.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             loc = Loc(file, n)
-            try:
-                yield loc, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise error(f"{loc}: not valid JSON ({exc.msg})") from None
+            yield loc, _json(line, loc, error)
 
 
 def read_json_array(
@@ -61,11 +83,8 @@ def read_json_array(
 
 
 def read_json(file: Path, *, error: type[Exception] = ValueError) -> Any:
-    try:
-        with file.open(encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise error(f"{file}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    with _decoding(file, error):
+        return _json(file.read_text(encoding="utf-8"), file, error)
 
 
 def read_csv(
@@ -73,7 +92,7 @@ def read_csv(
 ) -> Iterator[tuple[Loc, dict[str, str]]]:
     """Rows of a CSV/TSV file with a header, located by the line where each row starts."""
     csv.field_size_limit(sys.maxsize)
-    with file.open(encoding="utf-8", newline="") as fh:
+    with _decoding(file, error), file.open(encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         try:
             header = next(reader)
@@ -102,7 +121,7 @@ def read_tsv_rows(
     file: Path, columns: int, *, error: type[Exception] = ValueError
 ) -> Iterator[tuple[Loc, list[str]]]:
     """Rows of a header-less TSV with no quoting and exactly `columns` columns."""
-    with file.open(encoding="utf-8", newline="") as fh:
+    with _decoding(file, error), file.open(encoding="utf-8", newline="") as fh:
         for n, line in enumerate(fh, 1):
             text = line.rstrip("\r\n")
             if not text.strip():

@@ -169,6 +169,7 @@ def build_method(
             except (MethodConfigError, LabelError):
                 method = make(None)
         method.use_prompts(prompts)
+        method.use_limits(config.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
     return method

@@ -16,23 +16,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from veracity.errors import InputError
-
-MAX_INPUT_CHARS = 200_000  # longer inputs are refused with a clear error
+from veracity.redaction import scrub_value, strip_credentials
+from veracity.textio import (  # noqa: F401  (the limits are re-exported)
+    MAX_EVIDENCE_DOCS,
+    MAX_FIELD_CHARS,
+    MAX_INPUT_CHARS,
+    MAX_REPLIES,
+)
+from veracity.textio import (
+    bounded_text as _bounded,
+)
+from veracity.textio import (
+    require_text as _require_text,
+)
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def _require_text(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{what} is empty; give some text to check")
-    if len(value) > MAX_INPUT_CHARS:
-        raise InputError(
-            f"{what} has {len(value):,} characters; the limit is {MAX_INPUT_CHARS:,}. "
-            "Split the text or check its main claims separately."
-        )
-    return value
 
 
 # --------------------------------------------------------------------------- inputs
@@ -57,6 +57,18 @@ class Claim(_Strict):
     @classmethod
     def _text(cls, v: str) -> str:
         return _require_text(v, "claim text")
+
+    @field_validator("speaker", "context")
+    @classmethod
+    def _fields(cls, v: str | None, info: Any) -> str | None:
+        return _bounded(v, f"claim {info.field_name}")
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence(cls, v: list[Document]) -> list[Document]:
+        if len(v) > MAX_EVIDENCE_DOCS:
+            raise InputError(f"{len(v):,} evidence documents; the limit is {MAX_EVIDENCE_DOCS:,}")
+        return v
 
     @property
     def content(self) -> str:
@@ -84,6 +96,11 @@ class Article(_Strict):
     def _body(cls, v: str) -> str:
         return _require_text(v, "article body")
 
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        return _bounded(v, "article title") or ""
+
     @property
     def content(self) -> str:
         return f"{self.title}\n\n{self.body}" if self.title else self.body
@@ -103,6 +120,11 @@ class Reply(_Strict):
     parent: str | None = None  # id of the post or reply this answers
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("text", "author")
+    @classmethod
+    def _fields(cls, v: str | None, info: Any) -> str | None:
+        return _bounded(v, f"reply {info.field_name}")
+
 
 class Post(_Strict):
     """A social-media post with its replies."""
@@ -120,6 +142,21 @@ class Post(_Strict):
     @classmethod
     def _text(cls, v: str) -> str:
         return _require_text(v, "post text")
+
+    @field_validator("author")
+    @classmethod
+    def _author(cls, v: str | None) -> str | None:
+        return _bounded(v, "post author")
+
+    @field_validator("replies")
+    @classmethod
+    def _replies(cls, v: list[Reply]) -> list[Reply]:
+        if len(v) > MAX_REPLIES:
+            raise InputError(
+                f"{len(v):,} replies; the limit is {MAX_REPLIES:,} (a check reads the earliest "
+                "`limits.max_replies` of them)"
+            )
+        return v
 
     @model_validator(mode="after")
     def _thread(self) -> Post:
@@ -197,7 +234,10 @@ class Document(_Strict):
 
         if not self.url:
             return None
-        host = urlparse(self.url).hostname or ""
+        try:
+            host = urlparse(self.url).hostname or ""
+        except ValueError:  # a malformed URL (unbalanced brackets, ...) has no domain
+            return None
         return host.lower().removeprefix("www.") or None
 
 
@@ -430,7 +470,7 @@ class Trace(_Strict):
         if model is None:
             raise ValueError(f"unknown trace event kind {kind!r}")
         payload = model.model_validate(data)
-        clean = payload.model_dump(mode="json", exclude_unset=True)
+        clean = scrub_value(payload.model_dump(mode="json", exclude_unset=True))
         event = TraceEvent(kind=kind, name=name, t=round(time.time() - self.started, 4), data=clean)
         self.events.append(event)
         return event
@@ -465,6 +505,11 @@ class Verdict(_Strict):
     usage: Usage = Field(default_factory=Usage)
     trace: Trace = Field(default_factory=Trace)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("error")
+    @classmethod
+    def _no_credentials(cls, v: str | None) -> str | None:
+        return strip_credentials(v) if v else v
 
     @model_validator(mode="after")
     def _consistent(self) -> Verdict:

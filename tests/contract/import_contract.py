@@ -5,17 +5,19 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
 1. Layers. A module may import its own layer and the layers below it, never one above.
    Lowest first:
 
-   - ``errors``, ``infra``, ``dates``, ``readers`` — import nothing from veracity;
-   - ``types``, ``labels``, ``config``, ``registry``, ``context`` — data models, label
-     spaces, settings, registries, per-check accounting;
+   - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
+     ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
+     credential stripping, neutralising untrusted text);
+   - ``types``, ``labels``, ``config``, ``registry``, ``context``, ``limits`` — data
+     models, label spaces, settings, registries, per-check accounting, input limits;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
    - ``nlp``, ``retrieval``, ``evidence`` — shared parts on top of the model layer;
    - ``deliberation`` — debate engine, judges, stopping, ReAct;
    - ``methods`` — the methods;
    - ``runtime`` — the composition root;
    - ``datasets`` — benchmark loaders (read only by the harness and the front ends);
-   - ``api``, ``evaluation``, ``cli``, ``server``, ``mcp``, ``batch``, ``testing`` and the
-     package's ``__init__``/``__main__`` — the entry points.
+   - ``api``, ``evaluation``, ``cli``, ``server``, ``mcp``, ``batch``, ``testing``,
+     ``doctor`` and the package's ``__init__``/``__main__`` — the entry points.
 
 2. No import cycle between top-level parts (a part may import a sibling of its layer,
    but not in both directions, directly or through others).
@@ -36,15 +38,16 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"errors", "infra", "dates", "readers"},
-        {"types", "labels", "config", "registry", "context"},
+        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
+        {"types", "labels", "config", "registry", "context", "limits"},
         {"llm", "prompting"},
         {"nlp", "retrieval", "evidence"},
         {"deliberation"},
         {"methods"},
         {"runtime"},
         {"datasets"},
-        {"api", "evaluation", "cli", "server", "mcp", "batch", "testing", "__init__", "__main__"},
+        {"api", "evaluation", "cli", "server", "mcp", "batch", "testing", "doctor"}
+        | {"__init__", "__main__"},
     )
 )
 SHARED_METHOD_MODULES = frozenset(

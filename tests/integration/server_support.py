@@ -165,7 +165,9 @@ def s2mad_llm(latency_s: float = 0.0) -> ScriptedLLM:
     llm = ScriptedLLM(latency_s=latency_s)
 
     def score(request: LLMRequest) -> str:
-        items = re.findall(r"^\[(c\d+)\] (.*)$", request.messages[-1].content, re.M)
+        items = re.findall(
+            r'^<reply id="(c\d+)">\n(.*)\n</reply>$', request.messages[-1].content, re.M
+        )
         scored = [{"id": i, "reason": "scripted", "score": THREAD.get(t, 0.0)} for i, t in items]
         return json.dumps({"scores": scored})
 

@@ -197,9 +197,15 @@ def test_keep_alives_while_a_check_is_slow_do_not_end_the_stream(tmp_path, monke
     with live_server(tmp_path, gated) as (_, client):
         job_id = submit(client)
         assert gated.waiting.wait(10)
-        threading.Timer(0.5, gated.gate.set).start()  # ten keep-alive ticks, then answer
+        fallback = threading.Timer(30, gated.gate.set)  # never hang if no keep-alive comes
+        fallback.start()
+        lines = []
         with client.stream("GET", f"/v1/checks/{job_id}/events") as resp:
-            lines = list(resp.iter_lines())
+            for line in resp.iter_lines():
+                lines.append(line)
+                if lines.count(": keep-alive") == 3:
+                    gated.gate.set()  # the model answers only after three keep-alives
+        fallback.cancel()
     assert lines.count(": keep-alive") >= 3
     events = list(parse_sse(iter(lines)))
     assert events[-2]["data"]["data"]["status"] == "done" and events[-1]["event"] == "end"

@@ -39,7 +39,7 @@ def make_post(scores: dict[str, float] | None = None, *, dated: bool = True) -> 
 
 def comments_in(prompt: str) -> list[tuple[str, str]]:
     """(local id, text) of the replies listed in a stance-scoring prompt."""
-    return re.findall(r"^\[(c\d+)\] (.*)$", prompt, re.M)
+    return re.findall(r'^<reply id="(c\d+)">\n(.*)\n</reply>$', prompt, re.M)
 
 
 def scorer(scores: dict[str, float] | None = None):

@@ -202,3 +202,17 @@ async def test_records_are_reported_only_once_on_disk_and_a_failed_write_stops_t
     with pytest.raises(OSError, match="disk full"):
         await RecordWriter(store, saved).run(work)
     assert seen == [r.id for r in store.read_predictions()] and seen[0] == "r0"
+
+
+def test_a_run_directory_in_use_is_refused(tmp_path, llm):
+    src = tmp_path / "c.jsonl"
+    _jsonl(src, 2)
+    holder = RunStore(tmp_path / "o.run")  # another session holds the directory
+    holder.acquire()
+    try:
+        args = ["batch", str(src), "-o", str(tmp_path / "o.jsonl"), *BASE, *COLUMNS]
+        result = runner.invoke(app, args)
+    finally:
+        holder.release()
+    assert result.exit_code == 2 and "in use" in " ".join(result.output.split())
+    assert llm.calls == []

@@ -17,17 +17,9 @@ from veracity.retrieval.netsafe import (
     secret_values,
 )
 from veracity.testing.contract import http_client_for_tests
+from veracity.testing.sources import table_resolver
 
 PUBLIC = "93.184.215.14"
-
-
-def resolver_for(table: dict[str, list[str]]):
-    async def resolve(host: str, port: int) -> list[str]:
-        if host not in table:
-            raise OSError(f"unknown host {host}")
-        return table[host]
-
-    return resolve
 
 
 @pytest.mark.parametrize(
@@ -49,13 +41,13 @@ def resolver_for(table: dict[str, list[str]]):
     ],
 )
 async def test_non_public_addresses_are_refused(address):
-    resolve = resolver_for({"evil.example": [address]})
+    resolve = table_resolver({"evil.example": [address]})
     with pytest.raises(UnsafeURL, match="non-public"):
         await check_public_url("https://evil.example/x", resolver=resolve)
 
 
 async def test_any_private_address_among_several_is_refused():
-    resolve = resolver_for({"mixed.example": [PUBLIC, "10.0.0.7"]})
+    resolve = table_resolver({"mixed.example": [PUBLIC, "10.0.0.7"]})
     with pytest.raises(UnsafeURL, match=r"10\.0\.0\.7"):
         await check_public_url("http://mixed.example/", resolver=resolve)
 
@@ -65,34 +57,35 @@ async def test_any_private_address_among_several_is_refused():
 )
 async def test_non_http_schemes_are_refused(url):
     with pytest.raises(UnsafeURL, match="only http and https"):
-        await check_public_url(url, resolver=resolver_for({}))
+        await check_public_url(url, resolver=table_resolver({}))
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:8080/admin", "http://[::1]/", "http://10.0.0.1"])
 async def test_ip_literals_are_checked_without_resolving(url):
     with pytest.raises(UnsafeURL):
-        await check_public_url(url, resolver=resolver_for({}))
+        await check_public_url(url, resolver=table_resolver({}))
 
 
 async def test_public_address_passes():
     await check_public_url(
-        "https://news.example/a", resolver=resolver_for({"news.example": [PUBLIC]})
+        "https://news.example/a", resolver=table_resolver({"news.example": [PUBLIC]})
     )
 
 
 async def test_unresolvable_host_is_unreachable():
     with pytest.raises(SourceUnreachable, match="cannot resolve"):
-        await check_public_url("https://nowhere.example/", resolver=resolver_for({}))
+        await check_public_url("https://nowhere.example/", resolver=table_resolver({}))
 
 
 @respx.mock
 async def test_fetch_page_refuses_redirect_to_private_address(tmp_path):
-    respx.get("https://news.example/story").mock(
+    # the guard connects to the address it checked (the Host header names the site)
+    respx.get(f"https://{PUBLIC}/story", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(302, headers={"Location": "http://internal.example/secret"})
     )
-    internal = respx.get("http://internal.example/secret").mock(return_value=httpx.Response(200))
+    internal = respx.get(url__regex=r"/secret").mock(return_value=httpx.Response(200))
     client = http_client_for_tests(tmp_path)
-    client.resolver = resolver_for({"news.example": [PUBLIC], "internal.example": ["10.0.0.9"]})
+    client.resolver = table_resolver({"news.example": [PUBLIC], "internal.example": ["10.0.0.9"]})
     with pytest.raises(UnsafeURL):
         await client.fetch_page("web", "https://news.example/story")
     assert not internal.called
@@ -100,14 +93,14 @@ async def test_fetch_page_refuses_redirect_to_private_address(tmp_path):
 
 @respx.mock
 async def test_fetch_page_follows_public_redirect_and_caps_size(tmp_path):
-    respx.get("https://news.example/old").mock(
+    respx.get(f"https://{PUBLIC}/old", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(301, headers={"Location": "/new"})
     )
-    respx.get("https://news.example/new").mock(
+    respx.get(f"https://{PUBLIC}/new", headers={"host": "news.example"}).mock(
         return_value=httpx.Response(200, content=b"x" * 5000, headers={"content-type": "text/html"})
     )
     client = http_client_for_tests(tmp_path, max_page_bytes=2048)
-    client.resolver = resolver_for({"news.example": [PUBLIC]})
+    client.resolver = table_resolver({"news.example": [PUBLIC]})
     page = await client.fetch_page("web", "https://news.example/old")
     assert page.status == 200 and len(page.content) == 2048
     assert page.content_type == "text/html"
@@ -117,7 +110,7 @@ async def test_fetch_page_follows_public_redirect_and_caps_size(tmp_path):
 async def test_fetch_page_refuses_loopback_without_request(tmp_path):
     route = respx.get("http://localhost/").mock(return_value=httpx.Response(200))
     client = http_client_for_tests(tmp_path)
-    client.resolver = resolver_for({"localhost": ["127.0.0.1"]})
+    client.resolver = table_resolver({"localhost": ["127.0.0.1"]})
     with pytest.raises(UnsafeURL):
         await client.fetch_page("web", "http://localhost/")
     assert not route.called

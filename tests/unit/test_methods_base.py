@@ -78,7 +78,7 @@ async def test_transient_fault_after_retries_is_recorded_config_faults_raise():
 
 
 def test_config_errors_are_clear():
-    with pytest.raises(MethodConfigError, match="invalid config"):
+    with pytest.raises(MethodConfigError, match="invalid method_config"):
         DirectMethod(llm=ScriptedLLM(), config={"temprature": 0.2})
     with pytest.raises(Exception, match="unknown label space"):
         DirectMethod(llm=ScriptedLLM(), config={"labels": "nope"})

@@ -39,7 +39,7 @@ async def test_rag_shows_passages_and_cites_them_as_evidence():
     assert [e.document.id for e in verdict.evidence] == ["d1"]
     assert verdict.metadata["retrieved"] == ["d1", "d3"]  # the two best matches
     prompt = llm.calls[0].messages[-1].content
-    assert "[1] Vitamin C: Vitamin C does not prevent colds" in prompt
+    assert '<passage id="1">\nVitamin C: Vitamin C does not prevent colds' in prompt
     assert verdict.usage.searches == 1 and verdict.usage.llm_calls == 1
     assert source.queries[0].top_k == 2
 

@@ -171,8 +171,7 @@ def test_torn_last_line_is_cut_and_that_example_redone(tmp_path):
     path = run.store.predictions_path
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:2]) + lines[2][:40])  # a kill in the middle of a write
-    with pytest.raises(RunStoreError, match="incomplete last line"):
-        run.store.read_predictions()
+    assert len(run.store.read_predictions()) == 2  # a reader skips the torn line
     _, m = _run(config(tmp_path, limit=3), tmp_path / "run")
     assert m.n == 3 and len(path.read_text().splitlines()) == 3
 

@@ -17,7 +17,7 @@ from veracity.labels import RUMOR
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.methods.s2mad import ANSWER_TO_RUMOR, S2MADConfig, S2MADMethod
 from veracity.testing import ScriptedLLM
-from veracity.types import Claim, InputError, Post, Stance
+from veracity.types import Claim, Post, Stance
 
 SUPPORTING = [t for t, s in THREAD.items() if s > 0]
 OPPOSING = [t for t, s in THREAD.items() if s < 0]
@@ -172,8 +172,9 @@ async def test_early_detection_uses_only_the_first_replies_by_time():
 
 async def test_early_detection_refuses_undated_replies():
     llm = full_script()
-    with pytest.raises(InputError, match="needs reply times"):
-        await _check(llm, make_post(dated=False), max_replies_by_time=2)
+    refused = await _check(llm, make_post(dated=False), max_replies_by_time=2)
+    assert refused.label is None and "needs reply times" in refused.error  # recorded, no crash
+    assert refused.error.startswith("InputError")
     assert llm.calls == []
     llm = full_script(verdict=judge("Fake"))  # no cut needed: undated replies are fine
     verdict = await _check(llm, make_post(dated=False), max_replies_by_time=10)

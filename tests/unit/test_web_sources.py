@@ -217,7 +217,8 @@ async def test_fetch_pages_replaces_snippet_and_dates_from_page(client):
         def text(self, query, **kwargs):
             return data
 
-    respx.get("https://news.example.com/fact-check/apollo-landing-date").mock(
+    page = "https://93.184.215.14/fact-check/apollo-landing-date"  # the checked address
+    respx.get(page, headers={"host": "news.example.com"}).mock(
         return_value=httpx.Response(
             200,
             content=(DATA / "pages/article.html").read_bytes(),
@@ -238,7 +239,9 @@ async def test_fetch_failure_keeps_snippet_and_is_traced(client):
         def text(self, query, **kwargs):
             return [{"title": "t", "href": "https://gone.example.org/a", "body": "snippet text"}]
 
-    respx.get("https://gone.example.org/a").mock(return_value=httpx.Response(404))
+    respx.get("https://93.184.215.14/a", headers={"host": "gone.example.org"}).mock(
+        return_value=httpx.Response(404)
+    )
     source = DuckDuckGoSource(client_factory=Fake, http=client, fetch_pages=True)
     with context.check_context() as ctx:
         (doc,) = await source.search(Query(text="x"))

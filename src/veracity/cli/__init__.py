@@ -6,14 +6,16 @@ from __future__ import annotations
 from veracity.cli import batch as _batch  # noqa: F401
 from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
+from veracity.cli import doctor as _doctor  # noqa: F401
 from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
 from veracity.cli import serve as _serve  # noqa: F401
-from veracity.cli.app import app, console, fail  # noqa: F401
+from veracity.cli.app import PROCESS, app, console, fail  # noqa: F401
 
 
 def main() -> None:
+    PROCESS["owned"] = True
     app()
 
 

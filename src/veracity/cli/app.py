@@ -55,11 +55,21 @@ class _LazyConsole:
         self.real().__exit__(*exc)
 
 
+PROCESS = {"owned": False}
+"""``owned`` is set by `veracity.cli.main`: the command line is the program, so a command
+may end the process at once (``os._exit``); in-process callers (tests, notebooks) leave it
+unset."""
+
 console: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]  # messages
 out: Console = _LazyConsole()  # type: ignore[assignment]  # results go to stdout
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
-    console.print(f"[bold red]error:[/] {message}")
+    from rich.markup import escape
+
+    from veracity.redaction import strip_credentials
+
+    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup
+    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}")
     raise typer.Exit(code)

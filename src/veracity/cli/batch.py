@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 import re
 import sys
 from datetime import datetime, timezone
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from veracity.cli.app import app, console, fail
+from veracity.cli.app import PROCESS, app, console, fail
 from veracity.cli.common import (
     ENGINE_HELP,
     LLM_LIMIT_HELP,
@@ -154,6 +154,7 @@ def _run(
 ) -> BatchSummary:
     from veracity.evaluation.batch import output_line, run_batch
     from veracity.evaluation.runner import FATAL, RunningStats
+    from veracity.infra import run_interruptible
 
     stats = RunningStats()
     with progress_bar(show) as bar:
@@ -167,7 +168,7 @@ def _run(
                 sys.stdout.flush()
 
         try:
-            return asyncio.run(
+            return run_interruptible(
                 run_batch(
                     batch,
                     iter(jobs),
@@ -184,6 +185,13 @@ def _run(
                 f"--run-dir {batch.store.path} to resume",
                 soft_wrap=True,
             )
+            if PROCESS["owned"]:
+                # leave now, as `veracity eval` does: model calls still running in worker
+                # threads are abandoned, not joined (what finished is on disk; the OS frees
+                # the run lock)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(130)
             raise typer.Exit(130) from None
         except FATAL as exc:
             fail(str(exc), code=3)

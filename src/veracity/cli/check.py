@@ -19,23 +19,21 @@ if TYPE_CHECKING:  # the rest is imported where it is used, so that --help start
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
     if file is not None and text is not None:
         fail("give the text as an argument or with --file, not both")
-    if file is not None:
-        if not file.is_file():
-            fail(f"input file not found: {file}")
-        raw = file.read_text(encoding="utf-8", errors="replace")
-        if file.suffix.lower() == ".json":
-            import json
+    from veracity.textio import decode_text, parse_json, require_decodable
 
-            try:
-                return json.loads(raw)
-            except json.JSONDecodeError as exc:
-                fail(f"{file}: not valid JSON: {exc}")
-        return raw
-    if text is None:
-        fail("nothing to check: give TEXT, '-' for standard input, or --file PATH")
-    if text == "-":
-        return sys.stdin.read()
-    return text
+    try:
+        if file is not None:
+            if not file.is_file():
+                fail(f"input file not found: {file}")
+            raw = decode_text(file.read_bytes(), str(file))
+            return parse_json(raw, str(file)) if file.suffix.lower() == ".json" else raw
+        if text is None:
+            fail("nothing to check: give TEXT, '-' for standard input, or --file PATH")
+        if text == "-":
+            return decode_text(sys.stdin.buffer.read(), "standard input")
+        return require_decodable(text, "the text argument")
+    except InputError as exc:
+        fail(str(exc))
 
 
 def _describe(event: TraceEvent) -> str | None:
@@ -100,16 +98,19 @@ def check(
         item = as_input(raw, kind)  # type: ignore[arg-type]
     except (InputError, ValidationError, ValueError, TypeError) as exc:
         fail(input_message(exc))
-    flags = {
-        "method": method,
-        "labels": labels,
-        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
-        "sources": parse_source_options(source or []) or None,
-    }
     try:
+        flags = {
+            "method": method,
+            "labels": labels,
+            "llm": {"model": model, "base_url": base_url, "provider": provider,
+                    "n_threads": threads},
+            "sources": parse_source_options(source or []) or None,
+        }  # fmt: skip
         run = build_run(resolve_config(config, variant=variant, flags=flags))
     except ConfigError as exc:
         fail(str(exc))
+    except (ModelNotAvailable, LLMAuthError) as exc:
+        fail(str(exc), code=3)
     m = run.method
     ensure_model(run.config.llm)
     try:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import PROCESS, app, console, fail, out
 from veracity.cli.common import (
     ENGINE_HELP,
     LLM_LIMIT_HELP,
@@ -136,9 +138,9 @@ def resolve_config(
 def _run_with_progress(
     run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
 ) -> Metrics:
-    import asyncio
 
     from veracity.evaluation.runner import RunningStats, run_session
+    from veracity.infra import run_interruptible
 
     stats = RunningStats()
     for rec in run.store.read_predictions():
@@ -153,7 +155,7 @@ def _run_with_progress(
             stats.add(rec)
             bar.update(task, advance=1, stats=stats.line())
 
-        return asyncio.run(run_session(run, concurrency, on_record, engine))
+        return run_interruptible(run_session(run, concurrency, on_record, engine))
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
@@ -248,15 +250,18 @@ def eval_(
     llm_limit: int = typer.Option(None, help=LLM_LIMIT_HELP),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
-    flags = {
-        "method": method, "dataset": dataset, "split": split, "limit": limit,
-        "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
-        "sample_per_class": sample_per_class, "repeats": repeats,
-        "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
-        "llm": {"model": model, "base_url": base_url, "provider": provider, "n_threads": threads},
-        "sources": parse_source_options(source or []) or None,
-    }  # fmt: skip
+    from veracity.evaluation.runner import FATAL
+
     try:
+        flags = {
+            "method": method, "dataset": dataset, "split": split, "limit": limit,
+            "sample": sample, "seed": seed, "concurrency": concurrency, "labels": labels,
+            "sample_per_class": sample_per_class, "repeats": repeats,
+            "data_dir": str(data_dir) if data_dir else None, "gold_evidence": gold_evidence,
+            "llm": {"model": model, "base_url": base_url, "provider": provider,
+                    "n_threads": threads},
+            "sources": parse_source_options(source or []) or None,
+        }  # fmt: skip
         runner = engine_for(engine, ray_address, workers, llm_limit)
         cfg = resolve_config(config, out_dir, variant, flags)
         if cfg.repeats > 1:
@@ -266,6 +271,8 @@ def eval_(
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
         fail(str(exc))
+    except FATAL as exc:  # a missing model or rejected credentials
+        fail(str(exc), code=3)
     _announce(run)
     _execute(run, concurrency, progress, engine=runner)
 
@@ -342,6 +349,12 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
+        if PROCESS["owned"]:
+            # Leave now: model calls still running in worker threads are abandoned, not
+            # joined (records, sessions, caches are on disk; the OS frees the run lock).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         raise typer.Exit(130) from None
     except FATAL as exc:
         fail(str(exc), code=3)

@@ -17,6 +17,7 @@ from veracity import context
 from veracity.deliberation.transcript import Turn
 from veracity.llm.base import LLM, LLMRequest, Message
 from veracity.llm.structured import complete_structured
+from veracity.prompting import with_system
 
 if TYPE_CHECKING:
     from veracity.deliberation.debate import DebateState
@@ -104,8 +105,8 @@ class Debater:
 
     async def speak(self, state: DebateState, phase: str, round_no: int) -> Turn:
         messages = self.build(state, self.role, phase, round_no)
-        if self.role.persona and messages[0].role != "system":
-            messages = [Message(role="system", content=self.role.persona), *messages]
+        if self.role.persona:  # the persona leads the system message (before any note)
+            messages = with_system(messages, self.role.persona)
         tag = f"{self.role.name}:{phase}:{round_no}"
         if self.stances:
             result = await complete_structured(

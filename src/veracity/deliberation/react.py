@@ -24,6 +24,7 @@ from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Query, Source, SourceAuthError, SourceError
 from veracity.retrieval.guards import guard_query
 from veracity.types import Document
+from veracity.untrusted import fence
 
 FINISH = "finish"
 
@@ -180,7 +181,9 @@ async def react_loop(
         _record(step, tag, on_step)
         convo += [
             assistant(result.response.text),
-            user(f"Observation {index}:\n{step.observation.text}\n\nNext step?"),
+            user(
+                f"Observation {index}:\n{fence(step.observation.text, 'observation')}\n\nNext step?"
+            ),
         ]
     return trajectory
 

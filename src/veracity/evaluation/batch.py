@@ -32,7 +32,7 @@ from veracity.datasets.generic import ColumnSpec, row_input
 from veracity.errors import ConfigError, DatasetError, EvalError
 from veracity.evaluation.engines import Engine, Job, LocalEngine, WorkerSpec
 from veracity.evaluation.prepare import check_resumable
-from veracity.evaluation.runner import session
+from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace
@@ -122,6 +122,7 @@ def prepare_batch(
             f"{run.config.method!r} checks {', '.join(kinds)}; the input holds {columns.kind}s "
             "(see --kind)"
         )
+    store.acquire()  # one session at a time; repairs a torn last line before any read
     return BatchRun(
         run.config, run.method, run.method.label_space, columns, store, run.prompts, paths
     )
@@ -238,25 +239,26 @@ async def run_batch(
     if k < 1:
         raise EvalError("--concurrency must be at least 1")
     store = batch.store
-    store.repair()
-    done = {r.id: r for r in store.read_predictions()}
-    store.write_config(batch.config.model_dump(mode="json"))
-    store.write_prompts(batch.prompts)
-    started = time.perf_counter()
-    async with session(store) as current:
+    with holding(store):  # prepare_batch took it already; given back at the end
+        done = {r.id: r for r in store.read_predictions()}
+        store.write_config(batch.config.model_dump(mode="json"))
+        store.write_prompts(batch.prompts)
+        started = time.perf_counter()
+        async with session(store) as current:
 
-        def saved(record: PredictionRecord) -> None:
-            current.add(record)
-            if emit is not None:
-                emit(record)
+            def saved(record: PredictionRecord) -> None:
+                current.add(record)
+                if emit is not None:
+                    emit(record)
 
-        todo = _pending(jobs, done, emit, threaded)
-        spec = WorkerSpec(batch.config, batch.caches)
-        chosen = engine or LocalEngine()
-        await RecordWriter(store, saved).run(
-            lambda sink: chosen.run(spec, batch.method, todo, k, sink)
-        )
-    return summarize(store.read_predictions(), time.perf_counter() - started, current.finished)
+            todo = _pending(jobs, done, emit, threaded)
+            spec = WorkerSpec(batch.config, batch.caches)
+            chosen = engine or LocalEngine()
+            await RecordWriter(store, saved).run(
+                lambda sink: chosen.run(spec, batch.method, todo, k, sink)
+            )
+        wall = time.perf_counter() - started
+        return summarize(store.read_predictions(), wall, current.finished)
 
 
 async def _pending(

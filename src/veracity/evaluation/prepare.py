@@ -19,7 +19,7 @@ from veracity import registry
 from veracity.config import RunConfig, data_dir
 from veracity.datasets.base import Dataset, DatasetInfo, Example
 from veracity.errors import ConfigError, DatasetError, EvalError, LabelError
-from veracity.evaluation.store import RunStore
+from veracity.evaluation.store import RunStore, redact
 from veracity.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
@@ -136,7 +136,7 @@ def check_resumable(store: RunStore, cfg: RunConfig) -> None:
     if not store.exists():
         return
     old = store.read_config()
-    new = cfg.model_dump(mode="json")
+    new = redact(cfg.model_dump(mode="json"))  # compared as stored: without secrets
     diffs = [k for k in _RESUME_KEYS if old.get(k) != new.get(k)]
     old_llm, new_llm = old.get("llm") or {}, new["llm"]
     diffs += [f"llm.{k}" for k in _RESUME_LLM_KEYS if old_llm.get(k) != new_llm.get(k)]
@@ -190,7 +190,24 @@ def prepare_run(
         run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
-    method, space, cfg = run.method, run.method.label_space, run.config
+    method, cfg = run.method, run.config
+    store.acquire()  # one session at a time; repairs a torn last line before any read
+    try:
+        return _finish_preparing(cfg, ds, store, method, run.prompts, paths)
+    except BaseException:
+        store.release()
+        raise
+
+
+def _finish_preparing(
+    cfg: RunConfig,
+    ds: Dataset,
+    store: RunStore,
+    method: Any,
+    prompts: dict[str, str],
+    caches: CachePaths,
+) -> PreparedRun:
+    info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
     kinds = getattr(method, "input_kinds", None)
     if kinds is not None and info.input_kind not in kinds:
@@ -215,7 +232,7 @@ def prepare_run(
     if cfg.gold_evidence:
         examples = [with_gold_evidence(e) for e in examples]
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, run.prompts, paths)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts, caches)
 
 
 def with_gold_evidence(example: Example) -> Example:

@@ -14,11 +14,11 @@ the finished examples.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.errors import EvalError, RunStoreError
@@ -40,6 +40,7 @@ from veracity.evaluation.prepare import (
     prepare_run,
     select_examples,
 )
+from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace, get_label_space
@@ -56,6 +57,7 @@ __all__ = [
     "execute",
     "finalize",
     "gold_mapper",
+    "holding",
     "map_gold",
     "open_dataset",
     "prepare_run",
@@ -142,7 +144,7 @@ async def execute(
     k = concurrency or run.config.concurrency
     if k < 1:
         raise EvalError("--concurrency must be at least 1")
-    run.store.repair()
+    run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
     finished = 0
@@ -189,25 +191,41 @@ class Session:
         self.finished += 1
 
 
+@contextlib.contextmanager
+def holding(store: RunStore) -> Iterator[RunStore]:
+    """The run directory's lock for the block: taken (repairing a torn last line) unless
+    already held, given back at the end. Raises `RunLocked` while another session runs."""
+    store.acquire()
+    try:
+        yield store
+    finally:
+        store.release()
+
+
 @contextlib.asynccontextmanager
 async def session(store: RunStore) -> AsyncIterator[Session]:
-    """A session on `store`: logged in ``sessions.jsonl`` when it ends, also when it is
-    interrupted (`eval` and `batch` both run in one)."""
+    """A session on `store`, inside `holding` (`eval` and `batch` both run in one): its
+    start is logged at once, its end also when interrupted, with a heartbeat meanwhile
+    (so a killed session's wall time is known)."""
     started = time.perf_counter()
-    start_iso = datetime.now(timezone.utc).isoformat()
     current, status = Session(), "interrupted"
+    store.acquire()  # a no-op inside `holding`
+    sid = store.start_session()
+    beating = asyncio.ensure_future(_heartbeat(store, sid))
     try:
         yield current
         status = "finished"
     finally:
-        store.log_session(
-            {
-                "started_at": start_iso,
-                "wall_time_s": round(time.perf_counter() - started, 3),
-                "examples_finished": current.finished,
-                "status": status,
-            }
-        )
+        beating.cancel()
+        wall = time.perf_counter() - started
+        store.end_session(sid, status=status, wall_time_s=wall, finished=current.finished)
+
+
+async def _heartbeat(store: RunStore, sid: str) -> None:
+    """Refresh the session's sign of life, so a killed session's wall time is known."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        store.heartbeat(sid)
 
 
 async def run_session(
@@ -216,13 +234,15 @@ async def run_session(
     on_record: Callable[[PredictionRecord], None] | None = None,
     engine: Engine | None = None,
 ) -> Metrics:
-    """`execute` (on `engine`, default local) then `finalize`, in a logged `session`."""
-    async with session(run.store) as current:
+    """`execute` (on `engine`, default local) in one `session`, then `finalize`, all while
+    `holding` the run directory."""
+    with holding(run.store):
+        async with session(run.store) as current:
 
-        def counted(record: PredictionRecord) -> None:
-            current.add(record)
-            if on_record is not None:
-                on_record(record)
+            def counted(record: PredictionRecord) -> None:
+                current.add(record)
+                if on_record is not None:
+                    on_record(record)
 
-        await execute(run, concurrency, counted, engine)
-    return finalize(run.store, run.space)
+            await execute(run, concurrency, counted, engine)
+        return finalize(run.store, run.space)

@@ -15,8 +15,15 @@ Layout of a run directory::
 
 `predictions.jsonl` is append-only. Each record is written as one complete line with a
 single write, then flushed and synced, so an interrupted run leaves only whole lines; a
-torn last line (possible only after a hard kill mid-write) is cut off when the file is
-next opened, and that example is simply run again.
+torn last line (possible only after a hard kill mid-write) is skipped by readers and cut
+off by the next session before it writes, and that example is simply run again.
+
+One session at a time: a session takes an exclusive lock on the directory (``.lock``,
+an OS file lock, so it is released even when the process is killed); a second
+`veracity eval` on the same directory gets a `RunLocked` error instead of interleaving.
+Each session writes a start line and an end line to ``sessions.jsonl`` and keeps a
+heartbeat while it runs; a session with no end line was killed, and its wall time runs
+to its last heartbeat or record (see `veracity.evaluation.rundir`).
 """
 
 from __future__ import annotations
@@ -30,10 +37,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.errors import RunStoreError
+from veracity.evaluation.rundir import (
+    DirLock,
+    RunLocked,
+    SessionLog,
+    append_line,
+    cut_torn_line,
+)
+from veracity.redaction import strip_credentials
 from veracity.types import Usage, Verdict
+
+__all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
+
 
 Status = Literal["ok", "abstained", "error", "exception"]
 
@@ -73,6 +91,11 @@ class PredictionRecord(BaseModel):
     verdict: Verdict | None = None
     exception: str | None = None
     finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+
+    @field_validator("exception")
+    @classmethod
+    def _no_credentials(cls, v: str | None) -> str | None:
+        return strip_credentials(v) if v else v
 
     @property
     def usage(self) -> Usage:
@@ -126,7 +149,7 @@ def redact(data: Any) -> Any:
     if isinstance(data, list | tuple):
         return [redact(v) for v in data]
     if isinstance(data, str):
-        return re.sub(r"(?<=://)[^/@\s]+@", "", data)  # user:password@host -> host
+        return strip_credentials(data)  # user:password@host -> host
     return data
 
 
@@ -135,6 +158,43 @@ class RunStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = DirLock(self.path)
+        self.sessions = SessionLog(
+            self.path,
+            lambda: [r.finished_at for r in self.read_predictions()],
+            self._lock.held_elsewhere,
+        )
+
+    # ------------------------------------------------------------------ lock
+    @property
+    def locked(self) -> bool:
+        """Whether this object holds the directory's lock."""
+        return self._lock.held
+
+    def acquire(self) -> None:
+        """Take the directory's exclusive lock, then repair torn last lines.
+
+        Raises:
+            RunLocked: another session holds it (its pid and start time are named).
+        """
+        if not self._lock.held:
+            self._lock.acquire()
+            self.repair()
+
+    def release(self) -> None:
+        """Give the lock back (the OS also does when the process ends)."""
+        self._lock.release()
+
+    def __enter__(self) -> RunStore:
+        """``with RunStore(path) as store:`` holds the lock (repaired) for the block."""
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        self.release()
 
     # ------------------------------------------------------------------ paths
     @property
@@ -191,37 +251,31 @@ class RunStore:
 
     # ------------------------------------------------------------------ predictions
     def repair(self) -> bool:
-        """Cut off a torn last line (no trailing newline). Returns whether it cut."""
-        p = self.predictions_path
-        if not p.is_file() or p.stat().st_size == 0:
-            return False
-        with p.open("rb+") as f:
-            data = f.read()
-            if data.endswith(b"\n"):
-                return False
-            keep = data.rfind(b"\n") + 1
-            f.truncate(keep)
-        return True
+        """Cut off a torn last line (no trailing newline) of the predictions and sessions
+        files, so the next append starts a line of its own. Returns whether it cut."""
+        return any([cut_torn_line(self.predictions_path), cut_torn_line(self.sessions_path)])
 
     def read_predictions(self) -> list[PredictionRecord]:
-        """All records; a malformed or duplicated line is an error naming the line."""
+        """All whole records; a malformed or duplicated line is an error naming the line.
+
+        A torn last line (a kill mid-write, or a record being written right now by the
+        session that holds the lock) is not a record yet and is skipped.
+        """
         p = self.predictions_path
         if not p.is_file():
             return []
         records, seen = [], set()
-        with p.open(encoding="utf-8") as f:
+        with p.open(encoding="utf-8", errors="replace") as f:
             for lineno, line in enumerate(f, 1):
-                if not line.strip():
+                if not line.endswith("\n") or not line.strip():
                     continue
-                if not line.endswith("\n"):
-                    raise RunStoreError(
-                        f"{p}:{lineno}: incomplete last line (the run was killed mid-write); "
-                        "resume the run to repair it"
-                    )
                 try:
                     rec = PredictionRecord.model_validate_json(line)
                 except ValidationError as exc:
-                    raise RunStoreError(f"{p}:{lineno}: not a prediction record: {exc}") from exc
+                    raise RunStoreError(
+                        f"{p}:{lineno}: not a prediction record: {exc}; move the line out of "
+                        "the file to check that example again"
+                    ) from exc
                 if rec.id in seen:
                     raise RunStoreError(f"{p}:{lineno}: example {rec.id!r} appears twice")
                 seen.add(rec.id)
@@ -230,12 +284,7 @@ class RunStore:
 
     def append(self, record: PredictionRecord) -> None:
         """Append one record as a whole line, flushed and synced to disk."""
-        line = record.model_dump_json() + "\n"
-        self.path.mkdir(parents=True, exist_ok=True)
-        with self.predictions_path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.predictions_path, record.model_dump_json())
 
     def rewrite_predictions(self, records: Iterable[PredictionRecord]) -> None:
         """Replace the predictions file atomically (used to drop records to redo)."""
@@ -250,41 +299,29 @@ class RunStore:
     def append_many(self, records: Sequence[PredictionRecord]) -> None:
         """Append several records with one write and one sync (a group commit): a kill
         leaves whole lines and at most one torn last line, as `append` does."""
-        if not records:
-            return
-        data = "".join(r.model_dump_json() + "\n" for r in records).encode("utf-8")
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.predictions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            while data:  # a regular file takes it in one write; a short write continues
-                data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        if records:
+            append_line(self.predictions_path, "\n".join(r.model_dump_json() for r in records))
 
     # ------------------------------------------------------------------ sessions
     @property
     def sessions_path(self) -> Path:
         return self.path / "sessions.jsonl"
 
-    def log_session(self, entry: dict[str, Any]) -> None:
-        """Append one line describing a session of this run (finished or interrupted)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        with self.sessions_path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(entry) + "\n")
-            f.flush()
+    def start_session(self) -> str:
+        """Record that a session starts now; returns its id (for `end_session`)."""
+        return self.sessions.start()
+
+    def heartbeat(self, sid: str) -> None:
+        """Refresh session `sid`'s sign of life (its wall time if it gets killed)."""
+        self.sessions.beat(sid)
+
+    def end_session(self, sid: str, *, status: str, wall_time_s: float, finished: int) -> None:
+        """Record how session `sid` ended (``finished`` or ``interrupted``)."""
+        self.sessions.end(sid, status=status, wall_time_s=wall_time_s, finished=finished)
 
     def read_sessions(self) -> list[dict[str, Any]]:
-        if not self.sessions_path.is_file():
-            return []
-        lines = self.sessions_path.read_text(encoding="utf-8").splitlines()
-        out = []
-        for lineno, line in enumerate(lines, 1):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise RunStoreError(f"{self.sessions_path}:{lineno}: not JSON: {exc}") from exc
-        return out
+        """One dict per session (see `SessionLog.read`); killed ones are counted too."""
+        return self.sessions.read()
 
     # ------------------------------------------------------------------ results
     def write_json(self, path: Path, data: Any) -> None:

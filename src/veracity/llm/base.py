@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from veracity.errors import (  # noqa: F401  (re-exported)
     CacheMiss,
     LLMAuthError,
+    LLMBadReply,
     LLMError,
     LLMRateLimited,
     LLMRequestError,
@@ -83,11 +84,28 @@ class LLMRequest(BaseModel):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+LOGPROB_SLACK = 1e-3  # servers round: a log-probability up to this far above 0 reads as 0
+
+
+def _logprob(value: float) -> float:
+    """A log-probability: a finite number <= 0 (tiny positive rounding is read as 0)."""
+    if not math.isfinite(value) and value != -math.inf:
+        raise ValueError(f"log-probability {value!r} is not a number")
+    if value > LOGPROB_SLACK:
+        raise ValueError(f"log-probability {value!r} is above 0")
+    return max(min(value, 0.0), -1e4)  # -inf (probability 0) is kept as a very small number
+
+
 class TopLogprob(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str
     logprob: float
+
+    @field_validator("logprob")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        return _logprob(v)
 
 
 class TokenLogprob(BaseModel):
@@ -97,6 +115,11 @@ class TokenLogprob(BaseModel):
     logprob: float
     top: list[TopLogprob] = Field(default_factory=list)
 
+    @field_validator("logprob")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        return _logprob(v)
+
     @property
     def prob(self) -> float:
         return math.exp(self.logprob)
@@ -105,8 +128,8 @@ class TokenLogprob(BaseModel):
 class TokenUsage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
 
 
 class LLMResponse(BaseModel):

@@ -50,6 +50,7 @@ class ResponseCache:
         self._conn: sqlite3.Connection | None = None
         self.hits = 0
         self.misses = 0
+        self.dropped = 0  # stored responses that failed validation and were deleted
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -100,9 +101,26 @@ class ResponseCache:
                     "cache mode to auto"
                 )
             return None
+        try:
+            response = LLMResponse.model_validate_json(row[0])
+        except ValueError as exc:  # written by an older version or damaged: never served
+            self.drop(request, backend_id, slot)
+            if self.mode == "replay":
+                raise CacheMiss(
+                    f"replay mode: the recorded response for {request.tag or 'a request'} "
+                    f"(key {key[:12]}…) is unusable and was dropped: {_first_line(exc)}"
+                ) from None
+            return None
         self.hits += 1
-        response = LLMResponse.model_validate_json(row[0])
         return response.model_copy(update={"cached": True})
+
+    def drop(self, request: LLMRequest, backend_id: str, slot: int = 0) -> None:
+        """Delete a stored response (one that failed validation), counting it in `dropped`."""
+        key = request.cache_key(backend_id)
+        with self._lock:
+            self._db().execute("DELETE FROM responses WHERE key=? AND occurrence=?", (key, slot))
+            self._db().commit()
+            self.dropped += 1
 
     def put(self, request: LLMRequest, backend_id: str, response: LLMResponse) -> None:
         key = request.cache_key(backend_id)
@@ -132,3 +150,8 @@ class ResponseCache:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).splitlines()
+    return " ".join(lines[:3])[:200]

@@ -17,6 +17,7 @@ from veracity.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.llm.base import (
     LLM,
     Capabilities,
+    LLMBadReply,
     LLMRequest,
     LLMResponse,
     LLMTimeout,
@@ -124,14 +125,35 @@ class ManagedLLM:
         u = response.usage
         return (u.prompt_tokens * price[0] + u.completion_tokens * price[1]) / 1e6
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        response = self.cache.get(request, self.backend_id) if self.cache is not None else None
+    async def complete(self, request: LLMRequest, *, accept: Accept | None = None) -> LLMResponse:
+        """Answer `request` from the cache or the backend.
+
+        Every reply is validated before it is cached or returned: one that does not
+        survive a JSON round trip (a log-probability that is not finite, ...) is a
+        retried `LLMBadReply`. `accept`, when given, is the caller's own check (e.g. the
+        reply parses into the expected object): a deterministic reply that fails it is
+        returned but not cached, and such a reply found in the cache is dropped and asked
+        for again, so a bad reply never poisons later runs.
+        """
+        response = self._from_cache(request, accept)
         if response is None:
             response = await self._call_with_retries(request)
-            if self.cache is not None:
+            if self.cache is not None and (request.temperature > 0 or _accepts(accept, response)):
                 self.cache.put(request, self.backend_id, response)
         self._record(request, response)
         return response
+
+    def _from_cache(self, request: LLMRequest, accept: Accept | None) -> LLMResponse | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(request, self.backend_id)
+        if hit is None or self.cache.mode == "replay" or _accepts(accept, hit):
+            return hit
+        self.cache.drop(request, self.backend_id)
+        context.current().event(
+            "error", request.tag or "llm", error="cached reply failed validation; asked again"
+        )
+        return None
 
     async def _call_with_retries(self, request: LLMRequest) -> LLMResponse:
         ctx = context.current()
@@ -139,7 +161,7 @@ class ManagedLLM:
 
         async def call() -> LLMResponse:
             started = time.perf_counter()
-            response = await self.inner.complete(request)
+            response = checked(await self.inner.complete(request))
             if not response.latency_s:
                 response.latency_s = round(time.perf_counter() - started, 4)
             return response
@@ -194,6 +216,39 @@ class ManagedLLM:
             cost_usd=self.cost(response),
             **data,
         )
+
+
+Accept = Callable[[LLMResponse], object]
+"""A caller's check of a reply: returns anything when usable, raises ValueError when not."""
+
+
+def _accepts(accept: Accept | None, response: LLMResponse) -> bool:
+    if accept is None:
+        return True
+    try:
+        accept(response)
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return False
+    return True
+
+
+def checked(response: LLMResponse) -> LLMResponse:
+    """`response` if it survives the JSON round trip the cache will make of it.
+
+    Raises:
+        LLMBadReply: it does not (a value a backend put in without validation).
+    """
+    try:
+        return LLMResponse.model_validate_json(response.model_dump_json())
+    except ValueError as exc:
+        raise LLMBadReply(f"unusable reply from the backend: {str(exc).splitlines()[0]}") from None
+
+
+async def complete_accepted(llm: LLM, request: LLMRequest, accept: Accept) -> LLMResponse:
+    """`llm.complete(request)`, with `accept` gating the cache when `llm` is managed."""
+    if isinstance(llm, ManagedLLM):
+        return await llm.complete(request, accept=accept)
+    return await llm.complete(request)
 
 
 _LOCAL_RETRY = "retrying from the start with a longer limit (a local server keeps no partial reply)"

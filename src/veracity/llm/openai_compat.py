@@ -9,6 +9,7 @@ passed in) and kept out of reprs, logs, traces and cache keys.
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import os
 import time
@@ -16,10 +17,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.llm.base import (
     Capabilities,
     LLMAuthError,
+    LLMBadReply,
     LLMRateLimited,
     LLMRequest,
     LLMRequestError,
@@ -31,6 +34,7 @@ from veracity.llm.base import (
     TopLogprob,
 )
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
+from veracity.redaction import scrub_secrets, split_credentials
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 
@@ -125,7 +129,8 @@ class OpenAICompatLLM:
         if not model:
             raise ValueError("OpenAICompatLLM needs a model name")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        # user:password in the URL authenticate the connection; nothing else sees them
+        self.base_url, self._basic_auth = split_credentials(base_url.rstrip("/"))
         key_env = api_key_env or preset.get("api_key_env") or "OPENAI_API_KEY"
         self._api_key = api_key if api_key is not None else os.environ.get(key_env)
         self._key_env = key_env
@@ -161,6 +166,15 @@ class OpenAICompatLLM:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _secrets(self) -> list[str | None]:
+        """Every form in which our credentials travel (to scrub them from messages)."""
+        found = [self._api_key]
+        if self._basic_auth is not None:
+            user, password = self._basic_auth
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            found += [password, token]
+        return found
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The JSON body sent for `request`."""
@@ -202,8 +216,8 @@ class OpenAICompatLLM:
         self._raise_for_status(resp)
         try:
             data = resp.json()
-        except ValueError as exc:
-            raise LLMServerError(f"{self.base_url}: reply is not JSON") from exc
+        except ValueError as exc:  # also covers a body that is not UTF-8
+            raise LLMBadReply(f"{self.base_url}: reply is not JSON") from exc
         response = parse_chat_completion(data, latency=latency, fallback_model=self.model)
         self.timer.observe(response, latency)
         return response
@@ -222,13 +236,14 @@ class OpenAICompatLLM:
             json=body,
             headers=self._headers(),
             timeout=httpx.Timeout(limit, connect=min(limit, 15.0)),
+            auth=self._basic_auth or httpx.USE_CLIENT_DEFAULT,
         )
 
     def _raise_for_status(self, resp: httpx.Response) -> None:
         code = resp.status_code
         if code < 400:
             return
-        detail = _error_detail(resp)
+        detail = scrub_secrets(_error_detail(resp), self._secrets())  # servers echo keys
         where = f"{self.base_url} ({self.model})"
         if code in (401, 403):
             hint = "" if self._api_key else f"; set {self._key_env}"
@@ -320,6 +335,46 @@ def chat_payload(
     return body
 
 
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class _WireTop(_Wire):
+    token: str
+    logprob: float
+
+
+class _WireToken(_WireTop):
+    top_logprobs: list[_WireTop] | None = None
+
+
+class _WireLogprobs(_Wire):
+    content: list[_WireToken] | None = None
+
+
+class _WireMessage(_Wire):
+    content: str | None = None
+
+
+class _WireChoice(_Wire):
+    message: _WireMessage | None = None
+    logprobs: _WireLogprobs | None = None
+    finish_reason: str | None = None
+
+
+class _WireUsage(_Wire):
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+
+
+class _WireCompletion(_Wire):
+    """The part of an OpenAI chat-completion body we read, with the types it promises."""
+
+    choices: list[_WireChoice] = Field(min_length=1)
+    usage: _WireUsage | None = None
+    model: str | None = None
+
+
 def penalty_field(provider: str | None, preset: dict[str, Any], *, local: bool) -> str | None:
     """The body field an endpoint takes a repetition penalty in, or None where it takes
     none: a provider's preset says; an endpoint on this machine without a provider is
@@ -338,41 +393,53 @@ def sampling_suffix(repeat_penalty: float | None) -> str:
 
 
 def parse_chat_completion(
-    data: dict[str, Any], *, latency: float = 0.0, fallback_model: str = ""
+    data: Any, *, latency: float = 0.0, fallback_model: str = ""
 ) -> LLMResponse:
-    """Turn an OpenAI-style chat-completion body into an `LLMResponse`."""
+    """Turn an OpenAI-style chat-completion body into an `LLMResponse`.
+
+    Raises:
+        LLMBadReply: the body is not a chat completion of the documented shape (no
+            choices, a choice that is not an object, a token without text, a
+            log-probability that is not a finite number <= 0, ...). It is retried like
+            a server fault and never cached.
+    """
     try:
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        text = message.get("content") or ""
-    except (KeyError, IndexError, TypeError) as exc:
-        raise LLMServerError(f"malformed chat completion: {str(data)[:300]}") from exc
-    logprobs = None
-    lp = choice.get("logprobs")
-    if isinstance(lp, dict) and lp.get("content"):
-        logprobs = [
-            TokenLogprob(
-                token=t["token"],
-                logprob=float(t["logprob"]),
-                top=[
-                    TopLogprob(token=a["token"], logprob=float(a["logprob"]))
-                    for a in (t.get("top_logprobs") or [])
-                ],
-            )
-            for t in lp["content"]
-        ]
-    usage = data.get("usage") or {}
-    return LLMResponse(
-        text=text,
-        logprobs=logprobs,
-        usage=TokenUsage(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-        ),
-        latency_s=round(latency, 4),
-        model=str(data.get("model") or fallback_model),
-        finish_reason=choice.get("finish_reason"),
-    )
+        wire = _WireCompletion.model_validate(data)
+        choice = wire.choices[0]
+        usage = wire.usage or _WireUsage()
+        return LLMResponse(
+            text=(choice.message.content if choice.message else None) or "",
+            logprobs=_logprobs(choice.logprobs),
+            usage=TokenUsage(
+                prompt_tokens=usage.prompt_tokens or 0,
+                completion_tokens=usage.completion_tokens or 0,
+            ),
+            latency_s=round(latency, 4),
+            model=wire.model or fallback_model,
+            finish_reason=choice.finish_reason,
+        )
+    except ValidationError as exc:
+        shown = str(data)[:200]
+        raise LLMBadReply(f"malformed chat completion ({_problem(exc)}): {shown}") from None
+
+
+def _logprobs(wire: _WireLogprobs | None) -> list[TokenLogprob] | None:
+    if wire is None or not wire.content:
+        return None
+    return [
+        TokenLogprob(
+            token=t.token,
+            logprob=t.logprob,
+            top=[TopLogprob(token=a.token, logprob=a.logprob) for a in t.top_logprobs or []],
+        )
+        for t in wire.content
+    ]
+
+
+def _problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
 
 
 def _is_loopback(base_url: str) -> bool:

@@ -45,6 +45,11 @@ class ChoiceProbs:
     method: str
     samples: int = 0
 
+    def __post_init__(self) -> None:
+        bad = {c: p for c, p in self.probs.items() if not (math.isfinite(p) and 0 <= p <= 1)}
+        if bad or not (math.isfinite(self.mass) and 0 <= self.mass <= 1):
+            raise ValueError(f"not a probability distribution: {self.probs} (mass {self.mass})")
+
     @property
     def best(self) -> str:
         return max(self.probs, key=self.probs.__getitem__)
@@ -178,7 +183,7 @@ def choice_probabilities(
         if len(hits) == 1:  # a token shared by several choices says nothing between them
             mass[hits[0]] += math.exp(alt.logprob)
     total = sum(mass.values())
-    if total <= 0:
+    if not math.isfinite(total) or total <= 0:  # never a NaN read as a probability
         return None
     return ChoiceProbs(
         probs={c: p / total for c, p in mass.items()}, mass=min(total, 1.0), method="logprobs"

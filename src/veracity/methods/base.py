@@ -10,16 +10,18 @@ are raised.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from veracity import context, registry
 from veracity.context import CheckContext
-from veracity.errors import MethodConfigError
+from veracity.errors import InputError, MethodConfigError
 from veracity.labels import LabelSpace, get_label_space
+from veracity.limits import InputLimits
 from veracity.llm.base import (
     LLM,
     CacheMiss,
@@ -43,15 +45,49 @@ RECORDED_FAULTS: tuple[type[BaseException], ...] = (
     StructuredOutputError,
     CacheMiss,
     SourceError,
+    InputError,  # an input this method cannot use (e.g. replies without times to cut by)
 )
 
 
+_SIZES = ("_tokens", "_chars", "_words")
+
+
 class MethodConfig(BaseModel):
-    """Base of every method's config; unknown keys are errors."""
+    """Base of every method's config; unknown keys are errors.
+
+    Numbers are checked here for every method, so a subclass need not bound each field:
+    a count (any int field except ``seed``) must be >= 0, a size (``*_tokens``,
+    ``*_chars``, ``*_words``) >= 1, a float finite and a ``temperature`` in [0, 2]. A
+    field that declares its own bounds (``Field(ge=...)``) keeps them.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     labels: str | None = None  # label space name; None: the method's default
+
+    @model_validator(mode="after")
+    def _sane_numbers(self) -> MethodConfig:
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if any(hasattr(m, "ge") or hasattr(m, "gt") for m in field.metadata):
+                continue
+            problem = _number_problem(name, value)
+            if problem:
+                raise ValueError(f"{name} {problem}")
+        return self
+
+
+def _number_problem(name: str, value: float) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
+    if name == "temperature" or name.endswith("_temperature"):
+        return None if 0.0 <= value <= 2.0 else "must be between 0 and 2"
+    if isinstance(value, int) and name != "seed":
+        low = 1 if name.endswith(_SIZES) else 0
+        return None if value >= low else f"must be at least {low}"
+    return None
 
 
 class ChoiceConfig(MethodConfig):
@@ -110,7 +146,12 @@ class BaseMethod(ABC):
             else:
                 self.config = self.config_class.model_validate(dict(config or {}))
         except ValidationError as exc:
-            raise MethodConfigError(f"{self.name}: invalid config: {exc}") from exc
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'method_config'}: "
+                f"{e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()
+            )
+            raise MethodConfigError(f"{self.name}: invalid method_config: {problems}") from None
         self.label_space = get_label_space(self.config.labels or self.default_labels)
         if self.allowed_labels is not None and self.label_space.name not in self.allowed_labels:
             raise MethodConfigError(
@@ -119,6 +160,7 @@ class BaseMethod(ABC):
         self._llm = ensure_managed(llm) if llm is not None else None
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
+        self.limits = InputLimits()
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
             name: ensure_managed_source(src) for name, src in (sources or {}).items()
@@ -169,6 +211,10 @@ class BaseMethod(ABC):
         self._prompts = bundle.bind(package) if package else PromptBundle()
         self._prompt_hashes = None
 
+    def use_limits(self, limits: InputLimits) -> None:
+        """Cut inputs to `limits` before checking them (see `veracity.limits`)."""
+        self.limits = limits
+
     def prompt_hashes(self) -> dict[str, str]:
         """Template name -> hash of the text this method renders (overrides included)."""
         if self._prompt_hashes is None:
@@ -199,11 +245,15 @@ class BaseMethod(ABC):
                 f"{self.name} checks {', '.join(self.input_kinds)} inputs, not a {item.kind}"
             )
         ctx = CheckContext()
+        window = self._llm.capabilities.context_window if self._llm is not None else None
+        item, cuts = self.limits.apply(item, window)
         with context.check_context(ctx), using_prompts(self._prompts):
             ctx.event(
                 "stage", self.name, step="start", input_kind=item.kind,
                 prompts=self.prompt_hashes(),
             )  # fmt: skip
+            if cuts:
+                ctx.event("note", "input_limits", cuts=[c.model_dump() for c in cuts])
             try:
                 verdict = await self.run(item, ctx)
             except SourceAuthError:
@@ -213,6 +263,8 @@ class BaseMethod(ABC):
                 ctx.event("error", self.name, error=message, fatal=True)
                 verdict = self.verdict(label=None, error=message)
             ctx.event("stage", self.name, step="end", label=verdict.label)
+        if cuts:
+            verdict.metadata["input_cuts"] = [c.model_dump() for c in cuts]
         verdict.usage = ctx.usage
         verdict.trace = ctx.trace
         return verdict

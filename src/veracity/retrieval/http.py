@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import ipaddress
 import logging
 import threading
 import time
@@ -83,7 +84,10 @@ class _Call:
     secrets: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        in_url = dict(parse_qsl(urlsplit(self.url).query))
+        try:
+            in_url = dict(parse_qsl(urlsplit(self.url).query))
+        except ValueError:  # malformed: refused when it is sent (see _send)
+            in_url = {}
         self.secrets = secret_values(
             {**in_url, **(self.params or {})}, self.headers, self.json_body
         )
@@ -256,29 +260,37 @@ class HttpClient:
 
     async def _send(self, call: _Call) -> HttpResponse:
         client = self._client()
-        request = client.build_request(
-            call.method,
-            call.url,
-            params=call.params,
-            headers=call.headers,
-            json=call.json_body,
-            data=call.form,
-        )
+        try:
+            request = client.build_request(
+                call.method,
+                call.url,
+                params=call.params,
+                headers=call.headers,
+                json=call.json_body,
+                data=call.form,
+            )
+        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+            # odd octal or Unicode-digit hosts, unbalanced brackets, bad ports, ...
+            raise UnsafeURL(call.source, f"refusing to fetch a malformed URL ({exc})") from None
         if call.auth is not None:
             token = base64.b64encode(f"{call.auth[0]}:{call.auth[1]}".encode()).decode()
             request.headers["Authorization"] = f"Basic {token}"
         cap = self.config.max_page_bytes if call.guard else None
         for _hop in range(self.config.max_redirects + 1):
             shown = redact_url(str(request.url))
+            outgoing = request
             if call.guard:
-                await check_public_url(str(request.url), source=call.source, resolver=self.resolver)
+                checked = await check_public_url(
+                    str(request.url), source=call.source, resolver=self.resolver
+                )
+                outgoing = pinned(client, request, checked[0])
             wait = self._limiter.delay_for(request.url.host)
             if wait > 0:
                 await asyncio.sleep(wait)
             self.requests += 1
             log.debug("%s %s", request.method, shown)
             try:
-                response = await client.send(request, stream=True)
+                response = await client.send(outgoing, stream=True)
                 try:
                     body = await _read_capped(response, cap)
                 finally:
@@ -322,6 +334,24 @@ async def _read_capped(response: httpx.Response, cap: int | None) -> bytes:
             break  # a page bigger than the cap is cut, not refused
     body = b"".join(chunks)
     return body[:cap] if cap is not None else body
+
+
+def pinned(client: httpx.AsyncClient, request: httpx.Request, address: str) -> httpx.Request:
+    """`request` sent to `address` (the one the guard checked) instead of to its host name:
+    the Host header and, for https, the TLS server name (SNI, certificate check) stay
+    those of the host, so the site sees an ordinary request."""
+    url = request.url
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if url.host == str(ip):
+        return request
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+    headers["Host"] = url.netloc.decode("ascii")
+    extensions = dict(request.extensions)
+    if url.scheme == "https":
+        extensions["sni_hostname"] = url.host
+    return client.build_request(
+        request.method, url.copy_with(host=str(ip)), headers=headers, extensions=extensions
+    )
 
 
 def _redirect(

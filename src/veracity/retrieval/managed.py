@@ -161,10 +161,13 @@ def normalize_url(url: str) -> str:
     Scheme, ``www.``, fragment, trailing slash and tracking parameters are dropped; the
     host is lower-cased and the remaining query parameters are sorted.
     """
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower().removeprefix("www.")
-    if parts.port and parts.port not in (80, 443):
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower().removeprefix("www.")
+        if parts.port and parts.port not in (80, 443):
+            host = f"{host}:{parts.port}"
+    except ValueError:  # a malformed URL is its own key
+        return url.strip().lower()
     query = sorted(
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)

@@ -8,9 +8,11 @@ hashed into a cache key or stored.
 Guard: `check_public_url` refuses URLs that are not http(s) or whose host resolves to any
 non-public address (loopback, private, link-local, carrier-grade NAT, multicast,
 reserved, unspecified). Every resolved address is checked, so a name with one public and
-one private address is refused. The check runs before each request and before each
-redirect hop; a DNS answer that changes between the check and the connection (DNS
-rebinding) is not covered.
+one private address is refused. IPv6 addresses that lead to an IPv4 host (mapped,
+translated, NAT64, 6to4, Teredo, ISATAP, IPv4-compatible) are judged by that host. The
+check runs before each request and before each redirect hop, and returns the addresses
+it checked: the HTTP client connects to one of them (`pinned`), so a DNS answer that
+changes between the check and the connection (DNS rebinding) cannot reach another host.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from veracity.redaction import strip_credentials
 from veracity.retrieval.base import SourceError, SourceUnreachable
 
 REDACTED = "[redacted]"
@@ -90,9 +94,20 @@ def strip_secrets(values: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (values or {}).items() if not is_secret_param(str(k))}
 
 
+_SECRET_PARAM_TEXT = re.compile(
+    r"([?&](?:" + "|".join(re.escape(p) for p in sorted(SECRET_PARAMS)) + r")=)[^&#\s]*", re.I
+)
+
+
 def redact_url(url: str) -> str:
-    """`url` with secret query parameters and any user:password part redacted."""
-    parts = urlsplit(url)
+    """`url` with secret query parameters and any user:password part redacted.
+
+    A URL too malformed to parse is redacted by pattern instead (never an error).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _SECRET_PARAM_TEXT.sub(rf"\1{REDACTED}", strip_credentials(url))
     query = urlencode(
         [
             (k, REDACTED if is_secret_param(k) else v)
@@ -148,17 +163,47 @@ def secret_values(
 # --------------------------------------------------------------------------- guard
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052 well-known prefix
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, never global
+_V4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated IPv4-compatible addresses
+_V4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT, RFC 2765
+_IETF_V4 = ipaddress.ip_network("192.0.0.0/24")  # protocol assignments (RFC 6890), no web hosts
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address carries (mapped, translated, NAT64, 6to4,
+    Teredo, ISATAP, IPv4-compatible), [] when it carries none, None when it is in a
+    range whose embedding we cannot read (local-use NAT64: refused)."""
+    if ip in _NAT64_LOCAL:
+        return None
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip in _NAT64 or ip in _V4_TRANSLATED or (ip in _V4_COMPATIBLE and int(ip) > 1):
+        found.append(low)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    if (int(ip) >> 32) & 0xFDFFFFFF == 0x00005EFE:  # ISATAP interface id ::0:5efe:a.b.c.d
+        found.append(low)
+    return found
+
+
 def _is_public(address: str) -> bool:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return False
     if isinstance(ip, ipaddress.IPv6Address):
-        mapped = ip.ipv4_mapped or ip.sixtofour
-        if mapped is not None:
-            return _is_public(str(mapped))
-        if ip.teredo is not None:
-            return all(_is_public(str(a)) for a in ip.teredo)
+        inner = embedded_ipv4(ip)
+        if inner is None:
+            return False
+        if inner:  # an address that leads to an IPv4 host is as public as that host
+            return all(_is_public(str(a)) for a in inner)
+    if isinstance(ip, ipaddress.IPv4Address) and ip in _IETF_V4:
+        return False
     return ip.is_global and not ip.is_multicast
 
 
@@ -171,24 +216,30 @@ async def system_resolver(host: str, port: int) -> list[str]:
 
 async def check_public_url(
     url: str, *, source: str = "http", resolver: Resolver | None = None
-) -> None:
+) -> list[str]:
     """Refuse `url` unless it is http(s) and every address of its host is public.
 
+    Returns:
+        The checked addresses, IPv4 first: connect to one of these (never resolve the
+        name again), so a DNS answer that changes after the check cannot redirect the
+        connection (DNS rebinding).
+
     Raises:
-        UnsafeURL: wrong scheme, no host, or a non-public address.
+        UnsafeURL: a URL that cannot be parsed, wrong scheme, no host, or a non-public
+            address.
         SourceUnreachable: the host name does not resolve.
     """
-    parts = urlsplit(url)
-    shown = redact_url(url)
+    try:
+        parts = urlsplit(url)
+        shown = redact_url(url)
+        host = parts.hostname
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:  # unbalanced brackets, a port out of range, ...
+        raise UnsafeURL(source, f"refusing to fetch a malformed URL ({exc})") from None
     if parts.scheme not in ("http", "https"):
         raise UnsafeURL(source, f"refusing to fetch {shown}: only http and https are allowed")
-    host = parts.hostname
     if not host:
         raise UnsafeURL(source, f"refusing to fetch {shown}: no host")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
-        raise UnsafeURL(source, f"refusing to fetch {shown}: bad port") from exc
     try:
         addresses = [str(ipaddress.ip_address(host))]
     except ValueError:
@@ -203,3 +254,4 @@ async def check_public_url(
         raise UnsafeURL(
             source, f"refusing to fetch {shown}: {host} resolves to non-public {', '.join(bad)}"
         )
+    return sorted(addresses, key=lambda a: (":" in a, a))

@@ -57,3 +57,17 @@ class InMemorySource:
         scored.sort(key=lambda sd: -sd[0])
         docs = [d.model_copy(update={"score": float(s)}) for s, d in scored]
         return apply_rules(query, docs)
+
+
+def table_resolver(table: dict[str, list[str]]):
+    """A DNS resolver for the page-fetch guard that answers from `table` (host to addresses).
+
+    A host missing from the table fails like an unknown name (`OSError`).
+    """
+
+    async def resolve(host: str, port: int) -> list[str]:
+        if host not in table:
+            raise OSError(f"unknown host {host}")
+        return table[host]
+
+    return resolve

@@ -13,12 +13,12 @@ and the latest turn of every other participant visible at that point.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.deliberation import DebateState, Role, Transcript
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
-from veracity.llm.structured import complete_structured
+from veracity.llm.structured import complete_structured, short_name
 from veracity.methods.radar.config import RoleSet
 from veracity.methods.radar.pool import PassagePool
 from veracity.prompting import render, render_messages, truncate_chars
@@ -59,18 +59,9 @@ class DomainReply(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    domain: str = Field(description="the specialist domain, one word or a very short name")
-
-    @field_validator("domain")
-    @classmethod
-    def _short_name(cls, v: str) -> str:
-        v = v.strip().strip(".")
-        words = v.split()
-        if not words or len(words) > 3 or len(v) > 40:
-            raise ValueError("give the domain as one word or a name of at most three words")
-        if not all(w.replace("-", "").replace("&", "").isalpha() for w in words):
-            raise ValueError("the domain must be made of letters only")
-        return v
+    domain: short_name(3, 40) = Field(  # type: ignore[valid-type]
+        description="the specialist domain, one word or a very short name"
+    )
 
 
 async def infer_domain(llm: LLM, claim: str, *, max_tokens: int = 48) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from veracity import context
 from veracity.evidence.quotes import QuoteError, find_quote
 from veracity.llm.base import LLM
-from veracity.llm.structured import complete_structured
+from veracity.llm.structured import complete_structured, short_name
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.rag import ClaimRAG
 from veracity.prompting import render_messages
@@ -63,8 +63,13 @@ class LinguistReport(BaseModel):
 
 
 class ExpertTriage(BaseModel):
-    domain: str = Field(max_length=80, description="the field of expertise, a few words")
-    expert: str = Field(max_length=80, description="the kind of expert, e.g. 'an economist'")
+    # validated short names: the expert prompt shows them without a fence
+    domain: short_name(4, 60) = Field(  # type: ignore[valid-type]
+        description="the field of expertise, a few words"
+    )
+    expert: short_name(5, 60) = Field(  # type: ignore[valid-type]
+        description="the kind of expert, e.g. 'an economist'"
+    )
 
 
 class ExpertReport(BaseModel):

@@ -1,0 +1,106 @@
+"""Prompt injection and poisoned evidence, per method: role changes and verdict flips.
+
+Run: python benchmarks/injection.py [--model fake|embedded] [--methods direct,cot,...]
+                                    [--examples 3] [--json]
+
+For every method, every place untrusted text enters it (the claim, post or article; a
+retrieved passage; a reply; another agent's debate turn) and every example, the example
+is checked clean and with `veracity.testing.injection.PAYLOAD` planted there (fence
+breakers, role markers, chat special tokens, a fake system message and answer, and an
+instruction to give a label other than the clean one). Printed per method, counted in
+this run:
+
+- role changes: messages the payload opened (goal 0);
+- intact markers: payload role markers or special tokens that reached a prompt (goal 0);
+- flips: verdicts that differ from the clean run's;
+- errors: checks that ended with a recorded fault.
+
+``--control`` plants a harmless text of the same length instead: the flips it causes are
+the model's plain instability, the baseline for the payload's flips.
+
+``--model fake`` answers from a loopback server that obeys instructions it reads outside
+declared data (`SchemaResponder`), so flips measure the prompt structure. ``--model
+embedded`` uses the real embedded model (SmolLM2-135M): flips then measure how far that
+model follows text it was told is data, or simply how unstable its answers are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from veracity.testing.injection import LOCATIONS, run_case, summarize
+
+
+def inner_model(kind: str, threads: int | None = None):
+    if kind == "embedded":
+        from veracity.config import LLMConfig
+        from veracity.llm.factory import build_embedded
+
+        return build_embedded(LLMConfig(n_threads=threads))
+    from veracity.llm.openai_compat import OpenAICompatLLM
+    from veracity.testing.fake_openai import FakeOpenAIServer
+
+    server = FakeOpenAIServer().start()
+    return OpenAICompatLLM("fake", base_url=server.url, logprobs=True)
+
+
+async def measure(
+    kind: str,
+    methods: list[str],
+    examples: int,
+    threads: int | None = None,
+    control: bool = False,
+) -> list[dict]:
+    inner = inner_model(kind, threads)
+    results = []
+    for method in methods:
+        started = time.perf_counter()
+        mine = [
+            await run_case(inner, method, location, i, control=control)
+            for location in LOCATIONS[method]
+            for i in range(examples)
+        ]
+        results += mine
+        (row,) = summarize(mine)
+        print(f"  {time.perf_counter() - started:.0f} s: {row}", flush=True)
+        for r in mine:
+            print(f"    {r.location} #{r.example}: clean {r.clean}, injected {r.injected} "
+                  f"(asked for {r.target}){' error: ' + r.error[:80] if r.error else ''}",
+                  flush=True)  # fmt: skip
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["fake", "embedded"], default="fake")
+    parser.add_argument("--methods", default=",".join(LOCATIONS))
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print every case as JSON")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (embedded model)")
+    parser.add_argument(
+        "--control", action="store_true",
+        help="plant a harmless text of the same length instead (flips = instability)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = set(methods) - set(LOCATIONS)
+    if unknown:
+        parser.error(f"unknown methods {sorted(unknown)}; choose from {list(LOCATIONS)}")
+    results = asyncio.run(measure(args.model, methods, args.examples, args.threads, args.control))
+    if args.json:
+        print(json.dumps([r.__dict__ for r in results], indent=1))
+    what = "a harmless control text" if args.control else "the payload"
+    print(f"\nmodel: {args.model}; {what}; {args.examples} example(s) per place\n")
+    print("| method | places | cases | role changes | intact markers | flips | errors |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for row in summarize(results):
+        places = ", ".join(LOCATIONS[row["method"]])
+        print(f"| {row['method']} | {places} | {row['cases']} | {row['role_changes']} | "
+              f"{row['intact_markers']} | {row['flips']} | {row['errors']} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""`veracity doctor`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from veracity.cli.app import app, fail, out
+from veracity.errors import ConfigError
+
+_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim"}
+
+
+@app.command()
+def doctor(
+    config: Path = typer.Option(None, help="check the model and sources of this run config"),
+    network: bool = typer.Option(
+        True, "--network/--offline", help="probe endpoints and sources over the network"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the findings as JSON"),
+) -> None:
+    """Check the environment (model, caches, disk, keys, sources) and say what to fix."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from veracity.doctor import diagnose
+    from veracity.runtime import resolve_config
+
+    try:
+        cfg = resolve_config(config)
+    except ConfigError as exc:
+        fail(str(exc))
+    findings = diagnose(cfg, network=network)
+    if as_json:
+        out.print_json(data=[f.model_dump() for f in findings])
+    else:
+        table = Table("check", "status", "detail", "what to do")
+        for f in findings:
+            style = _STYLE[f.status]
+            table.add_row(f.check, f"[{style}]{f.status}[/]", escape(f.detail), escape(f.fix))
+        out.print(table)
+    if any(f.status == "fail" for f in findings):
+        raise typer.Exit(1)

@@ -1,0 +1,258 @@
+"""`veracity doctor`: what the environment lacks, and what to do about it.
+
+Each check returns a `Finding` (ok, warn, fail or skipped) with a one-line detail and,
+when something is wrong, the fix. Checks: Python and veracity versions, the model the
+run config uses (the embedded GGUF file present, or the endpoint reachable with its key
+accepted), the home folder and caches writable (a real SQLite write), free disk space,
+the benchmark data directory, optional extras, and every configured source (its key set,
+its service reachable). Network checks are skipped with ``network=False``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import platform
+import shutil
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel
+
+from veracity.config import ConfigError, LLMConfig, RunConfig, data_dir, settings
+from veracity.redaction import split_credentials
+
+Status = Literal["ok", "warn", "fail", "skipped"]
+MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
+LOW_FREE_BYTES = 2 * 1024**3  # below this, warn
+PROBE_TIMEOUT_S = 5.0
+
+
+class Finding(BaseModel):
+    """One check's result."""
+
+    check: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+Probe = Callable[[str, dict[str, str]], int]
+"""GET a URL with headers; the HTTP status, or an OSError/httpx error when unreachable."""
+
+
+def http_probe(url: str, headers: dict[str, str]) -> int:
+    user_pass = split_credentials(url)
+    auth = user_pass[1] or httpx.USE_CLIENT_DEFAULT
+    with httpx.Client(timeout=PROBE_TIMEOUT_S, follow_redirects=True) as client:
+        return client.get(user_pass[0], headers=headers, auth=auth).status_code
+
+
+def diagnose(
+    config: RunConfig | None = None, *, network: bool = True, probe: Probe = http_probe
+) -> list[Finding]:
+    """Run every check for `config` (default: the environment's settings)."""
+    cfg = config or RunConfig()
+    findings = [_python(), *_home(), _disk(), _data(cfg), *_model(cfg.llm, network, probe)]
+    findings += _sources(cfg, network, probe)
+    findings += _extras()
+    return findings
+
+
+def _python() -> Finding:
+    from importlib.metadata import version
+
+    ok = sys.version_info >= (3, 10)
+    return Finding(
+        check="python",
+        status="ok" if ok else "fail",
+        detail=f"Python {platform.python_version()}, veracity {version('veracity')}",
+        fix="" if ok else "use Python 3.10 or newer",
+    )
+
+
+def _home() -> list[Finding]:
+    home = settings().home
+    out = []
+    for name, folder in (("home", home), ("caches", home / "cache")):
+        problem = _sqlite_writable(folder)
+        out.append(
+            Finding(
+                check=name,
+                status="fail" if problem else "ok",
+                detail=f"{folder} {'is not writable: ' + problem if problem else 'is writable'}",
+                fix="set VERACITY_HOME to a writable folder on a local disk" if problem else "",
+            )
+        )
+    cache = home / "cache" / "llm.sqlite"
+    if cache.exists() and not os.access(cache, os.W_OK):
+        out.append(Finding(check="LLM cache", status="fail", detail=f"{cache} is read-only",
+                           fix=f"fix the permissions of {cache}"))  # fmt: skip
+    return out
+
+
+def _sqlite_writable(folder: Path) -> str | None:
+    """None when a SQLite database can be written in `folder` (which is created)."""
+    scratch = folder / f".doctor-{os.getpid()}.sqlite"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(scratch, timeout=5)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE t (x INTEGER)")
+            conn.execute("INSERT INTO t VALUES (1)")
+            conn.commit()
+        finally:
+            conn.close()
+        return None
+    except (OSError, sqlite3.Error) as exc:
+        return str(exc)
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                Path(f"{scratch}{suffix}").unlink(missing_ok=True)
+
+
+def _disk() -> Finding:
+    home = settings().home
+    where = home if home.exists() else Path(tempfile.gettempdir())
+    free = shutil.disk_usage(where).free
+    shown = f"{free / 1024**3:.1f} GB free at {where}"
+    if free < MIN_FREE_BYTES:
+        return Finding(check="disk", status="fail", detail=shown, fix="free some disk space")
+    if free < LOW_FREE_BYTES:
+        return Finding(check="disk", status="warn", detail=shown,
+                       fix="runs keep caches and traces; keep a few GB free")  # fmt: skip
+    return Finding(check="disk", status="ok", detail=shown)
+
+
+def _data(cfg: RunConfig) -> Finding:
+    try:
+        found = data_dir(cfg.data_dir)
+    except ConfigError:
+        return Finding(check="benchmark data", status="warn", detail="no data directory found",
+                       fix="set VERACITY_DATA_DIR to evaluate on benchmarks")  # fmt: skip
+    return Finding(check="benchmark data", status="ok", detail=str(found))
+
+
+def _model(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
+    if llm.backend == "embedded":
+        from veracity.llm import models as catalog
+
+        try:
+            path, spec = catalog.resolve(llm.model, settings().models_dir)
+        except Exception as exc:
+            return [Finding(check="model", status="fail", detail=str(exc),
+                            fix="give a catalog name or a GGUF file path")]  # fmt: skip
+        if path.is_file():
+            return [Finding(check="model", status="ok", detail=f"{llm.model} at {path}")]
+        fix = f"veracity models pull {llm.model}" if spec else "check the GGUF path"
+        status: Status = "warn" if spec and llm.auto_pull else "fail"
+        return [Finding(check="model", status=status, detail=f"{llm.model} is not downloaded",
+                        fix=fix)]  # fmt: skip
+    return _endpoint(llm, network, probe)
+
+
+def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
+    from veracity.llm.openai_compat import PROVIDERS
+
+    preset = PROVIDERS.get(llm.provider or "", {})
+    base = llm.base_url or preset.get("base_url")
+    if not base:
+        return [Finding(check="model", status="fail", detail="no endpoint configured",
+                        fix="give --base-url or --provider")]  # fmt: skip
+    key_env = llm.api_key_env or preset.get("api_key_env") or "OPENAI_API_KEY"
+    key = os.environ.get(key_env)
+    shown = split_credentials(base)[0]
+    fix = "" if key else f"export {key_env}=... (a local server may need none)"
+    out = [Finding(check="API key", status="ok" if key else "warn",
+                   detail=f"{key_env} is {'set' if key else 'not set'}", fix=fix)]  # fmt: skip
+    if not network:
+        return [*out, Finding(check="model", status="skipped", detail=f"{llm.model} at {shown}")]
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        code = probe(f"{base.rstrip('/')}/models", headers)
+    except (httpx.HTTPError, OSError) as exc:
+        return [*out, Finding(check="model", status="fail",
+                              detail=f"{shown} unreachable: {type(exc).__name__}",
+                              fix="start the server or check --base-url")]  # fmt: skip
+    if code in (401, 403):
+        return [*out, Finding(check="model", status="fail",
+                              detail=f"{shown} rejected the credentials (HTTP {code})",
+                              fix=f"check {key_env}")]  # fmt: skip
+    return [*out, Finding(check="model", status="ok",
+                          detail=f"{llm.model} at {shown} answers (HTTP {code})")]  # fmt: skip
+
+
+def _sources(cfg: RunConfig, network: bool, probe: Probe) -> list[Finding]:
+    from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
+
+    ready = available_web_engines()
+    missing = [f"{n} ({v})" for n, (_, v) in WEB_ENGINES.items() if v and n not in ready]
+    out = [Finding(check="web engines", status="ok", detail=f"ready: {', '.join(ready)}",
+                   fix=f"set keys to enable: {', '.join(missing)}" if missing else "")]  # fmt: skip
+    for name, options in cfg.sources.items():
+        out.append(_source(name, options, network, probe))
+    return out
+
+
+def _source(name: str, options: dict, network: bool, probe: Probe) -> Finding:
+    from veracity.retrieval.registry_setup import build_sources
+
+    check = f"source {name}"
+    try:
+        built = build_sources({name: options}, managed=False)[name]
+    except ConfigError as exc:
+        return Finding(check=check, status="fail", detail=str(exc), fix="see the message")
+    url = _service_url(built)
+    if url is None:
+        return Finding(check=check, status="ok", detail=f"{type(built).__name__} (local)")
+    if not network:
+        return Finding(check=check, status="skipped", detail=f"{split_credentials(url)[0]}")
+    try:
+        code = probe(url, {})
+    except (httpx.HTTPError, OSError) as exc:
+        return Finding(check=check, status="fail",
+                       detail=f"{split_credentials(url)[0]} unreachable: {type(exc).__name__}",
+                       fix="check the network or the service URL")  # fmt: skip
+    return Finding(check=check, status="ok", detail=f"{split_credentials(url)[0]} (HTTP {code})")
+
+
+_SERVICE_ROOTS = {
+    "WikipediaSource": "https://en.wikipedia.org/w/api.php",
+    "DuckDuckGoSource": "https://duckduckgo.com/",
+    "RedditSource": "https://www.reddit.com/",
+}
+
+
+def _service_url(source: object) -> str | None:
+    """The URL a source talks to (None for local sources)."""
+    for attr in ("endpoint", "base_url", "base", "url"):
+        value = getattr(source, attr, None)
+        if isinstance(value, str) and value.startswith(("http://", "https://")):
+            return value
+    inner = getattr(source, "web", None) or getattr(source, "inner", None)
+    if inner is not None and inner is not source:
+        return _service_url(inner)
+    return _SERVICE_ROOTS.get(type(source).__name__)
+
+
+def _extras() -> list[Finding]:
+    wanted = {
+        "fastapi": "server",
+        "uvicorn": "server",
+        "spacy": "nlp",
+        "sentence_transformers": "nlp",
+    }
+    absent = [
+        f"{m} ({extra})" for m, extra in wanted.items() if importlib.util.find_spec(m) is None
+    ]
+    return [Finding(check="optional packages", status="warn" if absent else "ok",
+                    detail=f"missing: {', '.join(absent)}" if absent else "all present",
+                    fix="pip install 'veracity[server]'" if absent else "")]  # fmt: skip

@@ -1,0 +1,217 @@
+"""File-level safety of a run directory: whole-line appends, torn-line repair, the
+directory lock, and the session log with heartbeats.
+
+- `append_line` writes one line with a single ``write`` and syncs it, so a kill leaves
+  either the whole line or a torn last line; `cut_torn_line` removes such a line before
+  the next session appends (otherwise the next record would be glued to it).
+- `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock``: one session at a time,
+  released by the OS even when the process is killed.
+- `SessionLog` keeps ``sessions.jsonl``: a start and an end line per session, and while a
+  session runs a heartbeat file (``.alive-<session>``) refreshed every `HEARTBEAT_S`
+  seconds. A session with no end line was killed; its wall time runs from its start to
+  its last sign of life (heartbeat or record), so `usage.json` counts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from veracity.errors import RunStoreError
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
+
+HEARTBEAT_S = 1.0
+
+
+class RunLocked(RunStoreError):
+    """Another session (another `veracity eval`) is using the run directory."""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append `line` and a newline with one write, synced to disk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8"))  # one write: a whole line or a torn one
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def cut_torn_line(path: Path, chunk: int = 1 << 16) -> bool:
+    """Truncate `path` after its last newline; returns whether there was a torn line."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    with path.open("rb+") as f:
+        end = f.seek(0, os.SEEK_END)
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return False
+        pos = end
+        while pos > 0:
+            start = max(0, pos - chunk)
+            f.seek(start)
+            found = f.read(pos - start).rfind(b"\n")
+            if found != -1:
+                f.truncate(start + found + 1)
+                return True
+            pos = start
+        f.truncate(0)
+    return True
+
+
+def _try_lock(fd: int, shared: bool = False) -> bool:
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        else:  # pragma: no cover - Windows
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError:
+        return False
+    return True
+
+
+class DirLock:
+    """The exclusive lock of one run directory."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / ".lock"
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Take the lock (no-op when held).
+
+        Raises:
+            RunLocked: another process holds it (its pid and start time are named).
+        """
+        if self._fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if not _try_lock(fd):
+            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise RunLocked(
+                f"{self.path.parent} is in use by another veracity eval ({holder}); wait for "
+                "it to finish or stop it, or choose another --out directory"
+            )
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}, since {now()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops the lock
+
+    def held_elsewhere(self) -> bool:
+        """Whether another process holds the lock right now."""
+        if self._fd is not None or not self.path.is_file():
+            return False
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return not _try_lock(fd, shared=True)
+        finally:
+            os.close(fd)
+
+
+class SessionLog:
+    """``sessions.jsonl`` and the heartbeats of one run directory.
+
+    Args:
+        folder: the run directory.
+        finished_at: the finishing times of the records written so far (to bound a
+            killed session's wall time).
+        running: whether a session is running now in another process.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        finished_at: Callable[[], Sequence[str]],
+        running: Callable[[], bool],
+    ):
+        self.folder = folder
+        self.path = folder / "sessions.jsonl"
+        self._finished_at = finished_at
+        self._running = running
+
+    def start(self) -> str:
+        sid = uuid.uuid4().hex[:12]
+        stamp = now()
+        append_line(self.path, json.dumps({"session": sid, "event": "start",
+                                           "started_at": stamp, "pid": os.getpid()}))  # fmt: skip
+        self.beat(sid)
+        return sid
+
+    def beat(self, sid: str) -> None:
+        """Refresh the session's sign of life."""
+        alive = self.folder / f".alive-{sid}"
+        tmp = alive.with_suffix(".tmp")
+        tmp.write_text(now(), encoding="utf-8")
+        os.replace(tmp, alive)
+
+    def end(self, sid: str, *, status: str, wall_time_s: float, finished: int) -> None:
+        entry = {"session": sid, "event": "end", "ended_at": now(), "status": status,
+                 "wall_time_s": round(wall_time_s, 3), "examples_finished": finished}  # fmt: skip
+        append_line(self.path, json.dumps(entry))
+        (self.folder / f".alive-{sid}").unlink(missing_ok=True)
+
+    def read(self) -> list[dict[str, Any]]:
+        """One dict per session: started_at, wall_time_s, examples_finished, status
+        (``finished``, ``interrupted``, ``killed`` or ``running``)."""
+        if not self.path.is_file():
+            return []
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        sessions: dict[str, dict[str, Any]] = {}
+        for lineno, line in enumerate(text.splitlines(keepends=True), 1):
+            if not line.endswith("\n"):
+                continue  # torn by a kill mid-write
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RunStoreError(f"{self.path}:{lineno}: not JSON: {exc}") from exc
+            sid = entry.get("session") or f"line{lineno}"
+            sessions.setdefault(sid, {"session": sid}).update(
+                {k: v for k, v in entry.items() if k != "event"}
+            )
+        out = list(sessions.values())
+        for i, session in enumerate(out):
+            if "status" not in session:
+                until = out[i + 1].get("started_at") if i + 1 < len(out) else None
+                session.update(self._killed(session, until))
+                if until is None and self._running():
+                    session["status"] = "running"
+        return out
+
+    def _killed(self, session: dict[str, Any], until: str | None) -> dict[str, Any]:
+        """Wall time and records of a session that never wrote its end line."""
+        started = session.get("started_at")
+        if not started:
+            return {"status": "killed", "wall_time_s": 0.0, "examples_finished": 0}
+        stamps = [s for s in self._finished_at() if s >= started and (until is None or s < until)]
+        alive = self.folder / f".alive-{session['session']}"
+        last = [*stamps, started]
+        if alive.is_file():
+            last.append(alive.read_text(encoding="utf-8").strip())
+        wall = (datetime.fromisoformat(max(last)) - datetime.fromisoformat(started)).total_seconds()
+        return {"status": "killed", "wall_time_s": round(max(wall, 0.0), 3),
+                "examples_finished": len(stamps)}  # fmt: skip
