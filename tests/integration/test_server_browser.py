@@ -159,7 +159,11 @@ def test_empty_input_shows_the_servers_error(tmp_path, page, shots):
             '[{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]'
         )
         page.get_by_role("button", name="Check").click()
-        page.wait_for_function("document.querySelector('#form-error').innerText.includes('two')")
+        # expect() polls the locator from Playwright's side: no script is evaluated in the
+        # page, so the UI's Content-Security-Policy (no unsafe-eval) cannot refuse it.
+        from playwright.sync_api import expect
+
+        expect(error).to_contain_text("two", timeout=TIMEOUT_MS)
 
 
 def test_a_new_methods_trajectory_tree_and_quote_appear_without_ui_changes(tmp_path, page, shots):
