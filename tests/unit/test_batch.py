@@ -131,7 +131,9 @@ def test_bad_options_are_clear_errors(tmp_path, llm):
     _jsonl(src, 2)
     no_out = runner.invoke(app, ["batch", str(src), *BASE])
     assert no_out.exit_code == 2 and "--out" in no_out.output
-    kind = runner.invoke(app, ["batch", str(src), "-o", "x.jsonl", "--kind", "tweet", *BASE])
+    kind = runner.invoke(
+        app, ["batch", str(src), "-o", str(tmp_path / "x.jsonl"), "--kind", "tweet", *BASE]
+    )
     assert kind.exit_code == 2 and "kind" in kind.output
     s2mad = ["batch", str(src), "-o", str(tmp_path / "x.jsonl"), "--method", "s2mad", *COLUMNS]
     wrong = runner.invoke(app, [*s2mad, "--no-progress"])
@@ -144,7 +146,9 @@ def test_bad_options_are_clear_errors(tmp_path, llm):
     changed = runner.invoke(app, [*other, "--no-progress"])
     assert changed.exit_code == 2 and "different method" in changed.output
     assert "--run-dir" in changed.output and "veracity eval" not in changed.output
-    missing = runner.invoke(app, ["batch", str(tmp_path / "nope.csv"), "-o", "x.jsonl", *BASE])
+    missing = runner.invoke(
+        app, ["batch", str(tmp_path / "nope.csv"), "-o", str(tmp_path / "x.jsonl"), *BASE]
+    )
     assert missing.exit_code == 2 and "not found" in " ".join(missing.output.split())
 
 
