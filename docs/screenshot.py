@@ -16,7 +16,7 @@ from PIL import Image  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 from server_support import CLAIM, live_server, run_config  # noqa: E402
 
-from veracity.methods.radar.scripted import RoundPlan, radar_script  # noqa: E402
+from veracity.testing.radar import ScriptedRound, radar_script  # noqa: E402
 
 ARGUMENTS = {
     "politician": "The auction records from 2012 show the medal was sold for charity, "
@@ -31,7 +31,7 @@ def main() -> None:
         (lambda r, role=role: r.tag.startswith(f"{role}:"), text, None)
         for role, text in ARGUMENTS.items()
     ]
-    plans = {"Klitschko": [RoundPlan("HALF-TRUE", 0.6, 0.2), RoundPlan("TRUE", 0.9, 0.9)]}
+    plans = {"Klitschko": [ScriptedRound("HALF-TRUE", 0.6, 0.2), ScriptedRound("TRUE", 0.9, 0.9)]}
     llm = radar_script(plans, overrides=overrides)
     out = ROOT / "docs" / "ui.png"
     with (

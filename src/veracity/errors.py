@@ -9,7 +9,8 @@ Families:
   `MethodConfigError`, `PromptError`, `DatasetError`, `EvalError`;
 - models: `LLMError` and its kinds (transient faults are retried, the rest are not);
 - evidence sources: `SourceError` and its kinds (never swallowed into an empty result);
-- stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`.
+- stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`;
+- engines: `EngineError` (a run's workers cannot be started or keep dying).
 """
 
 from __future__ import annotations
@@ -154,3 +155,8 @@ class MetricsError(ValueError):
 
 class EvidenceMemoryError(RuntimeError):
     """The memory database cannot be opened or used (path, permissions, corruption)."""
+
+
+class EngineError(RuntimeError):
+    """An engine cannot run the work: Ray is not installed, the cluster cannot hold the
+    workers asked for, or worker processes keep dying."""

@@ -34,7 +34,7 @@ from veracity.errors import (
     RegistryError,
 )
 from veracity.llm.base import LLM
-from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
 from veracity.methods.base import BaseMethod, load_method
 from veracity.prompting import PromptBundle
@@ -111,12 +111,23 @@ def resolve_config(
 
 
 def build_llm(
-    config: RunConfig, caches: CachePaths | None = None, progress: Progress | None = None
+    config: RunConfig,
+    caches: CachePaths | None = None,
+    progress: Progress | None = None,
+    *,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
 ) -> ManagedLLM:
-    """The configured model, its replies cached in ``caches.llm`` (or the user cache)."""
+    """The configured model, its replies cached in ``caches.llm`` (or the user cache).
+
+    `backend` replaces the configured backend (wrapped the same way); `shared_limit`
+    caps live calls together with other processes (see `ManagedLLM`).
+    """
     from veracity.llm.factory import build_llm as build
 
-    return build(config.llm, cache_path=caches.llm if caches else None, progress=progress)
+    extra = {"backend": backend, "shared_limit": shared_limit}
+    extra = {k: v for k, v in extra.items() if v is not None}
+    return build(config.llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
 
 
 def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[str, Source]:
@@ -236,6 +247,8 @@ def build_run(
     prefer_labels: str | None = None,
     progress: Progress | None = None,
     online: bool | None = None,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
 ) -> Run:
     """Assemble a run from its resolved config.
 
@@ -249,12 +262,19 @@ def build_run(
         progress: model-download progress callback for the embedded backend.
         online: whether the network answers, for default sources (None: probe it when a
             retrieving method has no sources).
+        backend: a backend to use instead of the configured one, wrapped like it (the
+            run's cache, limits, retries); ignored when `llm` is given.
+        shared_limit: a limit on live LLM calls shared with other processes (the global
+            limit of a Ray run); ignored when `llm` is given.
 
     Raises:
         ConfigError: anything in the config that cannot be built, with what to change.
     """
     config, notes = with_default_sources(config, online=online)
-    managed = ensure_managed(llm) if llm is not None else build_llm(config, caches, progress)
+    if llm is not None:
+        managed = ensure_managed(llm)
+    else:
+        managed = build_llm(config, caches, progress, backend=backend, shared_limit=shared_limit)
     managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(config, caches)
     method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)

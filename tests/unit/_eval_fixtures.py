@@ -15,7 +15,8 @@ from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.evaluation.experiment import ExperimentConfig
 from veracity.methods.base import BaseMethod
 from veracity.retrieval.base import Query
-from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
+from veracity.testing import InMemorySource, ScriptedLLM
+from veracity.testing.echo import EchoBackend
 from veracity.types import Claim, Document, Verdict
 
 # id, gold, what the scripted model answers (S = SUPPORTED, R = REFUTED)
@@ -72,15 +73,7 @@ registry.datasets.register("toy_liar", ToyDataset(LIAR_ROWS, "toy_liar", "liar6"
 
 def scripted_llm(confidence: float = 0.8, latency_s: float = 0.0) -> ScriptedLLM:
     """Answers each toy claim with the label after ``say:``, with token alternatives."""
-
-    def reply(request) -> ScriptedReply:
-        prompt = "\n".join(m.content for m in request.messages)
-        label = re.search(r"say:(\w+)", prompt).group(1)
-        other = {"SUPPORTED": "REFUTED", "REFUTED": "SUPPORTED"}.get(label)
-        alts = {label: confidence, other: 1 - confidence} if other else None
-        return ScriptedReply(f'{{"label": "{label}"}}', alternatives=alts, at=label)
-
-    return ScriptedLLM(default=reply, latency_s=latency_s)
+    return EchoBackend(latency_s, confidence)()
 
 
 class SpecialMethod(BaseMethod):

@@ -50,6 +50,7 @@ def loaded_after(argv):
         ["--help"],
         ["check", "--help"],
         ["eval", "--help"],
+        ["batch", "--help"],
         ["index", "search", "--help"],
         ["calibrate", "radar", "--help"],
         ["models", "--help"],

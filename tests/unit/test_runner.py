@@ -67,19 +67,21 @@ def test_resume_after_cancellation_gives_identical_metrics_and_no_duplicates(tmp
     run = prepare_run(config(tmp_path, concurrency=1), out, llm=scripted_llm(latency_s=0.001))
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(run_session(run, on_record=_interrupt_after(3)))
-    assert len(run.store.read_predictions()) == 3
-    assert len(run.todo) == 5
+    # the records reported, and any finished while the last of them was being written
+    saved = len(run.store.read_predictions())
+    assert saved >= 3
+    assert len(run.todo) == 8 - saved
 
     again = prepare_run(config(tmp_path, concurrency=1), out, llm=(llm := scripted_llm()))
     metrics = asyncio.run(run_session(again))
-    assert len(llm.calls) == 5  # finished examples were not checked again
+    assert len(llm.calls) == 8 - saved  # finished examples were not checked again
     lines = again.store.predictions_path.read_text().splitlines()
     ids = [json.loads(line)["id"] for line in lines]
     assert len(ids) == len(set(ids)) == 8
     assert metrics.model_dump(exclude={"usage"}) == reference.model_dump(exclude={"usage"})
     sessions = again.store.read_sessions()
     assert [s["status"] for s in sessions] == ["interrupted", "finished"]
-    assert sessions[0]["examples_finished"] == 3
+    assert 3 <= sessions[0]["examples_finished"] <= saved  # a group in flight is not counted
 
 
 def test_keyboard_interrupt_in_a_method_loses_nothing(tmp_path):

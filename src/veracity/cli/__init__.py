@@ -4,6 +4,7 @@ registers itself on `app` when imported."""
 from __future__ import annotations
 
 from veracity.cli import advfact as _advfact  # noqa: F401
+from veracity.cli import batch as _batch  # noqa: F401
 from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
 from veracity.cli import doctor as _doctor  # noqa: F401

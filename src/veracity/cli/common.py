@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from veracity.cli.app import console, fail
 from veracity.errors import ConfigError, ModelNotAvailable
 
 if TYPE_CHECKING:
-    from rich.progress import ProgressColumn
+    from rich.progress import Progress, ProgressColumn
 
     from veracity.config import LLMConfig
 
@@ -141,3 +143,47 @@ def ensure_model(cfg: LLMConfig) -> None:
             pull_with_progress(cfg.model)
         except ModelNotAvailable as exc:
             fail(str(exc), code=3)
+
+
+ENGINE_HELP = "where examples are checked: local (this process) or ray (a Ray cluster)"
+RAY_ADDRESS_HELP = "Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: start one"
+WORKERS_HELP = "Ray worker processes, each building the method once (default 2)"
+LLM_LIMIT_HELP = "most live LLM calls in flight across all Ray workers (default: per worker)"
+
+
+def engine_for(
+    engine: str, ray_address: str | None, workers: int | None, llm_limit: int | None
+) -> Any:
+    """The engine the ``--engine`` options name (None: the local default).
+
+    Raises:
+        ConfigError: an unknown engine, or Ray options given to the local engine.
+    """
+    if engine == "local":
+        given = [f for f, v in (("--ray-address", ray_address), ("--workers", workers),
+                                ("--llm-limit", llm_limit)) if v is not None]  # fmt: skip
+        if given:
+            raise ConfigError(f"{', '.join(given)} go with --engine ray")
+        return None
+    if engine != "ray":
+        raise ConfigError(f"--engine {engine!r}: use local or ray")
+    from veracity.evaluation.ray_engine import RayEngine, RayOptions
+
+    options = {"address": ray_address, "workers": workers, "llm_limit": llm_limit}
+    try:
+        return RayEngine(RayOptions(**{k: v for k, v in options.items() if v is not None}))
+    except ValidationError as exc:
+        flag = {"address": "--ray-address", "workers": "--workers", "llm_limit": "--llm-limit"}
+        why = "; ".join(
+            f"{flag.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(why) from None
+
+
+def progress_bar(show: bool) -> Progress:
+    """The progress bar of `eval` and `batch` (on standard error): count, elapsed time,
+    ETA (when the total is known) and a status text in the field ``stats``."""
+    from rich.progress import Progress
+
+    columns = eta_columns()
+    return Progress(*columns, console=console, disable=not show, transient=False)

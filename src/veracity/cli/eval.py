@@ -13,13 +13,25 @@ import typer
 
 from veracity.cli.app import PROCESS, app, console, fail, out
 from veracity.cli.common import (
+    ENGINE_HELP,
+    LLM_LIMIT_HELP,
+    RAY_ADDRESS_HELP,
+    WORKERS_HELP,
+    engine_for,
     ensure_model,
-    eta_columns,
     parse_set_options,
     parse_source_options,
+    progress_bar,
     with_memory_mode,
 )
-from veracity.errors import ConfigError, EvalError, LabelError, MetricsError, RunStoreError
+from veracity.errors import (
+    ConfigError,
+    EngineError,
+    EvalError,
+    LabelError,
+    MetricsError,
+    RunStoreError,
+)
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
     from rich.table import Table
@@ -126,8 +138,9 @@ def resolve_config(
     return cfg
 
 
-def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) -> Metrics:
-    from rich.progress import Progress
+def _run_with_progress(
+    run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
+) -> Metrics:
 
     from veracity.evaluation.runner import RunningStats, run_session
     from veracity.infra import run_interruptible
@@ -136,8 +149,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
     for rec in run.store.read_predictions():
         stats.add(rec)
     todo = len(run.todo)
-    columns = eta_columns()
-    with Progress(*columns, console=console, disable=not show, transient=False) as bar:
+    with progress_bar(show) as bar:
         task = bar.add_task(
             f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()
         )
@@ -146,7 +158,7 @@ def _run_with_progress(run: PreparedRun, concurrency: int | None, show: bool) ->
             stats.add(rec)
             bar.update(task, advance=1, stats=stats.line())
 
-        return run_interruptible(run_session(run, concurrency, on_record))
+        return run_interruptible(run_session(run, concurrency, on_record, engine))
 
 
 def _summary(run: PreparedRun, m: Metrics) -> Table:
@@ -245,6 +257,10 @@ def eval_(
     memory: str = typer.Option(
         None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
     ),
+    engine: str = typer.Option("local", help=ENGINE_HELP),
+    ray_address: str = typer.Option(None, help=RAY_ADDRESS_HELP),
+    workers: int = typer.Option(None, help=WORKERS_HELP),
+    llm_limit: int = typer.Option(None, help=LLM_LIMIT_HELP),
 ) -> None:
     """Evaluate a method on a benchmark; resumable, writes a run directory."""
     from veracity.evaluation.runner import FATAL
@@ -260,10 +276,11 @@ def eval_(
             "sources": parse_source_options(source or []) or None,
             "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
+        runner = engine_for(engine, ray_address, workers, llm_limit)
         cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
-                          concurrency, progress)  # fmt: skip
+                          concurrency, progress, runner)  # fmt: skip
             return
         run = _prepare(cfg, out_dir, replay_from, retry_errors)
     except (EvalError, ConfigError, RunStoreError, LabelError) as exc:
@@ -271,7 +288,7 @@ def eval_(
     except FATAL as exc:  # a missing model or rejected credentials
         fail(str(exc), code=3)
     _announce(run)
-    _execute(run, concurrency, progress)
+    _execute(run, concurrency, progress, engine=runner)
 
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
@@ -293,6 +310,7 @@ def _eval_repeats(
     retry_errors: bool,
     concurrency: int | None,
     progress: bool,
+    engine: Any = None,
 ) -> None:
     """Every repeat in turn (resuming those begun), then the spread over the repeats."""
     from rich.table import Table
@@ -303,7 +321,7 @@ def _eval_repeats(
         replay = replay_from / sub_dir.name if replay_from is not None else None
         run = _prepare(sub_cfg, sub_dir, replay, retry_errors)
         _announce(run, f"repeat {k}/{cfg.repeats} (seed {sub_cfg.seed}): ")
-        _execute(run, concurrency, progress, resume_dir=out_dir)
+        _execute(run, concurrency, progress, resume_dir=out_dir, engine=engine)
     summary = summarize_repeats(out_dir)
     title = f"{cfg.method}: {summary.finished} repeats, seeds {summary.seeds}"
     table = Table("metric", "median", "min", "max", "IQR", title=title)
@@ -329,12 +347,16 @@ def _prepare(
 
 
 def _execute(
-    run: PreparedRun, concurrency: int | None, progress: bool, resume_dir: Path | None = None
+    run: PreparedRun,
+    concurrency: int | None,
+    progress: bool,
+    resume_dir: Path | None = None,
+    engine: Any = None,
 ) -> None:
     from veracity.evaluation.runner import FATAL
 
     try:
-        metrics = _run_with_progress(run, concurrency, progress)
+        metrics = _run_with_progress(run, concurrency, progress, engine)
     except KeyboardInterrupt:
         saved = len(run.store.read_predictions())
         console.print(
@@ -351,6 +373,8 @@ def _execute(
             os._exit(130)
         raise typer.Exit(130) from None
     except FATAL as exc:
+        fail(str(exc), code=3)
+    except EngineError as exc:
         fail(str(exc), code=3)
     except (EvalError, RunStoreError, MetricsError) as exc:
         fail(str(exc))

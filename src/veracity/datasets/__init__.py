@@ -18,12 +18,13 @@ from pathlib import Path
 from veracity import registry
 from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, ExampleList
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
-from veracity.datasets.generic import GenericDataset, GenericSpec, load_file
+from veracity.datasets.generic import ColumnSpec, GenericDataset, GenericSpec, load_file, row_input
 from veracity.labels import LabelMap
 
 __all__ = [
     "FACT_CHECK_SITES",
     "BaseDataset",
+    "ColumnSpec",
     "Dataset",
     "DatasetError",
     "DatasetInfo",
@@ -35,6 +36,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "load_file",
+    "row_input",
 ]
 
 

@@ -12,6 +12,7 @@ Dates are ISO 8601 unless `date_format` (strptime) is given.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -22,36 +23,29 @@ from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_tex
 from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.labels import LabelError, get_label_space
-from veracity.types import Article, Claim, Post
+from veracity.types import Article, Claim, Post, Reply
 
 Format = Literal["jsonl", "json", "csv", "tsv"]
 _SUFFIX: dict[str, Format] = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
 
-class GenericSpec(BaseModel):
-    """Where the file is and which column holds what.
+class ColumnSpec(BaseModel):
+    """Which column of a file holds what part of the input (no label: see `GenericSpec`).
 
     Attributes:
-        path: the file.
         text: column with the text to check (claim, article body or post).
-        label: column with the gold label.
-        label_space: a registered label space the labels belong to.
         kind: what the text is: "claim", "article" or "post".
         format: file format; default from the file suffix (.jsonl .json .csv .tsv).
-        id, date, speaker, title, context: optional columns (speaker is the post author
-            for posts; title is for articles; context is for claims).
+        id, date, speaker, title, context, replies: optional columns (speaker is the post
+            author for posts; title is for articles; context is for claims; replies is a
+            post's replies: a JSON list of texts or of objects with ``text`` and optional
+            ``id``, ``author``, ``parent``, ``created_at``, JSON-encoded in CSV/TSV).
         date_format: strptime format of the date column (default ISO 8601).
-        label_table: explicit renames from raw labels to labels of the space, e.g.
-            {"0": "REAL", "1": "FAKE"}.
-        name: the dataset name shown in reports.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    path: Path
-    text: str
-    label: str
-    label_space: str
+    text: str = "text"
     kind: Literal["claim", "article", "post"] = "claim"
     format: Format | None = None
     id: str | None = None
@@ -60,17 +54,7 @@ class GenericSpec(BaseModel):
     speaker: str | None = None
     title: str | None = None
     context: str | None = None
-    label_table: dict[str, str] = Field(default_factory=dict)
-    name: str = "generic"
-
-    @field_validator("label_space")
-    @classmethod
-    def _space(cls, v: str) -> str:
-        try:
-            get_label_space(v)
-        except LabelError as exc:
-            raise ValueError(str(exc)) from None
-        return v
+    replies: str | None = None
 
     def file_format(self, path: Path) -> Format:
         if self.format is not None:
@@ -83,8 +67,40 @@ class GenericSpec(BaseModel):
     @property
     def columns(self) -> dict[str, str]:
         """Role -> column name, for the columns that were given."""
-        roles = ("text", "label", "id", "date", "speaker", "title", "context")
-        return {r: getattr(self, r) for r in roles if getattr(self, r) is not None}
+        roles = ("text", "label", "id", "date", "speaker", "title", "context", "replies")
+        return {r: getattr(self, r) for r in roles if getattr(self, r, None) is not None}
+
+
+class GenericSpec(ColumnSpec):
+    """Where the labelled file is, which column holds what, and the labels' space.
+
+    Attributes:
+        path: the file.
+        text: column with the text to check.
+        label: column with the gold label.
+        label_space: a registered label space the labels belong to.
+        label_table: explicit renames from raw labels to labels of the space, e.g.
+            {"0": "REAL", "1": "FAKE"}.
+        name: the dataset name shown in reports.
+
+    The other columns are those of `ColumnSpec`.
+    """
+
+    path: Path
+    text: str
+    label: str
+    label_space: str
+    label_table: dict[str, str] = Field(default_factory=dict)
+    name: str = "generic"
+
+    @field_validator("label_space")
+    @classmethod
+    def _space(cls, v: str) -> str:
+        try:
+            get_label_space(v)
+        except LabelError as exc:
+            raise ValueError(str(exc)) from None
+        return v
 
 
 class GenericDataset(BaseDataset):
@@ -140,42 +156,68 @@ class GenericDataset(BaseDataset):
             label = s.label_table.get(label.strip(), label.strip())
         ex_id = str(raw[s.id]) if s.id and raw.get(s.id) not in (None, "") else loc.default_id
         return self.example(
-            label, loc, id=ex_id, input=self._input(raw, ex_id), metadata={"split": split}
+            label, loc, id=ex_id, input=row_input(s, raw, ex_id), metadata={"split": split}
         )
 
-    def _input(self, raw: dict[str, Any], ex_id: str) -> Claim | Article | Post:
-        s = self.spec
-        text = raw[s.text]
-        if not isinstance(text, str):
-            raise ValueError(f"text column {s.text!r} holds {type(text).__name__}, not text")
-        when = self._when(raw.get(s.date)) if s.date else None
-        speaker = optional_text(raw.get(s.speaker)) if s.speaker else None
-        if s.kind == "article":
-            title = optional_text(raw.get(s.title)) if s.title else None
-            return Article(id=ex_id, body=text, title=title or "", published_at=when)
-        if s.kind == "post":
-            return Post(id=ex_id, text=text, created_at=when, author=speaker)
-        context = optional_text(raw.get(s.context)) if s.context else None
-        return Claim(
-            id=ex_id,
-            text=text,
-            date=when.date() if when else None,
-            speaker=speaker,
-            context=context,
-        )
 
-    def _when(self, value: Any) -> dt.datetime | None:
-        text = optional_text(value if value is None or isinstance(value, str) else str(value))
-        if text is None:
-            return None
-        fmt = self.spec.date_format
+def row_input(spec: ColumnSpec, raw: dict[str, Any], ex_id: str) -> Claim | Article | Post:
+    """The claim, article or post in one record, read through `spec`.
+
+    Raises:
+        ValueError: a column holds the wrong type or an unreadable date or reply list.
+    """
+    text = raw.get(spec.text)
+    if not isinstance(text, str):
+        raise ValueError(f"text column {spec.text!r} holds {type(text).__name__}, not text")
+    when = _when(spec, raw.get(spec.date)) if spec.date else None
+    speaker = optional_text(raw.get(spec.speaker)) if spec.speaker else None
+    if spec.kind == "article":
+        title = optional_text(raw.get(spec.title)) if spec.title else None
+        return Article(id=ex_id, body=text, title=title or "", published_at=when)
+    if spec.kind == "post":
+        replies = _replies(raw.get(spec.replies), ex_id) if spec.replies else []
+        return Post(id=ex_id, text=text, created_at=when, author=speaker, replies=replies)
+    context = optional_text(raw.get(spec.context)) if spec.context else None
+    return Claim(
+        id=ex_id, text=text, date=when.date() if when else None, speaker=speaker, context=context
+    )
+
+
+def _when(spec: ColumnSpec, value: Any) -> dt.datetime | None:
+    text = optional_text(value if value is None or isinstance(value, str) else str(value))
+    if text is None:
+        return None
+    try:
+        if spec.date_format:
+            return dt.datetime.strptime(text, spec.date_format)
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        want = repr(spec.date_format) if spec.date_format else "ISO 8601 (YYYY-MM-DD)"
+        raise ValueError(f"date {text!r} is not in the format {want}") from None
+
+
+def _replies(value: Any, post_id: str) -> list[Reply]:
+    """A post's replies from a JSON list (or its JSON text, as CSV holds it)."""
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
         try:
-            if fmt:
-                return dt.datetime.strptime(text, fmt)
-            return dt.datetime.fromisoformat(text)
-        except ValueError:
-            want = repr(fmt) if fmt else "ISO 8601 (YYYY-MM-DD)"
-            raise ValueError(f"date {text!r} is not in the format {want}") from None
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the replies column is not a JSON list ({exc.msg})") from None
+    if not isinstance(value, list):
+        raise ValueError(f"the replies column holds {type(value).__name__}, not a list")
+    replies = []
+    for n, item in enumerate(value, 1):
+        fields = {"text": item} if isinstance(item, str) else item
+        if not isinstance(fields, dict):
+            raise ValueError(f"reply {n} is {type(item).__name__}, not text or an object")
+        fields = {"id": f"{post_id}/r{n}", "parent": post_id, **fields}
+        try:
+            replies.append(Reply.model_validate(fields))
+        except ValidationError as exc:
+            raise ValueError(f"reply {n}: {exc.errors()[0]['msg']}") from None
+    return replies
 
 
 def load_file(limit: int | None = None, labels: str | None = None, **fields: Any) -> list[Example]:

@@ -228,7 +228,7 @@ class Metrics(BaseModel):
 class Scored(Protocol):
     """What `compute_metrics` reads from one prediction record."""
 
-    gold: str
+    gold: str | None  # None: an unlabelled input (batch); such records are not scored
     predicted: str | None
     status: str  # "ok", "abstained", "error" or "exception"
     score: float | None
@@ -243,6 +243,10 @@ def compute_metrics(rows: Sequence[Scored], space: LabelSpace, n_bins: int = 10)
     """All metrics of a run from its prediction records, gold already in `space`."""
     if not rows:
         raise MetricsError("no predictions to score")
+    if any(r.gold is None for r in rows):
+        raise MetricsError(
+            "some predictions have no gold label (a `veracity batch` run): nothing to score"
+        )
     gold = [r.gold for r in rows]
     pred = [r.predicted for r in rows]
     statuses = [r.status for r in rows]

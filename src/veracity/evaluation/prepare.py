@@ -46,6 +46,7 @@ class PreparedRun:
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
     notes: list[str] = field(default_factory=list)  # what the user should know before it runs
+    caches: CachePaths | None = None  # the caches workers of other engines open too
 
     @property
     def todo(self) -> list[Example]:
@@ -198,7 +199,7 @@ def prepare_run(
     method, cfg = run.method, run.config
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:
-        return _finish_preparing(cfg, ds, store, method, run.prompts, run.notes)
+        return _finish_preparing(cfg, ds, store, method, run.prompts, run.notes, paths)
     except BaseException:
         store.release()
         raise
@@ -211,6 +212,7 @@ def _finish_preparing(
     method: Any,
     prompts: dict[str, str],
     setup_notes: list[str],
+    caches: CachePaths,
 ) -> PreparedRun:
     info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
@@ -239,7 +241,7 @@ def _finish_preparing(
         examples, note = gold_evidence_examples(examples)
         notes += [note] if note else []
     gold = map_gold(examples, space.name, cfg.gold_map)
-    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts, notes)
+    return PreparedRun(cfg, method, space, info, examples, gold, store, prompts, notes, caches)
 
 
 def gold_evidence_examples(examples: Sequence[Example]) -> tuple[list[Example], str | None]:

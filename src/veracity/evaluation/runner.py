@@ -15,18 +15,21 @@ the finished examples.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.errors import (
-    EvalError,
-    LLMAuthError,
-    ModelNotAvailable,
-    RunStoreError,
-    SourceAuthError,
+from veracity.errors import EvalError, RunStoreError
+from veracity.evaluation.engines import (
+    FATAL,
+    Engine,
+    Job,
+    LocalEngine,
+    WorkerSpec,
+    check_job,
+    iterate,
 )
 from veracity.evaluation.metrics import Metrics, compute_metrics
 from veracity.evaluation.prepare import (
@@ -39,27 +42,28 @@ from veracity.evaluation.prepare import (
 )
 from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
+from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace, get_label_space
-from veracity.retrieval.guards import EvalGuards, eval_guards
-from veracity.types import Verdict, cost_text
-
-# Errors that concern the whole run, not one example: they stop the run.
-FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
+from veracity.retrieval.guards import EvalGuards
+from veracity.types import cost_text
 
 __all__ = [
     "FATAL",
     "EvalError",
     "PreparedRun",
     "RunningStats",
+    "Session",
     "check_one",
     "execute",
     "finalize",
     "gold_mapper",
+    "holding",
     "map_gold",
     "open_dataset",
     "prepare_run",
     "run_session",
     "select_examples",
+    "session",
 ]
 
 
@@ -71,6 +75,7 @@ class RunningStats:
     """Counts shown while a run goes (including records from earlier sessions)."""
 
     done: int = 0
+    graded: int = 0  # records with a gold label (none in a batch run)
     correct: int = 0
     cost_usd: float = 0.0
     unpriced: int = 0
@@ -79,7 +84,9 @@ class RunningStats:
 
     def add(self, rec: PredictionRecord) -> None:
         self.done += 1
-        self.correct += int(rec.correct)
+        if rec.gold is not None:
+            self.graded += 1
+            self.correct += int(rec.correct)
         usage = rec.usage
         self.cost_usd += usage.cost_usd
         self.unpriced += usage.unpriced_llm_calls
@@ -88,11 +95,14 @@ class RunningStats:
 
     @property
     def accuracy(self) -> float | None:
-        return self.correct / self.done if self.done else None
+        return self.correct / self.graded if self.graded else None
 
-    def line(self) -> str:
-        acc = f"acc {self.accuracy:.3f}" if self.done else "acc –"
-        parts = [acc, f"{self.tokens:,} tok", cost_text(self.cost_usd, self.unpriced, currency="$")]
+    def line(self, accuracy: bool = True) -> str:
+        """One status line; `accuracy` False leaves the accuracy out (unlabelled inputs)."""
+        parts = [f"{self.tokens:,} tok", cost_text(self.cost_usd, self.unpriced, currency="$")]
+        if accuracy:
+            acc = self.accuracy
+            parts.insert(0, f"acc {acc:.3f}" if acc is not None else "acc –")
         bad = {k: v for k, v in self.by_status.items() if k != "ok" and v}
         parts += [f"{v} {k}" for k, v in sorted(bad.items())]
         return " · ".join(parts)
@@ -106,45 +116,30 @@ def guards_for(example: Example, info: DatasetInfo) -> EvalGuards:
     return EvalGuards(before=example.input.cutoff, exclude_domains=domains)
 
 
+def jobs_for(run: PreparedRun) -> list[Job]:
+    """The examples not yet done, as jobs carrying their gold labels and guards."""
+    return [Job(e.id, e.input, guards_for(e, run.info), *run.gold[e.id]) for e in run.todo]
+
+
 async def check_one(run: PreparedRun, example: Example) -> PredictionRecord:
     """Check one example; a crash becomes an ``exception`` record, FATAL errors propagate."""
     gold, original = run.gold[example.id]
-    started = time.perf_counter()
-    try:
-        with eval_guards(guards_for(example, run.info)):
-            verdict = await run.method.check(example.input)
-        if not isinstance(verdict, Verdict):
-            raise TypeError(f"check() returned a {type(verdict).__name__}, not a Verdict")
-        if verdict.label is not None:
-            verdict.label = run.space.parse(verdict.label)
-    except FATAL:
-        raise
-    except Exception:
-        return PredictionRecord(
-            id=example.id,
-            gold=gold,
-            gold_original=original,
-            predicted=None,
-            status="exception",
-            latency_s=round(time.perf_counter() - started, 4),
-            exception=traceback.format_exc(),
-        )
-    return PredictionRecord.from_verdict(
-        example.id, gold, original, verdict, time.perf_counter() - started
-    )
+    job = Job(example.id, example.input, guards_for(example, run.info), gold, original)
+    return await check_job(run.method, run.space, job)
 
 
 async def execute(
     run: PreparedRun,
     concurrency: int | None = None,
     on_record: Callable[[PredictionRecord], None] | None = None,
+    engine: Engine | None = None,
 ) -> int:
-    """Check the examples not yet done, at most `concurrency` at a time.
+    """Check the examples not yet done, at most `concurrency` at a time (per worker).
 
-    Each finished example is appended to ``predictions.jsonl`` before the next one is
-    taken. Cancellation or KeyboardInterrupt stops the workers; in-flight examples are
-    not written and will be checked again on the next run. Returns how many examples
-    this call finished.
+    Each finished example is appended to ``predictions.jsonl`` (here, in this process,
+    whatever the engine; in group commits, see `RecordWriter`) before it is reported.
+    Cancellation or KeyboardInterrupt stops the workers; in-flight examples are not
+    written and will be checked again on the next run. Returns how many examples this call finished.
     """
     k = concurrency or run.config.concurrency
     if k < 1:
@@ -152,25 +147,20 @@ async def execute(
     run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
-    todo = iter(run.todo)
     finished = 0
 
-    async def worker() -> None:
+    def saved(record: PredictionRecord) -> None:
         nonlocal finished
-        for example in todo:  # workers share one iterator: each example is taken once
-            record = await check_one(run, example)
-            run.store.append(record)
-            finished += 1
-            if on_record is not None:
-                on_record(record)
+        finished += 1
+        if on_record is not None:
+            on_record(record)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(k)]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    spec = WorkerSpec(run.config, run.caches)
+    jobs = iterate(jobs_for(run))
+    chosen = engine or LocalEngine()
+    await RecordWriter(run.store, saved).run(
+        lambda sink: chosen.run(spec, run.method, jobs, k, sink)
+    )
     return finished
 
 
@@ -191,36 +181,44 @@ def finalize(store: RunStore, space: LabelSpace | None = None) -> Metrics:
     return metrics
 
 
-async def run_session(
-    run: PreparedRun,
-    concurrency: int | None = None,
-    on_record: Callable[[PredictionRecord], None] | None = None,
-) -> Metrics:
-    """`execute` then `finalize`, logging the session (its start at once, its end also when
-    interrupted), under the run directory's lock, which is given back at the end."""
-    started = time.perf_counter()
-    finished, status = 0, "interrupted"
+class Session:
+    """One session on a run directory, as `session` yields it: count what it finishes."""
 
-    def counted(record: PredictionRecord) -> None:
-        nonlocal finished
-        finished += 1
-        if on_record is not None:
-            on_record(record)
+    def __init__(self) -> None:
+        self.finished = 0
 
+    def add(self, record: PredictionRecord) -> None:
+        self.finished += 1
+
+
+@contextlib.contextmanager
+def holding(store: RunStore) -> Iterator[RunStore]:
+    """The run directory's lock for the block: taken (repairing a torn last line) unless
+    already held, given back at the end. Raises `RunLocked` while another session runs."""
+    store.acquire()
     try:
-        run.store.acquire()
-        sid = run.store.start_session()
-        beating = asyncio.ensure_future(_heartbeat(run.store, sid))
-        try:
-            await execute(run, concurrency, counted)
-            status = "finished"
-        finally:
-            beating.cancel()
-            wall = time.perf_counter() - started
-            run.store.end_session(sid, status=status, wall_time_s=wall, finished=finished)
-        return finalize(run.store, run.space)
+        yield store
     finally:
-        run.store.release()
+        store.release()
+
+
+@contextlib.asynccontextmanager
+async def session(store: RunStore) -> AsyncIterator[Session]:
+    """A session on `store`, inside `holding` (`eval` and `batch` both run in one): its
+    start is logged at once, its end also when interrupted, with a heartbeat meanwhile
+    (so a killed session's wall time is known)."""
+    started = time.perf_counter()
+    current, status = Session(), "interrupted"
+    store.acquire()  # a no-op inside `holding`
+    sid = store.start_session()
+    beating = asyncio.ensure_future(_heartbeat(store, sid))
+    try:
+        yield current
+        status = "finished"
+    finally:
+        beating.cancel()
+        wall = time.perf_counter() - started
+        store.end_session(sid, status=status, wall_time_s=wall, finished=current.finished)
 
 
 async def _heartbeat(store: RunStore, sid: str) -> None:
@@ -228,3 +226,23 @@ async def _heartbeat(store: RunStore, sid: str) -> None:
     while True:
         await asyncio.sleep(HEARTBEAT_S)
         store.heartbeat(sid)
+
+
+async def run_session(
+    run: PreparedRun,
+    concurrency: int | None = None,
+    on_record: Callable[[PredictionRecord], None] | None = None,
+    engine: Engine | None = None,
+) -> Metrics:
+    """`execute` (on `engine`, default local) in one `session`, then `finalize`, all while
+    `holding` the run directory."""
+    with holding(run.store):
+        async with session(run.store) as current:
+
+            def counted(record: PredictionRecord) -> None:
+                current.add(record)
+                if on_record is not None:
+                    on_record(record)
+
+            await execute(run, concurrency, counted, engine)
+        return finalize(run.store, run.space)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -64,8 +64,9 @@ class PredictionRecord(BaseModel):
 
     Attributes:
         id: the example id (unique within the run).
-        gold: the gold label in the method's label space.
-        gold_original: the gold label as the dataset gives it.
+        gold: the gold label in the method's label space; None in a batch run (inputs
+            without labels, see `veracity batch`).
+        gold_original: the gold label as the dataset gives it (None: no label).
         predicted: the method's label, or None (abstained, error or exception).
         status: ok, abstained, error (the verdict records a fault) or exception (the
             method crashed: a bug; `exception` holds the traceback).
@@ -80,8 +81,8 @@ class PredictionRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    gold: str
-    gold_original: str
+    gold: str | None = None
+    gold_original: str | None = None
     predicted: str | None
     status: Status
     score: float | None = None
@@ -107,7 +108,12 @@ class PredictionRecord(BaseModel):
 
     @classmethod
     def from_verdict(
-        cls, example_id: str, gold: str, gold_original: str, verdict: Verdict, latency_s: float
+        cls,
+        example_id: str,
+        gold: str | None,
+        gold_original: str | None,
+        verdict: Verdict,
+        latency_s: float,
     ) -> PredictionRecord:
         if verdict.error:
             status: Status = "error"
@@ -289,6 +295,12 @@ class RunStore:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.predictions_path)
+
+    def append_many(self, records: Sequence[PredictionRecord]) -> None:
+        """Append several records with one write and one sync (a group commit): a kill
+        leaves whole lines and at most one torn last line, as `append` does."""
+        if records:
+            append_line(self.predictions_path, "\n".join(r.model_dump_json() for r in records))
 
     # ------------------------------------------------------------------ sessions
     @property

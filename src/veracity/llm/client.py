@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from veracity import context
 from veracity.infra import LoopSemaphore, RetryPolicy, retrying
@@ -30,6 +30,8 @@ from veracity.llm.read_through import ReadThroughCache
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # USD per million tokens (input, output), list prices as published by each provider;
 # used only for the cost estimate in Usage. Override or extend through `prices=`.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
@@ -41,6 +43,12 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "deepseek-chat": (0.27, 1.10),
     "deepseek-reasoner": (0.55, 2.19),
 }
+
+
+class SharedLimit(Protocol):
+    """A concurrency limit that wraps one call (`LoopSemaphore` is one)."""
+
+    async def run(self, call: Callable[[], Awaitable[T]]) -> T: ...
 
 
 class ManagedLLM:
@@ -61,6 +69,9 @@ class ManagedLLM:
             (`request_seed`): the same run seed gives the same samples whichever
             parallel slot serves a request and in whatever order, and another run seed
             gives other samples. Greedy requests are left as they are.
+        shared_limit: a second limit on live calls, shared with other processes (the
+            global limit of a Ray run); anything with an async ``run(call)``, like
+            `LoopSemaphore`. Cached replies pass neither limit.
     """
 
     def __init__(
@@ -73,6 +84,7 @@ class ManagedLLM:
         prices: Mapping[str, tuple[float, float]] | None = None,
         trace_prompts: bool = True,
         run_seed: int | None = None,
+        shared_limit: SharedLimit | None = None,
     ):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -85,6 +97,7 @@ class ManagedLLM:
         self.run_seed = run_seed
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
+        self.shared_limit = shared_limit
 
     @property
     def capabilities(self) -> Capabilities:
@@ -164,7 +177,10 @@ class ManagedLLM:
             return response
 
         async def attempt() -> LLMResponse:
-            return await self._limit.run(call)
+            if self.shared_limit is None:
+                return await self._limit.run(call)
+            shared = self.shared_limit
+            return await self._limit.run(lambda: shared.run(call))
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"

@@ -8,7 +8,7 @@ from veracity import registry
 from veracity.config import LLMConfig, settings
 from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
-from veracity.llm.client import ManagedLLM, RetryPolicy
+from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit
 from veracity.llm.models import Progress
 from veracity.llm.read_through import ReadThroughCache
 
@@ -71,6 +71,8 @@ def build_llm(
     *,
     cache_path: Path | None = None,
     progress: Progress | None = None,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
 ) -> ManagedLLM:
     """The configured backend wrapped with cache, retries, concurrency and accounting.
 
@@ -79,10 +81,13 @@ def build_llm(
         cache_path: SQLite cache file (default: the user cache under VERACITY_HOME); a
             run directory's, read through to the user cache (see `build_cache`).
         progress: model-pull progress callback for the embedded backend.
+        backend: a backend to wrap instead of building `cfg.backend` (tests, benchmarks).
+        shared_limit: a limit on live calls shared with other processes (Ray workers).
     """
     cfg = cfg or LLMConfig.from_settings()
-    factory = registry.llm_backends.get(cfg.backend)
-    inner = factory(cfg, progress)
+    inner = backend
+    if inner is None:
+        inner = registry.llm_backends.get(cfg.backend)(cfg, progress)
     cache = build_cache(cfg, cache_path)
     return ManagedLLM(
         inner,
@@ -90,4 +95,5 @@ def build_llm(
         max_concurrency=cfg.max_concurrency,
         retry=RetryPolicy(max_attempts=cfg.max_attempts),
         prices=cfg.prices,
+        shared_limit=shared_limit,
     )

@@ -9,6 +9,8 @@ there is never a silent default.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -65,7 +67,14 @@ def short_name(max_words: int = 3, max_chars: int = 40) -> Any:
 
 
 def schema_for(model: type[BaseModel]) -> dict[str, Any]:
-    """A JSON schema for `model` that constrained decoders accept."""
+    """A JSON schema for `model` that constrained decoders accept (a copy of the one
+    made for the class the first time: generating it costs more than the rest of a
+    cached call)."""
+    return copy.deepcopy(_schema(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.setdefault("additionalProperties", False)
     return schema

@@ -32,13 +32,21 @@ class CoTConfig(DirectConfig):
     max_reasoning_words: int = 200
 
 
+_ANSWER_MODELS: dict[tuple[str, tuple[str, ...], bool], type[BaseModel]] = {}
+
+
 def _answer_model(space: Any, reasoning: bool) -> type[BaseModel]:
+    """The reply schema for `space`, built once per label space (not once per check)."""
+    key = (space.name, tuple(space.labels), reasoning)
+    if key in _ANSWER_MODELS:
+        return _ANSWER_MODELS[key]
     fields: dict[str, Any] = {}
     if reasoning:
         # capped so constrained decoding cannot loop inside the string (see structured.py)
         fields["reasoning"] = (str, Field(max_length=2000, description="step-by-step reasoning"))
     fields["label"] = (space.literal(), Field(description="the chosen label"))
-    return create_model("Answer", **fields)
+    model = _ANSWER_MODELS[key] = create_model("Answer", **fields)
+    return model
 
 
 class _PromptedBaseline(BaseMethod):

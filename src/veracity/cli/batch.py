@@ -1,0 +1,223 @@
+"""`veracity batch`: check every row of a file, or of standard input."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from pydantic import ValidationError
+
+from veracity.cli.app import PROCESS, app, console, fail
+from veracity.cli.common import (
+    ENGINE_HELP,
+    LLM_LIMIT_HELP,
+    RAY_ADDRESS_HELP,
+    WORKERS_HELP,
+    engine_for,
+    ensure_model,
+    parse_source_options,
+    progress_bar,
+)
+from veracity.cli.eval import resolve_config
+from veracity.errors import (
+    ConfigError,
+    DatasetError,
+    EngineError,
+    EvalError,
+    LabelError,
+    RunStoreError,
+)
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.evaluation.batch import BatchRun, BatchSummary, Rows
+
+STDIN = "-"
+KIND_HELP = "what each row's text is: claim, article or post"
+
+
+@app.command("batch")
+def batch_(
+    input_path: str = typer.Argument(..., metavar="INPUT", help="JSONL/JSON/CSV/TSV file, or -"),
+    out_path: str = typer.Option(
+        None, "--out", "-o", help="results JSONL file, or - for standard output (default for -)"
+    ),
+    run_dir: Path = typer.Option(
+        None, help="run directory (resume by re-running; default: OUT with .run for a file)"
+    ),
+    method: str = typer.Option(None, "--method", "-m", help="registered method"),
+    labels: str = typer.Option(None, help="the method's label space"),
+    source: list[str] = typer.Option(
+        None, "--source", "-s", help="evidence source NAME=TYPE[:ARG] (repeatable)"
+    ),
+    config: Path = typer.Option(None, help="run or experiment YAML"),
+    model: str = typer.Option(None, help="model: catalog name, GGUF path or endpoint model id"),
+    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ..."),
+    concurrency: int = typer.Option(None, help="rows checked at once (per worker; default 4)"),
+    text: str = typer.Option("text", help="column with the text to check"),
+    kind: str = typer.Option("claim", help=KIND_HELP),
+    id_column: str = typer.Option(None, "--id", help="column with each row's id"),
+    date: str = typer.Option(None, help="column with the claim's or post's date"),
+    date_format: str = typer.Option(None, help="strptime format of --date (default ISO 8601)"),
+    speaker: str = typer.Option(None, help="column with the speaker (a post's author)"),
+    title: str = typer.Option(None, help="column with an article's title"),
+    context: str = typer.Option(None, help="column with a claim's context"),
+    replies: str = typer.Option(None, help="column with a post's replies (a JSON list)"),
+    input_format: str = typer.Option(
+        None, "--format", help="jsonl, json, csv or tsv (default: from the suffix; - is jsonl)"
+    ),
+    retry_errors: bool = typer.Option(False, help="check again the rows that errored or crashed"),
+    progress: bool = typer.Option(True, help="show the progress bar (on standard error)"),
+    engine: str = typer.Option("local", help=ENGINE_HELP),
+    ray_address: str = typer.Option(None, help=RAY_ADDRESS_HELP),
+    workers: int = typer.Option(None, help=WORKERS_HELP),
+    llm_limit: int = typer.Option(None, help=LLM_LIMIT_HELP),
+) -> None:
+    """Check every row of a file (or of standard input, -) and write one result per row;
+    resumable through its run directory, like `veracity eval`."""
+    from veracity.datasets.generic import ColumnSpec
+    from veracity.evaluation.batch import Rows, prepare_batch, read_rows, write_results
+
+    flags = {
+        "method": method, "labels": labels, "concurrency": concurrency,
+        "llm": {"model": model, "base_url": base_url, "provider": provider},
+        "sources": parse_source_options(source or []) or None,
+    }  # fmt: skip
+    columns = dict(text=text, kind=kind, id=id_column, date=date, date_format=date_format,
+                   speaker=speaker, title=title, context=context, replies=replies,
+                   format=input_format)  # fmt: skip
+    try:
+        spec = ColumnSpec(**columns)
+    except ValidationError as exc:
+        fail("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()))
+    out_path = out_path or (STDIN if input_path == STDIN else None)
+    if out_path is None:
+        fail("give --out OUT.jsonl (or --out - for standard output)")
+    streaming = out_path == STDIN
+    try:
+        runner = engine_for(engine, ray_address, workers, llm_limit)
+        folder = run_dir or _default_run_dir(out_path, method or "run")
+        cfg = resolve_config(config, folder, None, flags)  # resumes the folder's own config
+        batch = prepare_batch(cfg, spec, folder)
+        if retry_errors:
+            kept = batch.store.read_predictions()
+            batch.store.rewrite_predictions(
+                [r for r in kept if r.status not in ("error", "exception")]
+            )
+        rows = Rows(read_rows(input_path, spec), spec)
+        jobs = rows if input_path == STDIN else list(rows)  # a file is checked up front
+    except (EvalError, ConfigError, RunStoreError, LabelError, DatasetError) as exc:
+        fail(str(exc))
+    ensure_model(batch.config.llm)
+    where = "standard input" if input_path == STDIN else input_path
+    console.print(
+        f"[bold]{batch.config.method}[/] on {where} ({batch.columns.kind}s), labels "
+        f"{batch.space.name}, model {batch.config.llm.model}, run directory {batch.store.path}",
+        soft_wrap=True,
+    )
+    total = None if input_path == STDIN else len(jobs)
+    summary = _run(batch, rows, jobs, total, concurrency, progress and not streaming, runner,
+                   streaming)  # fmt: skip
+    if not streaming:
+        try:
+            n = write_results(Path(out_path), batch.store, rows.order)
+        except EvalError as exc:
+            fail(str(exc))
+        console.print(f"[green]written:[/] {n} results to {out_path}")
+    console.print(_summary_table(batch, summary))
+
+
+def _default_run_dir(out_path: str, method: str) -> Path:
+    """``OUT.run`` beside a results file; a new ``runs/batch-…`` folder for a stream."""
+    if out_path != STDIN:
+        return Path(out_path).with_suffix(".run")
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "-", f"batch-{method}-{stamp}")
+
+
+def _run(
+    batch: BatchRun,
+    rows: Rows,
+    jobs: Any,
+    total: int | None,
+    concurrency: int | None,
+    show: bool,
+    engine: Any,
+    streaming: bool,
+) -> BatchSummary:
+    from veracity.evaluation.batch import output_line, run_batch
+    from veracity.evaluation.runner import FATAL, RunningStats
+    from veracity.infra import run_interruptible
+
+    stats = RunningStats()
+    with progress_bar(show) as bar:
+        task = bar.add_task(batch.config.method, total=total, stats=stats.line(accuracy=False))
+
+        def emit(record) -> None:
+            stats.add(record)
+            bar.update(task, advance=1, stats=stats.line(accuracy=False))
+            if streaming:
+                sys.stdout.write(output_line(record) + "\n")
+                sys.stdout.flush()
+
+        try:
+            return run_interruptible(
+                run_batch(
+                    batch,
+                    iter(jobs),
+                    concurrency=concurrency,
+                    engine=engine,
+                    emit=emit,
+                    threaded=total is None,
+                )
+            )
+        except KeyboardInterrupt:
+            console.print(
+                f"\n[yellow]interrupted[/]: {stats.done} results are saved in "
+                f"{batch.store.predictions_path}; re-run the same command with "
+                f"--run-dir {batch.store.path} to resume",
+                soft_wrap=True,
+            )
+            if PROCESS["owned"]:
+                # leave now, as `veracity eval` does: model calls still running in worker
+                # threads are abandoned, not joined (what finished is on disk; the OS frees
+                # the run lock)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(130)
+            raise typer.Exit(130) from None
+        except FATAL as exc:
+            fail(str(exc), code=3)
+        except EngineError as exc:
+            fail(str(exc), code=3)
+        except (EvalError, RunStoreError, DatasetError) as exc:
+            fail(str(exc))
+
+
+def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
+    table = Table("", "", title=f"batch: {batch.config.method}, {s.rows} rows")
+    labels = ", ".join(f"{k} {v}" for k, v in s.labels.items()) or "none"
+    rows = [
+        ("labels", labels),
+        ("ok / abstained / error / crashed", " / ".join(map(str, s.statuses.values()))),
+        ("LLM calls (cached)", f"{s.llm_calls:,} ({s.cached_llm_calls:,})"),
+        ("searches", f"{s.searches:,}"),
+        ("tokens", f"{s.tokens:,}"),
+        ("cost (USD)", cost_text(s.cost_usd, s.unpriced_llm_calls)),
+        ("this session", f"{s.wall_time_s:.1f} s"
+         + (f", {s.rows_per_s:.2f} rows/s" if s.rows_per_s else "")),
+    ]  # fmt: skip
+    for k, v in rows:
+        table.add_row(k, v)
+    return table
