@@ -7,7 +7,9 @@
 - the Wikipedia API answered from the recorded MediaWiki answers in
   ``tests/data/http/wikipedia`` (respx: any other HTTP request fails the test);
 - every local index a config names built on demand from the miniature SciFact corpus
-  (the config's index name and search mode, our tiny contents).
+  (the config's index name and search mode, our tiny contents);
+- every ToE checkpoint a config names, saved freshly initialised (what `veracity train
+  toe` writes before its first update), so the loading path runs as shipped.
 """
 
 from __future__ import annotations
@@ -94,6 +96,23 @@ def build_indexes(cfg: RunConfig) -> list[str]:
         build_local_corpus(name, docs, mode="bm25" if mode == "bm25" else "hybrid")
         built.append(name)
     return built
+
+
+def build_checkpoints(cfg: RunConfig) -> list[str]:
+    """Save each ToE checkpoint the config names that does not exist yet, with freshly
+    initialised networks and policy. Returns the names saved."""
+    name = cfg.method_config.get("checkpoint")
+    if cfg.method != "toe" or not name:
+        return []
+    from veracity.methods.toe import ToEConfig
+    from veracity.methods.toe.models import ToEModels
+
+    tcfg = ToEConfig(**cfg.method_config)
+    folder = ToEModels.folder_for(tcfg)
+    if (folder / "manifest.json").is_file():
+        return []
+    ToEModels(tcfg).save(folder)
+    return [name]
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from _offline_world import DATA_DIR, build_indexes, recorded_network
+from _offline_world import DATA_DIR, build_checkpoints, build_indexes, recorded_network
 
 from veracity import registry
 from veracity.evaluation.experiment import experiment_dir, load_experiment
@@ -56,6 +56,7 @@ def test_config_variant_runs_one_example(path, variant, unreadable, offline_worl
                 "concurrency": 1, "data_dir": str(DATA_DIR)}
     )  # fmt: skip
     build_indexes(cfg)
+    build_checkpoints(cfg)
     run = prepare_run(cfg, tmp_path / "run", llm=schema_llm())
     record_property("experiment_stage", "started")
     asyncio.run(run_session(run, 1))

