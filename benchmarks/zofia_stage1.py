@@ -57,12 +57,13 @@ async def stage1(n: int, seed: int, data_dir: Path | None) -> None:
 
     # the same SC-MMR settings as ZoFia's, with Algorithm 3's literal initial MMR*_prev
     literal_config = retrieval._scmmr().model_copy(update={"mmr_prev_init": 1.0})
-    times, counts, literal, words = [], [], [], []
+    times, counts, literal, words, kept = [], [], [], [], []
     for text in texts[1:]:
         t = time.perf_counter()
         keywords, info = await retrieval.keywords_from_entities(text)
         times.append(time.perf_counter() - t)
         counts.append(len(keywords))
+        kept.append([k.text for k in keywords])
         words.append(len(text.split()))
         salience = info.get("salience") or {}
         if salience:
@@ -84,6 +85,31 @@ async def stage1(n: int, seed: int, data_dir: Path | None) -> None:
     for name, xs in (("seed (default)", counts), ("literal 1.0", literal)):
         dist = {k: xs.count(k) for k in sorted(set(xs))}
         print(f"    {name:15s} {statistics.mean(xs):.2f}  {json.dumps(dist)}")
+    keyword_statistics(kept)
+
+
+def keyword_statistics(kept: list[list[str]]) -> None:
+    """What the kept keywords look like, and how many AND queries cannot match.
+
+    A keyword that spans a line break ("Bloomberg\\n\\nThe Best Of") is quoted as one
+    phrase in the conjunctive query; no indexed page has that phrase, so the whole AND
+    query comes back empty. Such a query, or one with no keyword at all, counts as empty.
+    """
+    flat = [k for ks in kept for k in ks]
+    broken = [k for k in flat if "\n" in k]
+    hit = sum(1 for ks in kept if any("\n" in k for k in ks))
+    none = sum(1 for ks in kept if not ks)
+    lengths = [len(k.split()) for k in flat] or [0]
+    print(
+        f"  keywords: {len(flat)} in {len(kept)} articles; words per keyword: mean "
+        f"{statistics.mean(lengths):.2f}, max {max(lengths)}; longer than 4 words: "
+        f"{sum(1 for n in lengths if n > 4)}"
+    )
+    print(f"  keywords spanning a line break: {len(broken)} (in {hit} articles) {broken[:3]!r}")
+    print(
+        f"  empty AND queries (no keyword, or a keyword across a line break): "
+        f"{hit + none} of {len(kept)} ({(hit + none) / len(kept):.0%}; {none} with no keyword)"
+    )
 
 
 def scripted(latency: float, sub_claims: int) -> ScriptedLLM:
@@ -160,10 +186,12 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--skip-stage1", action="store_true", help="only the stage 2 part")
+    p.add_argument("--skip-stage2", action="store_true", help="only the stage 1 part")
     a = p.parse_args()
     if not a.skip_stage1:
         asyncio.run(stage1(a.articles, a.seed, data_dir(a.data_dir)))
-    asyncio.run(stage2(a.latency, a.sub_claims, a.repeats))
+    if not a.skip_stage2:
+        asyncio.run(stage2(a.latency, a.sub_claims, a.repeats))
 
 
 if __name__ == "__main__":

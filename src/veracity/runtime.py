@@ -275,6 +275,7 @@ def build_run(
         managed = ensure_managed(llm)
     else:
         managed = build_llm(config, caches, progress, backend=backend, shared_limit=shared_limit)
+    managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(config, caches)
     method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)
     resolved = config.model_copy(update={"labels": method.label_space.name})

@@ -497,6 +497,9 @@ class Verdict(_Strict):
     score: float | None = Field(default=None, ge=0.0, le=1.0)  # veracity: 1 = true
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     probabilities: dict[str, float] | None = None  # per label, when the method has them
+    # what a reader must know about the probabilities: labels tied at the top, a decoded
+    # answer the probabilities overruled, or why there are none
+    probability_note: str | None = None
     rationale: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
     abstained: bool = False
@@ -518,6 +521,15 @@ class Verdict(_Strict):
         if self.abstained and not self.abstain_reason:
             raise ValueError("an abstained verdict needs an abstain_reason")
         return self
+
+    @property
+    def tied(self) -> list[str]:
+        """Labels sharing the top probability, when more than one does."""
+        if not self.probabilities:
+            return []
+        top = max(self.probabilities.values())
+        tied = [k for k, v in self.probabilities.items() if top - v <= 1e-9]
+        return tied if len(tied) > 1 else []
 
     @property
     def ok(self) -> bool:

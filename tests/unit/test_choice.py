@@ -49,7 +49,8 @@ async def test_logprobs_give_probabilities_and_the_matched_mass():
 async def test_without_logprobs_and_no_samples_only_the_answer_is_known():
     llm = _no_logprobs(ScriptedLLM().queue(_stop("CONTINUE")))
     result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="stop")
-    assert result.model_dump() == ChoiceResult(label="CONTINUE").model_dump()
+    expected = ChoiceResult(label="CONTINUE", answer="CONTINUE")
+    assert result.model_dump() == expected.model_dump()
     assert result.confidence is None and len(llm.calls) == 1 and not llm.calls[0].logprobs
 
 
@@ -73,8 +74,8 @@ async def test_only_samples_when_the_answer_itself_is_not_needed():
     result = await ask_choice(
         llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=policy, need_answer=False
     )
-    assert result.label is None and result.probabilities == {"CONTINUE": 0.0, "STOP": 1.0}
-    assert len(llm.calls) == 3
+    assert result.answer is None and result.probabilities == {"CONTINUE": 0.0, "STOP": 1.0}
+    assert result.label == "STOP" and len(llm.calls) == 3
 
 
 class DropsLogprobs(ScriptedLLM):
@@ -93,9 +94,14 @@ async def test_missing_logprobs_fall_back_to_sampling_with_a_note():
         result = await ask_choice(
             llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=ChoicePolicy(samples=2)
         )
-    assert result.label == "STOP" and result.estimator == "sampling"
+    # the greedy reply said STOP, but every sample said CONTINUE: the label is the
+    # most probable answer, and the trace says the decoded one was overruled
+    assert result.answer == "STOP" and result.label == "CONTINUE"
+    assert result.estimator == "sampling" and result.confidence == 1.0
     assert result.probabilities == {"CONTINUE": 1.0, "STOP": 0.0}
-    assert [e.kind for e in ctx.trace.events if e.kind != "llm_call"] == ["note"]
+    notes = [e.data["note"] for e in ctx.trace.of_kind("note")]
+    assert "sampling instead" in notes[0] and "decoded answer was STOP" in notes[1]
+    assert result.value.decision == "CONTINUE"  # the reply of a sample that gave it
 
 
 async def test_the_logprobs_estimator_never_samples_and_sampling_never_reads_logprobs():
@@ -191,3 +197,62 @@ async def test_without_constrained_decoding_or_an_exact_schema_matching_is_loose
     llm = ScriptedLLM().queue(_stop("CONTINUE", alts))
     result = await ask_choice(llm, PROMPT, Free, "decision", CHOICES, tag="stop")
     assert result.probabilities == pytest.approx({"CONTINUE": 0.5, "STOP": 0.5})
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+async def test_the_label_is_the_most_probable_choice_not_the_decoded_one():
+    # logprobs reported before a penalty or grammar acted: STOP decoded at p .42
+    llm = ScriptedLLM().queue(_stop("STOP", {"STOP": 0.42, "CONTINUE": 0.56}))
+    with context.check_context() as ctx:
+        result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="stop")
+    assert result.answer == "STOP" and result.label == "CONTINUE"
+    assert result.confidence == pytest.approx(0.5714, abs=1e-3)
+    assert result.confidence == max(result.probabilities.values())
+    assert result.value.decision == "CONTINUE"
+    assert "decoded answer was STOP" in ctx.trace.of_kind("note")[0].data["note"]
+
+
+async def test_a_tie_is_stated_and_broken_by_the_decoded_answer():
+    llm = ScriptedLLM().queue(_stop("STOP", {"STOP": 0.4, "CONTINUE": 0.4}))
+    result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="stop")
+    assert result.label == "STOP" and result.tie == ("CONTINUE", "STOP")
+    assert "tie at 0.50" in result.note and "decoded answer gives STOP" in result.note
+
+
+async def test_choice_calls_ask_for_no_repetition_penalty():
+    llm = _no_logprobs(ScriptedLLM(default=_stop("STOP")))
+    await ask_choice(
+        llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=ChoicePolicy(samples=2)
+    )
+    assert [c.repeat_penalty for c in llm.calls] == [1.0, 1.0, 1.0]
+
+
+async def test_a_reading_with_too_little_matched_mass_is_replaced_by_samples():
+    # CONTINUE is not among the alternatives: read as-is, s would saturate at +1
+    llm = ScriptedLLM()
+    llm.on(".*", _stop("STOP", {"STOP": 0.196, "The": 0.5}), tag="s", times=1)
+    llm.on(".*", lambda r: _stop("CONTINUE" if r.seed in (0, 1) else "STOP"))
+    policy = ChoicePolicy(samples=4, min_mass=0.5)
+    with context.check_context() as ctx:
+        result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=policy)
+    assert result.estimator == "sampling" and result.logprob_mass == pytest.approx(0.196)
+    assert result.probabilities == {"CONTINUE": 0.5, "STOP": 0.5}
+    assert result.label == "STOP" and result.tie == ("CONTINUE", "STOP")
+    note = ctx.trace.of_kind("note")[0].data
+    assert "matched only 0.20" in note["note"] and "sampling instead" in note["note"]
+    # without samples the low-mass reading is kept, and flagged
+    llm = ScriptedLLM().queue(_stop("STOP", {"STOP": 0.196, "The": 0.5}))
+    result = await ask_choice(
+        llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=ChoicePolicy(min_mass=0.5)
+    )
+    assert result.estimator == "logprobs" and "only 0.20" in result.note
+
+
+async def test_an_unreadable_distribution_is_stated():
+    # logprobs were asked for but none came back, and sampling is off
+    llm = DropsLogprobs().queue(_stop("STOP"))
+    result = await ask_choice(llm, PROMPT, Stop, "decision", CHOICES, tag="s")
+    assert result.label == "STOP" and result.probabilities is None
+    assert result.confidence is None and "no probabilities" in result.note

@@ -128,6 +128,45 @@ def test_merge_tokens_boundaries():
     assert [s.confidence for s in spans] == pytest.approx([0.7, 0.7, 0.4])
 
 
+def test_an_entity_never_spans_a_line_break_or_a_sentence_boundary():
+    # a tagger that runs a byline into the next heading (seen on PolitiFact++ articles)
+    text = "By Bloomberg\n\nThe Best Of Texas. Austin Police said so."
+    tokens = [
+        _tok("Bloomberg", text, "B-ORG", 0.9),
+        _tok("\n\n", text, "I-ORG", 0.8),
+        _tok("The", text, "I-ORG", 0.6),
+        _tok("Best", text, "I-ORG", 0.6),
+        _tok("Of", text, "I-ORG", 0.6),
+        _tok("Texas", text, "I-ORG", 0.6),
+        _tok(".", text, "O", 1.0),
+        _tok("Austin", text, "I-ORG", 0.7),  # continues the label across the full stop
+        _tok("Police", text, "I-ORG", 0.7),
+    ]
+    spans = to_spans(text, tokens)
+    assert [s.text for s in spans] == ["Bloomberg", "The Best Of Texas", "Austin Police"]
+    assert spans[0].confidence == pytest.approx(0.9) and spans[1].n_tokens == 4
+    # without the whitespace token: a line break between two tokens also closes the unit
+    glued = [t for t in tokens if t.text != "\n\n"]
+    assert [s.text for s in merge_tokens(text, glued)][:2] == ["Bloomberg", "The Best Of Texas"]
+    # sentence boundary without punctuation tokens tagged O
+    two = "He met Ana Lopez Then Bob left."
+    toks = [_tok("Ana", two, "B-PER", 0.9), _tok("Lopez", two, "I-PER", 0.9)]
+    toks += [_tok("Then", two, "I-PER", 0.5)]
+    cut = merge_tokens(two, toks, sentence_starts=[0, two.index("Then")])
+    assert [s.text for s in cut] == ["Ana Lopez", "Then"]
+
+
+def test_spans_from_span_backends_are_split_at_line_breaks_too():
+    text = "Bloomberg\n\nThe Best Of. Other words"
+    span = EntitySpan(text=text[:22], label="ORG", start=0, end=22, confidence=0.8)
+    pieces = to_spans(text, [span])
+    assert [(p.text, p.start, p.confidence) for p in pieces] == [
+        ("Bloomberg", 0, 0.8),
+        ("The Best Of", 11, 0.8),
+    ]
+    assert all(text[p.start : p.end] == p.text for p in pieces)
+
+
 def test_merge_tokens_rejects_bad_offsets_and_tags():
     with pytest.raises(ValueError):
         merge_tokens("short", [TokenTag(text="x", start=3, end=9, tag="B-X", confidence=0.5)])

@@ -200,3 +200,18 @@ def test_seed_relative_stop_rule_hand_computed():
     assert seeded.stop_bound == pytest.approx(0.083380, abs=1e-6)
     literal = sc_mmr(["A", "B", "C"], [0.3, 0.2, 0.1], sim, SCMMRConfig())
     assert literal.keywords == ["A"] and literal.stop_bound == pytest.approx(0.5)
+
+
+def test_fixed_k_selects_exactly_k_without_the_decay_stop():
+    # with λ fixed at 0.5 (section 5.5): D would fail the γ rule (see above) but is taken
+    fixed = SCMMRConfig(lambda_min=0.5, lambda_max=0.5, fixed_k=4)
+    result = sc_mmr(["A", "B", "C", "D"], [0.9, 0.85, 0.6, 0.3], SIM, fixed)
+    # (λ = 0.5 weighs diversity more: C and D, far from A, come before B)
+    assert result.keywords == ["A", "C", "D", "B"] and result.stop_reason == "exhausted"
+    assert all(s.lambda_k == 0.5 for s in result.selected[1:])
+    two = sc_mmr(
+        ["A", "B", "C", "D"], [0.9, 0.85, 0.6, 0.3], SIM, fixed.model_copy(update={"fixed_k": 2})
+    )
+    assert two.keywords == ["A", "C"] and two.stop_reason == "fixed_k"
+    with pytest.raises(ValidationError):
+        SCMMRConfig(fixed_k=0)

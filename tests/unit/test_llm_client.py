@@ -164,3 +164,23 @@ def test_llm_call_events_carry_purpose_round_and_sample_from_the_tag():
     }
     assert tag_fields("politician:rebuttal:2") == {"purpose": "politician", "round": 2}
     assert tag_fields("domain") == {"purpose": "domain"} and tag_fields("") == {}
+
+
+async def test_sampled_requests_get_seeds_derived_from_the_run_seed():
+    def req(text, temperature=0.8, seed=None):
+        return LLMRequest(messages=[user(text)], temperature=temperature, seed=seed, tag="t")
+
+    async def seeds(run_seed, requests):
+        inner = ScriptedLLM(default="a")
+        llm = ManagedLLM(inner, run_seed=run_seed)
+        await asyncio.gather(*(llm.complete(r) for r in requests))
+        return sorted(((c.messages[0].content, c.seed) for c in inner.calls), key=str)
+
+    batch = [req("a"), req("b"), req("c", seed=1), req("c", seed=2), req("g", temperature=0.0)]
+    first = await seeds(0, batch)
+    assert first == await seeds(0, batch[::-1])  # serving order (slot) does not matter
+    assert first != await seeds(1, batch)  # another run seed, other samples
+    derived = [s for t, s in first if t != "g"]
+    assert len(set(derived)) == 4 and all(0 <= s < 2**31 for s in derived)
+    assert dict(first)["g"] is None  # greedy requests are left as they are
+    assert await seeds(None, batch[:1]) == [("a", None)]  # no run seed: as given

@@ -206,7 +206,25 @@ async def test_position_based_roles():
     advocate = llm.calls_tagged("advocate:opening:1")[0]
     assert "argue FOR the claim" in advocate.messages[-1].content
     judge = llm.calls_tagged("round_judge:1")[0].messages[0].content
-    assert "whether a claim is accurate" in judge
+    # the paper's one-line judge (the renderer adds its note on fenced material after it)
+    assert judge.startswith("You are an impartial judge who weighs debates about facts.\n")
+    assert "Ask yourself" not in judge
+
+
+async def test_judge_prompts_follow_the_paper_and_the_omission_checklist_is_a_variant():
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    await radar(llm).check(CLAIM)
+    system, user = (m.content for m in llm.calls_tagged("round_judge:1")[0].messages)
+    assert "families and communities" in system and "leave out context" not in system
+    assert "omits context" not in user
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    await radar(llm, judge_prompt="omission").check(CLAIM)
+    system, user = (m.content for m in llm.calls_tagged("round_judge:1")[0].messages)
+    assert "leave out context" in system and "omits context" in user
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    await radar(llm, roles="position", judge_prompt="omission").check(CLAIM)
+    system = llm.calls_tagged("round_judge:1")[0].messages[0].content
+    assert "whether a claim is accurate" in system and "leave out context" in system
 
 
 async def test_radar_single_is_one_agent_then_the_judge():

@@ -26,6 +26,7 @@ from veracity.methods.radar.calibration import (
     grid_search,
     macro_f1,
     record_from_verdict,
+    sensitivity,
 )
 from veracity.testing.radar import ScriptedRound, radar_script
 from veracity.types import Claim, Document
@@ -102,6 +103,28 @@ def test_ties_on_macro_f1_go_to_fewer_tokens_not_to_grid_order():
     assert result.best.mean_tokens == 180 and result.grid_size == 4
     assert evaluate([e], -1.0, 0.9, LABELS).mean_tokens == 280
     assert evaluate([e], -1.0, 0.1, LABELS).macro_f1 == 0.0
+
+
+def test_accuracy_is_the_default_objective_and_macro_f1_an_option():
+    # stopping after round 1 says TRUE for all four (accuracy 0.75, one class only);
+    # running on finds the FALSE claim but misjudges two TRUE ones (accuracy 0.5,
+    # higher macro-F1)
+    early_late = {"a": ("TRUE", "TRUE"), "b": ("TRUE", "FALSE"), "c": ("TRUE", "FALSE")}
+    records = [
+        rec(k, "TRUE", [(0.9, 0.9, early), (None, 0.9, late)])
+        for k, (early, late) in early_late.items()
+    ] + [rec("d", "FALSE", [(0.9, 0.9, "TRUE"), (None, 0.9, "FALSE")])]
+    grid_args = {"tau_s_values": [0.5, 1.0], "tau_v_values": [0.5]}
+    acc = grid_search(records, LABELS, **grid_args)
+    f1 = grid_search(records, LABELS, **grid_args, objective="macro_f1")
+    assert acc.objective == "accuracy" and f1.objective == "macro_f1"
+    assert acc.best.tau_s == 0.5 and acc.best.accuracy == pytest.approx(0.75)
+    assert f1.best.tau_s == 1.0 and f1.best.macro_f1 > acc.best.macro_f1
+    # every grid point is kept; the matrix and one-threshold slices read from them
+    assert len(acc.points) == 2
+    rows, cols, values = acc.matrix("accuracy")
+    assert rows == [0.5, 1.0] and cols == [0.5] and values == [[0.75], [0.5]]
+    assert [p.tau_s for p in sensitivity(acc, "tau_s", [0.5, 0.7, 1.0])] == [0.5, 1.0]
 
 
 def test_macro_f1_and_grid_helpers():
@@ -260,6 +283,12 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     )
     second = CliRunner().invoke(app, [*args, "--step-s", "0.1"])
     assert second.exit_code == 0, second.output and "cached records" in second.output
+    # the paper's sensitivity tables, and the full grid as CSV and heat map
+    assert "sensitivity (τ_v held at" in second.output and "sensitivity (τ_s held" in second.output
+    grid_rows = (tmp_path / "cal.grid.csv").read_text().splitlines()
+    assert grid_rows[0].startswith("tau_s,tau_v,accuracy") and len(grid_rows) == 1 + 21 * 21
+    assert (tmp_path / "cal.grid.png").read_bytes()[:4] == b"\x89PNG"
+    assert "chosen for accuracy" in out.read_text()
 
     text = out.read_text()
     assert text.startswith("# RADAR stopping thresholds")

@@ -44,7 +44,7 @@ async def test_consensus_at_the_last_round_gives_the_label_without_a_judge():
     assert verdict.score == 0.0 and verdict.confidence is None and verdict.probabilities is None
     meta = verdict.metadata
     assert meta["decided_by"] == "consensus" and meta["answer"] == "Fake"
-    assert "no probability was measured" in meta["confidence_note"]
+    assert "no probability was measured" in verdict.probability_note
     assert not llm.calls_tagged("judge")
     assert "Agent P (Fake)" in verdict.rationale and "Agent N (Fake)" in verdict.rationale
     assert meta["rounds_run"] == 3 and meta["debate_rounds"] == 2
@@ -159,6 +159,17 @@ async def test_single_agent_can_read_every_reply_without_scoring():
         S2MADMethod(config={"single_agent_input": "all"})
 
 
+async def test_llm_only_baseline_is_one_plain_prompt_over_random_replies():
+    llm = full_script(plan={"single_agent": ["Fake"]})
+    verdict = await _check(llm, variant="llm_only", top_k=2)  # up to 2 x top_k replies
+    prompt = _prompt(llm, "single_agent:initial:0")
+    shown = [t for t in THREAD if t in prompt]
+    assert len(shown) == 4 and "a random sample" in prompt and "Is this post a rumor?" in prompt
+    assert not llm.calls_tagged("stance") and not llm.calls_tagged("subjectivity")
+    assert verdict.label == "rumor" and verdict.metadata["prompt_family"] == "vanilla"
+    assert verdict.metadata["stance_mode"] == "random"
+
+
 async def test_early_detection_uses_only_the_first_replies_by_time():
     post = make_post()
     post.replies.reverse()  # stored newest first: the cut must follow the times
@@ -242,8 +253,10 @@ async def test_unscored_replies_are_reported_in_the_verdict():
     second = list(THREAD)[1]
     llm = full_script(verdict=judge("Fake"), scores={**THREAD, second: 7.0})
     verdict = await _check(llm)
-    assert verdict.ok and len(llm.calls_tagged("stance")) == 2
+    # two batched asks, then one with the reply alone
+    assert verdict.ok and len(llm.calls_tagged("stance")) == 3
     assert verdict.metadata["stance_errors"] == {"r2": "the score 7.0 is outside [-1, 1]"}
+    assert verdict.metadata["stance_counts"] == {"scored": 5, "unscored": 1}
     assert verdict.metadata["P"] == ["r1", "r3"]
     errors = [e for e in verdict.trace.of_kind("error") if e.data.get("reply_id") == "r2"]
     assert len(errors) == 1
@@ -280,3 +293,23 @@ def test_a_debate_without_decision_abstains_with_the_reason():
     post = make_post()
     verdict = method.assemble(result, Sides(mode="stance"), "subjective", post, post.replies)
     assert verdict.label is None and verdict.abstained and verdict.abstain_reason == "no consensus"
+
+
+async def test_a_separate_scorer_model_scores_the_stances(monkeypatch):
+    scorer_model = ScriptedLLM()
+    scorer_model.on(".", scorer(), tag="stance")
+    built = []
+
+    def fake_build(cfg, **_kw):
+        built.append(cfg)
+        return scorer_model
+
+    monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
+    llm = full_script(verdict=judge("Fake"))
+    verdict = await _check(llm, scorer_llm={"backend": "openai", "model": "glm-3-turbo"})
+    assert verdict.ok and not llm.calls_tagged("stance")
+    assert len(scorer_model.calls_tagged("stance")) == 1
+    assert [(c.backend, c.model) for c in built] == [("openai", "glm-3-turbo")]
+    assert llm.calls_tagged("subjectivity") and llm.calls_tagged("judge")
+    with pytest.raises(MethodConfigError, match="no_such_field"):
+        S2MADMethod(llm=llm, config={"scorer_llm": {"no_such_field": 1}})

@@ -134,13 +134,36 @@ async def test_a_reply_still_unscored_after_every_ask_is_an_error_not_a_zero():
     good = [("c1", 0.9), ("c2", 0.7), ("c4", -0.6), ("c5", -0.95), ("c6", 0.0)]
     llm.on(".", _fixed([*good, ("c3", 2.0)]), tag="stance:1")
     llm.on(".", _fixed([("c3", -3.0)]), tag="stance:2")
+    llm.on(".", _fixed([("c3", -3.0)]), tag="stance:single:c3")
     with context.check_context() as ctx:
         outcome = await StanceScorer(llm, attempts=2).score(CLAIM, post.replies)
     assert "r3" not in {s.reply.id for s in outcome.scored}
     assert outcome.errors == {"r3": "the score -3.0 is outside [-1, 1]"}
+    assert outcome.counts == {"scored": 5, "unscored": 1}
     errors = [e for e in ctx.trace.of_kind("error") if e.name == "stance_scorer"]
     assert [e.data["reply_id"] for e in errors] == ["r3"]
-    assert len(llm.calls) == 2
+    # two batched asks, then one ask with the reply alone
+    assert [c.tag for c in llm.calls] == ["stance:1:1", "stance:2:1", "stance:single:c3"]
+
+
+async def test_replies_a_failed_batch_left_unscored_are_scored_one_per_call():
+    post = make_post()
+    llm = ScriptedLLM()
+    llm.on(".", "not json", tag="stance:1")  # every batched ask fails (3 tries each)
+    llm.on(".", "not json", tag="stance:2")
+    llm.on(".", scorer(), tag="stance:single")
+    with context.check_context() as ctx:
+        outcome = await StanceScorer(llm, batch_size=3).score(CLAIM, post.replies)
+    assert {s.reply.text: s.score for s in outcome.scored} == THREAD
+    assert outcome.errors == {} and outcome.counts == {"scored": 6, "unscored": 0}
+    single = llm.calls_tagged("stance:single")
+    assert len(single) == 6 and all(len(comments_in(c.messages[-1].content)) == 1 for c in single)
+    assert "one per call" in ctx.trace.of_kind("note")[0].data["note"]
+    # off: the replies stay unscored and the run fails loudly
+    llm = ScriptedLLM(default="not json")
+    with pytest.raises(StanceScoringError):
+        await StanceScorer(llm, rescore_singly=False).score(CLAIM, post.replies)
+    assert not llm.calls_tagged("stance:single")
 
 
 async def test_invalid_json_batches_are_re_asked_then_fail_loudly():
@@ -148,8 +171,8 @@ async def test_invalid_json_batches_are_re_asked_then_fail_loudly():
     llm = ScriptedLLM(default="I would rather not say")
     with context.check_context() as ctx, pytest.raises(StanceScoringError, match="none of the 6"):
         await StanceScorer(llm, attempts=2).score(CLAIM, post.replies)
-    # 3 structured-output tries per ask, 2 asks
-    assert len(llm.calls) == 6
+    # 3 structured-output tries per ask: 2 batched asks, then one ask per reply
+    assert len(llm.calls) == 6 + 6 * 3
     assert len([e for e in ctx.trace.of_kind("error") if "reply_id" in e.data]) == 6
 
 

@@ -18,7 +18,12 @@ from veracity.retrieval.base import (
     SourceRateLimited,
     SourceUnreachable,
 )
-from veracity.retrieval.common import MissingCredentials, engine_query
+from veracity.retrieval.common import (
+    MissingCredentials,
+    QueryLimits,
+    engine_query,
+    fitted_engine_query,
+)
 from veracity.retrieval.web import BraveSearchSource, SerperSource, TavilySource
 from veracity.retrieval.web_free import DuckDuckGoSource, SearxngSource
 from veracity.testing.contract import http_client_for_tests
@@ -76,6 +81,38 @@ async def test_brave_request_and_dates(client):
     assert "lunar orbit" in docs[0].text  # extra snippets are kept
     assert docs[0].title == "Apollo 11 Mission Overview - NASA"  # markup stripped
     assert docs[0].source == "brave" and docs[0].metadata["engine"] == "brave"
+
+
+def test_exclusions_that_do_not_fit_an_engines_limit_are_left_out_in_order():
+    many = Query(text="vaccine trial", exclude_domains=[f"site{i}.example" for i in range(60)])
+    limits = QueryLimits(max_chars=120, max_words=50)
+    text, left_out = fitted_engine_query(many, limits=limits)
+    assert limits.fits(text) and text.startswith("vaccine trial -site:site0.example")
+    kept = [d for d in many.exclude_domains if f"-site:{d}" in text.split()]
+    assert kept + left_out == list(many.exclude_domains) and left_out
+    assert fitted_engine_query(many)[1] == []  # no limits: everything goes in
+    words = QueryLimits(max_words=4)
+    assert fitted_engine_query(many, limits=words)[0].split()[2:] == [
+        "-site:site0.example",
+        "-site:site1.example",
+    ]
+
+
+@respx.mock
+async def test_brave_keeps_its_query_limit_and_filters_the_rest_client_side(client):
+    excluded = [f"news{i}.example" for i in range(40)] + ["www.nasa.gov"]
+    query = Query(keywords=["Apollo 11"], exclude_domains=excluded, top_k=3)
+    route = respx.get(BraveSearchSource.endpoint).mock(
+        return_value=httpx.Response(200, json=body("brave/web_search.json"))
+    )
+    with context.check_context() as ctx:
+        docs = await BraveSearchSource(api_key=KEY, http=client).search(query)
+    sent = dict(route.calls[0].request.url.params)["q"]
+    assert len(sent) <= 400 and len(sent.split()) <= 50 and "nasa.gov" not in sent
+    # nasa.gov did not fit the query, but its result is still dropped; the others stay
+    assert docs and all("nasa.gov" not in d.url for d in docs)
+    note = ctx.trace.of_kind("note")[0].data
+    assert "nasa.gov" in note["client_side_exclusions"] and "filtered" in note["note"]
 
 
 @respx.mock

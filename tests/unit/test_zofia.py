@@ -298,3 +298,74 @@ async def test_wikipedia_source_is_adapted_for_stage_one(tmp_path):
     assert ctx.usage.searches == 2
     with pytest.raises(TypeError):
         as_encyclopedia(object())
+
+
+async def test_a_claim_with_no_passage_is_not_enough_information_without_a_call():
+    llm = scripted()
+    method = ZoFiaMethod(
+        llm=llm,
+        config={"variant": "no_debate"},
+        sources={"web": InMemorySource([], name="web")},  # the open web finds nothing
+        encyclopedia=InMemoryEncyclopedia(ENCYCLOPEDIA),
+        embedder=HashingEmbedder(),
+        ner=FakeNER({"Jamie Foxx": 0.97, "Katie Holmes": 0.95}),
+    )
+    verdict = await method.check(ARTICLE)
+    assert verdict.ok and not llm.calls_tagged("claim_verifier")
+    turns = [e.data for e in verdict.trace.of_kind("agent_turn") if e.name == "claim_verifier"]
+    assert turns and all(t["label"] == "Not Enough Information" for t in turns)
+    judge = llm.calls_tagged("judge")[0].messages[-1].content
+    assert "no material was retrieved for any claim" in judge
+    assert "-> Supports" not in judge and "-> Refutes" not in judge
+
+
+def test_each_pool_section_keeps_its_share_of_the_budget():
+    from veracity.methods.zofia.analysis import (
+        DIMENSIONS,
+        AnalystReports,
+        ClaimCheck,
+        ExpertReport,
+        ExpertTriage,
+        LinguistReport,
+    )
+
+    long = "word " * 400
+    pool = AnalystReports(
+        linguist={k: LinguistReport(analysis=long[:590], judgment="FAKE") for k in DIMENSIONS},
+        triage=ExpertTriage(domain="politics", expert="an analyst"),
+        expert=ExpertReport(knowledge_concordance="fits", logical_integrity="ok", judgment="REAL"),
+        claims=[
+            ClaimCheck(
+                claim="The bill passed.", core=True, label="Refutes", reason="no", passages=2
+            )
+        ],
+    )
+    text = pool.render(600)
+    assert len(text) <= 600
+    # the short expert and claim sections are whole; the long linguist section is cut
+    assert "The bill passed. -> Refutes" in text and "expert judgment: REAL" in text
+    assert "[…]" in text.split("Expert analysis")[0]
+
+
+@pytest.mark.parametrize("variant", ["core_claim", "sentence_salience"])
+async def test_sentence_query_rows_change_the_web_query_only(variant):
+    llm = scripted()
+    method = make(llm, variant=variant)
+    verdict = await method.check(ARTICLE)
+    query = method.web.queries[0]
+    assert query.text and not query.keywords  # a sentence-level open-web query
+    keywords = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords")
+    assert {k["text"] for k in keywords.data["keywords"]} >= {"Jamie Foxx", "Katie Holmes"}
+    retrieval = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:retrieval")
+    assert retrieval.data["wiki"]  # Wikipedia is still consulted, as in the full method
+
+
+async def test_tfidf_row_replaces_entity_acquisition_only():
+    llm = scripted()
+    method = make(llm, variant="tfidf")
+    verdict = await method.check(ARTICLE)
+    stage = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords").data
+    assert stage["tfidf"] and stage["salience"]  # hierarchical salience scored the terms
+    text = f"{ARTICLE.title}\n\n{ARTICLE.body}".lower()
+    assert all(term.lower() in text for term in stage["salience"])  # terms found in the text
+    assert all(k["salience"] is not None for k in stage["keywords"])

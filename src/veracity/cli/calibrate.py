@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used, so that --help start
     from rich.table import Table
 
     from veracity.config import RunConfig
-    from veracity.methods.radar.calibration import CalibrationResult, SignalRecord
+    from veracity.methods.radar.calibration import CalibrationResult, Objective, SignalRecord
 
 calibrate_app = typer.Typer(
     help="Calibrate a method's thresholds on a development set.",
@@ -139,7 +139,7 @@ def _yaml_text(data: dict[str, Any], header: dict[str, Any], result: Calibration
         "RADAR stopping thresholds from `veracity calibrate radar`",
         f"calibrated on {header['dataset']}/{header['split']}, {result.n} claims, "
         f"model {header['model']}",
-        f"chosen: macro-F1 {b.macro_f1:.4f}, accuracy {b.accuracy:.4f}, "
+        f"chosen for {result.objective}: macro-F1 {b.macro_f1:.4f}, accuracy {b.accuracy:.4f}, "
         f"{b.mean_tokens:.1f} tokens/claim, {b.mean_rounds:.2f} rounds/claim",
         f"every round, no stopping: macro-F1 {f.macro_f1:.4f}, accuracy {f.accuracy:.4f}, "
         f"{f.mean_tokens:.1f} tokens/claim",
@@ -169,6 +169,56 @@ def _table(result: CalibrationResult) -> Table:
     return t
 
 
+def _sensitivity_table(result: CalibrationResult, vary: str) -> Table:
+    """The paper's Table 12 (τ_s) or 13 (τ_v): the other threshold held at its chosen
+    value, on the paper's coarse steps."""
+    from rich.table import Table
+
+    from veracity.methods.radar.calibration import grid, sensitivity
+
+    held = "τ_v" if vary == "tau_s" else "τ_s"
+    value = result.best.tau_v if vary == "tau_s" else result.best.tau_s
+    steps = grid(-1.0, 1.0, 0.2) if vary == "tau_s" else grid(0.0, 0.8, 0.2)
+    t = Table(
+        "τ_s" if vary == "tau_s" else "τ_v",
+        "accuracy",
+        "macro-F1",
+        "tokens/claim",
+        title=f"sensitivity ({held} held at {value:g})",
+    )
+    for p in sensitivity(result, vary, steps):  # type: ignore[arg-type]
+        x = p.tau_s if vary == "tau_s" else p.tau_v
+        t.add_row(f"{x:+.1f}", f"{p.accuracy:.4f}", f"{p.macro_f1:.4f}", f"{p.mean_tokens:,.1f}")
+    return t
+
+
+def write_grid(out_file: Path, result: CalibrationResult) -> tuple[Path, Path]:
+    """The full τ_s × τ_v grid as CSV (every metric) and a heat map of the objective."""
+    from veracity.evaluation.plots import grid_heatmap_png
+
+    csv_path = out_file.with_name(out_file.stem + ".grid.csv")
+    lines = ["tau_s,tau_v,accuracy,macro_f1,mean_tokens,mean_rounds"]
+    lines += [
+        f"{p.tau_s},{p.tau_v},{p.accuracy:.6f},{p.macro_f1:.6f},{p.mean_tokens:.2f},"
+        f"{p.mean_rounds:.4f}"
+        for p in result.points
+    ]
+    csv_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows, cols, values = result.matrix(result.objective)
+    png = grid_heatmap_png(
+        rows,
+        cols,
+        values,
+        title=f"RADAR calibration: {result.objective} over τ_s × τ_v ({result.n} claims)",
+        xlabel="τ_v (verdict confidence)",
+        ylabel="τ_s (stop margin)",
+        mark=(result.best.tau_s or 0.0, result.best.tau_v or 0.0),
+    )
+    png_path = out_file.with_name(out_file.stem + ".grid.png")
+    png_path.write_bytes(png)
+    return csv_path, png_path
+
+
 @calibrate_app.command("radar")
 def radar(
     dataset: str = typer.Option(None, "--dataset", "-d", help="registered dataset name"),
@@ -186,11 +236,17 @@ def radar(
     step_s: float = typer.Option(0.05, help="grid step for τ_s over [-1, 1]"),
     step_v: float = typer.Option(0.05, help="grid step for τ_v over [0, 1]"),
     rerun: bool = typer.Option(False, help="ignore the cached signals and run inference again"),
+    objective: str = typer.Option(
+        "accuracy", help="what the thresholds maximise: accuracy (the paper's) or macro-f1"
+    ),
 ) -> None:
-    """Tune τ_s and τ_v: one inference pass, then an offline grid search for macro-F1."""
+    """Tune τ_s and τ_v: one inference pass, then an offline grid search for accuracy."""
     from veracity.evaluation.runner import FATAL
     from veracity.methods.radar.calibration import CalibrationError, grid, grid_search
 
+    goal: Objective = "macro_f1" if objective.replace("-", "_") == "macro_f1" else "accuracy"
+    if objective.replace("-", "_") not in ("accuracy", "macro_f1"):
+        fail(f"--objective must be accuracy or macro-f1, not {objective!r}")
     cache = signals_path(out_file)
     try:
         cfg = _experiment(
@@ -220,6 +276,7 @@ def radar(
             tau_s_values=grid(-1.0, 1.0, step_s),
             tau_v_values=grid(0.0, 1.0, step_v),
             lazy=bool(cfg.method_config.get("lazy_judge", True)),
+            objective=goal,
         )
     except FATAL as exc:
         fail(str(exc), code=3)
@@ -231,6 +288,10 @@ def radar(
         _yaml_text(_calibrated_config(cfg, result), header, result), encoding="utf-8"
     )
     out.print(_table(result))
+    out.print(_sensitivity_table(result, "tau_s"))
+    out.print(_sensitivity_table(result, "tau_v"))
+    grid_csv, grid_png = write_grid(out_file, result)
+    console.print(f"full τ_s × τ_v grid: {grid_csv} (every metric), {grid_png} (heat map)")
     console.print(
         f"tokens saved vs. every round: {100 * result.tokens_saved:.1f}% "
         f"({result.n} claims, {result.grid_size} threshold pairs)\n"

@@ -88,6 +88,8 @@ def verdict_panel(verdict: Verdict, input_text: str) -> Panel:
     if verdict.probabilities:
         probs = "  ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
         parts.append(Text(f"probabilities: {probs}", style="dim"))
+    if verdict.probability_note:  # a tie, an overruled answer, or no readable numbers
+        parts.append(Text(f"note: {verdict.probability_note}", style="yellow"))
     if verdict.rationale:
         parts.append(Text(verdict.rationale))
     if verdict.evidence:

@@ -32,6 +32,7 @@ from veracity.deliberation.judges import Judge, JudgeDecision
 from veracity.deliberation.stopping import StopCheck, StoppingPolicy
 from veracity.deliberation.transcript import Transcript
 from veracity.labels import LabelSpace
+from veracity.llm.probs import normalised
 
 
 class RoundPlan(BaseModel):
@@ -220,14 +221,17 @@ def verdict_fields(result: DebateResult, labels: LabelSpace) -> dict[str, Any]:
             "abstained": True,
             "abstain_reason": result.stop_reason or "the debate reached no decision",
         }
+    # probabilities over the judge's options; `BaseMethod.verdict` scales them to the
+    # label space (dropping an INSUFFICIENT option) and applies the rule for labels
     probs = decision.probabilities
-    label_probs = {k: v for k, v in (probs or {}).items() if k in labels.labels}
+    label_probs = normalised(probs, labels.labels) if probs else None
     return {
         "label": decision.label,
         "score": labels.expected_score(label_probs)
         if label_probs
         else labels.score(decision.label),
         "confidence": decision.confidence,
-        "probabilities": label_probs or None,
+        "probabilities": probs or None,
+        "probability_note": decision.note,
         "rationale": decision.reason,
     }

@@ -38,6 +38,10 @@ class JudgeDecision(BaseModel):
         estimator: how the probabilities were estimated (``logprobs`` or ``sampling``).
         matched_mass: the probability mass that matched an option (see `ChoiceResult`).
         samples: rulings sampled for the probabilities.
+        answer: the option the judge's reply decoded; `label` is the most probable
+            option (see `veracity.llm.choice`), which can differ.
+        note: what a reader must know about the probabilities (tie, overruled answer,
+            none readable).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -52,6 +56,8 @@ class JudgeDecision(BaseModel):
     estimator: str | None = None
     matched_mass: float | None = None
     samples: int = 0
+    answer: str | None = None
+    note: str | None = None
 
 
 class Judge(Protocol):
@@ -139,6 +145,8 @@ class LLMJudge:
             estimator=answer.estimator,
             matched_mass=answer.matched_mass,
             samples=answer.samples,
+            answer=answer.answer,
+            note=answer.note,
         )
         context.current().event(
             "ruling",
@@ -147,7 +155,10 @@ class LLMJudge:
             decision=choice,
             reason=decision.reason,
             probabilities=decision.probabilities,
+            confidence=decision.confidence,
+            answer=answer.answer,
             estimator=answer.estimator,
             matched_mass=answer.matched_mass,
+            note=answer.note,
         )
         return decision

@@ -77,6 +77,35 @@ def reliability_png(cal: Calibration, title: str = "", target: str = "gold verac
     return _png(fig)
 
 
+def grid_heatmap_png(
+    rows: list[float],
+    cols: list[float],
+    values: list[list[float]],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+    mark: tuple[float, float] | None = None,
+) -> bytes:
+    """A heat map of `values[row][col]` over two numeric axes (e.g. a threshold grid),
+    with an optional marked cell (the chosen pair)."""
+    fig = Figure(figsize=(max(4.5, 0.22 * len(cols) + 2), max(4.0, 0.16 * len(rows) + 1.5)))
+    ax = fig.add_subplot()
+    image = ax.imshow(values or [[0.0]], cmap="viridis", aspect="auto", origin="lower")
+    step_x = max(1, len(cols) // 10)
+    step_y = max(1, len(rows) // 10)
+    ax.set_xticks(range(0, len(cols), step_x), [f"{c:g}" for c in cols[::step_x]])
+    ax.set_yticks(range(0, len(rows), step_y), [f"{r:+g}" for r in rows[::step_y]])
+    if mark is not None and mark[0] in rows and mark[1] in cols:
+        ax.plot(cols.index(mark[1]), rows.index(mark[0]), marker="*", color="red", markersize=12)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _png(fig)
+
+
 def action_heatmap_png(shares: dict[str, dict[str, float]], title: str = "") -> bytes:
     """A heat map of how often each action was taken per category (rows sum to 100 %)."""
     rows = list(shares)

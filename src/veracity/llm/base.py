@@ -51,6 +51,10 @@ class LLMRequest(BaseModel):
         logprobs: return per-token log-probabilities.
         top_logprobs: how many alternatives per token (requires `logprobs`).
         seed: sampling seed where the backend honours it.
+        repeat_penalty: penalty on recently generated tokens where the backend has one
+            (1.0: none; None: the backend's own setting). Calls whose answer token's
+            probabilities are read ask for 1.0: a penalty applied after the logprobs are
+            reported would let the decoded answer differ from the most probable one.
         tag: a short label for traces (e.g. the agent role); not sent to the model and
             not part of the cache key.
     """
@@ -65,6 +69,7 @@ class LLMRequest(BaseModel):
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     seed: int | None = None
+    repeat_penalty: float | None = Field(default=None, gt=0.0)
     tag: str = ""
 
     @field_validator("messages")
@@ -77,6 +82,8 @@ class LLMRequest(BaseModel):
     def cache_key(self, backend_id: str) -> str:
         """Hash of the normalised request plus the backend identity (never a key)."""
         body = self.model_dump(exclude={"tag"})
+        if body["repeat_penalty"] is None:  # keys of requests that do not set it stay as
+            del body["repeat_penalty"]  # they were before the field existed
         body["messages"] = [
             {"role": m["role"], "content": m["content"].strip()} for m in body["messages"]
         ]

@@ -7,6 +7,7 @@ limit, retries with exponential backoff and jitter on transient faults, and acco
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -63,6 +64,11 @@ class ManagedLLM:
             instead maps that reply to this price.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
             for very large batch runs where only the verdicts matter).
+        run_seed: when set, every sampled request (temperature > 0) is sent with a seed
+            derived from the run seed, the request's own seed and the request itself
+            (`request_seed`): the same run seed gives the same samples whichever
+            parallel slot serves a request and in whatever order, and another run seed
+            gives other samples. Greedy requests are left as they are.
         shared_limit: a second limit on live calls, shared with other processes (the
             global limit of a Ray run); anything with an async ``run(call)``, like
             `LoopSemaphore`. Cached replies pass neither limit.
@@ -77,6 +83,7 @@ class ManagedLLM:
         retry: RetryPolicy | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
         trace_prompts: bool = True,
+        run_seed: int | None = None,
         shared_limit: SharedLimit | None = None,
     ):
         if max_concurrency < 1:
@@ -87,6 +94,7 @@ class ManagedLLM:
         self.user_prices = dict(prices or {})
         self.prices = {**DEFAULT_PRICES, **self.user_prices}
         self.trace_prompts = trace_prompts
+        self.run_seed = run_seed
         self.max_concurrency = max_concurrency
         self._limit = LoopSemaphore(max_concurrency)
         self.shared_limit = shared_limit
@@ -135,6 +143,8 @@ class ManagedLLM:
         returned but not cached, and such a reply found in the cache is dropped and asked
         for again, so a bad reply never poisons later runs.
         """
+        if self.run_seed is not None and request.temperature > 0:
+            request = request.model_copy(update={"seed": request_seed(self.run_seed, request)})
         response = self._from_cache(request, accept)
         if response is None:
             response = await self._call_with_retries(request)
@@ -216,6 +226,14 @@ class ManagedLLM:
             cost_usd=self.cost(response),
             **data,
         )
+
+
+def request_seed(run_seed: int, request: LLMRequest) -> int:
+    """A 31-bit seed from the run seed, the request's own seed (a sample's index, say)
+    and the request's content (messages, schema, sampling settings)."""
+    key = request.model_copy(update={"seed": None}).cache_key("")
+    digest = hashlib.sha256(f"{run_seed}:{request.seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 Accept = Callable[[LLMResponse], object]

@@ -307,7 +307,9 @@ def chat_payload(
         logprobs: whether the backend returns logprobs (else they are not asked).
         max_top_logprobs: the backend's cap on alternatives (None: no cap).
         repeat_penalty: penalty on recently generated tokens (None: not sent; nor when
-            the request asks for logprobs, so that they describe the choice made).
+            the request asks for logprobs, so that they describe the choice made). A
+            request's own `repeat_penalty` replaces it where one is sent (answer-token
+            samples ask for 1.0).
         penalty_field: the name the backend gives it (llama.cpp ``repeat_penalty``,
             vLLM ``repetition_penalty``).
     """
@@ -321,6 +323,8 @@ def chat_payload(
         body["stop"] = request.stop
     if request.seed is not None:
         body["seed"] = request.seed
+    if repeat_penalty is not None and request.repeat_penalty is not None:
+        repeat_penalty = request.repeat_penalty
     if repeat_penalty is not None and not (request.logprobs and logprobs):
         # llama.cpp reports probabilities from before the penalty: with one, the token
         # chosen is not the most probable one reported (label answers on LIAR disagreed

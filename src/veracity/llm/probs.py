@@ -12,6 +12,10 @@ Two estimators:
   distribution is over the tokens the schema allows.
 - `sampled_choice_probabilities` is for backends without logprobs: it samples k answers
   and uses their frequencies. Callers must say in the trace which estimator was used.
+
+`most_probable` is the one rule for which answer a distribution decides: the most
+probable one; where several share the top probability, the tie is reported and broken by
+the model's own answer when it is among them.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +61,42 @@ class ChoiceProbs:
     @property
     def confidence(self) -> float:
         return self.probs[self.best]
+
+
+TIE_TOLERANCE = 1e-9  # probabilities this close count as equal
+
+
+def most_probable(
+    probs: Mapping[str, float], answer: str | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """The answer a distribution decides, and the answers tied at the top.
+
+    Args:
+        probs: answer -> probability (not empty).
+        answer: the model's own (decoded) answer; it breaks a tie it takes part in.
+
+    Returns:
+        (decided answer, tied answers): the tuple is empty when one answer leads; with a
+        tie the decided answer is `answer` when it is tied, else the first tied answer in
+        the mapping's order.
+    """
+    if not probs:
+        raise ValueError("an empty distribution decides nothing")
+    top = max(probs.values())
+    tied = tuple(c for c, p in probs.items() if top - p <= TIE_TOLERANCE)
+    if len(tied) == 1:
+        return tied[0], ()
+    return (answer if answer in tied else tied[0]), tied
+
+
+def normalised(probs: Mapping[str, float], keep: Sequence[str]) -> dict[str, float] | None:
+    """`probs` restricted to `keep` (in that order) and scaled to sum to 1; None when no
+    probability is left (nothing readable)."""
+    kept = {k: max(0.0, float(probs.get(k, 0.0))) for k in keep}
+    total = sum(kept.values())
+    if total <= 0 or not math.isfinite(total):
+        return None
+    return {k: v / total for k, v in kept.items()}
 
 
 def schema_choices(schema: dict[str, Any], field: str) -> frozenset[str] | None:

@@ -160,6 +160,7 @@ async def complete_structured(
     top_logprobs: int | None = None,
     tag: str = "",
     seed: int | None = None,
+    repeat_penalty: float | None = None,
 ) -> Structured[T]:
     """Complete `messages` into a validated `output` object.
 
@@ -170,6 +171,7 @@ async def complete_structured(
         attempts: total tries, including the first.
         logprobs, top_logprobs: forwarded, for callers that read token probabilities.
         tag: trace label (agent role or step name).
+        seed, repeat_penalty: forwarded (see `LLMRequest`).
 
     Raises:
         StructuredOutputError: no valid object after `attempts` tries.
@@ -197,6 +199,7 @@ async def complete_structured(
             logprobs=logprobs,
             top_logprobs=top_logprobs,
             seed=seed,
+            repeat_penalty=repeat_penalty,
             tag=tag if attempt == 1 else f"{tag}:retry{attempt - 1}",
         )
         response = await complete_accepted(

@@ -33,6 +33,7 @@ from veracity.llm.base import (
 )
 from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.methods.labelling import settle_probabilities
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.defaults import SourceNeed
@@ -102,6 +103,9 @@ class ChoiceConfig(MethodConfig):
     # answers sampled for the probabilities when logprobs give none (0: never sample)
     samples_k: int = Field(default=0, ge=0, le=50)
     sample_temperature: float = Field(default=0.8, gt=0.0, le=2.0)
+    # a logprob reading that matched less probability than this is replaced by sampled
+    # answers (when samples_k > 0), and the trace says so (0: every reading is used)
+    min_matched_mass: float = Field(default=0.0, ge=0.0, le=1.0)
 
     @property
     def choice(self) -> ChoicePolicy:
@@ -110,6 +114,7 @@ class ChoiceConfig(MethodConfig):
             estimator=self.estimator,
             samples=self.samples_k,
             sample_temperature=self.sample_temperature,
+            min_mass=self.min_matched_mass,
         )
 
 
@@ -270,10 +275,11 @@ class BaseMethod(ABC):
         return self._llm
 
     def verdict(self, **fields: Any) -> Verdict:
-        """A Verdict pre-filled with this method's name and label space."""
+        """A Verdict pre-filled with this method's name and label space, its probabilities
+        settled by the one rule for shown probabilities (`labelling.settle_probabilities`)."""
         fields.setdefault("label_space", self.label_space.name)
         fields.setdefault("method", self.name)
-        return Verdict(**fields)
+        return Verdict(**settle_probabilities(fields, self.label_space))
 
     async def check(self, item: CheckInput) -> Verdict:
         """Check one input. Faults of this input end up in `Verdict.error`."""

@@ -23,6 +23,7 @@ Backends live in `veracity.nlp.ner_backends` (spaCy, Hugging Face) and
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -180,27 +181,49 @@ def sentence_index(spans: Sequence[tuple[int, int]], offset: int) -> int:
 # --------------------------------------------------------------------------- units
 
 
-def merge_tokens(text: str, tokens: Sequence[TokenTag]) -> list[EntitySpan]:
+def _breaks_unit(text: str, previous: TokenTag | None, tok: TokenTag, starts: set[int]) -> bool:
+    """Whether `tok` cannot belong to the same entity as `previous`: a line break in it
+    or between them, or a sentence starting at it."""
+    if "\n" in tok.text or not tok.text.strip():
+        return True
+    if previous is None:
+        return False
+    return "\n" in text[previous.end : tok.start] or tok.start in starts
+
+
+def merge_tokens(
+    text: str, tokens: Sequence[TokenTag], sentence_starts: Sequence[int] = ()
+) -> list[EntitySpan]:
     """Join consecutive entity tokens into units whose confidence is their mean (Eq. 2).
 
     A unit opens at a ``B-X`` tag, or at an ``I-X`` that does not continue an open ``X``
     unit; it grows with ``I-X`` tokens of the same label, and with any non-O token glued
     to the previous one (no character between them: word pieces, "$" + "400"); it closes
-    at ``O``, at a label change and at a new ``B-`` that is not glued.
+    at ``O``, at a label change and at a new ``B-`` that is not glued. An entity never
+    spans a line break or a sentence boundary: a whitespace token, a line break between
+    two tokens, or a token that starts a sentence closes the open unit (a tagger that
+    runs "Bloomberg\n\nThe Best Of" together yields "Bloomberg" and "The Best Of").
 
     Args:
         text: the text the tokens' offsets refer to.
         tokens: tagged tokens in text order.
+        sentence_starts: character offsets where sentences start.
 
     Raises:
         ValueError: offsets outside the text or out of order.
     """
+    starts = set(sentence_starts) - {0}
     units: list[list[TokenTag]] = []
     current: list[TokenTag] = []
     previous_end = -1
     for tok in tokens:
         if tok.end > len(text) or tok.start < previous_end:
             raise ValueError(f"token {tok.text!r} at {tok.start}:{tok.end} is out of order/range")
+        if _breaks_unit(text, current[-1] if current else None, tok, starts):
+            current = []
+            if "\n" in tok.text or not tok.text.strip():
+                previous_end = tok.end
+                continue
         label = tok.label
         glued = bool(current) and tok.start == current[-1].end
         if label is None:
@@ -237,12 +260,35 @@ def to_spans(text: str, predictions: Sequence[Prediction]) -> list[EntitySpan]:
     spans = [p for p in predictions if isinstance(p, EntitySpan)]
     if tokens and spans:
         raise NERError("a backend returned token tags and spans together")
+    starts = [start for start, _end in sentence_spans(text)]
     if tokens:
-        return merge_tokens(text, tokens)
+        return merge_tokens(text, tokens, starts)
     for span in spans:
         if text[span.start : span.end] != span.text:
             raise NERError(f"span {span.text!r} does not match the text at {span.start}")
-    return sorted(spans, key=lambda s: (s.start, s.end))
+    pieces = [piece for span in spans for piece in split_span(span, starts)]
+    return sorted(pieces, key=lambda s: (s.start, s.end))
+
+
+def split_span(span: EntitySpan, sentence_starts: Sequence[int] = ()) -> list[EntitySpan]:
+    """`span` cut at line breaks and at sentence starts inside it, each piece trimmed of
+    whitespace and keeping the span's confidence; pieces with no letter or digit go."""
+    cuts = sorted(
+        {span.start, span.end} | {s for s in sentence_starts if span.start < s < span.end}
+    )
+    out = []
+    for a, b in itertools.pairwise(cuts):
+        part = span.text[a - span.start : b - span.start]
+        offset = a
+        for m in re.finditer(r"[^\n]+", part):
+            piece = m.group().strip()
+            if not any(c.isalnum() for c in piece):
+                continue
+            start = offset + m.start() + m.group().index(piece)
+            out.append(
+                span.model_copy(update={"text": piece, "start": start, "end": start + len(piece)})
+            )
+    return out
 
 
 def normalise_entity(text: str) -> str:

@@ -54,6 +54,9 @@ class SCMMRConfig(BaseModel):
     # (λ_0 · S_hier(seed), its diversity term being empty), which is how section 3.3
     # states the rule: each pick is compared with the previous pick's score.
     mmr_prev_init: float | Literal["seed"] = 1.0
+    # Exactly this many keywords (fewer if there are fewer candidates), the γ stop rule
+    # off: the fixed-k sensitivity study of section 5.5 (Figure 3). None: the γ rule.
+    fixed_k: int | None = Field(default=None, ge=1)
 
 
 def lambda_k(k: int, config: SCMMRConfig | None = None) -> float:
@@ -89,7 +92,7 @@ class SCMMRResult(BaseModel):
 
     Attributes:
         selected: keywords in selection order.
-        stop_reason: "exhausted" (no candidates left) or "decay" (γ rule).
+        stop_reason: "exhausted" (no candidates left), "decay" (γ rule) or "fixed_k".
         rejected: the best remaining candidate when the γ rule stopped the loop.
         rejected_mmr: its MMR score.
         stop_bound: γ · MMR*_prev it failed to beat.
@@ -151,7 +154,7 @@ def sc_mmr(
         selected[0] = _keyword(candidates, sal, seed, mmr_prev, lambda_k(0, c))
     else:
         mmr_prev = float(c.mmr_prev_init)
-    while remaining:
+    while remaining and (c.fixed_k is None or len(selected) < c.fixed_k):
         lam = lambda_k(len(selected), c)
         chosen = [s.index for s in selected]
         best, best_mmr = -1, -math.inf
@@ -159,7 +162,7 @@ def sc_mmr(
             mmr = lam * sal[i] - (1.0 - lam) * float(sim[i, chosen].max())
             if mmr > best_mmr:
                 best, best_mmr = i, mmr
-        if best_mmr <= c.gamma * mmr_prev:
+        if c.fixed_k is None and best_mmr <= c.gamma * mmr_prev:
             return SCMMRResult(
                 selected=selected,
                 stop_reason="decay",
@@ -170,6 +173,8 @@ def sc_mmr(
         mmr_prev = best_mmr
         selected.append(_keyword(candidates, sal, best, float(best_mmr), lam))
         remaining.remove(best)
+    if c.fixed_k is not None and remaining:
+        return SCMMRResult(selected=selected, stop_reason="fixed_k")
     return SCMMRResult(selected=selected, stop_reason="exhausted")
 
 

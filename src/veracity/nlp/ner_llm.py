@@ -1,4 +1,5 @@
-"""LLM-based NER with a confidence per entity (ZoFia's "Only-LLM NER" query variant).
+"""LLM-based NER with a confidence per entity (ZoFia's "PromptNER" query variant; the
+"Only-LLM NER" row is `query_mode: llm_keywords`, where the LLM names the keywords).
 
 The LLM lists the entities of a text as JSON (structured output, prompt
 ``veracity/nlp/prompts/ner.j2``). Each entity's confidence comes from one of two places:

@@ -64,13 +64,49 @@ def site_clause(query: Query) -> str:
     return " ".join(parts)
 
 
-def engine_query(query: Query, operators: bool = True) -> str:
+class QueryLimits(BaseModel):
+    """What an engine accepts in one query string (None: no documented limit)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_chars: int | None = None
+    max_words: int | None = None
+
+    def fits(self, text: str) -> bool:
+        return (self.max_chars is None or len(text) <= self.max_chars) and (
+            self.max_words is None or len(text.split()) <= self.max_words
+        )
+
+
+def engine_query(query: Query, operators: bool = True, limits: QueryLimits | None = None) -> str:
     """The query string for a web engine: phrases quoted, OR spelled out, site rules added."""
+    return fitted_engine_query(query, operators, limits)[0]
+
+
+def fitted_engine_query(
+    query: Query, operators: bool = True, limits: QueryLimits | None = None
+) -> tuple[str, list[str]]:
+    """The engine query within `limits`, and the excluded domains left out of it.
+
+    The search text and any ``site:`` restriction always go in; ``-site:`` exclusions are
+    added in order while the string still fits. Exclusions left out are still applied to
+    the results (`apply_rules`), so they cost result slots, never correctness.
+    """
     text = query.render(quote=True, or_word="OR")
     if not operators:
-        return text
-    clause = site_clause(query)
-    return f"{text} {clause}".strip()
+        return text, []
+    if limits is None:
+        return f"{text} {site_clause(query)}".strip(), []
+    base = query.model_copy(update={"exclude_domains": ()})
+    out = f"{text} {site_clause(base)}".strip()
+    left_out = []
+    for domain in query.exclude_domains:
+        longer = f"{out} -site:{domain}"
+        if limits.fits(longer):
+            out = longer
+        else:
+            left_out.append(domain)
+    return out, left_out
 
 
 def last_day_before(query: Query) -> _dt.date | None:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SecretStr
 
+from veracity import context
 from veracity.dates import UTC, parse_date
 from veracity.retrieval.base import (
     Query,
@@ -25,12 +26,13 @@ from veracity.retrieval.base import (
     apply_rules,
 )
 from veracity.retrieval.common import (
+    QueryLimits,
     SourceOptions,
     doc_id,
-    engine_query,
     expect_list,
     expect_mapping,
     field_str,
+    fitted_engine_query,
     last_day_before,
     resolve_secret,
     strip_html,
@@ -62,6 +64,8 @@ class WebSearchSource:
     default_name: ClassVar[str] = "web"
     Options: ClassVar[type[WebOptions]] = WebOptions
     max_per_call: ClassVar[int] = 20
+    # the engine's documented query-string limits (None: none documented)
+    query_limits: ClassVar[QueryLimits | None] = None
 
     def __init__(self, *, http: HttpClient | None = None, name: str | None = None, **options: Any):
         self.options = self.Options(**options)
@@ -78,6 +82,22 @@ class WebSearchSource:
 
     async def _documents(self, query: Query) -> list[Document]:
         raise NotImplementedError
+
+    def _query_string(self, query: Query, operators: bool = True) -> str:
+        """`engine_query` within this engine's limits; exclusions that do not fit are
+        left to the client-side filter, and the trace says which."""
+        text, left_out = fitted_engine_query(query, operators, self.query_limits)
+        if left_out:
+            context.current().event(
+                "note",
+                self.name,
+                note=f"{len(left_out)} of {len(query.exclude_domains)} excluded domains did "
+                f"not fit {self.name}'s query limit ({self.query_limits}); they are filtered "
+                "from the results instead",
+                client_side_exclusions=left_out,
+                query_chars=len(text),
+            )
+        return text
 
     async def search(self, query: Query) -> list[Document]:
         """Search the engine; see the module docstring.
@@ -169,13 +189,14 @@ class BraveSearchSource(KeyedWebSearchSource):
 
     default_name = "brave"
     Options = BraveOptions
+    query_limits = QueryLimits(max_chars=400, max_words=50)  # Brave's API documentation
     endpoint = "https://api.search.brave.com/res/v1/web/search"
     env_var = "BRAVE_API_KEY"
 
     async def _documents(self, query: Query) -> list[Document]:
         o: BraveOptions = self.options  # type: ignore[assignment]
         params: dict[str, Any] = {
-            "q": engine_query(query),
+            "q": self._query_string(query),
             "count": self._wanted(query),
             "search_lang": query.language,
             "safesearch": o.safesearch,
@@ -249,11 +270,12 @@ class SerperSource(KeyedWebSearchSource):
     base_url = "https://google.serper.dev"
     env_var = "SERPER_API_KEY"
     max_per_call = 100
+    query_limits = QueryLimits(max_chars=2048, max_words=32)  # Google ignores words past 32
 
     async def _documents(self, query: Query) -> list[Document]:
         o: SerperOptions = self.options  # type: ignore[assignment]
         body: dict[str, Any] = {
-            "q": engine_query(query),
+            "q": self._query_string(query),
             "num": self._wanted(query),
             "hl": o.hl or query.language,
         }
@@ -315,7 +337,7 @@ class TavilySource(KeyedWebSearchSource):
     async def _documents(self, query: Query) -> list[Document]:
         o: TavilyOptions = self.options  # type: ignore[assignment]
         body: dict[str, Any] = {
-            "query": engine_query(query, operators=False),
+            "query": self._query_string(query, operators=False),
             "max_results": self._wanted(query),
             "search_depth": o.search_depth,
             "topic": o.topic,

@@ -21,7 +21,6 @@ from veracity.retrieval.base import (
 )
 from veracity.retrieval.common import (
     MissingCredentials,
-    engine_query,
     expect_list,
     expect_mapping,
     field_str,
@@ -69,7 +68,7 @@ class SearxngSource(WebSearchSource):
     async def _page(self, query: Query, pageno: int) -> tuple[list[Any], list[Any]]:
         o: SearxngOptions = self.options  # type: ignore[assignment]
         params: dict[str, Any] = {
-            "q": engine_query(query),
+            "q": self._query_string(query),
             "format": "json",
             "language": query.language,
             "categories": o.categories,
@@ -188,7 +187,7 @@ class DuckDuckGoSource(WebSearchSource):
         if query.before and o.backend == "duckduckgo":
             kwargs["timelimit"] = f"1990-01-01..{last_day_before(query).isoformat()}"
         try:
-            raw = await asyncio.to_thread(self._call, engine_query(query), kwargs)
+            raw = await asyncio.to_thread(self._call, self._query_string(query), kwargs)
         except RatelimitException as exc:
             raise SourceRateLimited(self.name, f"ddgs rate limited: {exc}") from exc
         except TimeoutException as exc:

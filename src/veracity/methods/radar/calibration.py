@@ -7,8 +7,10 @@ the outcome of any threshold pair can be replayed without the model: a claim sto
 the first round r (before the last) with s_r ≥ τ_s and c_r ≥ τ_v, takes the round
 judge's label of that round, and costs the tokens spent up to it (with RADAR's lazy round
 judge, judge tokens count only in rounds where s ≥ τ_s). `grid_search` scans
-τ_s ∈ [−1, 1] and τ_v ∈ [0, 1] for the best macro-F1 (ties: fewer tokens) and compares
-it with always running every round.
+τ_s ∈ [−1, 1] and τ_v ∈ [0, 1] for the best accuracy — the paper calibrates for final
+classification accuracy; macro-F1 is an option (`objective`) — ties going to fewer
+tokens, keeps every grid point (the sensitivity tables 12–13 and a heat map are read
+from them, `sensitivity`) and compares the best with always running every round.
 
 Everything here is pure: records in, numbers out.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -234,25 +236,55 @@ def grid(low: float, high: float, step: float) -> list[float]:
     return [round(low + i * step, 6) for i in range(count + 1)]
 
 
+Objective = Literal["accuracy", "macro_f1"]
+
+
 class CalibrationResult(BaseModel):
     """The chosen thresholds, their replayed figures, and the fixed-rounds reference.
 
     Attributes:
+        objective: the metric the thresholds were chosen for.
         best: the best threshold pair.
         fixed: every claim runs every round, no stopping checks.
         tokens_saved: 1 − best.mean_tokens / fixed.mean_tokens (negative: early stopping
             cost more than it saved on this set).
         n: records used.
         grid_size: threshold pairs tried.
+        points: every threshold pair's replayed outcome (τ_s ascending, then τ_v).
     """
 
     model_config = ConfigDict(extra="forbid")
 
+    objective: Objective = "accuracy"
     best: GridPoint
     fixed: GridPoint
     tokens_saved: float
     n: int
     grid_size: int
+    points: list[GridPoint] = Field(default_factory=list)
+
+    def matrix(self, metric: Objective) -> tuple[list[float], list[float], list[list[float]]]:
+        """(τ_s values, τ_v values, metric[τ_s][τ_v]) over the whole grid."""
+        s_values = sorted({p.tau_s for p in self.points if p.tau_s is not None})
+        v_values = sorted({p.tau_v for p in self.points if p.tau_v is not None})
+        at = {(p.tau_s, p.tau_v): getattr(p, metric) for p in self.points}
+        return s_values, v_values, [[at[(s, v)] for v in v_values] for s in s_values]
+
+
+def sensitivity(
+    result: CalibrationResult, vary: Literal["tau_s", "tau_v"], values: Iterable[float]
+) -> list[GridPoint]:
+    """The grid points along one threshold with the other held at its chosen value (the
+    paper's Tables 12 and 13); values not on the grid are skipped."""
+    fixed_name = "tau_v" if vary == "tau_s" else "tau_s"
+    held = getattr(result.best, fixed_name)
+    index = {(p.tau_s, p.tau_v): p for p in result.points}
+    out = []
+    for value in values:
+        key = (round(value, 6), held) if vary == "tau_s" else (held, round(value, 6))
+        if key in index:
+            out.append(index[key])
+    return out
 
 
 def grid_search(
@@ -262,8 +294,9 @@ def grid_search(
     tau_s_values: Iterable[float] | None = None,
     tau_v_values: Iterable[float] | None = None,
     lazy: bool = True,
+    objective: Objective = "accuracy",
 ) -> CalibrationResult:
-    """The threshold pair with the best macro-F1; ties go to fewer tokens, then to the
+    """The threshold pair with the best `objective`; ties go to fewer tokens, then to the
     pair met first in grid order (τ_s ascending, then τ_v ascending).
 
     Args:
@@ -272,21 +305,26 @@ def grid_search(
         tau_s_values: τ_s candidates (default −1 to 1 in steps of 0.05).
         tau_v_values: τ_v candidates (default 0 to 1 in steps of 0.05).
         lazy: costs as with RADAR's `lazy_judge` (the round judge only when s ≥ τ_s).
+        objective: ``accuracy`` (the paper's) or ``macro_f1``.
     """
     s_values = sorted(set(tau_s_values if tau_s_values is not None else grid(-1.0, 1.0, 0.05)))
     v_values = sorted(set(tau_v_values if tau_v_values is not None else grid(0.0, 1.0, 0.05)))
     if not s_values or not v_values:
         raise CalibrationError("the threshold grid is empty")
     best: GridPoint | None = None
+    points = []
     for tau_s in s_values:
         for tau_v in v_values:
             point = evaluate(records, tau_s, tau_v, labels, lazy=lazy)
-            if best is None or _better(point, best):
+            points.append(point)
+            if best is None or _better(point, best, objective):
                 best = point
     assert best is not None
     fixed = evaluate_fixed(records, labels)
     saved = 1.0 - best.mean_tokens / fixed.mean_tokens if fixed.mean_tokens else 0.0
     return CalibrationResult(
+        objective=objective,
+        points=points,
         best=best,
         fixed=fixed,
         tokens_saved=saved,
@@ -295,7 +333,8 @@ def grid_search(
     )
 
 
-def _better(a: GridPoint, b: GridPoint) -> bool:
-    if abs(a.macro_f1 - b.macro_f1) > 1e-12:
-        return a.macro_f1 > b.macro_f1
+def _better(a: GridPoint, b: GridPoint, objective: Objective) -> bool:
+    x, y = getattr(a, objective), getattr(b, objective)
+    if abs(x - y) > 1e-12:
+        return x > y
     return a.mean_tokens < b.mean_tokens - 1e-9

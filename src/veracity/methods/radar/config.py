@@ -61,6 +61,11 @@ class RadarBaseConfig(ChoiceConfig):
     max_tokens_turn: int = Field(default=512, ge=32)  # cap on one agent's reply
     max_tokens_judge: int = Field(default=512, ge=32)
     top_logprobs: int = Field(default=10, ge=1, le=20)  # alternatives read at answer tokens
+    # The judge's instructions: "paper" follows Appendix A (expertise judge: evidence,
+    # common sense and values, practical impact; position judge: one line, nothing
+    # more); "omission" is ours, adding an explicit omitted-context checklist to both
+    # (it leans the judge towards HALF-TRUE).
+    judge_prompt: Literal["paper", "omission"] = "paper"
 
 
 class RadarConfig(RadarBaseConfig):
@@ -82,6 +87,11 @@ class RadarConfig(RadarBaseConfig):
     lazy_judge: bool = True
     # estimator (ChoiceConfig): auto = logprobs when the backend has them, else sampling
     samples_k: int = Field(default=5, ge=1, le=50)  # answers sampled without logprobs
+    # Ours: a stop or round-judge reading whose answer-token alternatives matched less
+    # than this probability is estimated by sampling instead. With little mass matched a
+    # decision missing from the top alternatives reads as p = 0, and the stop margin
+    # s = p(STOP) − p(CONTINUE) saturates at ±1 (seen at a matched mass of 0.196).
+    min_matched_mass: float = Field(default=0.5, ge=0.0, le=1.0)
     max_tokens_stop: int = Field(default=32, ge=8)
 
     @property

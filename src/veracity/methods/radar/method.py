@@ -139,7 +139,9 @@ class _RadarBase(BaseMethod):
         domain = await infer_domain(self.llm, item.text) if DOMAIN_EXPERT in names else None
         roles = [make_role(n, domain) for n in names]
         titles = {r.name: r.display for r in roles}
-        prompts = RadarPrompts(render_input(item), pool, cfg.roles, titles, self.label_space)
+        prompts = RadarPrompts(
+            render_input(item), pool, cfg.roles, titles, self.label_space, cfg.judge_prompt
+        )
         result = await self._debate(roles, names, prompts, item, pool).run()
         return self._verdict(result, pool, ctx, names, domain)
 

@@ -92,6 +92,8 @@ class RadarPrompts:
         roles: the role set (frames the judge's persona).
         titles: display name of each role in the debate.
         labels: the verdict's label space.
+        judge_prompt: ``paper`` (Appendix A's judge) or ``omission`` (ours, with an
+            omitted-context checklist).
     """
 
     def __init__(
@@ -101,10 +103,14 @@ class RadarPrompts:
         roles: RoleSet,
         titles: dict[str, str],
         labels: LabelSpace,
+        judge_prompt: str = "paper",
     ):
         self.pool = pool
         self.material = render(PROMPTS, "_material.j2", claim=claim, evidence=pool.render())
-        self.judge_persona = render(PROMPTS, "personas/judge.j2", roles=roles)
+        self.judge_prompt = judge_prompt
+        self.judge_persona = render(
+            PROMPTS, "personas/judge.j2", roles=roles, judge_prompt=judge_prompt
+        )
         self.titles = titles
         self.labels = labels
 
@@ -148,6 +154,7 @@ class RadarPrompts:
             transcript=self.transcript(state),
             partial=not state.is_last_round,
             labels=self.labels.describe(),
+            judge_prompt=self.judge_prompt,
         )
 
     def stop(self, state: DebateState) -> list[Message]:

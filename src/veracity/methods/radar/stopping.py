@@ -94,10 +94,12 @@ class RadarStop(ProbabilityStop):
         details = {
             "p_stop": probs[STOP],
             "p_continue": probs[CONTINUE],
-            "stop_answer": answer.label if answer.estimator == "logprobs" else None,
+            "stop_answer": answer.answer,
             "stop_estimator": answer.estimator,
             "stop_samples": answer.samples,
             "stop_matched_mass": answer.matched_mass,
+            # set when a logprob reading matched too little mass and was replaced by samples
+            "stop_logprob_mass": answer.logprob_mass,
         }
         context.current().event(
             "stop_signal", "stop_agent", round=state.round, margin=margin, **details
@@ -108,22 +110,14 @@ class RadarStop(ProbabilityStop):
         """The round judge's ruling; its probabilities are sampled when logprobs give none
         (the round judge samples per the config's `choice`)."""
         decision = await self.round_judge.judge(state)
-        if decision.probabilities is None:
+        if decision.probabilities is None or decision.confidence is None:
             raise StructuredOutputError(
                 f"round_judge:{state.round}: no probabilities for the ruling", []
             )
-        confidence = max(decision.probabilities.values())
-        context.current().event(
-            "ruling",
-            "round_judge",
-            round=state.round,
-            decision=decision.label,
-            confidence=confidence,
-            estimator=decision.estimator,
-            samples=decision.samples,
-            matched_mass=decision.matched_mass,
-        )
-        decision = decision.model_copy(update={"confidence": confidence, "judge": "round_judge"})
+        # c = max_y p(y) is the probability of the ruling's own label: the judge's label
+        # is the most probable one (veracity.llm.choice), so a stop adopts the label
+        # its confidence belongs to
+        decision = decision.model_copy(update={"judge": "round_judge"})
         self._provisional[state.round] = decision
         return decision
 
@@ -134,9 +128,11 @@ class RadarStop(ProbabilityStop):
         if decision is not None:
             check.data.update(
                 label=decision.label,
+                judge_answer=decision.answer,
                 probabilities=decision.probabilities,
                 judge_estimator=decision.estimator,
                 judge_samples=decision.samples,
                 judge_matched_mass=decision.matched_mass,
+                judge_note=decision.note,
             )
         return check

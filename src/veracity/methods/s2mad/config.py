@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from veracity.config import LLMConfig
 from veracity.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
 
@@ -29,7 +30,8 @@ ANSWER_TO_RUMOR: dict[str, str] = {"Fake": "rumor", "Real": "non-rumor"}
 assert set(ANSWER_TO_RUMOR) == set(DEBATE_ANSWERS.labels)
 assert set(ANSWER_TO_RUMOR.values()) == set(RUMOR.labels)
 
-PromptFamily = Literal["auto", "subjective", "non_subjective"]
+# "vanilla" is the plain prompt of the "LLM only" baseline (no guidance by claim type)
+PromptFamily = Literal["auto", "subjective", "non_subjective", "vanilla"]
 
 # Table 2 ablations as overrides of the defaults. "w/o Sub" applies the non-subjective
 # prompts to every post, "w/o Non-Sub" the subjective ones.
@@ -38,6 +40,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_subjective": {"prompt_family": "non_subjective"},
     "no_non_subjective": {"prompt_family": "subjective"},
     "no_debate": {"debate": False},
+    # Table 1's "LLM only" baseline: one plain prompt over 40 randomly drawn replies
+    # (2 x top_k), no stance scoring, no subjectivity question, no debate
+    "llm_only": {"debate": False, "single_agent_input": "random", "prompt_family": "vanilla"},
 }
 
 
@@ -58,12 +63,19 @@ class S2MADConfig(ChoiceConfig):
     top_k: int = Field(default=20, ge=1)
     stance_batch_size: int = Field(default=10, ge=1)  # replies scored per LLM call
     stance_concurrency: int = Field(default=4, ge=1)  # scoring calls in flight at once
-    stance_attempts: int = Field(default=2, ge=1)  # asks per reply (first ask + re-asks)
+    stance_attempts: int = Field(default=2, ge=1)  # batched asks per reply (first + re-asks)
+    # Ours: a reply still unscored after the batched asks is asked once more on its own
+    # (one reply per call) before it is recorded as an error
+    stance_rescore_singly: bool = True
     stance_tokens_per_reply: int = Field(default=96, ge=16)  # completion budget per reply
     stance_reasons: bool = True  # a one-sentence reason before each score (paper's format)
     # Scoring and the subjectivity test are measurements, run greedily (cacheable); the
     # paper's scorer (glm-3-turbo) ran at its provider's default settings.
     scorer_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # The stance scorer's own model, as an `llm:` section over the environment's
+    # settings (e.g. {backend: openai, provider: zhipu, model: glm-3-turbo}); the paper
+    # scored with a different model than its debaters. None: the run's model scores.
+    scorer_llm: dict[str, Any] | None = None
     max_reply_chars: int = Field(default=500, ge=20)  # each reply is cut to this length
 
     # --- Initial opinions (section 3.3)
@@ -76,9 +88,10 @@ class S2MADConfig(ChoiceConfig):
     max_tokens: int = Field(default=512, ge=16)  # per debater turn or judge ruling
 
     # --- Variants
-    # What the single agent of "w/o Debate" reads: the selected P and N ("selected"), or
-    # every reply in time order without stance scoring ("all").
-    single_agent_input: Literal["selected", "all"] = "selected"
+    # What the single agent of "w/o Debate" reads: the selected P and N ("selected"),
+    # every reply in time order without stance scoring ("all"), or up to 2 x top_k
+    # replies drawn at random ("random", the "LLM only" baseline).
+    single_agent_input: Literal["selected", "all", "random"] = "selected"
     seed: int = 0  # random split of "w/o Stance"
     # Early detection (section 4.5): only the first N replies by time; None: all.
     max_replies_by_time: int | None = Field(default=None, ge=0)
@@ -95,6 +108,16 @@ class S2MADConfig(ChoiceConfig):
 
     @model_validator(mode="after")
     def _checks(self) -> S2MADConfig:
-        if self.single_agent_input == "all" and self.debate:
-            raise ValueError("single_agent_input='all' only applies when debate is off")
+        if self.scorer_llm is not None:
+            self.scorer_config()  # a bad section fails here, with its field names
+        if self.single_agent_input != "selected" and self.debate:
+            raise ValueError(
+                f"single_agent_input={self.single_agent_input!r} only applies when debate is off"
+            )
         return self
+
+    def scorer_config(self) -> LLMConfig | None:
+        """The stance scorer's `LLMConfig` (None: the run's model scores)."""
+        if self.scorer_llm is None:
+            return None
+        return LLMConfig.from_settings(**self.scorer_llm)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from veracity import context
 from veracity.context import CheckContext
 from veracity.deliberation import DebateResult
+from veracity.llm.base import LLM
 from veracity.llm.choice import ask_choice
 from veracity.methods.base import BaseMethod
 from veracity.methods.s2mad.config import ANSWER_TO_RUMOR, S2MADConfig
@@ -84,6 +85,21 @@ class S2MADMethod(BaseMethod):
     input_kinds = ("post",)
     description = "stance-separated two-agent debate over a post's replies (S2MAD)"
     config: S2MADConfig
+
+    @property
+    def scorer_llm(self) -> LLM:
+        """The model that scores stances: `scorer_llm:` of the config (built once, with
+        the user-level cache), else the run's model."""
+        cached = getattr(self, "_scorer", None)
+        if cached is not None:
+            return cached
+        cfg = self.config.scorer_config()
+        if cfg is None:
+            return self.llm
+        from veracity.llm.factory import build_llm
+
+        self._scorer: LLM = build_llm(cfg)
+        return self._scorer
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         if not isinstance(item, Post):
@@ -147,19 +163,10 @@ class S2MADMethod(BaseMethod):
         cfg = self.config
         if not cfg.debate and cfg.single_agent_input == "all":
             return Sides(mode="all", everything=[ScoredReply(reply=r) for r in replies])
-        if not cfg.stance_separation:
+        if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
-        scorer = StanceScorer(
-            self.llm,
-            batch_size=cfg.stance_batch_size,
-            concurrency=cfg.stance_concurrency,
-            attempts=cfg.stance_attempts,
-            temperature=cfg.scorer_temperature,
-            tokens_per_reply=cfg.stance_tokens_per_reply,
-            max_reply_chars=cfg.max_reply_chars,
-            reasons=cfg.stance_reasons,
-        )
+        scorer = StanceScorer.from_config(self.scorer_llm, cfg)
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
         return Sides(mode="stance", p=p, n=n, outcome=outcome)
@@ -185,7 +192,9 @@ class S2MADMethod(BaseMethod):
         context.current().event(
             "decision",
             "subjectivity",
-            answer=answer.label,
+            label=answer.label,
+            answer=answer.answer,
+            note=answer.note,
             family=family,
             probabilities=answer.probabilities,
             estimator=answer.estimator,
@@ -217,15 +226,15 @@ class S2MADMethod(BaseMethod):
             probs = {ANSWER_TO_RUMOR[a]: p for a, p in decision.probabilities.items()}
         decided_by = decision.judge if cfg.debate else "single_agent"
         metadata.update(answer=decision.label, decided_by=decided_by)
-        if decision.confidence is None:
-            metadata["confidence_note"] = (
-                f"decided by {decided_by.replace('_', ' ')}; no probability was measured"
-            )
+        note = decision.note
+        if decision.confidence is None and note is None:
+            note = f"decided by {decided_by.replace('_', ' ')}; no probability was measured"
         return self.verdict(
             label=label,
             score=space.expected_score(probs) if probs else space.score(label),
             confidence=decision.confidence,
             probabilities=probs,
+            probability_note=note,
             rationale=decision.reason if decided_by == "judge" else _closing(result),
             evidence=evidence,
             metadata=metadata,
@@ -267,6 +276,7 @@ def _metadata(
         "N": [s.reply.id for s in sides.n],
         "stance_scores": {s.reply.id: s.score for s in outcome.scored} if outcome else None,
         "stance_errors": outcome.errors if outcome else {},
+        "stance_counts": outcome.counts if outcome else None,
         "rounds_run": result.rounds_run,
         "debate_rounds": result.last_round,  # update rounds after round 0
         "transcript": result.transcript.model_dump(mode="json"),

@@ -5,8 +5,10 @@ higher), below 0 when it disputes it, exactly 0 when it goes against common sens
 (Eq. 1). Replies are scored in batches — several per call, each under a short local id
 ("c1", "c2", ...) — and the batches run concurrently. A reply whose score is missing,
 duplicated, not a number or outside [-1, 1] is asked again (with the problem spelled
-out); if it still has no usable score after `attempts` asks it is recorded as an error
-for that reply and left out. It is never given a made-up score.
+out); a reply still without a score after `attempts` batched asks is asked once more on
+its own, one reply per call (a small model that fails a batch often manages one score);
+only then is it recorded as an error for that reply and left out. It is never given a
+made-up score. `StanceOutcome` counts the scored and unscored replies.
 
 `select_top_k` forms P (the k highest positive scores) and N (the k lowest negative
 scores) of Eq. 2; `random_split` is the "w/o Stance" ablation.
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity import context
 from veracity.llm.base import LLM, StructuredOutputError
 from veracity.llm.structured import complete_structured
+from veracity.methods.s2mad.config import S2MADConfig
 from veracity.prompting import render_messages
 from veracity.types import Reply
 
@@ -66,6 +69,11 @@ class StanceOutcome(BaseModel):
     errors: dict[str, str] = Field(default_factory=dict)
     calls: int = 0
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Replies scored and left unscored (the scored-reply rate is scored / total)."""
+        return {"scored": len(self.scored), "unscored": len(self.errors)}
+
 
 def _batch_model(ids: Sequence[str], reasons: bool = True) -> type[BaseModel]:
     """Output model of one batch: a list of {id, reason, score}; ids limited to the batch."""
@@ -84,11 +92,13 @@ class StanceScorer:
         llm: the model.
         batch_size: replies per call.
         concurrency: calls in flight at once.
-        attempts: asks per reply before it is recorded as an error.
+        attempts: batched asks per reply; then (with `rescore_singly`) one more ask with
+            the reply alone, before it is recorded as an error.
         temperature: sampling temperature of the scorer.
         tokens_per_reply: completion budget per reply in a batch.
         max_reply_chars: each reply is cut to this many characters in the prompt.
         reasons: ask for a one-sentence reason before each score.
+        rescore_singly: re-score replies left unscored by the batches one per call.
     """
 
     def __init__(
@@ -102,6 +112,7 @@ class StanceScorer:
         tokens_per_reply: int = 96,
         max_reply_chars: int = 500,
         reasons: bool = True,
+        rescore_singly: bool = True,
     ):
         if batch_size < 1 or concurrency < 1 or attempts < 1:
             raise ValueError("batch_size, concurrency and attempts must be at least 1")
@@ -112,7 +123,23 @@ class StanceScorer:
         self.tokens_per_reply = tokens_per_reply
         self.max_reply_chars = max_reply_chars
         self.reasons = reasons
+        self.rescore_singly = rescore_singly
         self._limit = concurrency
+
+    @classmethod
+    def from_config(cls, llm: LLM, cfg: S2MADConfig) -> StanceScorer:
+        """The scorer with an S2MAD config's stance settings."""
+        return cls(
+            llm,
+            batch_size=cfg.stance_batch_size,
+            concurrency=cfg.stance_concurrency,
+            attempts=cfg.stance_attempts,
+            temperature=cfg.scorer_temperature,
+            tokens_per_reply=cfg.stance_tokens_per_reply,
+            max_reply_chars=cfg.max_reply_chars,
+            reasons=cfg.stance_reasons,
+            rescore_singly=cfg.stance_rescore_singly,
+        )
 
     async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
         """Score every reply of `claim`'s thread.
@@ -147,7 +174,41 @@ class StanceScorer:
                 results.update(good)
                 problems.update(bad)
             pending = [lid for lid in pending if lid not in results]
+        if pending and self.batch_size > 1 and self.rescore_singly:
+            pending, single_calls = await self._singly(
+                sem, claim, local, pending, results, problems
+            )
+            calls += single_calls
         return self._outcome(local, results, problems, pending, calls)
+
+    async def _singly(
+        self,
+        sem: asyncio.Semaphore,
+        claim: str,
+        local: dict[str, Reply],
+        pending: list[str],
+        results: dict[str, tuple[float, str]],
+        problems: dict[str, str],
+    ) -> tuple[list[str], int]:
+        """Re-score each reply still without a score alone, one reply per call (a small
+        model that cannot produce a valid batch often can produce one score); returns
+        the replies still unscored and the calls made."""
+        context.current().event(
+            "note",
+            "stance_scorer",
+            note=f"{len(pending)} replies unscored after batched scoring; "
+            "scoring them one per call",
+        )
+        outcomes = await asyncio.gather(
+            *(
+                self._guarded(sem, claim, [(lid, local[lid])], problems, f"stance:single:{lid}")
+                for lid in pending
+            )
+        )
+        for good, bad in outcomes:
+            results.update(good)
+            problems.update(bad)
+        return [lid for lid in pending if lid not in results], len(pending)
 
     def _outcome(
         self,

@@ -85,6 +85,9 @@ class ExtractedClaims(BaseModel):
     )
 
 
+NO_MATERIAL = "Not Enough Information"  # a claim with no passage to check it against
+
+
 class ClaimCheckReply(BaseModel):
     label: Literal["Supports", "Refutes", "Not Enough Information"]
     reason: str = Field(max_length=2 * SHORT)
@@ -97,6 +100,7 @@ class ClaimCheck(BaseModel):
     label: str
     reason: str
     evidence: list[Evidence] = Field(default_factory=list)
+    passages: int = 0  # retrieved passages the verifier saw (0: not checked, no material)
 
 
 class AnalystReports(BaseModel):
@@ -107,28 +111,81 @@ class AnalystReports(BaseModel):
     expert: ExpertReport | None = None
     claims: list[ClaimCheck] = Field(default_factory=list)
 
-    def render(self, limit: int) -> str:
-        parts: list[str] = []
+    def sections(self) -> list[str]:
+        """The pool's sections (linguist, expert, claims), each as one text."""
+        out: list[str] = []
         if self.linguist:
-            parts.append("Linguistic analysis:")
+            lines = ["Linguistic analysis:"]
             for key, rep in self.linguist.items():
-                parts.append(f"- {DIMENSIONS[key][0]} ({rep.judgment}): {rep.analysis}")
+                lines.append(f"- {DIMENSIONS[key][0]} ({rep.judgment}): {rep.analysis}")
+            out.append("\n".join(lines))
         if self.expert and self.triage:
-            parts.append(f"Expert analysis ({self.triage.expert}, {self.triage.domain}):")
-            parts.append(f"- knowledge concordance: {self.expert.knowledge_concordance}")
-            parts.append(f"- logical integrity: {self.expert.logical_integrity}")
-            parts.append(f"- expert judgment: {self.expert.judgment}")
+            out.append(
+                f"Expert analysis ({self.triage.expert}, {self.triage.domain}):\n"
+                f"- knowledge concordance: {self.expert.knowledge_concordance}\n"
+                f"- logical integrity: {self.expert.logical_integrity}\n"
+                f"- expert judgment: {self.expert.judgment}"
+            )
         if self.claims:
-            parts.append("Claim verification against open-web material:")
-            for c in self.claims:
-                tag = "core claim" if c.core else "sub-claim"
-                quotes = "; ".join(
-                    f'"{e.quote}"' + ("" if e.quote_verified else " (quote not found in source)")
-                    for e in c.evidence
-                )
-                parts.append(f"- {tag}: {c.claim} -> {c.label}. {c.reason} {quotes}".rstrip())
-        text = "\n".join(parts) or "(no analyses)"
-        return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " […]"
+            out.append(self._claims_section())
+        return out
+
+    def _claims_section(self) -> str:
+        if not any(c.passages for c in self.claims):
+            listed = "; ".join(c.claim for c in self.claims)
+            return (
+                "Claim verification against open-web material: no material was retrieved "
+                f"for any claim, so none was checked (claims: {listed})."
+            )
+        lines = ["Claim verification against open-web material:"]
+        for c in self.claims:
+            tag = "core claim" if c.core else "sub-claim"
+            quotes = "; ".join(
+                f'"{e.quote}"' + ("" if e.quote_verified else " (quote not found in source)")
+                for e in c.evidence
+            )
+            lines.append(f"- {tag}: {c.claim} -> {c.label}. {c.reason} {quotes}".rstrip())
+        return "\n".join(lines)
+
+    def render(self, limit: int) -> str:
+        """The pool within `limit` characters, each section within its own share.
+
+        Every section gets an equal share of the limit, and what a short section leaves
+        unused goes to the longer ones; a section longer than its share is cut at a word
+        with " […]". So no section (claim verification, the strongest signal, used to
+        come last and be cut first) is squeezed out by the ones before it.
+        """
+        sections = self.sections()
+        if not sections:
+            return "(no analyses)"
+        budget = max(0, limit - 2 * (len(sections) - 1))  # blank lines between sections
+        shares = _shares([len(s) for s in sections], budget)
+        return "\n\n".join(_cut(s, n) for s, n in zip(sections, shares, strict=True))
+
+
+def _shares(lengths: list[int], budget: int) -> list[int]:
+    """Characters for each section: equal shares, surplus of short ones to the others."""
+    shares = [0] * len(lengths)
+    open_ = list(range(len(lengths)))
+    left = budget
+    while open_:
+        each = left // len(open_)
+        fits = [i for i in open_ if lengths[i] <= each]
+        if not fits:
+            for i in open_:
+                shares[i] = each
+            break
+        for i in fits:
+            shares[i] = lengths[i]
+            left -= lengths[i]
+        open_ = [i for i in open_ if i not in fits]
+    return shares
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 4)].rsplit(" ", 1)[0] + " […]"
 
 
 class Analysts:
@@ -197,6 +254,16 @@ class Analysts:
 
     async def verify(self, claim: str, core: bool, rag: ClaimRAG) -> ClaimCheck:
         chunks = rag.relevant(claim)
+        if not chunks:  # nothing to check against: no call, and never a Supports/Refutes
+            context.current().event(
+                "agent_turn", "claim_verifier", claim=claim, label=NO_MATERIAL, passages=[]
+            )
+            return ClaimCheck(
+                claim=claim,
+                core=core,
+                label=NO_MATERIAL,
+                reason="no retrieved passage was similar enough to this claim to check it",
+            )
         reply = await self._ask(
             "claim_verify.j2",
             ClaimCheckReply,
@@ -214,7 +281,12 @@ class Analysts:
             quotes_verified=[e.quote_verified for e in evidence],
         )
         return ClaimCheck(
-            claim=claim, core=core, label=reply.label, reason=reply.reason, evidence=evidence
+            claim=claim,
+            core=core,
+            label=reply.label,
+            reason=reply.reason,
+            evidence=evidence,
+            passages=len(chunks),
         )
 
     async def claims(self, news: str, rag: ClaimRAG) -> tuple[ExtractedClaims, list[ClaimCheck]]:

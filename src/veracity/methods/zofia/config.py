@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from veracity.methods.base import ChoiceConfig
 
@@ -76,6 +76,9 @@ class ZoFiaConfig(ChoiceConfig):
     # articles; "seed" compares the second pick with the seed's own score, as section 3.3
     # words the rule. See README.md, Deviations.
     mmr_prev_init: float | Literal["seed"] = "seed"
+    # Figure 3 (section 5.5): exactly k keywords, the γ stop off (with λ fixed at 0.5 by
+    # lambda_min = lambda_max = 0.5). None: SC-MMR's own stop rule.
+    fixed_keywords: int | None = Field(default=None, ge=1)
     query_mode: QueryMode = "entities"
     operator: Literal["AND", "OR"] = "AND"  # conjunctive query (Eq. 6); OR is a Table 3 variant
     # --- Stage 1: retrieval (section 3.4)

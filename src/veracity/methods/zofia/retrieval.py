@@ -22,7 +22,13 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.nlp.disambiguation import SenseCandidate, disambiguate
 from veracity.nlp.embeddings import Embedder
-from veracity.nlp.entities import ThresholdConfig, extract_entities
+from veracity.nlp.entities import (
+    EntitySpan,
+    ThresholdConfig,
+    extract_entities,
+    merge_duplicates,
+    with_sentences,
+)
 from veracity.nlp.keywords import SCMMRConfig, select_keywords, tfidf_keywords
 from veracity.nlp.salience import hierarchical_salience, local_context, most_salient_sentence
 from veracity.nlp.text import split_sentences
@@ -184,6 +190,7 @@ class EntityGuidedRetrieval:
             beta=c.beta,
             gamma=c.gamma,
             mmr_prev_init=c.mmr_prev_init,
+            fixed_k=c.fixed_keywords,
         )
 
     async def _entities(self, text: str) -> tuple[list[Any], dict[str, Any]]:
@@ -208,6 +215,12 @@ class EntityGuidedRetrieval:
 
     async def keywords_from_entities(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
         entities, info = await self._entities(text)
+        return await self._salient_keywords(text, entities, info)
+
+    async def _salient_keywords(
+        self, text: str, entities: list[Any], info: dict[str, Any]
+    ) -> tuple[list[Keyword], dict[str, Any]]:
+        """Hierarchical salience, then SC-MMR, over `entities` (section 3.2-3.3)."""
         if not entities:
             return [], info
         scored = await asyncio.to_thread(
@@ -229,18 +242,23 @@ class EntityGuidedRetrieval:
         return keywords, info
 
     async def keywords_from_tfidf(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
+        """Table 3's TF-IDF row: TF-IDF terms replace the entities (the acquisition step
+        only); hierarchical salience and SC-MMR then run over them as over entities."""
         terms = tfidf_keywords(text, top_n=10)
-        if not terms:
-            return [], {"tfidf": []}
-        top = max(t.score for t in terms) or 1.0
-        result = await asyncio.to_thread(
-            select_keywords,
-            {t.term: t.score / top for t in terms},
-            embedder=self.embedder,
-            config=self._scmmr(),
-        )
-        info = {"tfidf": {t.term: round(t.score, 4) for t in terms}}
-        return [Keyword(text=k.text, salience=k.salience, mmr=k.mmr) for k in result.selected], info
+        info: dict[str, Any] = {"tfidf": {t.term: round(t.score, 4) for t in terms}}
+        top = max((t.score for t in terms), default=0.0) or 1.0
+        spans = []
+        for t in terms:
+            for m in re.finditer(rf"(?<!\w){re.escape(t.term)}(?!\w)", text, re.IGNORECASE):
+                spans.append(
+                    EntitySpan(
+                        text=m.group(), label="TERM", start=m.start(), end=m.end(),
+                        confidence=min(1.0, t.score / top),
+                    )
+                )  # fmt: skip
+        spans.sort(key=lambda s: s.start)
+        entities = merge_duplicates(with_sentences(text, spans))
+        return await self._salient_keywords(text, entities, info)
 
     async def keywords_from_llm(self, text: str) -> tuple[list[Keyword], dict[str, Any]]:
         result = await complete_structured(
@@ -264,13 +282,16 @@ class EntityGuidedRetrieval:
             "before": cutoff,
             "exclude_domains": self.cfg.exclude_domains,
         }
-        if mode == "sentence_salience":
+        if mode in ("sentence_salience", "core_claim"):
+            # these rows change the open-web query only: Wikipedia still looks up the
+            # entity keywords, as in the full method
+            keywords, info = await self.keywords_from_entities(text)
+            if mode == "core_claim":
+                if not core_claim:
+                    raise ValueError("query_mode 'core_claim' needs the extracted core claim")
+                return Query(text=core_claim, **base), keywords, {**info, "core_claim": core_claim}
             best = await asyncio.to_thread(most_salient_sentence, text, embedder=self.embedder)
-            return Query(text=best.text, **base), [], {"sentence": best.text}
-        if mode == "core_claim":
-            if not core_claim:
-                raise ValueError("query_mode 'core_claim' needs the extracted core claim")
-            return Query(text=core_claim, **base), [], {"core_claim": core_claim}
+            return Query(text=best.text, **base), keywords, {**info, "sentence": best.text}
         if mode == "tfidf":
             keywords, info = await self.keywords_from_tfidf(text)
         elif mode == "llm_keywords":
