@@ -82,6 +82,23 @@ def _main(
     multi-agent LLM reasoning."""
 
 
+def leave_interrupted() -> NoReturn:
+    """End a command after Ctrl-C, with exit status 130.
+
+    When the command line owns the process, leave at once: model calls still running in
+    worker threads are abandoned, not joined (records, sessions and caches are on disk;
+    the OS frees the run lock). In-process callers get `typer.Exit` instead.
+    """
+    if PROCESS["owned"]:
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise typer.Exit(130)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
     from rich.markup import escape

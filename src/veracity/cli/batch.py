@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from datetime import datetime, timezone
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from veracity.cli.app import PROCESS, app, console, fail
+from veracity.cli.app import app, console, fail, leave_interrupted
 from veracity.cli.common import (
     ENGINE_HELP,
     LLM_LIMIT_HELP,
@@ -185,17 +184,8 @@ def _run(
                 f"--run-dir {batch.store.path} to resume",
                 soft_wrap=True,
             )
-            if PROCESS["owned"]:
-                # leave now, as `veracity eval` does: model calls still running in worker
-                # threads are abandoned, not joined (what finished is on disk; the OS frees
-                # the run lock)
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(130)
-            raise typer.Exit(130) from None
-        except FATAL as exc:
-            fail(str(exc), code=3)
-        except EngineError as exc:
+            leave_interrupted()
+        except (*FATAL, EngineError) as exc:
             fail(str(exc), code=3)
         except (EvalError, RunStoreError, DatasetError) as exc:
             fail(str(exc))

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import PROCESS, app, console, fail, out
+from veracity.cli.app import app, console, fail, leave_interrupted, out
 from veracity.cli.common import (
     ENGINE_HELP,
     LLM_LIMIT_HELP,
@@ -365,16 +363,8 @@ def _execute(
             f"  veracity eval --out {resume_dir or run.store.path}",
             soft_wrap=True,  # keep the command on one line, ready to copy
         )
-        if PROCESS["owned"]:
-            # Leave now: model calls still running in worker threads are abandoned, not
-            # joined (records, sessions, caches are on disk; the OS frees the run lock).
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(130)
-        raise typer.Exit(130) from None
-    except FATAL as exc:
-        fail(str(exc), code=3)
-    except EngineError as exc:
+        leave_interrupted()
+    except (*FATAL, EngineError) as exc:
         fail(str(exc), code=3)
     except (EvalError, RunStoreError, MetricsError) as exc:
         fail(str(exc))
