@@ -12,6 +12,7 @@ from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401
 from veracity.cli import mcp as _mcp  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
+from veracity.cli import runs as _runs  # noqa: F401
 from veracity.cli import serve as _serve  # noqa: F401
 from veracity.cli import train as _train  # noqa: F401
 from veracity.cli.app import PROCESS, app, console, fail  # noqa: F401
