@@ -8,7 +8,7 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
-   - ``types``, ``labels``, ``config``, ``registry``, ``context``, ``limits``,
+   - ``types``, ``trace``, ``labels``, ``config``, ``registry``, ``context``, ``limits``,
      ``checkpoints`` — data models, label spaces, settings, registries, per-check
      accounting, input limits, saved trained parts;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
@@ -41,7 +41,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
-        {"types", "labels", "config", "registry", "context", "limits", "checkpoints"},
+        {"types", "trace", "labels", "config", "registry", "context", "limits", "checkpoints"},
         {"llm", "prompting"},
         {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},
