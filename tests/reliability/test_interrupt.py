@@ -1,5 +1,6 @@
-"""Ctrl-C during a run (issue item 11): the process stops promptly, cancelling the model
-calls in flight, keeps every finished example, and the run resumes from there."""
+"""Ctrl-C during a run (issue item 11) or `veracity train toe`: the process stops
+promptly, cancelling the model calls in flight, keeps every finished example, and the run
+resumes from there."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ from .conftest import cli_env, run_cli, veracity_cmd, write_liar
 pytestmark = [pytest.mark.slow]
 
 
-def _interrupt(cmd: list[str], out: Path, env: dict, *, after: int, limit_s: float) -> dict:
-    """Start `cmd`, send SIGINT once `after` records exist; how it ended."""
+def _interrupt(
+    cmd: list[str], out: Path, env: dict, *, after: int, limit_s: float,
+    records: str = "predictions.jsonl",
+) -> dict:  # fmt: skip
+    """Start `cmd`, send SIGINT once `after` lines of `out`/`records` exist; how it ended."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    path = out / "predictions.jsonl"
+    path = out / records
     deadline = time.time() + limit_s
     while time.time() < deadline and proc.poll() is None:
         if path.is_file() and path.read_bytes().count(b"\n") >= after:
@@ -35,7 +39,8 @@ def _interrupt(cmd: list[str], out: Path, env: dict, *, after: int, limit_s: flo
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=300)
     exit_s = time.perf_counter() - sent
-    kept = len(RunStore(out).read_predictions())
+    kept = path.read_bytes().count(b"\n") if records != "predictions.jsonl" else None
+    kept = len(RunStore(out).read_predictions()) if kept is None else kept
     return {"code": proc.returncode, "exit_s": exit_s, "finished_before": finished_before,
             "kept": kept, "stderr": err.decode()}  # fmt: skip
 
@@ -64,6 +69,35 @@ def test_ctrl_c_stops_at_once_and_keeps_what_finished(tmp_path, liar_dir, capsys
     with capsys.disabled():
         print(f"\nCtrl-C (OpenAI-compatible, calls in flight): exit in {result['exit_s']:.2f} s, "
               f"kept {result['kept']} of {result['finished_before']}+ finished")  # fmt: skip
+
+
+@pytest.mark.server
+def test_ctrl_c_stops_toe_training_and_the_same_command_resumes(tmp_path, liar_dir):
+    home, ck, docs = tmp_path / "home", tmp_path / "ck", tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"fc{i}.txt").write_text(f"Fact check {i}: the council built {i + 2} bridges.")
+    built = run_cli(["index", "build", str(docs), "--name", "fc", "--mode", "bm25"], home)
+    assert built.returncode == 0, built.stderr.decode()
+    args = ["train", "toe", "--dataset", "liar", "--data-dir", str(liar_dir), "--limit", "24",
+            "--model", "fake", "--checkpoint", str(ck), "--source", "factcheck=local:fc",
+            "--no-progress", "--no-fit"]  # fmt: skip
+    with FakeOpenAIServer(delay_s=0.3) as server:
+        result = _interrupt(
+            veracity_cmd(*args, "--base-url", server.url), ck, cli_env(home),
+            after=2, limit_s=120, records="records.jsonl",
+        )  # fmt: skip
+        assert result["code"] == 130, result["stderr"]
+        assert result["exit_s"] < 5  # the claim in flight was not waited for
+        assert 2 <= result["kept"] < 24
+        said = " ".join(result["stderr"].split())
+        assert f"{result['kept']} of 24 claims are collected" in said
+        server.delay_s = 0.0
+        resumed = run_cli([*args, "--base-url", server.url], home, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    assert f"{result['kept']} already collected" in " ".join(resumed.stderr.decode().split())
+    ids = [json.loads(line)["id"] for line in (ck / "records.jsonl").read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 24
 
 
 @pytest.mark.embedded

@@ -86,6 +86,19 @@ async def test_trainer_collects_resumes_fits_and_the_checkpoint_reloads(tmp_path
     assert verdict.metadata["aggregator"] == "network"
 
 
+async def test_a_torn_last_record_is_cut_before_the_next_claim_is_stored(tmp_path):
+    folder = tmp_path / "ckpt"
+    trainer = ToETrainer.open(ToEMethod(toe_llm(PLAN), {}, sources=sources()), folder)
+    assert await collect(trainer, examples(1), INFO, SPACE) == 1
+    with trainer.records_path.open("a", encoding="utf-8") as fh:
+        fh.write('{"id": "x1", "gold": 1.0, "lab')  # a kill -9 in the middle of a write
+    again = ToETrainer.open(ToEMethod(toe_llm(PLAN), {}, sources=sources()), folder)
+    assert again.done() == {"x0"}
+    assert await collect(again, examples(2), INFO, SPACE) == 1
+    # without the cut, x1's record would be glued to the torn line and lost
+    assert [r["id"] for r in again.records()] == ["x0", "x1"]
+
+
 async def test_trainer_asks_the_judge_for_targets_when_the_network_scores(tmp_path):
     folder = tmp_path / "ckpt"
     method = ToEMethod(toe_llm(PLAN), {"eval_net": {"epochs": 2}}, sources=sources())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import app, console, fail, leave_interrupted, out
 from veracity.cli.common import ensure_model, eta_columns, parse_source_options
 from veracity.errors import ConfigError, DatasetError, EvalError
 from veracity.types import Usage, cost_text
@@ -64,7 +63,15 @@ def train_toe(
         f"collected; checkpoint {trainer.folder}"
     )
     if not fit_only and todo:
-        _collect(trainer, examples, info, space, len(todo), progress)
+        try:
+            _collect(trainer, examples, info, space, len(todo), progress)
+        except KeyboardInterrupt:
+            console.print(
+                f"\n[yellow]interrupted[/]: {len(trainer.done())} of {len(examples)} claims are "
+                f"collected in {trainer.folder}. Run the same command again to resume.",
+                soft_wrap=True,
+            )
+            leave_interrupted()
     if fit or fit_only:
         try:
             metrics = trainer.fit({"dataset": dataset, "split": split, "claims": len(examples)})
@@ -118,6 +125,7 @@ def _setup(
 
 def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, show: bool) -> None:
     from veracity.evaluation.training import collect
+    from veracity.infra import run_interruptible
 
     total = Usage()
     errors = 0
@@ -137,7 +145,8 @@ def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, sho
             )
             bar.update(task, advance=1, stats=stats)
 
-        asyncio.run(collect(trainer, examples, info, space, on_record))
+        # Ctrl-C stops at once, without waiting for a model call in a worker thread
+        run_interruptible(collect(trainer, examples, info, space, on_record))
 
 
 def _metrics_table(metrics: dict[str, Any], trainer: Any) -> Table:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from veracity.errors import RunStoreError
+from veracity.infra import append_line, cut_torn_line
 
 try:  # POSIX
     import fcntl
@@ -39,39 +40,6 @@ class RunLocked(RunStoreError):
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat()
-
-
-def append_line(path: Path, line: str) -> None:
-    """Append `line` and a newline with one write, synced to disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode("utf-8"))  # one write: a whole line or a torn one
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def cut_torn_line(path: Path, chunk: int = 1 << 16) -> bool:
-    """Truncate `path` after its last newline; returns whether there was a torn line."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return False
-    with path.open("rb+") as f:
-        end = f.seek(0, os.SEEK_END)
-        f.seek(end - 1)
-        if f.read(1) == b"\n":
-            return False
-        pos = end
-        while pos > 0:
-            start = max(0, pos - chunk)
-            f.seek(start)
-            found = f.read(pos - start).rfind(b"\n")
-            if found != -1:
-                f.truncate(start + found + 1)
-                return True
-            pos = start
-        f.truncate(0)
-    return True
 
 
 def _try_lock(fd: int, shared: bool = False) -> bool:

@@ -40,13 +40,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.errors import RunStoreError
-from veracity.evaluation.rundir import (
-    DirLock,
-    RunLocked,
-    SessionLog,
-    append_line,
-    cut_torn_line,
-)
+from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
+from veracity.infra import append_line, cut_torn_line
 from veracity.redaction import strip_credentials
 from veracity.types import Usage, Verdict
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from veracity.checkpoints import CheckpointError
+from veracity.infra import append_line, cut_torn_line
 from veracity.methods.toe.aggregation import TreeSample, rule_targets, train_aggregation
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.features import claim_vector, evidence_matrix
@@ -80,6 +81,7 @@ class ToETrainer:
             method.models = ToEModels.load(cfg, folder)
         else:
             method.models = ToEModels(cfg)
+        cut_torn_line(folder / RECORDS)  # a hard kill mid-write; the next record must not join it
         return cls(method, folder)
 
     @property
@@ -87,7 +89,7 @@ class ToETrainer:
         return self.folder / RECORDS
 
     def records(self) -> list[dict[str, Any]]:
-        """The collected claims (a torn last line from a hard kill is ignored)."""
+        """The collected claims (a torn last line from a hard kill is ignored; `open` cuts it)."""
         if not self.records_path.is_file():
             return []
         out = []
@@ -117,10 +119,7 @@ class ToETrainer:
             },
             **data,
         }
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self.records_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
+        append_line(self.records_path, json.dumps(rec))  # one synced write
         self.method.models.save(self.folder)
         return rec
 
