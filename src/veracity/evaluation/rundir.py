@@ -1,9 +1,9 @@
 """File-level safety of a run directory: whole-line appends, torn-line repair, the
 directory lock, and the session log with heartbeats.
 
-- `append_line` writes one line with a single ``write`` and syncs it, so a kill leaves
-  either the whole line or a torn last line; `cut_torn_line` removes such a line before
-  the next session appends (otherwise the next record would be glued to it).
+- Lines are appended with `veracity.infra.append_line` (one ``write``, synced), so a kill
+  leaves either the whole line or a torn last line, which the run store cuts with
+  `veracity.infra.cut_torn_line` before the next session appends.
 - `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock``: one session at a time,
   released by the OS even when the process is killed.
 - `SessionLog` keeps ``sessions.jsonl``: a start and an end line per session, and while a
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from veracity.errors import RunStoreError
-from veracity.infra import append_line, cut_torn_line
+from veracity.infra import append_line
 
 try:  # POSIX
     import fcntl
