@@ -126,3 +126,20 @@ def test_cli_repeats_and_sample_per_class(tmp_path, monkeypatch):
     assert again.output.count("6 already done") == 2
     report = CliRunner().invoke(app, ["report", str(out)])
     assert report.exit_code == 0 and (out / "report.md").is_file()
+
+
+def test_cli_a_failing_repeat_does_not_stop_the_later_ones(tmp_path, monkeypatch):
+    from veracity.testing import ScriptedLLM, ScriptedReply
+
+    broken = ScriptedLLM(default=ScriptedReply("I cannot answer in JSON."))
+    monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg, **kw: ManagedLLM(broken))
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
+    out = tmp_path / "rep"
+    args = ["eval", "--data-dir", str(tmp_path), "--no-progress", "--dataset", "toy_eval"]
+    args += ["--method", "direct", "--limit", "3", "--repeats", "3", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "repeat 3/3 (seed 2)" in said and "median" in said  # every repeat ran
+    assert json.loads((out / "repeats.json").read_text())["n"] == [3, 3, 3]
+    assert "3 of 3 repeats failed" in said and "--retry-errors" in said

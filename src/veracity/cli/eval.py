@@ -286,7 +286,8 @@ def eval_(
     except FATAL as exc:  # a missing model or rejected credentials
         fail(str(exc), code=3)
     _announce(run)
-    _execute(run, concurrency, progress, engine=runner)
+    if _execute(run, concurrency, progress, engine=runner):
+        raise typer.Exit(FAILED_RUN_EXIT)
 
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
@@ -315,11 +316,13 @@ def _eval_repeats(
 
     from veracity.evaluation.repeats import plan_repeats, summarize_repeats
 
+    failed = []  # a repeat where most examples failed does not stop the others
     for k, (sub_cfg, sub_dir) in enumerate(plan_repeats(cfg, out_dir), 1):
         replay = replay_from / sub_dir.name if replay_from is not None else None
         run = _prepare(sub_cfg, sub_dir, replay, retry_errors)
         _announce(run, f"repeat {k}/{cfg.repeats} (seed {sub_cfg.seed}): ")
-        _execute(run, concurrency, progress, resume_dir=out_dir, engine=engine)
+        if _execute(run, concurrency, progress, resume_dir=out_dir, engine=engine):
+            failed.append(f"{k} (seed {sub_cfg.seed}, {sub_dir})")
     summary = summarize_repeats(out_dir)
     title = f"{cfg.method}: {summary.finished} repeats, seeds {summary.seeds}"
     table = Table("metric", "median", "min", "max", "IQR", title=title)
@@ -327,6 +330,14 @@ def _eval_repeats(
         table.add_row(name, *(f"{v:.3f}" for v in (s.median, s.min, s.max, s.iqr)))
     out.print(table)
     console.print(f"report: veracity report {out_dir}", soft_wrap=True)
+    if failed:
+        console.print(
+            f"[red bold]{len(failed)} of {cfg.repeats} repeats failed[/] (most of their "
+            f"examples errored): repeat {', '.join(failed)}; the spread above includes them. "
+            "Fix and re-run with --retry-errors",
+            soft_wrap=True,
+        )
+        raise typer.Exit(FAILED_RUN_EXIT)
 
 
 def _prepare(
@@ -350,7 +361,8 @@ def _execute(
     progress: bool,
     resume_dir: Path | None = None,
     engine: Any = None,
-) -> None:
+) -> bool:
+    """Run, print the summary; whether most examples failed (the command then exits 2)."""
     from veracity.evaluation.runner import FATAL
 
     try:
@@ -376,8 +388,7 @@ def _execute(
             f"{run.store.predictions_path}; fix and re-run with --retry-errors"
         )
     console.print(f"report: veracity report {run.store.path}", soft_wrap=True)
-    if failing_run(run, metrics):
-        raise typer.Exit(FAILED_RUN_EXIT)
+    return failing_run(run, metrics)
 
 
 FAILED_RUN_EXIT = 2  # exit status of a run where most examples failed
