@@ -12,8 +12,9 @@ from veracity.errors import LLMBadReply
 from veracity.infra import RetryPolicy
 from veracity.llm.base import LLMRequest, LLMResponse, TokenLogprob, user
 from veracity.llm.cache import ResponseCache
+from veracity.llm.chat_format import parse_chat_completion
 from veracity.llm.client import ManagedLLM
-from veracity.llm.openai_compat import OpenAICompatLLM, parse_chat_completion
+from veracity.llm.openai_compat import OpenAICompatLLM
 from veracity.llm.probs import ChoiceProbs, choice_probabilities
 from veracity.methods.base import load_method
 from veracity.testing.fake_openai import FAULTS, FakeOpenAIServer

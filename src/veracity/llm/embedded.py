@@ -35,8 +35,8 @@ from veracity.llm.base import (
     LLMTimeout,
     ModelNotAvailable,
 )
+from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.models import Progress, pull, resolve
-from veracity.llm.openai_compat import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.stream import join_chunks
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
