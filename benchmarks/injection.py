@@ -56,10 +56,11 @@ async def measure(
 ) -> list[dict]:
     inner = inner_model(kind, threads)
     results = []
+    cleans: dict = {}  # each example's clean check, made once for all its locations
     for method in methods:
         started = time.perf_counter()
         mine = [
-            await run_case(inner, method, location, i, control=control)
+            await run_case(inner, method, location, i, control=control, cleans=cleans)
             for location in LOCATIONS[method]
             for i in range(examples)
         ]
