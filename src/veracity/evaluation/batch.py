@@ -244,7 +244,7 @@ async def run_batch(
         store.write_config(batch.config.model_dump(mode="json"))
         store.write_prompts(batch.prompts)
         started = time.perf_counter()
-        async with session(store) as current:
+        async with session(store, engine) as current:
 
             def saved(record: PredictionRecord) -> None:
                 current.add(record)

@@ -90,6 +90,10 @@ class Engine(Protocol):
         """
         ...
 
+    def describe(self) -> dict[str, object]:
+        """How jobs are run (``{"engine": "local"}`` ...), for the run's session log."""
+        ...
+
 
 async def check_job(method, space: LabelSpace, job: Job) -> PredictionRecord:
     """Check one job; a crash becomes an ``exception`` record, FATAL errors propagate."""
@@ -126,6 +130,9 @@ async def iterate(items: Iterable[Job]) -> AsyncIterator[Job]:
 
 class LocalEngine:
     """Asyncio workers in this process sharing one method (the default engine)."""
+
+    def describe(self) -> dict[str, object]:
+        return {"engine": "local"}
 
     async def run(
         self,

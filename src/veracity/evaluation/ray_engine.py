@@ -131,6 +131,11 @@ class RayEngine:
         self.llm_slots: dict[str, int] | None = None  # the global limit's stats after a run
         self._pool: _Pool | None = None
 
+    def describe(self) -> dict[str, object]:
+        opts = self.options
+        return {"engine": "ray", "address": opts.address or "local cluster",
+                "workers": opts.workers, "llm_limit": opts.llm_limit}  # fmt: skip
+
     def workers(self) -> dict[Any, int]:
         """The live worker actors of the run in progress and their jobs in flight (safe to
         call from another thread: a copy taken while the driver changes it is retried)."""

@@ -122,11 +122,12 @@ class SessionLog:
         self._finished_at = finished_at
         self._running = running
 
-    def start(self) -> str:
+    def start(self, **info: Any) -> str:
+        """Log a session's start (with `info`, e.g. the engine); returns its id."""
         sid = uuid.uuid4().hex[:12]
         stamp = now()
-        append_line(self.path, json.dumps({"session": sid, "event": "start",
-                                           "started_at": stamp, "pid": os.getpid()}))  # fmt: skip
+        append_line(self.path, json.dumps({"session": sid, "event": "start", "started_at": stamp,
+                                           "pid": os.getpid(), **info}))  # fmt: skip
         self.beat(sid)
         return sid
 

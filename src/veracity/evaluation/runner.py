@@ -203,14 +203,14 @@ def holding(store: RunStore) -> Iterator[RunStore]:
 
 
 @contextlib.asynccontextmanager
-async def session(store: RunStore) -> AsyncIterator[Session]:
+async def session(store: RunStore, engine: Engine | None = None) -> AsyncIterator[Session]:
     """A session on `store`, inside `holding` (`eval` and `batch` both run in one): its
-    start is logged at once, its end also when interrupted, with a heartbeat meanwhile
-    (so a killed session's wall time is known)."""
+    start is logged at once with the engine that runs it, its end also when interrupted,
+    with a heartbeat meanwhile (so a killed session's wall time is known)."""
     started = time.perf_counter()
     current, status = Session(), "interrupted"
     store.acquire()  # a no-op inside `holding`
-    sid = store.start_session()
+    sid = store.start_session(**(engine or LocalEngine()).describe())
     beating = asyncio.ensure_future(_heartbeat(store, sid))
     try:
         yield current
@@ -237,7 +237,7 @@ async def run_session(
     """`execute` (on `engine`, default local) in one `session`, then `finalize`, all while
     `holding` the run directory."""
     with holding(run.store):
-        async with session(run.store) as current:
+        async with session(run.store, engine) as current:
 
             def counted(record: PredictionRecord) -> None:
                 current.add(record)

@@ -302,9 +302,10 @@ class RunStore:
     def sessions_path(self) -> Path:
         return self.path / "sessions.jsonl"
 
-    def start_session(self) -> str:
-        """Record that a session starts now; returns its id (for `end_session`)."""
-        return self.sessions.start()
+    def start_session(self, **info: Any) -> str:
+        """Record that a session starts now (with `info`, e.g. how its examples are run);
+        returns its id (for `end_session`)."""
+        return self.sessions.start(**info)
 
     def heartbeat(self, sid: str) -> None:
         """Refresh session `sid`'s sign of life (its wall time if it gets killed)."""
