@@ -38,6 +38,9 @@ def test_eval_command_on_ray_predicts_what_the_local_engine_does(tmp_path):
     assert starts and starts[-1]["engine"] == "ray" and starts[-1]["workers"] == 2
     local_starts = RunStore(tmp_path / "local").read_sessions()
     assert local_starts[-1]["engine"] == "local"
+    report = run_cli(["report", str(tmp_path / "ray")], home)
+    assert report.returncode == 0, report.stderr.decode()
+    assert "ray (2 workers, local cluster)" in (tmp_path / "ray" / "report.md").read_text()
     records = RunStore(tmp_path / "ray").read_predictions()
     ids = [r.id for r in records]
     assert len(ids) == len(set(ids)) == 24

@@ -38,6 +38,7 @@ class RunResult:
     metrics: Metrics
     wall_time_s: float
     sessions: int
+    engines: tuple[str, ...] = ()  # how the sessions ran: "local", "ray (2 workers)", ...
 
     @property
     def name(self) -> str:
@@ -87,7 +88,14 @@ def load_run(path: str | Path) -> RunResult:
         metrics=compute_metrics(records, space),
         wall_time_s=sum(s.get("wall_time_s", 0.0) for s in sessions),
         sessions=len(sessions),
+        engines=tuple(dict.fromkeys(_engine(s) for s in sessions if s.get("engine"))),
     )
+
+
+def _engine(session: dict) -> str:
+    if session["engine"] == "ray":
+        return f"ray ({session.get('workers')} workers, {session.get('address')})"
+    return str(session["engine"])
 
 
 def metric_value(metrics: Metrics, name: str, space: LabelSpace) -> float | None:
@@ -161,6 +169,7 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
         ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
         ("cost (USD)", _cost(u)),
         ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),
+        *([("engine", ", ".join(run.engines))] if run.engines else []),
     ]
 
 
