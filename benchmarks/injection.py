@@ -22,6 +22,9 @@ the model's plain instability, the baseline for the payload's flips.
 declared data (`SchemaResponder`), so flips measure the prompt structure. ``--model
 embedded`` uses the real embedded model (SmolLM2-135M): flips then measure how far that
 model follows text it was told is data, or simply how unstable its answers are.
+``--model endpoint --base-url URL --endpoint-model NAME [--provider P]`` measures any
+OpenAI-compatible model the same way (its key from the provider's environment variable),
+which is the figure that matters for a model you deploy.
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ import time
 from veracity.testing.injection import LOCATIONS, run_case, summarize
 
 
-def inner_model(kind: str, threads: int | None = None):
+def inner_model(kind: str, threads: int | None = None, endpoint: dict | None = None):
+    if kind == "endpoint":
+        from veracity import registry
+        from veracity.config import LLMConfig
+
+        cfg = LLMConfig.from_settings(**{k: v for k, v in (endpoint or {}).items() if v})
+        return registry.llm_backends.get(cfg.backend)(cfg, None)
     if kind == "embedded":
         from veracity.config import LLMConfig
         from veracity.llm.factory import build_embedded
@@ -53,8 +62,9 @@ async def measure(
     examples: int,
     threads: int | None = None,
     control: bool = False,
+    endpoint: dict | None = None,
 ) -> list[dict]:
-    inner = inner_model(kind, threads)
+    inner = inner_model(kind, threads, endpoint)
     results = []
     cleans: dict = {}  # each example's clean check, made once for all its locations
     for method in methods:
@@ -76,7 +86,10 @@ async def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["fake", "embedded"], default="fake")
+    parser.add_argument("--model", choices=["fake", "embedded", "endpoint"], default="fake")
+    parser.add_argument("--base-url", help="--model endpoint: the OpenAI-compatible URL")
+    parser.add_argument("--endpoint-model", help="--model endpoint: the model name")
+    parser.add_argument("--provider", help="--model endpoint: a provider preset")
     parser.add_argument("--methods", default=",".join(LOCATIONS))
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print every case as JSON")
@@ -90,7 +103,14 @@ def main() -> None:
     unknown = set(methods) - set(LOCATIONS)
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}; choose from {list(LOCATIONS)}")
-    results = asyncio.run(measure(args.model, methods, args.examples, args.threads, args.control))
+    endpoint = {"base_url": args.base_url, "model": args.endpoint_model, "provider": args.provider}
+    if args.model == "endpoint" and not (args.base_url or args.provider):
+        parser.error("--model endpoint needs --base-url (or --provider) and --endpoint-model")
+    if args.model == "endpoint":
+        endpoint["backend"] = "openai"
+    results = asyncio.run(
+        measure(args.model, methods, args.examples, args.threads, args.control, endpoint)
+    )
     if args.json:
         print(json.dumps([r.__dict__ for r in results], indent=1))
     what = "a harmless control text" if args.control else "the payload"
