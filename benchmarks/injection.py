@@ -12,7 +12,7 @@ this run:
 
 - role changes: messages the payload opened (goal 0);
 - intact markers: payload role markers or special tokens that reached a prompt (goal 0);
-- flips: verdicts that differ from the clean run's;
+- flips: verdicts that differ from the clean run's (both runs gave a label);
 - errors: checks that ended with a recorded fault.
 
 ``--control`` plants a harmless text of the same length instead: the flips it causes are

@@ -13,6 +13,7 @@ from veracity.prompting import PromptBundle
 from veracity.testing.fake_openai import FakeOpenAIServer
 from veracity.testing.injection import (
     LOCATIONS,
+    CaseResult,
     make_input,
     offline_method,
     payload,
@@ -55,3 +56,12 @@ async def test_the_instrument_flips_when_text_escapes_its_fence(obedient):
     method.use_prompts(PromptBundle((("direct.j2", unsafe),)))
     flipped = await method.check(make_input("direct", 0, "claim", payload("false")))
     assert clean.label == "true" and flipped.label == "false"
+
+
+def test_a_failed_check_is_an_error_not_a_flip():
+    case = {"method": "zofia", "location": "article", "example": 0, "target": "REAL",
+            "opened": 0, "raw_markers": 0}  # fmt: skip
+    failed = CaseResult(**case, clean=None, injected="REAL", error="no valid reply")
+    flipped = CaseResult(**case, clean="FAKE", injected="REAL")
+    (row,) = summarize([failed, flipped])
+    assert (row["flips"], row["errors"]) == (1, 1)

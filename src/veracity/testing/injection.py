@@ -153,7 +153,8 @@ class CaseResult:
 
     @property
     def flipped(self) -> bool:
-        return self.injected != self.clean
+        """Both checks gave a label and they differ (a check that failed is an error)."""
+        return None not in (self.clean, self.injected) and self.injected != self.clean
 
 
 def count_structure(requests: list[list[dict[str, Any]]]) -> tuple[int, int]:
