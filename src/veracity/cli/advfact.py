@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from veracity.cli.app import app, console, fail, out
-from veracity.cli.common import ensure_model
+from veracity.cli.common import BASE_URL_OPTION, PROVIDER_OPTION, ensure_model
 from veracity.errors import ConfigError, DatasetError, RunStoreError
 
 advfact_app = typer.Typer(help="ToE's adversarial robustness set (AdvFact).")
@@ -29,8 +29,8 @@ def build(
     ),
     data_dir: Path = typer.Option(None, help="benchmark data directory (LIAR)"),
     model: str = typer.Option(None, help="model that writes the attacks"),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset"),
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
     concurrency: int = typer.Option(4, help="statements attacked at once"),
 ) -> None:
     """Build AdvFact: FakeGPT-style rewrites and PoisonedRAG-style poisoned passages over a

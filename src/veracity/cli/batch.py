@@ -13,9 +13,13 @@ from pydantic import ValidationError
 
 from veracity.cli.app import app, console, fail, leave_interrupted
 from veracity.cli.common import (
+    BASE_URL_OPTION,
     ENGINE_HELP,
     LLM_LIMIT_HELP,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
     RAY_ADDRESS_HELP,
+    SOURCE_OPTION,
     WORKERS_HELP,
     engine_for,
     ensure_model,
@@ -52,13 +56,11 @@ def batch_(
     ),
     method: str = typer.Option(None, "--method", "-m", help="registered method"),
     labels: str = typer.Option(None, help="the method's label space"),
-    source: list[str] = typer.Option(
-        None, "--source", "-s", help="evidence source NAME=TYPE[:ARG] (repeatable)"
-    ),
+    source: list[str] = SOURCE_OPTION,
     config: Path = typer.Option(None, help="run or experiment YAML"),
-    model: str = typer.Option(None, help="model: catalog name, GGUF path or endpoint model id"),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ..."),
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
     concurrency: int = typer.Option(None, help="rows checked at once (per worker; default 4)"),
     text: str = typer.Option("text", help="column with the text to check"),
     kind: str = typer.Option("claim", help=KIND_HELP),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out
-from veracity.cli.common import ensure_model
+from veracity.cli.common import BASE_URL_OPTION, MODEL_OPTION, PROVIDER_OPTION, ensure_model
 from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -229,9 +229,9 @@ def radar(
         Path("radar-calibrated.yaml"), "--out", "-o", help="the run YAML to write"
     ),
     config: Path = typer.Option(None, help="base run YAML (method_config, llm, sources)"),
-    model: str = typer.Option(None, help="model: catalog name or GGUF path, or model id"),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ..."),
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
     concurrency: int = typer.Option(None, help="examples in flight at once"),
     step_s: float = typer.Option(0.05, help="grid step for τ_s over [-1, 1]"),
     step_v: float = typer.Option(0.05, help="grid step for τ_v over [0, 1]"),

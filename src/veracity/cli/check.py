@@ -10,6 +10,10 @@ import typer
 
 from veracity.cli.app import app, console, fail, out
 from veracity.cli.common import (
+    BASE_URL_OPTION,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
+    SOURCE_OPTION,
     ensure_model,
     input_message,
     parse_set_options,
@@ -72,31 +76,20 @@ def check(
         "fields decide for it)",
     ),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
-    model: str = typer.Option(
-        None, help="model: catalog name or GGUF path (embedded), or the endpoint's model id"
-    ),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
     threads: int = typer.Option(
         None,
         "--threads",
         min=1,
         help="CPU threads of the embedded model (default: VERACITY_THREADS, else half the cores)",
     ),
-    provider: str = typer.Option(
-        None, help="endpoint preset: openai, deepseek, vllm, ollama, llamacpp, lmstudio"
-    ),
+    provider: str = PROVIDER_OPTION,
     config: Path = typer.Option(
         None, help="run or experiment YAML (method, method_config, llm, sources); flags win"
     ),
     variant: str = typer.Option(None, help="a variant of the --config experiment"),
-    source: list[str] = typer.Option(
-        None,
-        "--source",
-        "-s",
-        metavar="NAME=TYPE",
-        help="evidence source NAME=TYPE, e.g. web=duckduckgo, web=local:INDEX, "
-        "web=web:brave, wikipedia (repeatable; see `veracity sources`)",
-    ),
+    source: list[str] = SOURCE_OPTION,
     settings: list[str] = typer.Option(
         None,
         "--set",

@@ -1,10 +1,11 @@
-"""Helpers shared by the CLI commands: source options, input errors, model pulls,
-progress columns."""
+"""Helpers shared by the CLI commands: the model and source options, input errors,
+model pulls, progress columns."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import typer
 from pydantic import ValidationError
 
 from veracity.cli.app import console, fail
@@ -14,6 +15,24 @@ if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn
 
     from veracity.config import LLMConfig
+
+
+# The options every model-using command takes: declared once, so help and spelling agree.
+MODEL_OPTION = typer.Option(
+    None, help="model: catalog name or GGUF path (embedded), or the endpoint's model id"
+)
+BASE_URL_OPTION = typer.Option(None, help="OpenAI-compatible endpoint URL")
+PROVIDER_OPTION = typer.Option(
+    None, help="endpoint preset: openai, deepseek, vllm, ollama, llamacpp, lmstudio"
+)
+SOURCE_OPTION = typer.Option(
+    None,
+    "--source",
+    "-s",
+    metavar="NAME=TYPE",
+    help="evidence source NAME=TYPE[:ARG], e.g. web=duckduckgo, web=local:INDEX, "
+    "wikipedia (repeatable; see `veracity sources`)",
+)
 
 
 def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:

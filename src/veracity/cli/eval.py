@@ -11,9 +11,13 @@ import typer
 
 from veracity.cli.app import app, console, fail, leave_interrupted, out
 from veracity.cli.common import (
+    BASE_URL_OPTION,
     ENGINE_HELP,
     LLM_LIMIT_HELP,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
     RAY_ADDRESS_HELP,
+    SOURCE_OPTION,
     WORKERS_HELP,
     engine_for,
     ensure_model,
@@ -212,11 +216,9 @@ def eval_(
     variant: str = typer.Option(None, help="variant of the experiment config"),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
     labels: str = typer.Option(None, help="the method's label space (gold labels are mapped)"),
-    model: str = typer.Option(
-        None, help="model: catalog name or GGUF path, or the endpoint's model id"
-    ),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ollama, ..."),
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
     threads: int = typer.Option(
         None,
         "--threads",
@@ -233,13 +235,7 @@ def eval_(
         None, help="replay the LLM responses recorded in this run directory"
     ),
     progress: bool = typer.Option(True, help="show the progress bar"),
-    source: list[str] = typer.Option(
-        None,
-        "--source",
-        "-s",
-        metavar="NAME=TYPE",
-        help="evidence source NAME=TYPE[:ARG] as for `veracity check` (repeatable)",
-    ),
+    source: list[str] = SOURCE_OPTION,
     settings: list[str] = typer.Option(
         None,
         "--set",

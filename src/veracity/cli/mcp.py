@@ -9,7 +9,13 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import app, fail
-from veracity.cli.common import parse_source_options
+from veracity.cli.common import (
+    BASE_URL_OPTION,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
+    SOURCE_OPTION,
+    parse_source_options,
+)
 from veracity.errors import ConfigError
 
 mcp_app = typer.Typer(
@@ -26,9 +32,6 @@ _TOKEN = typer.Option(
     "VERACITY_MCP_TOKEN",
     "--token-env",
     help="environment variable holding the bearer token --http requires (unset: no token)",
-)
-_SOURCE = typer.Option(
-    None, "--source", "-s", help="evidence source NAME=TYPE (repeatable; see `veracity sources`)"
 )
 
 
@@ -53,10 +56,10 @@ def serve(
     config: Path = typer.Option(None, help="run YAML (method, method_config, llm, sources)"),
     method: str = typer.Option(None, "--method", "-m", help="default method of `check`"),
     labels: str = typer.Option(None, help="default label space of `check`"),
-    model: str = typer.Option(None, help="model: catalog name, GGUF path or endpoint model id"),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset: openai, deepseek, vllm, ..."),
-    source: list[str] = _SOURCE,
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
+    source: list[str] = SOURCE_OPTION,
     http: bool = _HTTP,
     host: str = _HOST,
     port: int = _PORT,
@@ -84,7 +87,7 @@ def serve(
 @mcp_app.command("tools")
 def tools(
     spec: str = typer.Option(None, help="a tool-server spec as JSON (what agents launch)"),
-    source: list[str] = _SOURCE,
+    source: list[str] = SOURCE_OPTION,
     http: bool = _HTTP,
     host: str = _HOST,
     port: int = _PORT,

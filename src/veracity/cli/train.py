@@ -10,7 +10,15 @@ from rich.progress import Progress
 from rich.table import Table
 
 from veracity.cli.app import app, console, fail, leave_interrupted, out
-from veracity.cli.common import ensure_model, eta_columns, parse_source_options
+from veracity.cli.common import (
+    BASE_URL_OPTION,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
+    SOURCE_OPTION,
+    ensure_model,
+    eta_columns,
+    parse_source_options,
+)
 from veracity.errors import ConfigError, DatasetError, EvalError
 from veracity.types import Usage, cost_text
 
@@ -29,12 +37,10 @@ def train_toe(
         "default", help="checkpoint name (under VERACITY_HOME/checkpoints/toe) or a folder"
     ),
     config: Path = typer.Option(None, help="run YAML with method_config, llm and sources"),
-    source: list[str] = typer.Option(
-        None, "--source", "-s", help="evidence source NAME=TYPE[:ARG] (repeatable)"
-    ),
-    model: str = typer.Option(None, help="model name or path (see `veracity check`)"),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint URL"),
-    provider: str = typer.Option(None, help="endpoint preset"),
+    source: list[str] = SOURCE_OPTION,
+    model: str = MODEL_OPTION,
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
     data_dir: Path = typer.Option(None, help="benchmark data directory"),
     freeze_policy: bool = typer.Option(
         False, "--freeze-policy", help="keep the retrieval policy as it is (no GRPO updates)"
