@@ -8,9 +8,10 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
-   - ``types``, ``trace``, ``labels``, ``config``, ``registry``, ``context``, ``limits``,
-     ``checkpoints`` — data models, label spaces, settings, registries, per-check
-     accounting, input limits, saved trained parts;
+   - ``types``, ``trace``, ``labels``, ``config``, ``paper_table``, ``registry``,
+     ``context``, ``limits``, ``checkpoints`` — data models, label spaces, settings and
+     the papers' transcribed tables, registries, per-check accounting, input limits,
+     saved trained parts;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
    - ``nlp``, ``retrieval``, ``evidence``, ``tools`` — shared parts on top of the model
      layer (``tools``: the evidence layer as agents' tools, MCP client toolsets);
@@ -41,7 +42,17 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
-        {"types", "trace", "labels", "config", "registry", "context", "limits", "checkpoints"},
+        {
+            "types",
+            "trace",
+            "labels",
+            "config",
+            "registry",
+            "context",
+            "limits",
+            "checkpoints",
+            "paper_table",
+        },
         {"llm", "prompting"},
         {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},

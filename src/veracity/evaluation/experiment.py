@@ -15,13 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veracity.config import (
-    PaperRow,
-    PaperTable,
-    RunConfig,
-    Variant,
-    load_run_config,
-)
+from veracity.config import RunConfig, Variant, load_run_config
+from veracity.paper_table import PaperRow, PaperTable
 
 ExperimentConfig = RunConfig
 
