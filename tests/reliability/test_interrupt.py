@@ -21,12 +21,21 @@ from .conftest import cli_env, run_cli, veracity_cmd, write_liar
 pytestmark = [pytest.mark.slow]
 
 
+def _sigint_default() -> None:
+    """In the child: SIGINT as a terminal delivers it. A test run started as a background
+    job without job control (`pytest &` in a script) passes SIGINT on as ignored, and a
+    process rightly keeps an ignored SIGINT ignored, so Ctrl-C would never reach it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(
     cmd: list[str], out: Path, env: dict, *, after: int, limit_s: float,
     records: str = "predictions.jsonl",
 ) -> dict:  # fmt: skip
     """Start `cmd`, send SIGINT once `after` lines of `out`/`records` exist; how it ended."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_sigint_default
+    )
     path = out / records
     deadline = time.time() + limit_s
     while time.time() < deadline and proc.poll() is None:
