@@ -1,6 +1,6 @@
 """`veracity eval` on the embedded model: wall time by concurrency, and reuse across runs.
 
-Run: python benchmarks/eval_runs.py --data-dir ../shared/data [--method cot]
+Run: python benchmarks/eval_runs.py [--data-dir DIR] [--method cot]
          [--dataset liar] [--limit 16] [--concurrency 1 2 4] [--repeats 2]
 
 Every run is a fresh `veracity eval` process with the default model settings (threads,
@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from veracity.config import data_dir
+from veracity.errors import ConfigError
 
 
 def loadavg() -> str:
@@ -113,7 +116,12 @@ def reuse(a: argparse.Namespace, tmp: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-dir", default=os.environ.get("VERACITY_DATA_DIR", "../shared/data"))
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="benchmark data (default: as the CLI, VERACITY_DATA_DIR "
+        "or VERACITY_HOME/datasets; `veracity datasets get liar` fills it)",
+    )
     p.add_argument("--method", default="cot")
     p.add_argument("--dataset", default="liar")
     p.add_argument("--limit", type=int, default=16)
@@ -121,7 +129,10 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--sections", default="12")
     a = p.parse_args()
-    a.data_dir = str(Path(a.data_dir).resolve())
+    try:
+        a.data_dir = str(data_dir(a.data_dir).resolve())
+    except ConfigError as exc:
+        raise SystemExit(str(exc)) from None
     print(f"{a.method} on {a.dataset} (first {a.limit}), {os.cpu_count()} CPU threads, "
           f"load average {loadavg()}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,7 @@
 """ZoFia stage 1 keyword extraction time, and stage 2 overlap against its critical path.
 
 Run: python benchmarks/zofia_stage1.py [--articles 50] [--seed 0] [--latency 0.2]
-     [--data-dir ../shared/data]
+     [--data-dir DIR]
 
 Part 1 (needs PolitiFact++ under the data directory, spaCy's small English pipeline and
 the offline all-MiniLM-L6-v2): for `--articles` articles drawn with `--seed` from the

@@ -5,6 +5,11 @@ read or write the user's cache, and VERACITY_OFFLINE=1, so default sources never
 the network (tests of the online branch fake the probe). Models stay where they are
 (VERACITY_MODELS_DIR points at the real models folder), so `embedded` tests find a model
 pulled with `veracity models pull`.
+
+Benchmark data: only tests marked `data` (or using the `benchmark_data_dir` fixture, which
+marks them) see ``VERACITY_DATA_DIR``; every other test runs as on a bare clone, so a test
+that silently needs the real data fails everywhere, not only where the data is missing.
+Marked tests skip, with the reason, when the data directory is absent.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ _REAL_MODELS_DIR = os.environ.get("VERACITY_MODELS_DIR") or str(
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory, monkeypatch):
+def _isolated_home(request, tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("veracity-home")
+    if "data" not in request.node.keywords:
+        monkeypatch.delenv("VERACITY_DATA_DIR", raising=False)
     monkeypatch.setenv("VERACITY_HOME", str(home))
     monkeypatch.setenv("VERACITY_MODELS_DIR", _REAL_MODELS_DIR)
     monkeypatch.setenv("VERACITY_OFFLINE", "1")
@@ -45,8 +52,8 @@ def _data_dir() -> Path | None:
 
 
 @pytest.fixture
-def shared_data_dir() -> Path:
-    """The benchmark data directory; skips the test when it is absent."""
+def benchmark_data_dir() -> Path:
+    """The benchmark data directory (``VERACITY_DATA_DIR``); skips the test when absent."""
     found = _data_dir()
     if found is None:
         pytest.skip("benchmark data directory not found (set VERACITY_DATA_DIR)")
@@ -55,6 +62,10 @@ def shared_data_dir() -> Path:
 
 def pytest_collection_modifyitems(config, items):
     from veracity.llm.models import is_pulled
+
+    for item in items:
+        if "benchmark_data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.data)
 
     if is_pulled("smollm2-135m", Path(_REAL_MODELS_DIR)):
         return

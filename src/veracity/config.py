@@ -64,29 +64,32 @@ def settings() -> Settings:
     return Settings()
 
 
-def data_dir(explicit: str | Path | None = None) -> Path:
-    """Where benchmark data lives.
+def default_data_dir() -> Path:
+    """Where `veracity datasets get` puts benchmarks: ``VERACITY_DATA_DIR`` if set, else
+    ``VERACITY_HOME/datasets``. The folder need not exist yet."""
+    s = settings()
+    return s.data_dir if s.data_dir is not None else s.home / "datasets"
 
-    Order: the explicit argument, ``VERACITY_DATA_DIR``, then ``../shared/data`` beside
-    the working directory or beside the source checkout.
+
+def data_dir(explicit: str | Path | None = None) -> Path:
+    """Where benchmark data lives: the explicit argument, else `default_data_dir()`.
 
     Raises:
-        ConfigError: none of these exists.
+        ConfigError: that folder does not exist (the message says how to fill it).
     """
-    candidates: list[Path] = []
-    if explicit is not None:
-        candidates.append(Path(explicit))
-    env = settings().data_dir
-    if env is not None:
-        candidates.append(env)
-    if explicit is None and env is None:
-        candidates.append(Path.cwd().parent / "shared" / "data")
-        candidates.append(Path(__file__).resolve().parents[3] / "shared" / "data")
-    for c in candidates:
-        if c.is_dir():
-            return c
-    tried = ", ".join(str(c) for c in candidates)
-    raise ConfigError(f"no benchmark data directory found (tried {tried}); set VERACITY_DATA_DIR")
+    root = Path(explicit) if explicit is not None else default_data_dir()
+    if root.is_dir():
+        return root
+    origin = (
+        "given" if explicit is not None
+        else "VERACITY_DATA_DIR" if settings().data_dir is not None
+        else "the default, VERACITY_HOME/datasets"
+    )
+    raise ConfigError(
+        f"no benchmark data directory at {root} ({origin}); download a benchmark with "
+        "`veracity datasets get NAME` (`veracity datasets` lists them), or point "
+        "VERACITY_DATA_DIR at a folder that holds them"
+    )
 
 
 class LLMConfig(BaseModel):

@@ -130,6 +130,20 @@ def build_llm(
     return build(config.llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
 
 
+def _source_options(config: RunConfig) -> dict[str, dict[str, Any]]:
+    """Each source's options, with the run's data directory handed to recorded sources that
+    name no path (their traces live in the benchmark data, which a run may set with
+    ``data_dir``; without one they look in the default data directory)."""
+    from veracity.retrieval.recorded import TRACES_SUBDIR
+
+    options = {name: dict(opts or {}) for name, opts in config.sources.items()}
+    if config.data_dir is not None:
+        for opts in options.values():
+            if opts.get("type") == "recorded" and not opts.get("path"):
+                opts["path"] = str(Path(config.data_dir) / TRACES_SUBDIR)
+    return options
+
+
 def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[str, Source]:
     """The config's sources by name, each wrapped once in `ManagedSource`.
 
@@ -148,14 +162,15 @@ def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[s
     if caches is not None and caches.http is not None:
         mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
         http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
-    built = build_configured(config.sources, http=http, managed=False)
+    options = _source_options(config)
+    built = build_configured(options, http=http, managed=False)
     cache = str(caches.http) if caches is not None and caches.http is not None else None
     return {
         name: ManagedSource(
             source,
             # how to build it again elsewhere (MERMAID's tool server process)
             spec={
-                "options": dict(config.sources[name] or {}),
+                "options": options[name],
                 "http_cache": cache,
                 "cache_mode": config.llm.cache_mode,
             },

@@ -36,10 +36,10 @@ def _scifact_claim_and_abstracts(root, n_other: int = 30):
     return claim["claim"], docs
 
 
-async def test_mermaid_checks_a_scifact_claim_on_the_embedded_model(shared_data_dir, tmp_path):
+async def test_mermaid_checks_a_scifact_claim_on_the_embedded_model(benchmark_data_dir, tmp_path):
     from veracity.retrieval.local import build_local_corpus
 
-    text, docs = _scifact_claim_and_abstracts(shared_data_dir)
+    text, docs = _scifact_claim_and_abstracts(benchmark_data_dir)
     build_local_corpus("scifact-e2e", docs, mode="bm25")
     flags = {
         "method": "mermaid",

@@ -56,8 +56,8 @@ def _short_dev_thread(data_dir) -> Post:
     )
 
 
-async def test_s2mad_on_one_rumoureval_thread(shared_data_dir):
-    post = _short_dev_thread(shared_data_dir)
+async def test_s2mad_on_one_rumoureval_thread(benchmark_data_dir):
+    post = _short_dev_thread(benchmark_data_dir)
     method = S2MADMethod(llm=build_llm(LLMConfig(cache_mode="off")), config=SMALL)
     verdict = await method.check(post)
 

@@ -13,10 +13,10 @@ from veracity.types import Document
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
 
 
-async def test_zofia_on_a_politifact_article(shared_data_dir, tmp_path):
+async def test_zofia_on_a_politifact_article(benchmark_data_dir, tmp_path):
     from veracity.datasets import load_dataset
 
-    examples = load_dataset("politifact_plusplus", data_dir=shared_data_dir)
+    examples = load_dataset("politifact_plusplus", data_dir=benchmark_data_dir)
     target = next(e for e in examples if 800 < len(e.input.body) < 2500)
     others = [e for e in examples if e.id != target.id][:60]
     corpus = build_local_corpus(

@@ -1,6 +1,13 @@
 import pytest
 
-from veracity.config import ConfigError, LLMConfig, data_dir, load_run_config, settings
+from veracity.config import (
+    ConfigError,
+    LLMConfig,
+    data_dir,
+    default_data_dir,
+    load_run_config,
+    settings,
+)
 from veracity.registry import Registry, RegistryError
 
 
@@ -41,6 +48,24 @@ def test_data_dir_explicit_and_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("VERACITY_DATA_DIR", str(tmp_path / "nope"))
     with pytest.raises(ConfigError, match="VERACITY_DATA_DIR"):
         data_dir()
+
+
+def test_data_dir_defaults_to_the_home_and_never_looks_beside_the_checkout(
+    tmp_path, monkeypatch, _isolated_home
+):
+    # our own layout keeps a data folder beside the checkout; a user's machine has none,
+    # and the product must not find one there either
+    sibling = tmp_path / "work" / ("sha" + "red") / "data"
+    sibling.mkdir(parents=True)
+    (tmp_path / "work" / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "work" / "checkout")
+    monkeypatch.delenv("VERACITY_DATA_DIR", raising=False)
+    assert default_data_dir() == _isolated_home / "datasets"
+    with pytest.raises(ConfigError, match="veracity datasets get NAME") as err:
+        data_dir()
+    assert str(_isolated_home / "datasets") in str(err.value)
+    (_isolated_home / "datasets").mkdir()
+    assert data_dir() == _isolated_home / "datasets"
 
 
 def test_registry_register_and_conflicts():

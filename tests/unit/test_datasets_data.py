@@ -159,8 +159,8 @@ EXPECTED = [
 @pytest.mark.parametrize(
     ("name", "split", "labels", "skipped"), EXPECTED, ids=[f"{e[0]}-{e[1]}" for e in EXPECTED]
 )
-def test_counts_and_label_distribution(shared_data_dir, name, split, labels, skipped):
-    examples = load_dataset(name, split, data_dir=shared_data_dir)
+def test_counts_and_label_distribution(benchmark_data_dir, name, split, labels, skipped):
+    examples = load_dataset(name, split, data_dir=benchmark_data_dir)
     assert len(examples) == sum(labels.values())
     assert examples.label_counts == labels
     assert examples.skipped == skipped
@@ -185,50 +185,50 @@ def test_every_registered_split_is_covered():
     assert missing == set()
 
 
-def test_liar_valid_under_the_papers_conventions(shared_data_dir):
+def test_liar_valid_under_the_papers_conventions(benchmark_data_dir):
     # ToE: pants-fire+false+barely-true = 116+263+237 = 616 false; half-true 248 uncertain;
     # mostly-true+true = 251+169 = 420 true
-    toe = load_dataset("liar", "valid", data_dir=shared_data_dir, labels="true_uncertain_false")
+    toe = load_dataset("liar", "valid", data_dir=benchmark_data_dir, labels="true_uncertain_false")
     assert toe.label_counts == {"false": 616, "true": 420, "uncertain": 248}
     # TRACER / RADAR: mostly-true+half-true = 499 HALF-TRUE; true 169
-    radar = load_dataset("liar", "valid", data_dir=shared_data_dir, labels="true_half_false")
+    radar = load_dataset("liar", "valid", data_dir=benchmark_data_dir, labels="true_half_false")
     assert radar.label_counts == {"FALSE": 616, "HALF-TRUE": 499, "TRUE": 169}
-    binary = load_dataset("liar", "valid", data_dir=shared_data_dir, labels="true_false")
+    binary = load_dataset("liar", "valid", data_dir=benchmark_data_dir, labels="true_false")
     assert binary.label_counts == {"true": 668, "false": 616}
 
 
-def test_check_covid_and_averitec_under_the_papers_conventions(shared_data_dir):
-    root = shared_data_dir
+def test_check_covid_and_averitec_under_the_papers_conventions(benchmark_data_dir):
+    root = benchmark_data_dir
     toe = load_dataset("check_covid", "dev", data_dir=root, labels="true_uncertain_false")
     assert toe.label_counts == {"false": 70, "true": 69, "uncertain": 68}
-    radar = load_dataset("averitec3", "dev", data_dir=shared_data_dir, labels="true_half_false")
+    radar = load_dataset("averitec3", "dev", data_dir=benchmark_data_dir, labels="true_half_false")
     assert radar.label_counts == {"FALSE": 139, "TRUE": 71, "HALF-TRUE": 16}
-    rumor = load_dataset("rumoureval2017", "train", data_dir=shared_data_dir, labels="rumor")
+    rumor = load_dataset("rumoureval2017", "train", data_dir=benchmark_data_dir, labels="rumor")
     assert rumor.label_counts == {"rumor": 145, "non-rumor": 127}
 
 
-def test_scifact_evidence_and_corpus(shared_data_dir):
-    examples = load_dataset("scifact", "train", data_dir=shared_data_dir)
+def test_scifact_evidence_and_corpus(benchmark_data_dir):
+    examples = load_dataset("scifact", "train", data_dir=benchmark_data_dir)
     with_evidence = [e for e in examples if e.label != "NEI"]
     assert all(e.evidence and e.evidence_ids for e in with_evidence)
     assert all(not e.evidence for e in examples if e.label == "NEI")
-    corpus = list(get_dataset("scifact").corpus(shared_data_dir))
+    corpus = list(get_dataset("scifact").corpus(benchmark_data_dir))
     assert len(corpus) == 5183  # corpus.jsonl: 5,183 lines (README)
     ids = {d.id for d in corpus}
     assert {i for e in examples for i in e.evidence_ids} <= ids
 
 
-def test_check_covid_corpus_covers_every_claim(shared_data_dir):
-    corpus = {d.id for d in get_dataset("check_covid").corpus(shared_data_dir)}
+def test_check_covid_corpus_covers_every_claim(benchmark_data_dir):
+    corpus = {d.id for d in get_dataset("check_covid").corpus(benchmark_data_dir)}
     assert len(corpus) == 347  # corpus.json: 347 lines
     for split in ("train", "dev"):
-        for ex in load_dataset("check_covid", split, data_dir=shared_data_dir):
+        for ex in load_dataset("check_covid", split, data_dir=benchmark_data_dir):
             assert set(ex.evidence_ids) <= corpus and ex.evidence
 
 
-def test_rumoureval_replies_and_stance(shared_data_dir):
-    train = load_dataset("rumoureval2017", "train", data_dir=shared_data_dir)
-    dev = load_dataset("rumoureval2017", "dev", data_dir=shared_data_dir)
+def test_rumoureval_replies_and_stance(benchmark_data_dir):
+    train = load_dataset("rumoureval2017", "train", data_dir=benchmark_data_dir)
+    dev = load_dataset("rumoureval2017", "dev", data_dir=benchmark_data_dir)
     # replies per split, tallied from the raw file: 3,966 train, 256 dev
     assert sum(len(e.input.replies) for e in train) == 3966
     assert sum(len(e.input.replies) for e in dev) == 256
@@ -237,11 +237,11 @@ def test_rumoureval_replies_and_stance(shared_data_dir):
     assert all(r.created_at is not None for e in train for r in e.input.replies)
 
 
-def test_dates_and_speakers_where_the_sets_have_them(shared_data_dir):
-    averitec = load_dataset("averitec", "dev", data_dir=shared_data_dir)
+def test_dates_and_speakers_where_the_sets_have_them(benchmark_data_dir):
+    averitec = load_dataset("averitec", "dev", data_dir=benchmark_data_dir)
     assert all(e.input.date is not None for e in averitec)
     assert min(e.input.date for e in averitec).year >= 2000
-    liar = load_dataset("liar", "valid", data_dir=shared_data_dir)
+    liar = load_dataset("liar", "valid", data_dir=benchmark_data_dir)
     assert sum(e.input.speaker is not None for e in liar) > 1200
     assert get_dataset("liar").info.exclude_domains
     assert get_dataset("politifact_hidden").info.exclude_domains

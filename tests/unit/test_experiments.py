@@ -95,7 +95,7 @@ def test_unknown_keys_are_rejected():
 
 @pytest.mark.data
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
-def test_every_variant_loads_its_data_and_maps_every_gold_label(path, shared_data_dir):
+def test_every_variant_loads_its_data_and_maps_every_gold_label(path, benchmark_data_dir):
     loaded: dict[tuple, list] = {}  # ablation variants share their data: load it once
     for cfg in _resolved(path):
         if cfg.dataset in BUILT:
@@ -103,7 +103,7 @@ def test_every_variant_loads_its_data_and_maps_every_gold_label(path, shared_dat
         ds = open_dataset(cfg.dataset)
         key = (cfg.dataset, cfg.split or ds.info.splits[0])
         if key not in loaded:
-            loaded[key] = ds.load(key[1], shared_data_dir)
+            loaded[key] = ds.load(key[1], benchmark_data_dir)
         examples = select_examples(loaded[key], cfg.limit, cfg.sample, 0)
         assert examples, f"{cfg.variant}: no examples"
         gold = map_gold(examples, cfg.labels, cfg.gold_map)

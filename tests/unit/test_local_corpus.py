@@ -315,7 +315,7 @@ def test_corpus_from_dataset_object():
 
 @pytest.mark.data
 @pytest.mark.slow
-def test_scifact_bm25_recall_at_20_floor(shared_data_dir):
+def test_scifact_bm25_recall_at_20_floor(benchmark_data_dir):
     """BM25 recall@20 of gold abstracts on the first 100 SciFact train claims with evidence.
 
     Measured 0.9775 with this code (abstract-level index, light stemming, gold = keys
@@ -323,7 +323,7 @@ def test_scifact_bm25_recall_at_20_floor(shared_data_dir):
     """
     from veracity.retrieval.local_docs import read_scifact_corpus
 
-    folder = shared_data_dir / "scifact"
+    folder = benchmark_data_dir / "scifact"
     if not (folder / "corpus.jsonl").is_file():
         pytest.skip("SciFact corpus not present")
     corpus = build_local_corpus(

@@ -123,7 +123,7 @@ async def test_embedding_matcher_with_hashing_embedder(monkeypatch):
 
 
 @pytest.mark.data
-async def test_real_recording_replays(shared_data_dir):
+async def test_real_recording_replays(benchmark_data_dir):
     source = RecordedSource()
     assert len(source.claims()) > 300
     docs = await source.search(Query(text="Ann Dunham birthplace"))

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from veracity import registry
-from veracity.config import RunConfig, data_dir
+from veracity.config import RunConfig
 from veracity.datasets.base import Dataset, DatasetInfo, Example
 from veracity.errors import ConfigError, DatasetError, EvalError, LabelError
 from veracity.evaluation.store import RunStore, redact
@@ -222,7 +222,9 @@ def _finish_preparing(
             f"{cfg.method!r} checks {', '.join(kinds)}, {info.name!r} holds {info.input_kind}s"
         )
     try:
-        root = data_dir(cfg.data_dir)
+        # resolved by the loader, only if it reads from the data directory (a dataset
+        # given by its file path does not need one)
+        root = Path(cfg.data_dir) if cfg.data_dir is not None else None
         loaded = ds.load(split, root, **cfg.dataset_options)
         class_of = None
         if cfg.sample_per_class is not None:  # balance the classes the metrics count
