@@ -26,6 +26,10 @@ class CheckContext:
     trace: Trace = field(default_factory=Trace)
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.perf_counter)
+    first_search_error: str | None = None  # the first failed search's error
+    # evidence tool calls that answered without being recorded as searches (tools of an
+    # external MCP server): they count as answered when failed searches are weighed
+    tool_answers: int = 0
 
     def event(self, kind: EventKind, name: str, **data: Any) -> None:
         event = self.trace.add(kind, name, **data)
@@ -68,6 +72,14 @@ class CheckContext:
         self.usage.searches += 1
         self.usage.cached_searches += int(cached)
         self.event("search", name, cached=cached, **data)
+
+    def record_search_failure(self, *, name: str, error: str, **data: Any) -> None:
+        """Count one search that failed after its retries (an ``error`` event marked
+        ``search_failed``); the first error is kept for the verdict's warning."""
+        self.usage.failed_searches += 1
+        if self.first_search_error is None:
+            self.first_search_error = error
+        self.event("error", name, error=error, search_failed=True, **data)
 
     def finish(self) -> Usage:
         self.usage.wall_time_s = round(time.perf_counter() - self.started, 4)

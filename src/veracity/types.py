@@ -287,6 +287,8 @@ class Usage(_Strict):
     cached_llm_calls: int = 0
     searches: int = 0
     cached_searches: int = 0
+    # searches that failed after their retries (a source or evidence tool gave up)
+    failed_searches: int = 0
     cost_usd: float = 0.0
     # uncached calls to a hosted model with no known price: cost_usd leaves them out
     unpriced_llm_calls: int = 0
@@ -305,6 +307,7 @@ class Usage(_Strict):
             "cached_llm_calls",
             "searches",
             "cached_searches",
+            "failed_searches",
             "cost_usd",
             "unpriced_llm_calls",
         ):
@@ -324,6 +327,36 @@ def cost_text(cost_usd: float, unpriced_calls: int = 0, digits: int = 4, currenc
     if cost_usd == 0:
         return f"cost unknown ({calls})" if currency else f"unknown ({calls})"
     return f"≥ {amount} (+ {calls})"
+
+
+class SearchFailures(_Strict):
+    """The searches of one check that failed after their retries.
+
+    Stored in ``Verdict.metadata["search_failures"]`` whenever a search failed, so every
+    front end can warn about it (see `Verdict.search_warning`).
+
+    Attributes:
+        failed: searches (or evidence tool calls) that failed.
+        answered: searches that answered (with results or honestly empty).
+        first_error: the first failure's error.
+        all_failed: no search answered: the method had no retrieved evidence.
+    """
+
+    failed: int = Field(ge=1)
+    answered: int = Field(ge=0)
+    first_error: str | None = None
+    all_failed: bool = False
+
+    @property
+    def warning(self) -> str:
+        """One line saying how many searches failed, and the first error."""
+        total = self.failed + self.answered
+        head = (
+            f"all {self.failed} searches failed"
+            if self.all_failed
+            else f"{self.failed} of {total} searches failed"
+        )
+        return f"{head}; first error: {self.first_error or 'unknown'}"
 
 
 Claim.model_rebuild()
@@ -381,6 +414,18 @@ class Verdict(_Strict):
     @property
     def ok(self) -> bool:
         return self.label is not None and self.error is None
+
+    @property
+    def search_failures(self) -> SearchFailures | None:
+        """The searches that failed during the check (None: none failed)."""
+        raw = self.metadata.get("search_failures")
+        return SearchFailures.model_validate(raw) if isinstance(raw, dict) else None
+
+    @property
+    def search_warning(self) -> str | None:
+        """A one-line warning about failed searches, for front ends (None: none failed)."""
+        found = self.search_failures
+        return found.warning if found is not None else None
 
     @property
     def unverified_quotes(self) -> list[Evidence]:

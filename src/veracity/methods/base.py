@@ -3,7 +3,8 @@
 A method turns a check input into a `Verdict`. `BaseMethod.check` does what every
 method needs: it validates the input kind, runs the method inside a check context (so
 every LLM call and search lands in the verdict's trace and usage), and turns faults that
-survived their retries into a verdict with `error` set — never into a made-up label.
+survived their retries into a verdict with `error` set — never into a made-up label. A
+retrieving method whose searches all failed abstains (`veracity.methods.failures`).
 Configuration errors (unknown model, rejected API key) are not faults of one input and
 are raised.
 """
@@ -33,6 +34,7 @@ from veracity.llm.base import (
 )
 from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.methods.failures import weigh_search_failures
 from veracity.methods.labelling import settle_probabilities
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
@@ -218,6 +220,15 @@ class BaseMethod(ABC):
         method then reports it)."""
         return []
 
+    @property
+    def retrieves(self) -> bool:
+        """Whether this method searches for its evidence: it was given sources, or its
+        config declares source needs (`source_needs`). A retrieving method whose searches
+        all failed abstains instead of labelling (`veracity.methods.failures`)."""
+        if self.sources:
+            return True
+        return bool(type(self).source_needs(self.config.model_dump(exclude_unset=True)))
+
     @classmethod
     def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:
         """`config` validated as this method's config, or None when it is invalid."""
@@ -307,6 +318,7 @@ class BaseMethod(ABC):
                 message = f"{type(exc).__name__}: {exc}"
                 ctx.event("error", self.name, error=message, fatal=True)
                 verdict = self.verdict(label=None, error=message)
+            verdict = weigh_search_failures(verdict, ctx, retrieves=self.retrieves)
             ctx.event("stage", self.name, step="end", label=verdict.label)
         if cuts:
             verdict.metadata["input_cuts"] = [c.model_dump() for c in cuts]

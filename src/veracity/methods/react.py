@@ -59,7 +59,10 @@ class ReActMethod(BaseMethod):
         if missing or not chosen:
             have = ", ".join(self.sources) or "none"
             raise MethodConfigError(
-                f"react needs sources to search (asked for {missing or 'any'}; given: {have})"
+                f"react needs sources to search (asked for {', '.join(missing) or 'any'}; "
+                f"given: {have}): "
+                "give them with --source NAME=TYPE[:INDEX], e.g. --source web=duckduckgo or "
+                "--source web=local:INDEX (see `veracity sources`)"
             )
         self.tool_sources = {n: self.sources[n] for n in chosen}
 

@@ -4,9 +4,11 @@
 (rate limits, unreachable services) with backoff, applies the query's cutoff and domain
 rules once more as a last guard, stamps `retrieved_at`, counts searches and failures, and
 records each search in the running check's context (query, result ids and URLs, whether
-the answer came from the HTTP cache, latency). `retrieved_at` is the time the service's
-answer was fetched, which for a cached answer is its original fetch. Raw sources do not
-record searches themselves; wrap them once (the registry's `build_sources` does).
+the answer came from the HTTP cache, latency), and each search that failed after its
+retries as a failed search (`CheckContext.record_search_failure`). `retrieved_at` is the
+time the service's answer was fetched, which for a cached answer is its original fetch.
+Raw sources do not record searches themselves; wrap them once (the registry's
+`build_sources` does).
 
 `CombinedSource` runs several sources at once and merges their results (see its
 docstring for the failure rules).
@@ -112,13 +114,12 @@ class ManagedSource:
 
         def give_up(exc: BaseException, n: int) -> None:
             self.failures += 1
-            ctx.event(
-                "error",
-                self.name,
-                error=f"{type(exc).__name__}: {exc}",
-                query=query.model_dump(mode="json"),
-                attempts=n,
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            data = {"query": query.model_dump(mode="json"), "attempts": n}
+            if self.record:  # a failed search counts in the check's usage
+                ctx.record_search_failure(name=self.name, error=error, **data)
+            else:
+                ctx.event("error", self.name, error=error, **data)
 
         with track_requests() as tally:  # every attempt's HTTP answers
             docs = await retrying(
@@ -130,7 +131,11 @@ class ManagedSource:
                 on_retry=retry,
                 on_give_up=give_up,
             )
-        docs = self._finish(query, docs, tally.earliest)
+        try:
+            docs = self._finish(query, docs, tally.earliest)
+        except SourceError as exc:  # an answer that is not a list of documents
+            give_up(exc, 1)
+            raise
         self.searches += 1
         if self.record:
             ctx.record_search(

@@ -11,8 +11,8 @@ that `veracity.mcp` serves over MCP):
 - ``fetch_page``: the main text of a web page, through the SSRF-guarded HTTP client
   (only where live web access is expected: a web source is configured, or asked for).
 
-Every browse call is recorded in the check's trace and usage as a search of its source,
-exactly as `ManagedSource` records searches.
+Every browse call is recorded in the check's trace and usage as a search of its source
+(a failed one as a failed search), exactly as `ManagedSource` records searches.
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ class BrowseTool:
 
     async def call(self, arguments: BaseModel) -> Observation:
         started = time.perf_counter()
+        query = {"tool": self.name, **arguments.model_dump(mode="json")}
         with track_requests() as tally:
             try:
                 observation = await self._work(arguments)
@@ -99,10 +100,14 @@ class BrowseTool:
                 raise
             except SourceError as exc:
                 observation = failure(exc, self.name)
+                context.current().record_search_failure(
+                    name=self.source, error=observation.error or str(exc), query=query
+                )
+                return observation
         context.current().record_search(
             name=self.source,
             cached=tally.cached > 0 and tally.live == 0,
-            query={"tool": self.name, **arguments.model_dump(mode="json")},
+            query=query,
             results=[{"id": d.id, "url": d.url} for d in observation.documents],
             latency_s=round(time.perf_counter() - started, 4),
         )

@@ -16,6 +16,9 @@ being checked, which our tool server applies on its side. Failures:
 
 - a tool error (bad arguments, the tool failed) is an observation with the error;
 - a timeout is an observation with the error;
+- every failed call counts as a failed search of the check (our tool server reports
+  the failures of the searches it made; another server's error result, a timeout or a
+  failed call count once), so a check whose evidence calls all failed says so;
 - a server that died is restarted once and the call repeated; if that fails too,
   `ToolServerError` is raised, which the check records as its error.
 """
@@ -286,20 +289,22 @@ class McpToolset:
         try:
             result = await self._call(conn, name, arguments)
         except (TimeoutError, asyncio.TimeoutError):
-            return _error(f"{server.name}.{name} timed out after {server.timeout_s:g} s")
+            return _failed(ctx, server, name, f"timed out after {server.timeout_s:g} s")
         except Exception as exc:
             if conn.alive and not _is_connection_error(exc):
-                return _error(f"{server.name}.{name} failed: {_describe(exc)}")
+                return _failed(ctx, server, name, f"failed: {_describe(exc)}")
             ctx.event("error", f"mcp:{server.name}", error=_describe(exc), attempt=1)
             try:
                 conn = await self._connection(server, fresh=True)
                 result = await self._call(conn, name, arguments)
             except Exception as again:
-                ctx.event("error", f"mcp:{server.name}", error=_describe(again), attempts=2)
+                ctx.record_search_failure(
+                    name=f"mcp:{server.name}", error=_describe(again), tool=name, attempts=2
+                )
                 raise ToolServerError(
                     server.name, f"died and did not recover: {_describe(again)}"
                 ) from again
-        return _observation(result, ctx, latency=time.perf_counter() - started)
+        return _observation(result, ctx, f"mcp:{server.name}", time.perf_counter() - started)
 
     @staticmethod
     async def _call(conn: _Connection, name: str, arguments: dict[str, Any]) -> Any:
@@ -317,17 +322,34 @@ class McpToolset:
             await conn.close()
 
 
-def _observation(result: Any, ctx: context.CheckContext, latency: float) -> Observation:
-    """An observation from a tool result, replaying our server's search records."""
+def _observation(
+    result: Any, ctx: context.CheckContext, server: str, latency: float
+) -> Observation:
+    """An observation from a tool result, replaying our server's search records.
+
+    A result without them (an external server's tool) counts as one evidence call: an
+    error result as a failed search, any other as an answer (`CheckContext.tool_answers`).
+    """
     structured = result.structured_content if isinstance(result.structured_content, dict) else {}
     for record in structured.get("searches") or []:
         data = {k: v for k, v in record.items() if k not in ("name", "cached")}
         ctx.record_search(name=record["name"], cached=bool(record.get("cached")), **data)
     for record in structured.get("errors") or []:
-        ctx.event("error", record.get("name", "mcp"), error=str(record.get("error")))
+        name, error = str(record.get("name", "mcp")), str(record.get("error"))
+        if record.get("search_failed"):  # a search that failed in the server process
+            data = {k: v for k, v in record.items() if k not in ("name", "error", "search_failed")}
+            ctx.record_search_failure(name=name, error=error, **data)
+        else:
+            ctx.event("error", name, error=error)
     text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    reported = "searches" in structured or "errors" in structured
     if result.is_error:
-        return _error(text or "the tool reported an error")
+        message = text or "the tool reported an error"
+        if not reported:
+            ctx.record_search_failure(name=server, error=message)
+        return _error(message)
+    if not reported:
+        ctx.tool_answers += 1
     if "text" in structured and "documents" in structured:
         fields = {k: structured[k] for k in ("text", "documents", "error") if k in structured}
         return Observation.model_validate(fields)
@@ -336,6 +358,15 @@ def _observation(result: Any, ctx: context.CheckContext, latency: float) -> Obse
 
 def _error(message: str) -> Observation:
     return Observation(text=f"(tool error: {message})", error=message)
+
+
+def _failed(
+    ctx: context.CheckContext, server: McpServerConfig, tool: str, what: str
+) -> Observation:
+    """The observation of a call that got no result, counted as a failed search."""
+    message = f"{server.name}.{tool} {what}"
+    ctx.record_search_failure(name=f"mcp:{server.name}", error=message, tool=tool)
+    return _error(message)
 
 
 def _describe(exc: BaseException | None) -> str:

@@ -62,7 +62,10 @@ class Toolbox:
         self.toolset = McpToolset(servers) if servers else None
         if not sources and not config.mcp_servers:
             raise MethodConfigError(
-                "mermaid needs tools: configure sources (e.g. --source wikipedia) or mcp_servers"
+                "mermaid needs tools: give sources with --source NAME=TYPE[:INDEX], e.g. "
+                "--source web=duckduckgo --source wikipedia or --source web=local:INDEX (see "
+                "`veracity sources`), or MCP servers in a config file (`method_config: "
+                "{mcp_servers: [...]}`)"
             )
 
     async def tools(self) -> list[Tool]:

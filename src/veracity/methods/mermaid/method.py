@@ -24,6 +24,7 @@ from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
 from veracity.methods.mermaid.memory import CheckMemory, open_memory
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import eval_guards, guards_with_cutoff
 from veracity.retrieval.recorded import claim_binding
 from veracity.types import CheckInput, Evidence, Stance, Verdict
@@ -54,6 +55,23 @@ class MermaidMethod(BaseMethod):
         super().__init__(llm, config, sources=sources)
         self.toolbox = Toolbox(self.config, self.sources)
         self._memory: EvidenceMemory | None = None
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        """Web search and Wikipedia (left out where it cannot be had) for the tools, unless
+        the config brings its own MCP servers."""
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, MermaidConfig) or cfg.mcp_servers:
+            return []
+        return [
+            SourceNeed("web", purpose="the web search tool"),
+            SourceNeed("wikipedia", "encyclopedia", off={}, purpose="the Wikipedia tools"),
+        ]
+
+    @property
+    def retrieves(self) -> bool:
+        """Always: the executor's tools (sources or MCP servers) are its evidence."""
+        return True
 
     def memory(self) -> EvidenceMemory | None:
         """The evidence memory M (opened on first use; None when memory is off)."""

@@ -212,3 +212,37 @@ class ToEConfig(MethodConfig):
         if self.eval_net.dim % self.eval_net.heads or self.agg_net.dim % self.agg_net.heads:
             raise ValueError("network widths must be divisible by their attention heads")
         return self
+
+    def sources_by_name(self) -> dict[str, list[str]]:
+        """Source name -> the unmasked actions that search it, in action order."""
+        out: dict[str, list[str]] = {}
+        for action in SEARCH_ACTIONS:
+            name = self.action_sources.get(action)
+            if name is not None and action not in self.masked_actions:
+                out.setdefault(name, []).append(action)
+        return out
+
+
+# A source type that serves each action, for messages (see `veracity sources`).
+ACTION_TYPES: dict[str, str] = {
+    "web": "duckduckgo",
+    "counter": "duckduckgo",
+    "arxiv": "arxiv",
+    "wiki": "wikipedia",
+    "social": "reddit",
+    "factcheck": "local:INDEX",
+    "reddit": "reddit",
+}
+
+
+def missing_sources_message(cfg: ToEConfig) -> str:
+    """One line saying which ``--source`` flags give ToE's actions their sources."""
+    flags = " ".join(
+        f"--source {name}={ACTION_TYPES[actions[0]]} ({', '.join(actions)})"
+        for name, actions in cfg.sources_by_name().items()
+    )
+    return (
+        "toe retrieves evidence and none of its actions has a source: give at least one "
+        f"with --source NAME=TYPE[:INDEX], e.g. {flags} (types: `veracity sources`), or "
+        "build the default local corpus once with `veracity index build ./my-docs`"
+    )

@@ -27,7 +27,7 @@ from veracity.errors import MethodConfigError, StructuredOutputError
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.toe.agents import ToEAgents
-from veracity.methods.toe.config import SEARCH_ACTIONS, ToEConfig
+from veracity.methods.toe.config import SEARCH_ACTIONS, ToEConfig, missing_sources_message
 from veracity.methods.toe.evidence import EvidenceEvaluator
 from veracity.methods.toe.output import emit_iteration, tree_stats, verdict_fields
 from veracity.methods.toe.retrieval import PolicyMode, RetrievalAgent
@@ -43,6 +43,7 @@ from veracity.methods.toe.tree import (
     prune,
 )
 from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
 from veracity.types import CheckInput, Claim, Document, Verdict
 
 
@@ -108,15 +109,29 @@ class ToEMethod(BaseMethod):
             )
         self.action_sources, self.masked = resolve_actions(cfg, self.sources)
         if not self.action_sources:
-            raise MethodConfigError(
-                "toe retrieves evidence and none of its actions has a source: give sources "
-                f"named as in action_sources ({cfg.action_sources}), e.g. "
-                "--source factcheck=local:INDEX --source web=duckduckgo"
-            )
+            raise MethodConfigError(missing_sources_message(cfg))
         self.models = models if models is not None else self._load_models()
         self.scorer = self._pick("scorer", cfg.scorer, "eval_net", "network", "llm_judge")
         self.aggregator = self._pick("aggregator", cfg.aggregator, "agg_net", "network", "rules")
         self.collect_targets = False  # training: always ask the judge for soft targets
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        """The web source (web and counter-evidence actions) and Wikipedia (the wiki
+        action, left masked where it cannot be had); the other actions keep their
+        sources only when the run names them."""
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, ToEConfig):
+            return []
+        needs: dict[str, SourceNeed] = {}
+        for name, actions in cfg.sources_by_name().items():
+            if {"web", "counter"} & set(actions):
+                needs[name] = SourceNeed(name, purpose="web and counter-evidence search")
+            elif "wiki" in actions:
+                needs[name] = SourceNeed(
+                    name, "encyclopedia", off={}, purpose="the Wikipedia action"
+                )
+        return list(needs.values())
 
     def _load_models(self) -> Any:
         from veracity.checkpoints import CheckpointError
@@ -159,7 +174,7 @@ class ToEMethod(BaseMethod):
         ctx.event(
             "stage", "toe", step="setup", scorer=self.scorer, aggregator=self.aggregator,
             policy=run.mode, actions={a: s.name for a, s in self.action_sources.items()},
-            masked=self.masked,
+            masked=self.masked, iterations=cfg.max_iterations,
         )  # fmt: skip
         queue, stop_reason, t = {root.id}, "max_iterations", 0
         for t in range(1, cfg.max_iterations + 1):

@@ -33,7 +33,7 @@ from veracity.nlp.keywords import SCMMRConfig, select_keywords, tfidf_keywords
 from veracity.nlp.salience import hierarchical_salience, local_context, most_salient_sentence
 from veracity.nlp.text import split_sentences
 from veracity.prompting import render_messages
-from veracity.retrieval.base import Query, Source, SourceBadResponse
+from veracity.retrieval.base import Query, Source, SourceBadResponse, SourceError
 from veracity.retrieval.guards import guard_query
 from veracity.types import Document
 
@@ -58,8 +58,18 @@ class WikipediaEncyclopedia:
         self.wiki = wiki
         self.name = name
 
+    async def _lookup(self, call: Any, query: dict[str, str]) -> Any:
+        """Await one lookup; a failure is recorded as a failed search and raised."""
+        try:
+            return await call
+        except SourceError as exc:
+            context.current().record_search_failure(
+                name=self.name, error=f"{type(exc).__name__}: {exc}", query=query
+            )
+            raise
+
     async def candidates(self, entity: str, limit: int = 10) -> list[SenseCandidate]:
-        found = await self.wiki.candidates(entity, limit=limit)
+        found = await self._lookup(self.wiki.candidates(entity, limit=limit), {"senses_of": entity})
         context.current().record_search(
             name=self.name,
             cached=False,
@@ -72,7 +82,9 @@ class WikipediaEncyclopedia:
         ]
 
     async def summary(self, title: str, sentences: int = 3) -> Document:
-        page = await self.wiki.summary(title, sentences=sentences)
+        page = await self._lookup(
+            self.wiki.summary(title, sentences=sentences), {"summary_of": title}
+        )
         context.current().record_search(
             name=self.name,
             cached=False,
