@@ -52,6 +52,10 @@ class Rewrite(BaseModel):
     narrative: str = Field(min_length=30, max_length=700)
     original: ClassVar[str] = ""
     min_overlap: ClassVar[float] = 0.3
+    schema_exempt: ClassVar[dict[str, str]] = {
+        "_keeps_the_claim": "compares the rewrite with the statement, which a JSON schema "
+        "cannot express; the re-ask names what to keep",
+    }
 
     @field_validator("narrative")
     @classmethod
@@ -76,6 +80,11 @@ def passages_model(n: int) -> type[BaseModel]:
         passages: list[Annotated[str, Field(min_length=40, max_length=500)]] = Field(
             min_length=n, max_length=n
         )
+        schema_exempt: ClassVar[dict[str, str]] = {
+            "_distinct": "passages that differ only in case or spacing count as the same, "
+            "which JSON schema's exact uniqueItems cannot say (and the embedded decoder "
+            "ignores); the re-ask asks for different passages",
+        }
 
         @field_validator("passages")
         @classmethod

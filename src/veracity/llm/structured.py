@@ -14,9 +14,9 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from veracity.llm.base import (
     LLM,
@@ -41,29 +41,6 @@ class Structured(Generic[T]):
     value: T
     response: LLMResponse
     attempts: int
-
-
-_NAME_WORD = re.compile(r"^[^\W\d_]+(?:['’-][^\W\d_]+)*$")
-
-
-def short_name(max_words: int = 3, max_chars: int = 40) -> Any:
-    """A string type for names a model gives (a domain, an expert): at most `max_words`
-    words of letters (hyphens, apostrophes and ``&`` between them), one line.
-
-    Such a value is shown in later prompts without a fence, so it must not be able to
-    carry an instruction: the validator is what makes that safe.
-    """
-
-    def check(value: str) -> str:
-        value = value.strip().strip(".")
-        words = [w for w in value.split() if w != "&"]
-        if not words or len(value.split()) > max_words or len(value) > max_chars:
-            raise ValueError(f"give a name of at most {max_words} words")
-        if "\n" in value or not all(_NAME_WORD.match(w) for w in words):
-            raise ValueError("the name must be made of letters only")
-        return value
-
-    return Annotated[str, AfterValidator(check)]
 
 
 def schema_for(model: type[BaseModel]) -> dict[str, Any]:

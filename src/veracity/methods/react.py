@@ -13,10 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
 from veracity.deliberation.react import react_loop
+from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
@@ -36,6 +37,15 @@ class ReActConfig(ChoiceConfig):
     temperature: float = 0.0
     max_tokens: int = 400
     tools: list[str] | None = None  # which sources become tools (None: all)
+
+
+def answer_model(space: LabelSpace) -> type[BaseModel]:
+    """The final answer's reply model: the decisive evidence, then a label of `space`."""
+    return create_model(
+        "ReActAnswer",
+        summary=(str, Field(max_length=1200, description="the decisive evidence")),
+        label=(space.literal(), Field(description="the chosen label")),
+    )
 
 
 class ReActMethod(BaseMethod):
@@ -117,11 +127,7 @@ class ReActMethod(BaseMethod):
             max_tokens=cfg.max_tokens,
             tag=self.name,
         )
-        output = create_model(
-            "ReActAnswer",
-            summary=(str, Field(max_length=1200, description="the decisive evidence")),
-            label=(space.literal(), Field(description="the chosen label")),
-        )
+        output = answer_model(space)
         answer = await ask_label(
             self.llm,
             render_messages(

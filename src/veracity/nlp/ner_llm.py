@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.llm.base import LLM, LLMResponse
+from veracity.llm.reply_schema import clamped
 from veracity.llm.structured import complete_structured
 from veracity.nlp.entities import (
     Entity,
@@ -55,7 +56,7 @@ def output_model(labels: tuple[str, ...], self_report: bool) -> type[BaseModel]:
         "label": (Literal[labels], ...),  # type: ignore[valid-type]
     }
     if self_report:
-        fields["confidence"] = (float, Field(ge=0.0, le=1.0))
+        fields["confidence"] = (clamped(0.0, 1.0), ...)  # decoders may ignore float bounds
     item = create_model("NamedEntity", __config__=ConfigDict(extra="forbid"), **fields)
     return create_model(
         "NamedEntities", __config__=ConfigDict(extra="forbid"), entities=(list[item], ...)

@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from veracity.llm.base import LLM, Message
+from veracity.llm.reply_schema import phrase, schema_safe
 from veracity.llm.structured import complete_structured
 
 
@@ -30,9 +31,11 @@ class Triplet(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    subject: str = Field(max_length=100, description="who or what the assertion is about")
-    relation: str = Field(max_length=60, description="the verb linking subject and object")
-    object: str = Field(max_length=100, description="what the subject is related to")
+    # phrase(): the schema says what `_words` needs (a word character first), so a
+    # constrained decoder cannot write a part that cleans to nothing
+    subject: str = phrase(100, description="who or what the assertion is about")
+    relation: str = phrase(60, description="the verb linking subject and object")
+    object: str = phrase(100, description="what the subject is related to")
     attributes: list[Annotated[str, Field(max_length=60)]] = Field(
         default_factory=list,
         max_length=3,
@@ -41,11 +44,13 @@ class Triplet(BaseModel):
 
     @field_validator("subject", "relation", "object")
     @classmethod
+    @schema_safe
     def _words(cls, v: str) -> str:
         return _clean(v)
 
     @field_validator("attributes")
     @classmethod
+    @schema_safe
     def _attributes(cls, v: list[str]) -> list[str]:
         return [" ".join(a.split()) for a in v if a and a.strip()][:3]
 
@@ -60,12 +65,13 @@ class Decomposition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     triplets: list[Triplet] = Field(min_length=1, max_length=4)
-    topics: list[Annotated[str, Field(max_length=40)]] = Field(
+    topics: list[Annotated[str, phrase(40)]] = Field(
         min_length=1, max_length=3, description="topic keywords"
     )
 
     @field_validator("topics")
     @classmethod
+    @schema_safe
     def _topics(cls, v: list[str]) -> list[str]:
         cleaned = [_clean(t) for t in v if t and t.strip()]
         if not cleaned:

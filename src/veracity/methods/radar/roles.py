@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from veracity.deliberation import DebateState, Role, Transcript
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
-from veracity.llm.structured import complete_structured, short_name
+from veracity.llm.reply_schema import short_name
+from veracity.llm.structured import complete_structured
 from veracity.methods.radar.config import RoleSet
 from veracity.methods.radar.pool import PassagePool
 from veracity.prompting import render, render_messages, truncate_chars
@@ -59,7 +60,7 @@ class DomainReply(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    domain: short_name(3, 40) = Field(  # type: ignore[valid-type]
+    domain: short_name(3, 60) = Field(  # type: ignore[valid-type]
         description="the specialist domain, one word or a very short name"
     )
 

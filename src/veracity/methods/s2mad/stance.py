@@ -80,9 +80,21 @@ def _batch_model(ids: Sequence[str], reasons: bool = True) -> type[BaseModel]:
     fields: dict[str, Any] = {"id": (Literal[tuple(ids)], Field(description="the comment id"))}
     if reasons:
         fields["reason"] = (str, Field(description="one short sentence"))
-    fields["score"] = (float, Field(description="stance score from -1.0 to 1.0"))
+    # The range and the count are told to the decoder but checked per comment
+    # (`check_scores`), so that one bad score does not cost the batch's other scores.
+    fields["score"] = (
+        float,
+        Field(
+            description="stance score from -1.0 to 1.0",
+            json_schema_extra={"minimum": -1.0, "maximum": 1.0},
+        ),
+    )
     item = create_model("CommentScore", **fields)
-    return create_model("CommentScores", scores=(list[item], Field(description="one per comment")))
+    count = {"minItems": len(ids), "maxItems": len(ids)}
+    return create_model(
+        "CommentScores",
+        scores=(list[item], Field(description="one per comment", json_schema_extra=count)),
+    )
 
 
 class StanceScorer:

@@ -14,6 +14,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from veracity.llm.reply_schema import whole_number_schema
 from veracity.nlp.text import content_words
 
 CATEGORIES: tuple[str, ...] = (
@@ -98,7 +99,9 @@ class JudgeScores(_Out):
 class SubClaim(_Out):
     claim: str = Field(min_length=3, max_length=200)
     dimension: Dimension
-    weight: float = Field(gt=0.0, le=100.0)  # normalised over the sub-claims
+    # normalised over the sub-claims; asked for as a whole number from 1 to 100, a bound
+    # constrained decoding enforces (it ignores the bounds of other numbers)
+    weight: float = Field(gt=0.0, le=100.0, json_schema_extra=whole_number_schema(1, 100))
 
 
 def _same(a: str, b: str) -> bool:
@@ -108,6 +111,11 @@ def _same(a: str, b: str) -> bool:
 class _Decomposition(_Out):
     subclaims: list[SubClaim]
     parent: ClassVar[str | None] = None  # the claim being decomposed
+    schema_exempt: ClassVar[dict[str, str]] = {
+        "_normalise": "compares the sub-claims with each other and with the claim being "
+        "split, which a JSON schema cannot express; the re-ask names the fault, and a "
+        "decomposition that still fails leaves the node unexpanded, on the record",
+    }
 
     @field_validator("subclaims")
     @classmethod

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from veracity import context
 from veracity.evidence.quotes import QuoteError, find_quote
 from veracity.llm.base import LLM
-from veracity.llm.structured import complete_structured, short_name
+from veracity.llm.reply_schema import short_name
+from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.rag import ClaimRAG
 from veracity.prompting import render_messages
@@ -63,11 +64,12 @@ class LinguistReport(BaseModel):
 
 
 class ExpertTriage(BaseModel):
-    # validated short names: the expert prompt shows them without a fence
-    domain: short_name(4, 60) = Field(  # type: ignore[valid-type]
+    # validated short names: the expert prompt shows them without a fence (the schema's
+    # pattern lets constrained decoding write only such names)
+    domain: short_name(4, 90) = Field(  # type: ignore[valid-type]
         description="the field of expertise, a few words"
     )
-    expert: short_name(5, 60) = Field(  # type: ignore[valid-type]
+    expert: short_name(5, 110) = Field(  # type: ignore[valid-type]
         description="the kind of expert, e.g. 'an economist'"
     )
 

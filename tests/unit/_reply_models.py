@@ -1,0 +1,445 @@
+"""Every reply model of the package, and what the embedded decoder can and cannot enforce.
+
+A reply model is a pydantic model whose JSON schema goes with a request for structured
+output. They are found from the source, not listed by hand: `structured_call_sites`
+reads every call of ``complete_structured``, ``ask_choice`` and ``ask_label`` (and of
+any function that passes its own parameter on as their output model) and names the
+expression given as the output model. `REPLY_MODELS` says how to build the models each
+such expression stands for; a call site it does not know makes the test fail, so a new
+reply model cannot go unchecked.
+
+`validator_findings` lists the validators of a model (its own and its nested models')
+that are neither marked `schema_safe` nor exempted, with a reason, in the owning model's
+``schema_exempt``. `pattern_findings` lists the ``pattern`` values llama.cpp's
+JSON-schema-to-grammar converter (the embedded model's constrained decoder) cannot take
+as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+import veracity
+from veracity.llm.reply_schema import SCHEMA_SAFE
+
+try:  # Python 3.11+
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse  # type: ignore[no-redef]
+
+SRC = Path(veracity.__file__).parent
+# The functions that send a reply model: name -> (keyword, position) of the model.
+STRUCTURED_CALLS = {
+    "complete_structured": ("output", 2),
+    "ask_choice": ("output", 2),
+    "ask_label": ("output", 2),
+}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _called(call: ast.Call) -> str | None:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _functions(tree: ast.AST, outer: tuple[str, ...] = ()) -> Iterator[tuple[ast.AST, set[str]]]:
+    """Each function with the parameters in scope (its own and its enclosing functions')."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+            scope = (*outer, *(a.arg for a in args))
+            yield node, set(scope)
+            yield from _functions(node, scope)
+        else:
+            yield from _functions(node, outer)
+
+
+def _params(fn: Any) -> list[str]:
+    names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    return names[1:] if names and names[0] in ("self", "cls") else names
+
+
+def _output_arg(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
+    found = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if found is None and len(call.args) > position:
+        found = call.args[position]
+    return found
+
+
+def _assigned(fn: ast.AST, arg: ast.expr) -> ast.expr:
+    """What a local name passed as the model was set to (``output = make(...)``)."""
+    if isinstance(arg, ast.Name):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [arg.id]:
+                return node.value
+    return arg
+
+
+def structured_call_sites() -> dict[tuple[str, str], list[str]]:
+    """(module, output expression) -> the functions calling with it, for every structured
+    call in the package. Calls that pass a parameter of the enclosing function on are
+    followed to that function's callers instead."""
+    trees = {_module(p): ast.parse(p.read_text(encoding="utf-8")) for p in SRC.rglob("*.py")}
+    senders = dict(STRUCTURED_CALLS)
+    while True:
+        sites: dict[tuple[str, str], list[str]] = {}
+        grew = False
+        for module, tree in trees.items():
+            for fn, scope in _functions(tree):
+                for call in ast.walk(fn):
+                    if not isinstance(call, ast.Call) or _called(call) not in senders:
+                        continue
+                    arg = _output_arg(call, *senders[_called(call)])
+                    if isinstance(arg, ast.Name) and arg.id in scope:
+                        own = _params(fn)
+                        if arg.id in own and fn.name not in senders:  # type: ignore[attr-defined]
+                            senders[fn.name] = (arg.id, own.index(arg.id))  # type: ignore[attr-defined]
+                            grew = True
+                    elif arg is not None:
+                        arg = _assigned(fn, arg)
+                        key = ast.unparse(arg.func if isinstance(arg, ast.Call) else arg)
+                        sites.setdefault((module, key), []).append(fn.name)  # type: ignore[attr-defined]
+        if not grew:
+            return sites
+
+
+# ----------------------------------------------------------------------- the models
+
+
+def _label_spaces() -> list[Any]:
+    from veracity.labels import LABEL_SPACES
+    from veracity.methods.s2mad import DEBATE_ANSWERS
+
+    return [*LABEL_SPACES.values(), DEBATE_ANSWERS]
+
+
+def tool_input_models() -> list[type[BaseModel]]:
+    """Every tool argument model of the package, and each as a remote (MCP) tool's."""
+    from veracity.tools.base import SearchInput
+    from veracity.tools.evidence import SectionInput, TitleInput, UrlInput
+    from veracity.tools.schema import model_from_schema
+
+    local = [SearchInput, TitleInput, SectionInput, UrlInput]
+    remote = [model_from_schema(f"remote_{m.__name__}", m.model_json_schema()) for m in local]
+    return local + remote
+
+
+class _Tool:
+    def __init__(self, name: str, input_model: type[BaseModel]):
+        self.name, self.description, self.input_model = name, "a tool", input_model
+
+
+def _steps() -> list[type[BaseModel]]:
+    from veracity.deliberation.react import FlatSteps, ToolCallSteps
+
+    tools = [_Tool(f"t{i}_{m.__name__}", m) for i, m in enumerate(tool_input_models())]
+    search = [t for t in tools if "SearchInput" in t.name]
+    out = [FlatSteps().model(search)]
+    for space in _label_spaces():
+        fmt = ToolCallSteps(space.labels)
+        out += [fmt.model(tools), fmt.model(tools[:1]), fmt.model([], answer_only=True)]
+    return out
+
+
+def _each_space(build: Callable[[Any], type[BaseModel] | list[type[BaseModel]]]) -> Any:
+    def models() -> list[type[BaseModel]]:
+        out: list[type[BaseModel]] = []
+        for space in _label_spaces():
+            built = build(space)
+            out += built if isinstance(built, list) else [built]
+        return out
+
+    return models
+
+
+def _imported(module: str, *names: str) -> Callable[[], list[type[BaseModel]]]:
+    def models() -> list[type[BaseModel]]:
+        mod = __import__(module, fromlist=list(names))
+        return [getattr(mod, n) for n in names]
+
+    return models
+
+
+def _call(module: str, name: str, *arg_sets: tuple[Any, ...]) -> Callable[[], list[Any]]:
+    def models() -> list[type[BaseModel]]:
+        func = getattr(__import__(module, fromlist=[name]), name)
+        return [func(*args) for args in arg_sets]
+
+    return models
+
+
+def _baselines(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.baselines import _answer_model
+
+    return [_answer_model(space, True), _answer_model(space, False)]
+
+
+def _rag(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.rag import _answer_model
+
+    return [_answer_model(space, n, r) for n in (1, 5) for r in (True, False)]
+
+
+def _judges(space: Any) -> list[type[BaseModel]]:
+    from veracity.deliberation.judges import verdict_model
+
+    return [verdict_model(space.labels), verdict_model([*space.labels, "INSUFFICIENT"])]
+
+
+def _stances(space: Any) -> type[BaseModel]:
+    from veracity.deliberation.agents import stance_model
+
+    return stance_model(space.labels)
+
+
+def _react_answer(space: Any) -> type[BaseModel]:
+    from veracity.methods.react import answer_model
+
+    return answer_model(space)
+
+
+def _stance_scores() -> list[type[BaseModel]]:
+    from veracity.methods.s2mad.stance import _batch_model
+
+    return [_batch_model(["c1"], True), _batch_model(["c1", "c2", "c3"], False)]
+
+
+CLAIM = "The Eiffel Tower was moved to Berlin in 2019 by the French state."
+_Z, _T = "veracity.methods.zofia", "veracity.methods.toe"
+# (module, output expression at the call) -> the models it stands for
+REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
+    ("veracity.deliberation.agents", "stance_model"): _each_space(_stances),
+    ("veracity.deliberation.judges", "verdict_model"): _each_space(_judges),
+    ("veracity.deliberation.react", "fmt.model"): _steps,
+    ("veracity.evaluation.advfact", "passages_model"): _call(
+        "veracity.evaluation.advfact", "passages_model", (1,), (5,)
+    ),
+    ("veracity.evaluation.advfact", "rewrite_model"): _call(
+        "veracity.evaluation.advfact", "rewrite_model", (CLAIM,)
+    ),
+    ("veracity.methods.baselines", "_answer_model"): _each_space(_baselines),
+    ("veracity.methods.mermaid.decomposer", "Decomposition"): _imported(
+        "veracity.methods.mermaid.decomposer", "Decomposition"
+    ),
+    ("veracity.methods.mermaid.executor", "fmt.model"): _steps,
+    ("veracity.methods.radar.roles", "DomainReply"): _imported(
+        "veracity.methods.radar.roles", "DomainReply"
+    ),
+    ("veracity.methods.radar.stopping", "StopReply"): _imported(
+        "veracity.methods.radar.stopping", "StopReply"
+    ),
+    ("veracity.methods.rag", "_answer_model"): _each_space(_rag),
+    ("veracity.methods.react", "answer_model"): _each_space(_react_answer),
+    ("veracity.methods.s2mad.method", "SubjectivityAnswer"): _imported(
+        "veracity.methods.s2mad.method", "SubjectivityAnswer"
+    ),
+    ("veracity.methods.s2mad.stance", "_batch_model"): _stance_scores,
+    (f"{_T}.agents", "ClaimFeatures"): _imported(f"{_T}.schema", "ClaimFeatures"),
+    (f"{_T}.agents", "JudgeScores"): _imported(f"{_T}.schema", "JudgeScores"),
+    (f"{_T}.agents", "SearchQuery"): _imported(f"{_T}.schema", "SearchQuery"),
+    (f"{_T}.agents", "decomposition_model"): _call(
+        f"{_T}.schema", "decomposition_model", (2, 4, CLAIM), (1, 3)
+    ),
+    (f"{_T}.evidence", "CleanedChunk"): _imported(f"{_T}.schema", "CleanedChunk"),
+    (f"{_T}.evidence", "EvidenceAnalysis"): _imported(f"{_T}.schema", "EvidenceAnalysis"),
+    (f"{_Z}.analysis", "ClaimCheckReply"): _imported(f"{_Z}.analysis", "ClaimCheckReply"),
+    (f"{_Z}.analysis", "ExpertReport"): _imported(f"{_Z}.analysis", "ExpertReport"),
+    (f"{_Z}.analysis", "ExpertTriage"): _imported(f"{_Z}.analysis", "ExpertTriage"),
+    (f"{_Z}.analysis", "ExtractedClaims"): _imported(f"{_Z}.analysis", "ExtractedClaims"),
+    (f"{_Z}.analysis", "LinguistReport"): _imported(f"{_Z}.analysis", "LinguistReport"),
+    (f"{_Z}.retrieval", "LLMKeywords"): _imported(f"{_Z}.retrieval", "LLMKeywords"),
+    ("veracity.nlp.ner_llm", "output_model"): _call(
+        "veracity.nlp.ner_llm", "output_model", (("PERSON", "LOCATION"), True), (("MISC",), False)
+    ),
+}
+
+
+def all_reply_models() -> dict[str, type[BaseModel]]:
+    """Every reply model, by a readable id (module:expression:index)."""
+    out: dict[str, type[BaseModel]] = {}
+    for (module, expr), build in REPLY_MODELS.items():
+        for i, model in enumerate(build()):
+            out[f"{module.removeprefix('veracity.')}:{expr}:{i}"] = model
+    return out
+
+
+# ----------------------------------------------------------------------- validators
+
+
+def _walk(schema: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(schema, dict):
+        yield schema
+        for key, value in schema.items():
+            if key not in ("cls", "function", "ref", "metadata"):
+                yield from _walk(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _walk(value)
+
+
+def _owner(func: Any, classes: list[type]) -> tuple[type | None, str]:
+    """The model class that declares validator `func`, and the validator's name."""
+    raw = getattr(func, "__func__", func)
+    for cls in classes:
+        decorators = cls.__pydantic_decorators__
+        for group in (decorators.field_validators, decorators.model_validators):
+            for name, dec in group.items():
+                if getattr(dec.func, "__func__", dec.func) is raw:
+                    return cls, name
+    return None, getattr(raw, "__qualname__", repr(raw))
+
+
+def validators(model: type[BaseModel]) -> list[tuple[type | None, str, Any]]:
+    """(owning model or None, name, function) of every function validator in `model`'s
+    core schema, its nested models' included."""
+    nodes = list(_walk(model.__pydantic_core_schema__))
+    classes = [n["cls"] for n in nodes if n.get("type") == "model"]
+    found = []
+    for node in nodes:
+        if str(node.get("type", "")).startswith("function-"):
+            func = node["function"]["function"]
+            found.append((*_owner(func, classes), func))
+    return found
+
+
+def exemptions(model: type[BaseModel]) -> dict[str, str]:
+    """Validator name -> reason, from ``schema_exempt`` of `model` and its nested models."""
+    nodes = list(_walk(model.__pydantic_core_schema__))
+    out: dict[str, str] = {}
+    for node in nodes:
+        if node.get("type") == "model":
+            out.update(getattr(node["cls"], "schema_exempt", {}))
+    return out
+
+
+def validator_findings(model: type[BaseModel]) -> list[str]:
+    """Validators that are neither `schema_safe` nor exempted with a reason."""
+    findings = []
+    for owner, name, func in validators(model):
+        if getattr(func, SCHEMA_SAFE, False):
+            continue
+        reason = getattr(owner, "schema_exempt", {}).get(name, "") if owner else ""
+        if len(reason.split()) < 5:
+            where = owner.__name__ if owner else "an Annotated type"
+            findings.append(
+                f"{where}.{name}: a validator the JSON schema does not express (mark it "
+                "schema_safe if it rejects nothing the schema allows, or give the reason "
+                "in the model's schema_exempt)"
+            )
+    return findings
+
+
+def exempt_fields(model: type[BaseModel]) -> set[str]:
+    """Fields (and "" for the whole model) checked by an exempted validator."""
+    out: set[str] = set()
+    for node in _walk(model.__pydantic_core_schema__):
+        if node.get("type") != "model":
+            continue
+        cls = node["cls"]
+        exempt = getattr(cls, "schema_exempt", {})
+        decorators = cls.__pydantic_decorators__
+        for name, dec in decorators.field_validators.items():
+            if name in exempt:
+                out.update(dec.info.fields)
+        if any(name in exempt for name in decorators.model_validators):
+            out.add("")
+    return out
+
+
+# ----------------------------------------------------------------------- patterns
+
+_UNSAFE_IN_STRING = ('"', "\\", "\n", "\x00", "\x1f")
+
+
+def _class_admits(items: list[Any], char: str) -> bool:
+    code, negate, hit = ord(char), False, False
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            negate = True
+        elif name == "LITERAL":
+            hit = hit or arg == code
+        elif name == "RANGE":
+            hit = hit or arg[0] <= code <= arg[1]
+        else:  # CATEGORY (\w, \d, \s) and the like: the converter cannot take them
+            raise ValueError(f"unsupported class item {name}")
+    return hit != negate
+
+
+def _pattern_nodes(parsed: Any) -> Iterator[tuple[str, Any]]:
+    for op, arg in parsed:
+        yield str(op), arg
+        if str(op) in ("SUBPATTERN",):
+            yield from _pattern_nodes(arg[-1])
+        elif str(op) in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            yield from _pattern_nodes(arg[2])
+        elif str(op) == "BRANCH":
+            for branch in arg[1]:
+                yield from _pattern_nodes(branch)
+
+
+def pattern_problems(pattern: str) -> list[str]:
+    """Why llama.cpp's converter cannot enforce `pattern` as written (empty: it can)."""
+    if not (pattern.startswith("^") and pattern.endswith("$")):
+        return ["not anchored with ^ and $ (the converter then accepts any string)"]
+    if re.search(r"\\[dDwWsSbB]", pattern):
+        return ["uses a \\d, \\w, \\s or \\b escape, which the converter copies as is"]
+    problems = []
+    for op, arg in _pattern_nodes(sre_parse.parse(pattern[1:-1])):
+        if op == "ANY":
+            problems.append("'.' admits '\"' and '\\', which would break the JSON string")
+        elif op in ("ASSERT", "ASSERT_NOT", "GROUPREF", "AT"):
+            problems.append(f"{op.lower()} is not supported")
+        elif op == "IN":
+            try:
+                bad = [c for c in _UNSAFE_IN_STRING if _class_admits(arg, c)]
+            except ValueError as exc:
+                problems.append(str(exc))
+                continue
+            if bad:
+                problems.append(f"a character class admits {bad!r} (unescaped in JSON)")
+        elif op == "NOT_LITERAL":  # [^x]: admits '"' and '\\'
+            problems.append("a character class admits '\"' and '\\' (unescaped in JSON)")
+        elif op == "LITERAL" and chr(arg) in _UNSAFE_IN_STRING:
+            problems.append(f"the literal {chr(arg)!r} cannot stand unescaped in JSON")
+    return problems
+
+
+def schema_nodes(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every sub-schema of a JSON schema (definitions included)."""
+    if isinstance(schema, dict):
+        yield schema
+        for value in schema.values():
+            yield from schema_nodes(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from schema_nodes(value)
+
+
+UNSUPPORTED_KEYWORDS = (
+    "uniqueItems", "not", "if", "then", "else", "patternProperties", "dependentRequired",
+    "dependentSchemas", "multipleOf", "minProperties", "maxProperties", "contains",
+)  # fmt: skip
+
+
+def pattern_findings(schema: dict[str, Any]) -> list[str]:
+    """Patterns and keywords the embedded decoder would not enforce."""
+    out = []
+    for node in schema_nodes(schema):
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            out += [f"pattern {pattern!r}: {p}" for p in pattern_problems(pattern)]
+        out += [f"keyword {k!r} is not enforced" for k in UNSUPPORTED_KEYWORDS if k in node]
+        if node.get("type") == "string" and node.get("format"):
+            out.append(f"format {node['format']!r} is not enforced")
+    return out
