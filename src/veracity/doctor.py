@@ -6,10 +6,18 @@ run config uses (the embedded GGUF file present, or the endpoint reachable with 
 accepted), the home folder and caches writable (a real SQLite write), free disk space,
 the benchmark data directory, optional extras, and every configured source (its key set,
 its service reachable). Network checks are skipped with ``network=False``.
+
+Evidence sources are probed by what they do: every usable web engine (the ones default
+sources would pick from) and every configured source that lives on a service runs one
+tiny real search under a short time limit, and is reported ok only when the search
+answers; the default local index is reported with its size, or with how to build it.
+Default web engines are not probed when ``VERACITY_OFFLINE`` is set (runs then never
+use them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import os
@@ -20,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel
@@ -32,6 +40,8 @@ Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
 LOW_FREE_BYTES = 2 * 1024**3  # below this, warn
 PROBE_TIMEOUT_S = 5.0
+SEARCH_TIMEOUT_S = 8.0  # a test search of one source
+PROBE_QUERY = "Wikipedia"  # a query every engine answers
 
 
 class Finding(BaseModel):
@@ -54,13 +64,51 @@ def http_probe(url: str, headers: dict[str, str]) -> int:
         return client.get(user_pass[0], headers=headers, auth=auth).status_code
 
 
+SearchProbe = Callable[[str, dict[str, Any]], int]
+"""Build a source from (name, options) and run one tiny search; the number of results.
+Raises the source's error (`SourceError`, `ConfigError`) or `TimeoutError`."""
+
+
+def search_probe(name: str, options: dict[str, Any]) -> int:
+    """One live search of PROBE_QUERY, uncached, within SEARCH_TIMEOUT_S."""
+    from veracity.retrieval.base import Query
+    from veracity.retrieval.http import HttpClient
+    from veracity.retrieval.httpparts import HttpConfig
+    from veracity.retrieval.registry_setup import build_source
+
+    limit = SEARCH_TIMEOUT_S
+    http = HttpClient(
+        HttpConfig(cache_mode="off", timeout_s=limit, connect_timeout_s=limit / 2, max_attempts=1)
+    )
+    source = build_source(name, options, http=http, managed=False)
+
+    async def once() -> int:
+        try:
+            found = await asyncio.wait_for(source.search(Query(text=PROBE_QUERY, top_k=1)), limit)
+            return len(found)
+        finally:
+            await http.aclose()
+
+    return asyncio.run(once())
+
+
 def diagnose(
-    config: RunConfig | None = None, *, network: bool = True, probe: Probe = http_probe
+    config: RunConfig | None = None,
+    *,
+    network: bool = True,
+    probe: Probe = http_probe,
+    search: SearchProbe = search_probe,
 ) -> list[Finding]:
-    """Run every check for `config` (default: the environment's settings)."""
+    """Run every check for `config` (default: the environment's settings).
+
+    Args:
+        network: probe endpoints and sources over the network.
+        probe: GETs an endpoint (the model's).
+        search: runs one test search of a source (web engines, configured sources).
+    """
     cfg = config or RunConfig()
     findings = [_python(), *_home(), _disk(), _data(cfg), *_model(cfg.llm, network, probe)]
-    findings += _sources(cfg, network, probe)
+    findings += _sources(cfg, network, search)
     findings += _extras()
     return findings
 
@@ -190,19 +238,84 @@ def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
                           detail=f"{llm.model} at {shown} answers (HTTP {code})")]  # fmt: skip
 
 
-def _sources(cfg: RunConfig, network: bool, probe: Probe) -> list[Finding]:
+def _sources(cfg: RunConfig, network: bool, search: SearchProbe) -> list[Finding]:
+    from veracity.retrieval.defaults import offline_requested
     from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
 
     ready = available_web_engines()
     missing = [f"{n} ({v})" for n, (_, v) in WEB_ENGINES.items() if v and n not in ready]
-    out = [Finding(check="web engines", status="ok", detail=f"ready: {', '.join(ready)}",
-                   fix=f"set keys to enable: {', '.join(missing)}" if missing else "")]  # fmt: skip
+    live = network and not offline_requested()  # VERACITY_OFFLINE: defaults never go live
+    engines = [_web_engine(engine, live, network, search) for engine in ready]
+    answered = [f.check.removeprefix("web search ") for f in engines if f.status == "ok"]
+    if not live:
+        status: Status = "skipped"
+        detail = f"usable: {', '.join(ready)} (not probed)"
+    elif answered:
+        status, detail = "ok", f"answered a test search: {', '.join(answered)}"
+    else:
+        status, detail = "fail", f"none answered a test search (tried {', '.join(ready)})"
+    fix = f"set keys to enable: {', '.join(missing)}" if missing else ""
+    out = [Finding(check="web engines", status=status, detail=detail, fix=fix), *engines]
+    out.append(_default_index())
     for name, options in cfg.sources.items():
-        out.append(_source(name, options, network, probe))
+        out.append(_source(name, options, network, search))
     return out
 
 
-def _source(name: str, options: dict, network: bool, probe: Probe) -> Finding:
+def _web_engine(engine: str, live: bool, network: bool, search: SearchProbe) -> Finding:
+    """One test search of a usable web engine (what default sources would search)."""
+    check = f"web search {engine}"
+    if not live:
+        why = "--offline" if not network else "VERACITY_OFFLINE is set"
+        return Finding(check=check, status="skipped", detail=f"not probed ({why})")
+    options: dict[str, Any] = {"type": engine}
+    if engine == "duckduckgo":
+        options["timeout_s"] = int(SEARCH_TIMEOUT_S)
+    fix = (
+        "check the network; set a key for another engine (`veracity sources`), or work "
+        "offline on the default local index (veracity index build ./my-docs)"
+    )
+    return _searched(check, engine, options, search, fix)
+
+
+def _searched(
+    check: str, name: str, options: dict[str, Any], search: SearchProbe, fix: str
+) -> Finding:
+    """The finding of one test search: ok with the result count, or failed with the error."""
+    from veracity.errors import SourceError
+
+    try:
+        n = search(name, options)
+    except (SourceError, ConfigError, TimeoutError, asyncio.TimeoutError, OSError) as exc:
+        error = f"{type(exc).__name__}: {str(exc) or f'no answer in {SEARCH_TIMEOUT_S:g} s'}"
+        error = error if len(error) <= 300 else error[:300] + "…"
+        return Finding(check=check, status="fail", detail=f"test search failed: {error}", fix=fix)
+    results = f"{n} result{'s' if n != 1 else ''}"
+    return Finding(check=check, status="ok", detail=f"a test search answered ({results})")
+
+
+def _default_index() -> Finding:
+    """The default local corpus: what retrieving methods search offline with no source."""
+    from veracity.errors import SourceError
+    from veracity.retrieval.defaults import DEFAULT_INDEX
+    from veracity.retrieval.local_index import read_manifest
+
+    check, folder = "default index", settings().indexes_dir / DEFAULT_INDEX
+    build = "veracity index build ./my-docs (or: veracity index build --dataset scifact)"
+    if not (folder / "manifest.json").is_file():
+        return Finding(check=check, status="warn", fix=build,
+                       detail=f"not built ({folder}): offline, a retrieving method given no "
+                       "source has nothing to search")  # fmt: skip
+    try:
+        m = read_manifest(folder)
+    except SourceError as exc:
+        return Finding(check=check, status="fail", detail=str(exc), fix=f"rebuild it: {build}")
+    return Finding(check=check, status="ok",
+                   detail=f"{m.documents:,} documents ({m.chunks:,} passages, "
+                   f"{m.default_mode}) at {folder}")  # fmt: skip
+
+
+def _source(name: str, options: dict, network: bool, search: SearchProbe) -> Finding:
     from veracity.retrieval.registry_setup import build_sources
 
     check = f"source {name}"
@@ -213,15 +326,12 @@ def _source(name: str, options: dict, network: bool, probe: Probe) -> Finding:
     url = _service_url(built)
     if url is None:
         return Finding(check=check, status="ok", detail=f"{type(built).__name__} (local)")
+    shown = split_credentials(url)[0]
     if not network:
-        return Finding(check=check, status="skipped", detail=f"{split_credentials(url)[0]}")
-    try:
-        code = probe(url, {})
-    except (httpx.HTTPError, OSError) as exc:
-        return Finding(check=check, status="fail",
-                       detail=f"{split_credentials(url)[0]} unreachable: {type(exc).__name__}",
-                       fix="check the network or the service URL")  # fmt: skip
-    return Finding(check=check, status="ok", detail=f"{split_credentials(url)[0]} (HTTP {code})")
+        return Finding(check=check, status="skipped", detail=shown)
+    fix = "check the network, the service URL or the key"
+    found = _searched(check, name, dict(options or {}), search, fix)
+    return found.model_copy(update={"detail": f"{shown}: {found.detail}"})
 
 
 _SERVICE_ROOTS = {

@@ -73,13 +73,17 @@ def test_a_source_without_its_key_fails_naming_the_variable(monkeypatch):
 def test_sources_are_probed_where_they_live(monkeypatch):
     seen = []
 
-    def probe(url, headers):
-        seen.append(url)
+    def search(name, options):
+        seen.append((name, options))
         raise OSError("no route")
 
     cfg = RunConfig(sources={"wikipedia": {}})
-    finding = by_check(diagnose(cfg, probe=probe))["source wikipedia"]
-    assert finding.status == "fail" and seen == ["https://en.wikipedia.org/w/api.php"]
+    finding = by_check(diagnose(cfg, search=search))["source wikipedia"]
+    assert finding.status == "fail" and seen == [("wikipedia", {})]
+    assert (
+        finding.detail
+        == "https://en.wikipedia.org/w/api.php: test search failed: OSError: no route"
+    )
 
 
 def test_json_output():
@@ -87,3 +91,103 @@ def test_json_output():
     assert result.exit_code in (0, 1)
     checks = {f["check"] for f in json.loads(result.stdout)}
     assert "disk" in checks and "model" in checks
+
+
+# ----------------------------------------------------------- sources, probed by a search
+
+
+@pytest.fixture
+def live(monkeypatch):
+    """Default sources may go live (VERACITY_OFFLINE unset); answers are recorded."""
+    from _offline_world import recorded_network
+
+    monkeypatch.delenv("VERACITY_OFFLINE", raising=False)
+    with recorded_network(monkeypatch) as router:
+        yield router
+
+
+def test_each_web_engine_runs_a_test_search_that_answers(live):
+    found = by_check(diagnose())
+    engine = found["web search duckduckgo"]
+    assert engine.status == "ok" and "a test search answered (" in engine.detail
+    assert found["web engines"].status == "ok"
+    assert found["web engines"].detail == "answered a test search: duckduckgo"
+
+
+def test_a_web_engine_whose_search_fails_is_reported_failed_with_the_error(live, monkeypatch):
+    import ddgs
+    from ddgs.exceptions import DDGSException
+
+    class Unreachable:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def text(self, query, **kwargs):
+            raise DDGSException("error resolving DNS")
+
+    monkeypatch.setattr(ddgs, "DDGS", Unreachable)
+    found = by_check(diagnose())
+    engine = found["web search duckduckgo"]
+    assert engine.status == "fail"
+    assert "SourceUnreachable: duckduckgo: ddgs failed: error resolving DNS" in engine.detail
+    assert "veracity index build" in engine.fix
+    summary = found["web engines"]
+    assert summary.status == "fail" and "none answered a test search" in summary.detail
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 1
+    rows = {f["check"]: f for f in json.loads(result.stdout)}
+    assert rows["web search duckduckgo"]["status"] == "fail"
+
+
+def test_a_search_that_hangs_fails_after_the_time_limit(live):
+    def hangs(name, options):
+        raise TimeoutError
+
+    engine = by_check(diagnose(search=hangs))["web search duckduckgo"]
+    assert engine.status == "fail" and "TimeoutError: no answer in 8 s" in engine.detail
+
+
+def test_offline_default_engines_are_not_probed(monkeypatch):
+    calls = []
+
+    def search(name, options):
+        calls.append(name)
+        return 1
+
+    monkeypatch.setenv("VERACITY_OFFLINE", "1")
+    assert by_check(diagnose(search=search))["web search duckduckgo"].detail == (
+        "not probed (VERACITY_OFFLINE is set)"
+    )
+    flag = by_check(diagnose(network=False, search=search))["web search duckduckgo"]
+    assert flag.status == "skipped" and flag.detail == "not probed (--offline)" and calls == []
+
+
+def test_a_configured_source_is_probed_by_a_search(live):
+    cfg = RunConfig(sources={"wikipedia": {}})
+    finding = by_check(diagnose(cfg))["source wikipedia"]
+    assert finding.status == "ok"
+    assert finding.detail.startswith("https://en.wikipedia.org/w/api.php: a test search answered")
+
+
+def test_a_configured_source_whose_search_fails_says_why(monkeypatch):
+    import httpx
+    import respx
+
+    with respx.mock() as router:
+        router.route(host="en.wikipedia.org").mock(side_effect=httpx.ConnectError("refused"))
+        finding = by_check(diagnose(RunConfig(sources={"wikipedia": {}})))["source wikipedia"]
+    assert finding.status == "fail"
+    assert "test search failed: SourceUnreachable: wikipedia: cannot reach" in finding.detail
+
+
+def test_the_default_index_is_reported_with_its_size_or_how_to_build_it():
+    from veracity.retrieval.local import build_local_corpus
+    from veracity.types import Document
+
+    missing = by_check(diagnose(network=False))["default index"]
+    assert missing.status == "warn" and "not built" in missing.detail
+    assert missing.fix.startswith("veracity index build ./my-docs")
+    docs = [Document(id=f"d{i}", text=f"Passage number {i} about councils.") for i in range(3)]
+    build_local_corpus("default", docs, mode="bm25")
+    built = by_check(diagnose(network=False))["default index"]
+    assert built.status == "ok" and built.detail.startswith("3 documents (3 passages, bm25)")

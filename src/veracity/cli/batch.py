@@ -204,7 +204,9 @@ def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
         ("labels", labels),
         ("ok / abstained / error / crashed", " / ".join(map(str, s.statuses.values()))),
         ("LLM calls (cached)", f"{s.llm_calls:,} ({s.cached_llm_calls:,})"),
-        ("searches", f"{s.searches:,}"),
+        ("searches", f"{s.searches:,}" + (f" ({s.failed_searches:,} failed)"
+                                            if s.failed_searches else "")),
+        ("checks whose searches all failed", f"{s.searches_all_failed:,}"),
         ("tokens", f"{s.tokens:,}"),
         ("cost (USD)", cost_text(s.cost_usd, s.unpriced_llm_calls)),
         ("this session", f"{s.wall_time_s:.1f} s"

@@ -153,8 +153,18 @@ def check(
         tree = tree_view(verdict)
         if tree is not None:
             out.print(tree)
+    _warn_search_failures(verdict)
     if verdict.error:
         raise typer.Exit(1)
+
+
+def _warn_search_failures(verdict: Any) -> None:
+    """One warning line on stderr when searches failed (the count and the first error)."""
+    from rich.markup import escape
+
+    warning = verdict.search_warning
+    if warning:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
 def _run_with_spinner(method: Any, item: Any, show: bool):

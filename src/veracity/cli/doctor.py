@@ -20,7 +20,8 @@ def doctor(
     ),
     as_json: bool = typer.Option(False, "--json", help="print the findings as JSON"),
 ) -> None:
-    """Check the environment (model, caches, disk, keys, sources) and say what to fix."""
+    """Check the environment (model, caches, disk, keys, a test search of each web engine
+    and source, the default index) and say what to fix."""
     from rich.markup import escape
     from rich.table import Table
 

@@ -33,7 +33,7 @@ def usage_line(verdict: Verdict) -> str:
         f"{u.llm_calls} LLM calls"
         + (f" ({u.cached_llm_calls} cached)" if u.cached_llm_calls else ""),
         f"{u.prompt_tokens:,}+{u.completion_tokens:,} tokens",
-        f"{u.searches} searches",
+        f"{u.searches} searches" + (f" ({u.failed_searches} failed)" if u.failed_searches else ""),
         f"{u.wall_time_s:.1f}s",
     ]
     if u.cost_usd or u.unpriced_llm_calls:

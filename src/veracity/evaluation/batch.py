@@ -80,6 +80,8 @@ class BatchSummary(BaseModel):
         llm_calls, cached_llm_calls, searches, tokens, cost_usd, unpriced_llm_calls:
             usage over all rows (``llm_calls`` counts calls made, ``cached_llm_calls``
             replies served from the cache).
+        failed_searches: searches that failed, over all rows.
+        searches_all_failed: rows whose searches all failed (no retrieved evidence).
         wall_time_s: this session's wall time; rows_per_s: this session's throughput.
     """
 
@@ -89,6 +91,8 @@ class BatchSummary(BaseModel):
     llm_calls: int
     cached_llm_calls: int
     searches: int
+    failed_searches: int = 0
+    searches_all_failed: int = 0
     tokens: int
     cost_usd: float
     unpriced_llm_calls: int
@@ -294,6 +298,8 @@ def summarize(
         llm_calls=sum(u.llm_calls for u in usages),
         cached_llm_calls=sum(u.cached_llm_calls for u in usages),
         searches=sum(u.searches for u in usages),
+        failed_searches=sum(u.failed_searches for u in usages),
+        searches_all_failed=sum(1 for r in records if _all_searches_failed(r)),
         tokens=sum(u.total_tokens for u in usages),
         cost_usd=round(sum(u.cost_usd for u in usages), 6),
         unpriced_llm_calls=sum(u.unpriced_llm_calls for u in usages),
@@ -305,9 +311,19 @@ def summarize(
 # --------------------------------------------------------------------------- output
 
 
+def _all_searches_failed(record: PredictionRecord) -> bool:
+    found = record.verdict.search_failures if record.verdict is not None else None
+    return found is not None and found.all_failed
+
+
 def output_line(record: PredictionRecord) -> str:
-    """One result as a JSON line: the run store's record without gold-label fields."""
-    return record.model_dump_json(exclude={"gold", "gold_original"})
+    """One result as a JSON line: the run store's record without gold-label fields, with
+    a ``warning`` when searches failed (the verdict's metadata holds the figures)."""
+    line = record.model_dump_json(exclude={"gold", "gold_original"})
+    warning = record.verdict.search_warning if record.verdict is not None else None
+    if warning is None:
+        return line
+    return f'{line[:-1]},"warning":{json.dumps(warning, ensure_ascii=False)}}}'
 
 
 def write_results(path: Path, store: RunStore, order: list[str]) -> int:

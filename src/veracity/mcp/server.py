@@ -4,8 +4,8 @@ Tools:
 
 - ``check``: text (a claim, article body or post), its kind, the method and label space
   → the verdict as structured content (label, score, confidence, rationale, evidence
-  with URLs and quotes, usage); long checks send progress notifications, one per
-  step of the method (model calls, searches, agent turns);
+  with URLs and quotes, usage, and a warning when searches failed); long checks send
+  progress notifications, one per step of the method (model calls, searches, agent turns);
 - ``search_evidence``: a query over the configured sources → documents;
 - ``list_methods`` and ``list_sources``.
 
@@ -31,7 +31,7 @@ from veracity.llm.client import ManagedLLM
 from veracity.methods.base import method_info
 from veracity.retrieval.base import Query, SourceError
 from veracity.runtime import Run, build_llm, build_run, build_sources, resolve_config
-from veracity.types import TraceEvent, Usage, Verdict
+from veracity.types import SearchFailures, TraceEvent, Usage, Verdict
 
 
 class EvidenceItem(BaseModel):
@@ -56,6 +56,9 @@ class CheckResult(BaseModel):
     abstained: bool = False
     abstain_reason: str | None = None
     error: str | None = None
+    # searches that failed: one line (count and first error), and the figures
+    warning: str | None = None
+    search_failures: SearchFailures | None = None
     evidence: list[EvidenceItem] = Field(default_factory=list)
     usage: Usage
 
@@ -72,8 +75,15 @@ class CheckResult(BaseModel):
             )
             for e in verdict.evidence
         ]
-        fields = verdict.model_dump(include=set(cls.model_fields) - {"evidence", "usage"})
-        return cls(**fields, evidence=items, usage=verdict.usage)
+        computed = {"evidence", "usage", "warning", "search_failures"}
+        fields = verdict.model_dump(include=set(cls.model_fields) - computed)
+        return cls(
+            **fields,
+            warning=verdict.search_warning,
+            search_failures=verdict.search_failures,
+            evidence=items,
+            usage=verdict.usage,
+        )
 
 
 class DocumentItem(BaseModel):

@@ -89,11 +89,16 @@ def set_probe(probe: Callable[[], bool] | None) -> None:
     _last = None
 
 
+def offline_requested() -> bool:
+    """Whether ``VERACITY_OFFLINE`` asks runs never to use live sources by default."""
+    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+
 def network_available() -> bool:
     """Whether live sources can be reached (cached for a minute; ``VERACITY_OFFLINE=1``:
     never)."""
     global _last
-    if os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes"):
+    if offline_requested():
         return False
     now = time.monotonic()
     if _last is None or now - _last[0] > _PROBE_TTL_S:
@@ -180,6 +185,7 @@ __all__ = [
     "default_index_exists",
     "default_sources",
     "network_available",
+    "offline_requested",
     "probe_network",
     "set_probe",
 ]

@@ -28,6 +28,7 @@ from veracity.server.schemas import (
     SourcesInfo,
 )
 from veracity.server.store import JobRow
+from veracity.types import SearchFailures
 
 KEEPALIVE_S = 15.0
 
@@ -95,8 +96,15 @@ def job_view(row: JobRow, jobs: JobManager, *, trace: bool = True) -> Job:
         request=CheckRequest.model_validate(row.request),
         verdict=verdict,  # type: ignore[arg-type]
         error=row.error,
+        warning=search_warning(verdict),
         queue_position=jobs.position(row.id),
     )
+
+
+def search_warning(verdict: dict[str, Any] | None) -> str | None:
+    """The warning about a stored verdict's failed searches (None: none failed)."""
+    raw = ((verdict or {}).get("metadata") or {}).get("search_failures")
+    return SearchFailures.model_validate(raw).warning if isinstance(raw, dict) else None
 
 
 def _accepted(job_id: str, status: str = "queued") -> JSONResponse:

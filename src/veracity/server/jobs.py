@@ -215,6 +215,9 @@ class JobManager:
         extra: dict[str, Any] = {"error": error} if error else {}
         if verdict is not None:
             extra.update(label=verdict.get("label"), score=verdict.get("score"))
+            failures = (verdict.get("metadata") or {}).get("search_failures")
+            if failures:  # the status line can say that searches failed
+                extra["search_failures"] = failures
         job.set_status(status, **extra)
         job.stream.close()
         self.live.pop(job.id, None)

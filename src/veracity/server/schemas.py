@@ -62,6 +62,11 @@ class Job(JobSummary):
     request: CheckRequest
     verdict: Verdict | None = None
     error: str | None = Field(default=None, description="why the job produced no verdict")
+    warning: str | None = Field(
+        default=None,
+        description="searches of the check that failed: how many, and the first error (the "
+        "verdict's metadata.search_failures holds the figures)",
+    )
     queue_position: int | None = None
 
 

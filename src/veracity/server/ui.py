@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.exceptions import HTTPException
 
-from veracity.server.api import JobId, require_token
+from veracity.server.api import JobId, require_token, search_warning
 from veracity.server.apidocs import reference
 from veracity.server.views import build_report
 
@@ -83,7 +83,10 @@ async def report_fragment(job_id: JobId, request: Request) -> HTMLResponse:
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
     report = build_report(row.verdict, row.request) if row.verdict else None
-    return render("_report.html.j2", request, job=row, verdict=row.verdict, report=report)
+    warning = search_warning(row.verdict)  # failed searches: how many, the first error
+    return render(
+        "_report.html.j2", request, job=row, verdict=row.verdict, report=report, warning=warning
+    )
 
 
 @fragments.get("/history", response_class=HTMLResponse)

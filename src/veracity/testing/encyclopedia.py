@@ -7,6 +7,7 @@ import re
 from veracity import context
 from veracity.nlp.disambiguation import SenseCandidate
 from veracity.nlp.text import split_sentences
+from veracity.retrieval.base import SourceError
 from veracity.types import Document
 
 
@@ -15,18 +16,31 @@ class InMemoryEncyclopedia:
 
     `candidates(entity)` returns the entries whose title contains the entity (case-
     insensitive, whole words), as a Wikipedia title search would; `summary(title, n)`
-    returns the first n sentences of that entry's summary.
+    returns the first n sentences of that entry's summary. Set `fail_with` to make every
+    lookup fail with that error (recorded as a failed search).
     """
 
     kind = "encyclopedia"
 
-    def __init__(self, entries: list[tuple[str, str, str]], name: str = "encyclopedia"):
+    def __init__(
+        self,
+        entries: list[tuple[str, str, str]],
+        name: str = "encyclopedia",
+        fail_with: SourceError | None = None,
+    ):
         self.name = name
         self.entries = {title: (desc, summary) for title, desc, summary in entries}
         self.lookups: list[str] = []
+        self.fail_with = fail_with
 
     async def candidates(self, entity: str, limit: int = 10) -> list[SenseCandidate]:
         self.lookups.append(entity)
+        if self.fail_with is not None:  # recorded like a real lookup that gave up
+            error = f"{type(self.fail_with).__name__}: {self.fail_with}"
+            context.current().record_search_failure(
+                name=self.name, error=error, query={"entity": entity}
+            )
+            raise self.fail_with
         rx = re.compile(rf"(?<!\w){re.escape(entity)}(?!\w)", re.IGNORECASE)
         found = [
             SenseCandidate(title=t, description=d, ref=t)
