@@ -142,6 +142,48 @@ class Reply(_Strict):
         return _bounded(v, f"reply {info.field_name}")
 
 
+def reply_fields(replies: list[Any], post_id: str | None) -> list[Reply | dict[str, Any]]:
+    """A post's replies, in any shape an entry point accepts, as `Reply` fields.
+
+    The one place where replies are read, whether they come from ``check --file``, the
+    Python API, the REST API, the web UI or a ``batch`` column: a reply is its text alone,
+    or an object with ``text`` and optional ``id``, ``author``, ``parent``, ``created_at``
+    and ``metadata`` (a `Reply` is kept as it is). A missing id becomes ``r<N>``
+    (``<post id>/r<N>`` when the post has an id), N the reply's place in the list counted
+    from 1, so the same list always gets the same ids; an id the list gives itself is not
+    used twice (``.2``, ``.3``... are added). A missing parent is the post.
+
+    Raises:
+        ValueError: a reply that is neither text nor an object.
+    """
+    given = (r.id if isinstance(r, Reply) else r.get("id") for r in replies if _is_reply(r))
+    taken = {i for i in given if isinstance(i, str)}
+    prefix = f"{post_id}/" if post_id else ""
+    out: list[Reply | dict[str, Any]] = []
+    for n, item in enumerate(replies, 1):
+        if not _is_reply(item) and not isinstance(item, str):
+            raise ValueError(f"reply {n} is {type(item).__name__}, not text or an object")
+        if isinstance(item, Reply):
+            out.append(item)
+            continue
+        fields = {"text": item} if isinstance(item, str) else dict(item)
+        if fields.get("id") in (None, ""):
+            rid, k = f"{prefix}r{n}", 1
+            while rid in taken:
+                k += 1
+                rid = f"{prefix}r{n}.{k}"
+            taken.add(rid)
+            fields["id"] = rid
+        if fields.get("parent") is None and post_id:
+            fields["parent"] = post_id
+        out.append(fields)
+    return out
+
+
+def _is_reply(item: Any) -> bool:
+    return isinstance(item, Reply | dict)
+
+
 class Post(_Strict):
     """A social-media post with its replies."""
 
@@ -153,6 +195,15 @@ class Post(_Strict):
     replies: list[Reply] = Field(default_factory=list)
     language: str = "en"
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reply_shapes(cls, data: Any) -> Any:
+        """Replies given as text, or as objects without an id, become `Reply` fields."""
+        if isinstance(data, dict) and isinstance(data.get("replies"), list):
+            post_id = data.get("id") if isinstance(data.get("id"), str) else None
+            return {**data, "replies": reply_fields(data["replies"], post_id)}
+        return data
 
     @field_validator("text")
     @classmethod

@@ -23,7 +23,7 @@ from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_tex
 from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.labels import LabelError, get_label_space
-from veracity.types import Article, Claim, Post, Reply
+from veracity.types import Article, Claim, Post, Reply, reply_fields
 
 Format = Literal["jsonl", "json", "csv", "tsv"]
 _SUFFIX: dict[str, Format] = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
@@ -208,15 +208,13 @@ def _replies(value: Any, post_id: str) -> list[Reply]:
     if not isinstance(value, list):
         raise ValueError(f"the replies column holds {type(value).__name__}, not a list")
     replies = []
-    for n, item in enumerate(value, 1):
-        fields = {"text": item} if isinstance(item, str) else item
-        if not isinstance(fields, dict):
-            raise ValueError(f"reply {n} is {type(item).__name__}, not text or an object")
-        fields = {"id": f"{post_id}/r{n}", "parent": post_id, **fields}
+    for n, fields in enumerate(reply_fields(value, post_id), 1):  # the shapes check accepts
         try:
             replies.append(Reply.model_validate(fields))
         except ValidationError as exc:
-            raise ValueError(f"reply {n}: {exc.errors()[0]['msg']}") from None
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise ValueError(f"reply {n}: {where + ': ' if where else ''}{error['msg']}") from None
     return replies
 
 
