@@ -55,6 +55,9 @@ def test_config_variant_runs_one_example(path, variant, unreadable, offline_worl
         update={"limit": 1, "sample": False, "sample_per_class": None, "repeats": 1,
                 "concurrency": 1, "data_dir": str(DATA_DIR)}
     )  # fmt: skip
+    if cfg.method.startswith("mermaid"):  # its tools in this process, on the recordings
+        tools = {**cfg.method_config, "tool_transport": "inprocess"}
+        cfg = cfg.model_copy(update={"method_config": tools})
     build_indexes(cfg)
     build_checkpoints(cfg)
     run = prepare_run(cfg, tmp_path / "run", llm=schema_llm())
@@ -62,6 +65,7 @@ def test_config_variant_runs_one_example(path, variant, unreadable, offline_worl
     asyncio.run(run_session(run, 1))
     [record] = run.store.read_predictions()
     problem = record.exception or (record.verdict.error if record.verdict else None)
+    problem = problem or (record.verdict.abstain_reason if record.verdict else None)
     assert record.status == "ok", f"{record.status}: {problem}"
     assert record.verdict.usage.llm_calls >= 1
     record_property("experiment_stage", "finished")
