@@ -56,7 +56,8 @@ def test_report_files_are_written_and_html_is_self_contained(tmp_path):
     uris = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(uris) == 2
     assert all(base64.b64decode(u).startswith(b"\x89PNG") for u in uris)
-    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert not re.search(r'src="(?!data:)', page)
+    assert not re.search(r'href="(?!#ex-\d+"|#examples"|https?://)', page)  # in-page links
     assert "<td>0.750</td>" in page
 
 

@@ -24,7 +24,6 @@ from veracity.cli.common import (
     engine_for,
     ensure_model,
     parse_source_options,
-    progress_bar,
 )
 from veracity.cli.eval import resolve_config
 from veracity.errors import (
@@ -153,17 +152,24 @@ def _run(
     engine: Any,
     streaming: bool,
 ) -> BatchSummary:
+    from veracity.cli.progress import JobProgress, run_stats_parts
+    from veracity.cli.progress_view import ProgressView
     from veracity.evaluation.batch import output_line, run_batch
     from veracity.evaluation.runner import FATAL, RunningStats
     from veracity.infra import run_interruptible
 
     stats = RunningStats()
-    with progress_bar(show) as bar:
-        task = bar.add_task(batch.config.method, total=total, stats=stats.line(accuracy=False))
+    earlier = {r.id for r in batch.store.read_predictions()} if show else set()
+    job = JobProgress(batch.config.method, total=total, unit="rows")
+    with ProgressView(job, console, enabled=show) as view, view.watching():
 
         def emit(record) -> None:
             stats.add(record)
-            bar.update(task, advance=1, stats=stats.line(accuracy=False))
+            view.item_done(
+                stats=run_stats_parts(stats, accuracy=False),
+                usage=record.usage,
+                earlier=record.id in earlier,  # done in an earlier session: not in the pace
+            )
             if streaming:
                 sys.stdout.write(output_line(record) + "\n")
                 sys.stdout.flush()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from veracity.errors import LLMAuthError, ModelNotAvailable, SourceAuthError
-from veracity.evaluation.store import PredictionRecord
+from veracity.evaluation.store import PredictionRecord, input_summary
 from veracity.labels import LabelSpace
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.runtime import CachePaths
@@ -112,14 +112,16 @@ async def check_job(method, space: LabelSpace, job: Job) -> PredictionRecord:
             id=job.id,
             gold=job.gold,
             gold_original=job.gold_original,
+            input=input_summary(job.input),
             predicted=None,
             status="exception",
             latency_s=round(time.perf_counter() - started, 4),
             exception=traceback.format_exc(),
         )
     return PredictionRecord.from_verdict(
-        job.id, job.gold, job.gold_original, verdict, time.perf_counter() - started
-    )
+        job.id, job.gold, job.gold_original, verdict, time.perf_counter() - started,
+        input=input_summary(job.input),
+    )  # fmt: skip
 
 
 async def iterate(items: Iterable[Job]) -> AsyncIterator[Job]:

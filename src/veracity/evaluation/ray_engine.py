@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from veracity.errors import EngineError
 from veracity.evaluation.engines import FATAL, Job, Sink, WorkerSpec, check_job
 from veracity.evaluation.ray_slots import LLMSlots, SlotLimit
-from veracity.evaluation.store import PredictionRecord
+from veracity.evaluation.store import PredictionRecord, input_summary
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths
 
@@ -371,6 +371,7 @@ def _crash_record(job: Job, message: str) -> PredictionRecord:
         id=job.id,
         gold=job.gold,
         gold_original=job.gold_original,
+        input=input_summary(job.input),
         predicted=None,
         status="exception",
         exception=message,

@@ -22,6 +22,7 @@ from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
 from veracity.evaluation.repeats import is_repeated, summarize_repeats
+from veracity.evaluation.report_examples import example_rows, md_cell
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.labels import LabelSpace, get_label_space
 from veracity.types import cost_text
@@ -268,6 +269,20 @@ def _context(run: RunResult) -> dict[str, Any]:
         "n_errors": len(errors),
         "paper": _paper_context(run, cfg.paper) if cfg.paper else None,
         "actions": _action_rows(run),
+        **_examples(run),
+    }
+
+
+def _examples(run: RunResult) -> dict[str, Any]:
+    rows, left_out = example_rows(run.records)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
+    return {
+        "examples": rows,
+        "examples_left_out": left_out,
+        "outcomes": ", ".join(f"{n} {name}" for name, n in counts.items()),
+        "inputs_missing": sum(1 for r in rows if r.input is None),
     }
 
 
@@ -282,13 +297,15 @@ def _action_rows(run: RunResult) -> dict[str, Any] | None:
 
 def _env(autoescape: bool) -> jinja2.Environment:
     root = resources.files("veracity.evaluation") / "templates"
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(root)),
         undefined=jinja2.StrictUndefined,
         autoescape=autoescape,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["md"] = md_cell  # untrusted text in a Markdown table cell
+    return env
 
 
 def figures(run: RunResult) -> dict[str, bytes]:

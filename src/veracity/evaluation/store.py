@@ -43,12 +43,29 @@ from veracity.errors import RunStoreError
 from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
 from veracity.infra import append_line, cut_torn_line
 from veracity.redaction import strip_credentials
-from veracity.types import Usage, Verdict
+from veracity.types import CheckInput, Usage, Verdict
 
 __all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
 
 
 Status = Literal["ok", "abstained", "error", "exception"]
+INPUT_CHARS = 500  # a record keeps this much of what was checked, for reports
+
+
+def input_summary(item: CheckInput, limit: int = INPUT_CHARS) -> str:
+    """What was checked, in short: the claim, an article's title and opening, or a post
+    and its number of replies; runs of white space made single, cut at `limit`."""
+    tail = ""
+    if item.kind == "article":
+        text = f"{item.title} — {item.body}" if item.title else item.body
+    elif item.kind == "post":
+        text, n = item.text, len(item.replies)
+        tail = f" ({n} {'reply' if n == 1 else 'replies'})" if n else ""
+    else:
+        text = item.text
+    flat, room = " ".join(text.split()), limit - len(tail)
+    return (flat if len(flat) <= room else flat[: room - 1].rstrip() + "…") + tail
+
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|cookie)", re.I)
 REDACTED = "***redacted***"
@@ -62,6 +79,8 @@ class PredictionRecord(BaseModel):
         gold: the gold label in the method's label space; None in a batch run (inputs
             without labels, see `veracity batch`).
         gold_original: the gold label as the dataset gives it (None: no label).
+        input: what was checked, in short (`input_summary`); None in runs written before
+            records kept it.
         predicted: the method's label, or None (abstained, error or exception).
         status: ok, abstained, error (the verdict records a fault) or exception (the
             method crashed: a bug; `exception` holds the traceback).
@@ -78,6 +97,7 @@ class PredictionRecord(BaseModel):
     id: str
     gold: str | None = None
     gold_original: str | None = None
+    input: str | None = None
     predicted: str | None
     status: Status
     score: float | None = None
@@ -109,6 +129,7 @@ class PredictionRecord(BaseModel):
         gold_original: str | None,
         verdict: Verdict,
         latency_s: float,
+        input: str | None = None,
     ) -> PredictionRecord:
         if verdict.error:
             status: Status = "error"
@@ -120,6 +141,7 @@ class PredictionRecord(BaseModel):
             id=example_id,
             gold=gold,
             gold_original=gold_original,
+            input=input,
             predicted=verdict.label if status == "ok" else None,
             status=status,
             score=verdict.score if status == "ok" else None,

@@ -126,7 +126,8 @@ class LocalCorpus:
         rrf_depth: how many candidates of each ranking take part in the fusion.
         max_chunks_per_doc: keep at most this many chunks of one document in a result.
         indexes_dir: where named indexes live (default ``settings().indexes_dir``).
-        name: instance name for traces (default ``local:<index>``).
+        name: instance name for traces (default ``local:<index>``); the documents found
+            name the corpus (``local:<index>``) as their source whatever the instance name.
     """
 
     kind = "local"
@@ -317,7 +318,7 @@ class LocalCorpus:
             text=c.text,
             title=c.title,
             url=c.url,
-            source=self.name,
+            source=f"local:{self.folder.name}",  # the corpus, whatever role it is bound to
             published_at=c.published_at,
             score=score,
             metadata=meta,

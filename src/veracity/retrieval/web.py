@@ -136,7 +136,7 @@ class WebSearchSource:
             text=text or title,
             title=title,
             url=url,
-            source=self.name,
+            source=self.default_name,  # the engine, whatever role the source is bound to
             published_at=date,
             score=1.0 / rank,
             metadata=meta,

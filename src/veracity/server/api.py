@@ -28,6 +28,7 @@ from veracity.server.schemas import (
     SourcesInfo,
 )
 from veracity.server.store import JobRow
+from veracity.trace import describe_event
 from veracity.types import SearchFailures
 
 KEEPALIVE_S = 15.0
@@ -251,8 +252,9 @@ async def _sse(jobs: JobManager, job_id: str, start: int) -> AsyncIterator[str]:
                 seq, kind, body = finished.result()
             except StopAsyncIteration:
                 break
-            if kind == "trace":
-                data = {"seq": seq, "type": kind, **body}
+            if kind == "trace":  # with the event in words, for the progress list
+                text = describe_event(body["kind"], body["name"], body.get("data") or {})
+                data = {"seq": seq, "type": kind, **body, "text": text}
             else:
                 data = {"seq": seq, "type": kind, "data": body}
             yield f"id: {seq}\nevent: {kind}\ndata: {json.dumps(data)}\n\n"

@@ -143,7 +143,8 @@ class Problem(BaseModel):
 class StreamEvent(BaseModel):
     """The ``data`` of one server-sent event.
 
-    ``event: trace`` carries a trace event (`kind`, `name`, `t`, `data`);
+    ``event: trace`` carries a trace event (`kind`, `name`, `t`, `data`) and the same
+    event in words (`text`, e.g. "Searched wikipedia for “…”: 4 results");
     ``event: status`` a change of the job's status (in `data.status`);
     the stream ends with ``event: end``. The SSE ``id`` is `seq`.
     """
@@ -154,3 +155,6 @@ class StreamEvent(BaseModel):
     name: str | None = None
     t: float | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+    text: str | None = Field(
+        default=None, description="a trace event in words (plain text, to escape when shown)"
+    )

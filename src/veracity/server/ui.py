@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException
 
 from veracity.server.api import JobId, require_token, search_warning
 from veracity.server.apidocs import reference
+from veracity.server.inputs import input_view
 from veracity.server.views import build_report
 
 HERE = Path(__file__).parent
@@ -89,6 +90,15 @@ async def report_fragment(job_id: JobId, request: Request) -> HTMLResponse:
     )
 
 
+@fragments.get("/checks/{job_id}/input", response_class=HTMLResponse)
+async def input_fragment(job_id: JobId, request: Request) -> HTMLResponse:
+    """What the check checked: the claim, the article's title and opening, or the post."""
+    row = request.app.state.store.get(job_id)
+    if row is None:
+        raise HTTPException(404, f"no check with id {job_id!r}")
+    return render("_input.html.j2", request, v=input_view(row.request, row.preview))
+
+
 @fragments.get("/history", response_class=HTMLResponse)
 async def history_fragment(
     request: Request,
@@ -97,7 +107,9 @@ async def history_fragment(
 ) -> HTMLResponse:
     rows = request.app.state.store.history(limit + 1, before)
     older = rows[limit - 1].id if len(rows) > limit else None  # the cursor for the next page
-    return render("_history.html.j2", request, rows=rows[:limit], more=older)
+    shown = rows[:limit]
+    inputs = {r.id: input_view(r.request, r.preview) for r in shown}
+    return render("_history.html.j2", request, rows=shown, inputs=inputs, more=older)
 
 
 router.include_router(fragments)

@@ -11,6 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from veracity.server.inputs import web_address
+from veracity.trace import describe_event
+
 PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
 
 
@@ -20,17 +23,20 @@ class Segment:
     mark: bool = False
 
 
+KNOWN_STANCES = ("supports", "refutes", "neutral")
+
+
 @dataclass
 class EvidenceView:
-    source: str
+    source: str  # the source that found the document: wikipedia, local:scifact, duckduckgo
     title: str
-    url: str | None
+    url: str | None  # http(s) only: the link of the title
     date: str | None
     segments: list[Segment]
     quote: str | None
     quote_found: bool
     quote_verified: bool | None
-    stance: str
+    stance: str | None  # supports, refutes or neutral; None where the method did not say
     credibility: float | None
     note: str | None
 
@@ -92,13 +98,13 @@ def evidence_views(verdict: dict[str, Any]) -> list[EvidenceView]:
             EvidenceView(
                 source=doc.get("source", "unknown"),
                 title=doc.get("title") or doc.get("id", ""),
-                url=doc.get("url"),
+                url=web_address(doc.get("url")),
                 date=(doc.get("published_at") or "")[:10] or None,
                 segments=segments,
                 quote=ev.get("quote"),
                 quote_found=found,
                 quote_verified=ev.get("quote_verified"),
-                stance=ev.get("stance", "unknown"),
+                stance=ev.get("stance") if ev.get("stance") in KNOWN_STANCES else None,
                 credibility=ev.get("credibility"),
                 note=ev.get("note"),
             )
@@ -231,12 +237,13 @@ def searches(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def event_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every event, generically: kind, name, time and its data as indented JSON."""
+    """Every event: kind, name, time, the event in words and its raw data as indented JSON."""
     return [
         {
             "kind": e["kind"],
             "name": e["name"],
             "t": e["t"],
+            "text": describe_event(e["kind"], e["name"], e.get("data") or {}),
             "data": json.dumps(e["data"], indent=2, ensure_ascii=False, default=str),
         }
         for e in events

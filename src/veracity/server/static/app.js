@@ -204,35 +204,16 @@ const short = (text, n = 160) => {
 };
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-// One line of the live progress list for a trace event (null: counted, not listed).
+// One line of the live progress list for a trace event (null: counted, not listed). The
+// server sends each event in words (`text`); the line is set as text, never as markup.
 function describe(e) {
-  const d = e.data || {};
-  const round = d.round != null ? `, round ${d.round}` : "";
-  switch (e.kind) {
-    case "llm_call": return null;
-    case "stage": return `${e.name}: ${d.step || "stage"}${d.phase ? ` (${d.phase})` : ""}${round}`;
-    case "search": {
-      const q = d.query && typeof d.query === "object" ? d.query.text : d.query;
-      return `Searched ${e.name}${q ? ` for “${short(q, 80)}”` : ""}: ${plural((d.results || []).length, "result")}`;
-    }
-    case "agent_turn":
-      if (d.step != null) return `${e.name}, step ${d.step}: ${d.action || ""} ${short(d.thought, 120)}`;
-      {
-        const where = [d.phase, d.round != null ? `round ${d.round}` : null].filter(Boolean);
-        return `${e.name}${where.length ? ` (${where.join(", ")})` : ""}: ${short(d.text)}`;
-      }
-    case "ruling": return `${e.name} ruled: ${d.decision ?? "no decision yet"}${round}`;
-    case "stop_signal": {
-      const margin = typeof d.margin === "number" ? `, margin ${d.margin.toFixed(2)}` : "";
-      const verdict = d.stop === true ? "stop" : d.stop === false ? "continue" : "reading";
-      return `${e.name}${round}: ${verdict}${margin}`;
-    }
-    case "tool_call": return `Tool ${d.tool || e.name}${d.error ? ` failed: ${short(d.error)}` : ""}`;
-    case "tree_node": return `Argument ${d.node_id}${d.status ? ` (${d.status})` : ""}: ${short(d.claim, 120)}`;
-    case "memory_recall": return `Evidence memory ${d.action}: ${plural(d.hits ?? 0, "hit")}`;
-    case "error": return `Fault in ${e.name}: ${short(d.error)}`;
-    default: return `${e.kind} · ${e.name} ${short(JSON.stringify(d), 120)}`;
-  }
+  if (e.kind === "llm_call") return null;
+  if (e.text) return e.text;
+  const shown = (v) => Array.isArray(v) ? plural(v.length, "item")
+    : v && typeof v === "object" ? plural(Object.keys(v).length, "field") : short(v, 80);
+  const pairs = Object.entries(e.data || {}).filter(([, v]) => v != null)
+    .map(([k, v]) => `${k.replace(/_/g, " ")}: ${shown(v)}`);
+  return `${e.kind} from ${e.name}${pairs.length ? `: ${pairs.join("; ")}` : ""}`;
 }
 
 // ------------------------------------------------------------------ the check page
@@ -264,13 +245,19 @@ function initCheck(root) {
     list.appendChild(li);
     list.scrollTop = list.scrollHeight;
   }
+  async function loadInput() {
+    const resp = await api(`/ui/checks/${jobId}/input`);
+    if (!resp.ok) return showError(pageError, await problemText(resp));
+    $("#checked").innerHTML = await resp.text(); // server-rendered, escaped
+  }
   async function loadReport() {
     const resp = await api(`/ui/checks/${jobId}/report`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
-    $("#report").innerHTML = await resp.text();
+    $("#report").innerHTML = await resp.text(); // server-rendered, escaped
   }
 
   async function start() {
+    await loadInput();
     const resp = await api(`/v1/checks/${jobId}?trace=false`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
     const job = await resp.json();
