@@ -67,6 +67,7 @@ class AgentTurnData(EventData):
     text: str | None = None
     stance: str | None = None
     step: int | None = None
+    steps: int | None = None  # the step limit of the loop the step belongs to
     thought: str | None = None
     action: str | None = None
 
@@ -121,6 +122,9 @@ class StageData(EventData):
     """A stage of a method starting or ending."""
 
     step: str | None = None
+    round: int | None = None  # a debate round starting (``step="round"``) ...
+    rounds: int | None = None  # ... and the number of the last round it may run
+    iterations: int | None = None  # the iteration limit of a method that iterates (ToE)
 
 
 class ErrorData(EventData):

@@ -9,11 +9,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import PLAIN, app, console, fail, out
 from veracity.cli.common import BASE_URL_OPTION, PROVIDER_OPTION, ensure_model
 from veracity.errors import ConfigError, DatasetError, RunStoreError
 
-advfact_app = typer.Typer(help="ToE's adversarial robustness set (AdvFact).")
+advfact_app = typer.Typer(
+    help="ToE's adversarial robustness set (AdvFact).",
+    **PLAIN,  # type: ignore[arg-type]
+)
 app.add_typer(advfact_app, name="advfact")
 
 

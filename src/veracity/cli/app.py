@@ -11,13 +11,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
+    import click
     from rich.console import Console
 
+
+class WrappingGroup(TyperGroup):
+    """A command group whose help lists each subcommand with its whole first sentence,
+    wrapped to the terminal's width (click cuts it to one line, ending in "...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 # Plain (click) help and errors: typer's rich formatting imports rich's markdown stack,
-# which more than doubles the start-up time of every --help.
-PLAIN = {"rich_markup_mode": None}
+# which more than doubles the start-up time of every --help. Every group is a
+# WrappingGroup, so that no description is cut.
+PLAIN = {"rich_markup_mode": None, "cls": WrappingGroup}
 
 app = typer.Typer(
     name="veracity",

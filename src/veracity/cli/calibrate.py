@@ -89,9 +89,9 @@ def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
 def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[SignalRecord]:
     import asyncio
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from veracity.evaluation.runner import prepare_run, run_session
+    from veracity.cli.progress import JobProgress, run_stats_parts
+    from veracity.cli.progress_view import ProgressView
+    from veracity.evaluation.runner import RunningStats, prepare_run, run_session
     from veracity.methods.radar.calibration import record_from_verdict
 
     run = prepare_run(cfg, directory)
@@ -101,15 +101,18 @@ def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[Sig
         f"[bold]{run.info.name}/{run.config.split}[/]: {len(run.examples)} examples "
         f"({len(run.examples) - len(run.todo)} already done), run directory {run.store.path}"
     )
-    columns = (
-        TextColumn("[bold]inference"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console) as bar:
-        task = bar.add_task("", total=len(run.todo))
-        asyncio.run(run_session(run, concurrency, lambda rec: bar.advance(task)))
+    stats = RunningStats()
+    for rec in run.store.read_predictions():
+        stats.add(rec)
+    job = JobProgress("radar · every round", total=len(run.examples))
+    job.advance(len(run.examples) - len(run.todo), earlier=True)  # resumed: not in the pace
+    with ProgressView(job, console) as view, view.watching():
+
+        def on_record(rec) -> None:
+            stats.add(rec)
+            view.item_done(stats=run_stats_parts(stats), usage=rec.usage)
+
+        asyncio.run(run_session(run, concurrency, on_record))
     records, skipped = [], 0
     for rec in run.store.read_predictions():
         if rec.status != "ok" or rec.verdict is None:

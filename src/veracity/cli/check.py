@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -21,9 +21,6 @@ from veracity.cli.common import (
     with_memory_mode,
 )
 from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
-
-if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
-    from veracity.types import TraceEvent
 
 
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
@@ -44,17 +41,6 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
         return require_decodable(text, "the text argument")
     except InputError as exc:
         fail(str(exc))
-
-
-def _describe(event: TraceEvent) -> str | None:
-    if event.kind == "llm_call":
-        return f"LLM · {event.name}"
-    if event.kind == "search":
-        return f"searching · {event.name}"
-    if event.kind in ("stage", "agent_turn"):
-        step = event.data.get("step") or event.data.get("phase") or ""
-        return f"{event.name} {step}".strip()
-    return None
 
 
 @app.command()
@@ -140,7 +126,7 @@ def check(
         console.print(f"[dim]{note}[/]", soft_wrap=True)
     ensure_model(run.config.llm)
     try:
-        verdict = _run_with_spinner(m, item, show=not as_json)
+        verdict = _run_with_progress(m, item)
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
     except TypeError as exc:  # the method does not take this kind of input
@@ -167,22 +153,15 @@ def _warn_search_failures(verdict: Any) -> None:
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
-def _run_with_spinner(method: Any, item: Any, show: bool):
+def _run_with_progress(method: Any, item: Any):
+    """Check `item`, showing its stage, round, calls and time on standard error (with
+    --json too: the verdict alone goes to standard output)."""
     import asyncio
 
-    from veracity import context
+    from veracity.cli.progress_view import check_view
 
-    if not show:
+    with check_view(method, console) as view, view.watching():
         return asyncio.run(method.check(item))
-    with console.status(f"{method.name}: starting…") as status:
-
-        def update(event: TraceEvent) -> None:
-            line = _describe(event)
-            if line:
-                status.update(f"{method.name}: {line}")
-
-        with context.observe(update):
-            return asyncio.run(method.check(item))
 
 
 @app.command()

@@ -1,5 +1,5 @@
 """Helpers shared by the CLI commands: the model and source options, input errors,
-model pulls, progress columns."""
+model pulls (progress lines are in `veracity.cli.progress`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ from veracity.cli.app import console, fail
 from veracity.errors import ConfigError, ModelNotAvailable
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, ProgressColumn
-
     from veracity.config import LLMConfig
 
 
@@ -56,30 +54,6 @@ def parse_source_options(specs: list[str]) -> dict[str, dict[str, Any]]:
             options[key] = arg.strip()
         out[name] = options
     return out
-
-
-def eta_columns() -> tuple[ProgressColumn, ...]:
-    """Progress columns for a long run: description, bar, done/total, elapsed, ETA and a
-    ``stats`` field (pass ``stats=...`` to ``add_task`` and ``update``)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return (
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[stats]}"),
-    )
 
 
 def parse_set_options(specs: list[str]) -> dict[str, Any]:
@@ -197,12 +171,3 @@ def engine_for(
             f"{flag.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(why) from None
-
-
-def progress_bar(show: bool) -> Progress:
-    """The progress bar of `eval` and `batch` (on standard error): count, elapsed time,
-    ETA (when the total is known) and a status text in the field ``stats``."""
-    from rich.progress import Progress
-
-    columns = eta_columns()
-    return Progress(*columns, console=console, disable=not show, transient=False)

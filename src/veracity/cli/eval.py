@@ -23,7 +23,6 @@ from veracity.cli.common import (
     ensure_model,
     parse_set_options,
     parse_source_options,
-    progress_bar,
     with_memory_mode,
 )
 from veracity.errors import (
@@ -98,21 +97,22 @@ def _run_with_progress(
     run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
 ) -> Metrics:
 
+    from veracity.cli.progress import JobProgress, run_stats_parts
+    from veracity.cli.progress_view import ProgressView
     from veracity.evaluation.runner import RunningStats, run_session
     from veracity.infra import run_interruptible
 
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
-    todo = len(run.todo)
-    with progress_bar(show) as bar:
-        task = bar.add_task(
-            f"{run.config.method} · {run.info.name}", total=todo, stats=stats.line()
-        )
+    job = JobProgress(f"{run.config.method} · {run.info.name}", total=len(run.examples))
+    job.advance(len(run.examples) - len(run.todo), earlier=True)  # resumed: not in the pace
+    job.stats = run_stats_parts(stats)
+    with ProgressView(job, console, enabled=show) as view, view.watching():
 
         def on_record(rec) -> None:
             stats.add(rec)
-            bar.update(task, advance=1, stats=stats.line())
+            view.item_done(stats=run_stats_parts(stats), usage=rec.usage)
 
         return run_interruptible(run_session(run, concurrency, on_record, engine))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ import typer
 from veracity.cli.app import PLAIN, app, console, fail, out
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that commands start fast
+    from veracity.cli.progress_view import ProgressView
     from veracity.retrieval.local_index import IndexManifest
     from veracity.types import Document
 
@@ -29,26 +31,35 @@ def _mode(value: str | None) -> str | None:
     return value
 
 
-def _read(path: Path, fields: str | None) -> list[Document]:
+def _read(path: Path, fields: str | None, view: ProgressView | None = None) -> list[Document]:
     from veracity.retrieval.local_docs import CorpusInputError, FieldMap, read_documents
 
     try:
         field_map = FieldMap.parse(fields) if fields else None
+        if view is not None:
+            return _counted(read_documents(path, field_map), view)
         with console.status(f"reading {path}…"):
             return list(read_documents(path, field_map))
     except CorpusInputError as exc:
         fail(str(exc))
 
 
-def _dataset_corpus(name: str) -> list[Document]:
+def _dataset_corpus(name: str, view: ProgressView) -> list[Document]:
     from veracity.datasets import get_dataset
     from veracity.errors import DatasetError
 
     try:
-        with console.status(f"reading the {name} corpus…"):
-            return list(get_dataset(name).corpus())
+        return _counted(get_dataset(name).corpus(), view)
     except (DatasetError, LookupError) as exc:
         fail(str(exc))
+
+
+def _counted(docs: Iterable[Document], view: ProgressView) -> list[Document]:
+    out = []
+    for doc in docs:
+        out.append(doc)
+        view.advance()
+    return out
 
 
 def _summary(m: IndexManifest, verb: str) -> None:
@@ -87,6 +98,8 @@ def build(
     """Index documents for offline search."""
     from pydantic import ValidationError
 
+    from veracity.cli.progress import JobProgress
+    from veracity.cli.progress_view import ProgressView
     from veracity.nlp.embeddings import EmbedderError
     from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local import build_local_corpus
@@ -99,16 +112,19 @@ def build(
         fail(f"bad chunking options: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc'][0]})")
     if (path is None) == (dataset is None):
         fail("give either PATH or --dataset NAME")
-    docs = _read(path, fields) if path is not None else _dataset_corpus(dataset)
-    try:
-        with console.status(f"indexing {len(docs):,} documents ({mode})…"):
+    job = JobProgress(f"index {name} ({mode})", unit="documents")
+    with ProgressView(job, console) as view:
+        view.set_stage("reading")
+        docs = _read(path, fields, view) if path is not None else _dataset_corpus(dataset, view)
+        try:
             corpus = build_local_corpus(
-                name, docs, mode=mode, embedder=embedder, chunking=chunking, overwrite=overwrite
-            )
-    except IndexBuildError as exc:
-        fail(str(exc))
-    except EmbedderError as exc:
-        fail(str(exc), code=3)
+                name, docs, mode=mode, embedder=embedder, chunking=chunking,
+                overwrite=overwrite, progress=view.position,
+            )  # fmt: skip
+        except IndexBuildError as exc:
+            fail(str(exc))
+        except EmbedderError as exc:
+            fail(str(exc), code=3)
     _summary(corpus.manifest, "built")
     console.print(f"stored in {corpus.folder}")
     if name == DEFAULT_INDEX:

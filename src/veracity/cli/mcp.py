@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from veracity.cli.app import app, fail
+from veracity.cli.app import PLAIN, app, fail
 from veracity.cli.common import (
     BASE_URL_OPTION,
     MODEL_OPTION,
@@ -22,6 +22,7 @@ mcp_app = typer.Typer(
     help="Serve veracity over the Model Context Protocol (stdio by default).",
     invoke_without_command=True,
     no_args_is_help=False,
+    **PLAIN,  # type: ignore[arg-type]
 )
 app.add_typer(mcp_app, name="mcp")
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from veracity.cli.app import app, console, fail, out
 from veracity.errors import LabelError, MetricsError, RunStoreError
+
+if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
+    from rich.table import Table
+
+    from veracity.evaluation.compare import Comparison, Paired, RunRow
 
 
 @app.command()
@@ -36,10 +42,7 @@ def compare(
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
 ) -> None:
     """Compare runs side by side, with paired differences and a bootstrap CI on macro-F1."""
-    from rich.table import Table
-
     from veracity.evaluation.compare import compare_runs, to_markdown
-    from veracity.types import cost_text
 
     try:
         result = compare_runs(runs, n_boot=n_boot, seed=seed)
@@ -51,18 +54,55 @@ def compare(
     if markdown:
         out.print(to_markdown(result), markup=False, highlight=False, soft_wrap=True)
         return
-    table = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
-                  "p50 / p95 (s)", "wall (s)", "cost (USD)")  # fmt: skip
+    for table in comparison_tables(result, out.width):
+        out.print(table)
+
+
+def comparison_tables(result: Comparison, width: int) -> list[Table]:
+    """The runs and their paired differences as tables no wider than `width`: one row
+    per run with its name when that fits, else the runs numbered in a table of their own
+    (names wrap) and the figures under short headers (never cut to "accur…")."""
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    from veracity.types import cost_text
+
+    def latency(r: RunRow) -> str:
+        return "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"
+
+    def figures(r: RunRow) -> list[str]:
+        return [str(r.n), f"{r.accuracy:.3f}", f"{r.macro_f1:.3f}",
+                f"{r.tokens_per_example:,.1f}", latency(r), f"{r.wall_time_s:.0f}",
+                cost_text(r.cost_usd, r.unpriced_llm_calls)]  # fmt: skip
+
+    def ci(p: Paired) -> list[str]:
+        return [str(p.shared), f"{p.accuracy_diff:+.3f}", f"{p.macro_f1_diff:+.3f}",
+                f"[{p.ci_low:+.3f}, {p.ci_high:+.3f}]"]  # fmt: skip
+
+    wide = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
+                 "p50 / p95 (s)", "wall (s)", "cost (USD)")  # fmt: skip
     for r in result.runs:
-        lat = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"
-        cost = cost_text(r.cost_usd, r.unpriced_llm_calls)
-        table.add_row(Path(r.run).name, r.method, r.model, str(r.n), f"{r.accuracy:.3f}",
-                      f"{r.macro_f1:.3f}", f"{r.tokens_per_example:,.1f}", lat,
-                      f"{r.wall_time_s:.0f}", cost)  # fmt: skip
-    out.print(table)
+        wide.add_row(Path(r.run).name, r.method, r.model, *figures(r))
     paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
     for p in result.paired:
-        ci = f"[{p.ci_low:+.3f}, {p.ci_high:+.3f}]"
-        paired.add_row(f"{p.other} − {p.reference}", str(p.shared), f"{p.accuracy_diff:+.3f}",
-                       f"{p.macro_f1_diff:+.3f}", ci)  # fmt: skip
-    out.print(paired)
+        paired.add_row(f"{p.other} − {p.reference}", *ci(p))
+    measure = Console(width=10_000)
+    needed = max(Measurement.get(measure, measure.options, t).maximum for t in (wide, paired))
+    if needed <= width:
+        return [wide, paired]
+    number = {Path(r.run).name: f"#{i}" for i, r in enumerate(result.runs, 1)}
+    names = Table("#", "run", "method", "model", title="runs (#1 is the reference)")
+    for i, r in enumerate(result.runs, 1):
+        names.add_row(f"#{i}", Path(r.run).name, r.method, r.model)
+    for column in names.columns[1:]:
+        column.overflow = "fold"
+    short = Table("#", "n", "acc", "F1", "tok/ex", "p50/p95 s", "wall s", "USD",
+                  title="acc: accuracy · F1: macro-F1 · tok/ex: tokens per example")  # fmt: skip
+    for i, r in enumerate(result.runs, 1):
+        short.add_row(f"#{i}", *figures(r))
+    diffs = Table("runs", "shared", "Δ acc", "Δ F1", "95% CI of Δ F1")
+    for p in result.paired:
+        diffs.add_row(f"{number.get(p.other, p.other)} − {number.get(p.reference, p.reference)}",
+                      *ci(p))  # fmt: skip
+    return [names, short, diffs]

@@ -6,23 +6,24 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import Progress
 from rich.table import Table
 
-from veracity.cli.app import app, console, fail, leave_interrupted, out
+from veracity.cli.app import PLAIN, app, console, fail, leave_interrupted, out
 from veracity.cli.common import (
     BASE_URL_OPTION,
     MODEL_OPTION,
     PROVIDER_OPTION,
     SOURCE_OPTION,
     ensure_model,
-    eta_columns,
     parse_source_options,
 )
 from veracity.errors import ConfigError, DatasetError, EvalError
 from veracity.types import Usage, cost_text
 
-train_app = typer.Typer(help="Train a method's learned parts on a labelled dataset split.")
+train_app = typer.Typer(
+    help="Train a method's learned parts on a labelled dataset split.",
+    **PLAIN,  # type: ignore[arg-type]
+)
 app.add_typer(train_app, name="train")
 
 
@@ -130,26 +131,29 @@ def _setup(
 
 
 def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, show: bool) -> None:
+    from veracity.cli.progress import JobProgress, Part
+    from veracity.cli.progress_view import ProgressView
     from veracity.evaluation.training import collect
     from veracity.infra import run_interruptible
 
     total = Usage()
     errors = 0
-    columns = eta_columns()
-    with Progress(*columns, console=console, disable=not show) as bar:
-        task = bar.add_task("toe · collecting trees", total=todo, stats="")
+    job = JobProgress("toe · collecting trees", total=len(examples), unit="claims")
+    job.advance(len(examples) - todo, earlier=True)  # collected before: not in the pace
+    with ProgressView(job, console, enabled=show) as view, view.watching():
 
         def on_record(rec: dict, verdict: Any) -> None:
             nonlocal errors
             total.add(verdict.usage)
             errors += int(bool(rec.get("error")))
-            policy = trainer.method.models.policy
-            stats = (
-                f"{total.llm_calls:,} LLM calls · {total.total_tokens:,} tokens · "
-                f"{cost_text(total.cost_usd, total.unpriced_llm_calls, currency='$')} · "
-                f"GRPO updates {policy.updates} · errors {errors}"
-            )
-            bar.update(task, advance=1, stats=stats)
+            stats = [
+                Part(f"{total.total_tokens:,} tok", 1),
+                Part(cost_text(total.cost_usd, total.unpriced_llm_calls, currency="$"), 2),
+                Part(f"GRPO updates {trainer.method.models.policy.updates}", 3),
+            ]
+            if errors:
+                stats.append(Part(f"{errors} errors", 6, "yellow"))
+            view.item_done(stats=stats, usage=verdict.usage)
 
         # Ctrl-C stops at once, without waiting for a model call in a worker thread
         run_interruptible(collect(trainer, examples, info, space, on_record))

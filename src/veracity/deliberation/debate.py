@@ -178,7 +178,10 @@ class Debate:
         rounds_run = 0
         for plan in self.schedule.rounds():
             state.round, state.phase = plan.round, plan.phase
-            ctx.event("stage", "debate", step="round", round=plan.round, phase=plan.phase)
+            ctx.event(
+                "stage", "debate", step="round", round=plan.round, phase=plan.phase,
+                rounds=self.schedule.last_round,
+            )  # fmt: skip
             for group in plan.order:
                 turns = await asyncio.gather(
                     *(self.speakers[name].speak(state, plan.phase, plan.round) for name in group)

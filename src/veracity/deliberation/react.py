@@ -348,10 +348,10 @@ async def react_loop(
         trajectory.steps.append(step)
         if decision.tool is None:
             trajectory.finished = True
-            _record(step, tag, on_step)
+            _record(step, tag, on_step, max_steps)
             break
         await _act(step, by_name[decision.tool], decision.arguments, before_call, tag)
-        _record(step, tag, on_step)
+        _record(step, tag, on_step, max_steps)
     return trajectory
 
 
@@ -395,11 +395,12 @@ def _conversation(opening: list[Message], trajectory: Trajectory) -> list[Messag
     return convo
 
 
-def _record(step: Step, tag: str, on_step: Callable[[Step], None] | None) -> None:
+def _record(step: Step, tag: str, on_step: Callable[[Step], None] | None, max_steps: int) -> None:
     context.current().event(
         "agent_turn",
         tag,
         step=step.index,
+        steps=max_steps,
         thought=step.thought,
         action=step.action,
         input=step.input,

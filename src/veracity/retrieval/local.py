@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.config import settings
 from veracity.retrieval.base import Query, SourceError, apply_rules, domain_matches
-from veracity.retrieval.local_build import add_to_index, build_index
+from veracity.retrieval.local_build import BuildProgress, add_to_index, build_index
 from veracity.retrieval.local_index import (
     BM25Params,
     ChunkingConfig,
@@ -338,6 +338,7 @@ def build_local_corpus(
     bm25: BM25Params | None = None,
     indexes_dir: Path | None = None,
     overwrite: bool = False,
+    progress: BuildProgress | None = None,
 ) -> LocalCorpus:
     """Index `documents` under `name` and return a `LocalCorpus` over the new index.
 
@@ -352,6 +353,7 @@ def build_local_corpus(
         chunking=chunking,
         bm25=bm25,
         overwrite=overwrite,
+        progress=progress,
     )
     return LocalCorpus(str(folder) if folder.name != name else name, indexes_dir=indexes_dir)
 

@@ -11,7 +11,7 @@ import datetime as _dt
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sized
 from pathlib import Path
 
 import bm25s
@@ -33,15 +33,25 @@ from veracity.retrieval.local_index import (
 )
 from veracity.types import Document
 
+BuildProgress = Callable[[str, int, int | None], None]
+"""Told ``(stage, done, total)`` while an index is built: stage ``chunking`` (documents),
+``embedding`` (chunks) or ``writing``; total None where it is not known."""
+
 
 def _chunk_documents(
-    docs: Iterable[Document], chunking: ChunkingConfig, known: set[str]
+    docs: Iterable[Document],
+    chunking: ChunkingConfig,
+    known: set[str],
+    progress: BuildProgress | None = None,
 ) -> tuple[list[ChunkRecord], int, int]:
     """Chunk new documents; returns (chunks, documents added, documents skipped)."""
     records: list[ChunkRecord] = []
     seen: set[str] = set()
     added = skipped = 0
-    for doc in docs:
+    total = len(docs) if isinstance(docs, Sized) else None
+    for n, doc in enumerate(docs, 1):
+        if progress is not None:
+            progress("chunking", n, total)
         if doc.id in known:
             skipped += 1
             continue
@@ -77,11 +87,18 @@ def _chunk_documents(
     return records, added, skipped
 
 
-def _embed(embedder: Embedder, chunks: list[ChunkRecord], batch: int = 256) -> np.ndarray:
-    rows = [
-        embedder.embed([f"{c.title}. {c.text}" if c.title else c.text for c in part])
-        for part in (chunks[i : i + batch] for i in range(0, len(chunks), batch))
-    ]
+def _embed(
+    embedder: Embedder,
+    chunks: list[ChunkRecord],
+    batch: int = 256,
+    progress: BuildProgress | None = None,
+) -> np.ndarray:
+    rows = []
+    for i in range(0, len(chunks), batch):
+        part = chunks[i : i + batch]
+        rows.append(embedder.embed([f"{c.title}. {c.text}" if c.title else c.text for c in part]))
+        if progress is not None:
+            progress("embedding", i + len(part), len(chunks))
     return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, 0), np.float32)
 
 
@@ -122,6 +139,7 @@ def build_index(
     chunking: ChunkingConfig | None = None,
     bm25: BM25Params | None = None,
     overwrite: bool = False,
+    progress: BuildProgress | None = None,
 ) -> IndexManifest:
     """Build a new index in `folder` from `documents`.
 
@@ -133,6 +151,7 @@ def build_index(
         chunking: how to cut documents into passages.
         bm25: BM25 parameters.
         overwrite: replace an existing index instead of refusing.
+        progress: told how far the build has got (see `BuildProgress`).
 
     Raises:
         IndexBuildError: the index exists (without `overwrite`), no documents, bad ids.
@@ -147,7 +166,7 @@ def build_index(
     chunking = chunking or ChunkingConfig()
     if chunking.overlap >= chunking.max_words:
         raise IndexBuildError("chunk overlap must be smaller than the chunk size")
-    records, added, _ = _chunk_documents(documents, chunking, set())
+    records, added, _ = _chunk_documents(documents, chunking, set(), progress)
     if not records:
         raise IndexBuildError("no documents to index")
     now = _dt.datetime.now(_dt.timezone.utc)
@@ -164,11 +183,13 @@ def build_index(
         ref = embedder or "all-MiniLM-L6-v2"
         model = get_embedder(ref)
         t0 = time.perf_counter()
-        embeddings = _embed(model, records)
+        embeddings = _embed(model, records, progress=progress)
         manifest.embed_seconds = round(time.perf_counter() - t0, 3)
         manifest.embedder, manifest.embedder_name = ref, model.name
         manifest.dim = int(embeddings.shape[1])
     manifest.documents, manifest.chunks = added, len(records)
+    if progress is not None:
+        progress("writing", 0, None)
     with locked(folder, exclusive=True):
         if overwrite and (folder / "embeddings.npy").exists() and embeddings is None:
             (folder / "embeddings.npy").unlink()
