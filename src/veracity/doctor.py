@@ -33,7 +33,14 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from veracity.config import ConfigError, LLMConfig, RunConfig, data_dir, settings
+from veracity.config import (
+    ConfigError,
+    LLMConfig,
+    RunConfig,
+    data_dir,
+    default_data_dir,
+    settings,
+)
 from veracity.redaction import split_credentials
 
 Status = Literal["ok", "warn", "fail", "skipped"]
@@ -181,12 +188,27 @@ def _disk() -> Finding:
 
 
 def _data(cfg: RunConfig) -> Finding:
+    """The data directory and which benchmark sets are in it."""
+    from veracity.datasets.catalogue import entries
+
+    get = (
+        "`veracity datasets get NAME …` (or --all) downloads benchmarks; "
+        "`veracity datasets` lists them"
+    )
     try:
         found = data_dir(cfg.data_dir)
     except ConfigError:
-        return Finding(check="benchmark data", status="warn", detail="no data directory found",
-                       fix="set VERACITY_DATA_DIR to evaluate on benchmarks")  # fmt: skip
-    return Finding(check="benchmark data", status="ok", detail=str(found))
+        where = cfg.data_dir or default_data_dir()
+        return Finding(check="benchmark data", status="warn",
+                       detail=f"no data directory at {where} yet", fix=get)  # fmt: skip
+    sets = entries()
+    present = [e.folder for e in sets if (found / e.folder).is_dir()]
+    missing = [e.folder for e in sets if e.kind == "download" and e.folder not in present]
+    detail = f"{found}: {len(present)} of {len(sets)} sets present ({', '.join(present) or 'none'})"
+    if missing:
+        detail += f"; fetchable: {', '.join(missing)}"
+    status = "ok" if present else "warn"
+    return Finding(check="benchmark data", status=status, detail=detail, fix=get if missing else "")
 
 
 def _model(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:

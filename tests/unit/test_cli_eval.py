@@ -152,27 +152,6 @@ def test_progress_bar_shows_running_accuracy(tmp_path, llm):
     assert "8/8" in result.output and "acc 0.750" in result.output and "$0.0000" in result.output
 
 
-def test_datasets_lists_what_is_present_and_counts(tmp_path):
-    import shutil
-    from pathlib import Path
-
-    from veracity.datasets import load_dataset
-
-    fixtures = Path(__file__).parents[1] / "data" / "datasets"
-    shutil.copytree(fixtures / "scifact", tmp_path / "scifact")
-    wide = {"COLUMNS": "200"}
-    result = runner.invoke(app, ["datasets", "--data-dir", str(tmp_path), "--counts"], env=wide)
-    assert result.exit_code == 0, result.output
-    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
-    n = len(load_dataset("scifact", "train", tmp_path))
-    assert f"train {n:,}" in rows["scifact"] and rows["scifact"].rstrip("│ ").endswith("yes")
-    assert rows["liar"].rstrip("│ ").endswith("no")  # listed, not present, not counted
-    assert "train" in rows["liar"] and "10," not in rows["liar"]
-
-    missing = runner.invoke(app, ["datasets", "--data-dir", str(tmp_path / "nope")])
-    assert missing.exit_code != 0 and "VERACITY_DATA_DIR" in missing.output
-
-
 def test_a_run_where_most_examples_fail_says_why_and_exits_non_zero(tmp_path, monkeypatch):
     from veracity.testing import ScriptedLLM, ScriptedReply
 

@@ -1,56 +1,105 @@
-"""`veracity datasets`: the benchmark datasets and which are present in the data directory."""
+"""`veracity datasets`: the benchmark datasets, which are present, and how to get the rest.
+
+`veracity datasets get` (in `cli/datasets_get.py`) downloads them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from veracity.cli.app import app, fail, out
-from veracity.errors import ConfigError
+from veracity.cli.app import PLAIN, app, fail, out
+
+datasets_app = typer.Typer(
+    help="The benchmark datasets: list them (and which are present), or download them.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    **PLAIN,  # type: ignore[arg-type]
+)
+app.add_typer(datasets_app, name="datasets")
+
+DATA_DIR_HELP = "benchmark data directory (default: VERACITY_DATA_DIR, else VERACITY_HOME/datasets)"
+STATUS = {"download": "fetchable", "manual": "by hand", "build": "build"}
 
 
-@app.command("datasets")
+@datasets_app.callback()
 def datasets_(
-    data_dir: Path | None = typer.Option(
-        None, "--data-dir", help="benchmark data directory (default: VERACITY_DATA_DIR)"
-    ),
+    ctx: typer.Context,
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     counts: bool = typer.Option(False, "--counts", help="load every split and count examples"),
 ) -> None:
-    """List the benchmark datasets: label space, input kind, splits, and which are present."""
+    """List the benchmark datasets: input kind, labels, splits, and whether each is present,
+    fetchable (`veracity datasets get NAME`), to be fetched by hand, or built locally."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from veracity.config import ConfigError, default_data_dir
+    from veracity.config import data_dir as find_data_dir
+
+    root = default_data_dir() if data_dir is None else data_dir
+    if data_dir is not None:
+        try:
+            find_data_dir(data_dir)
+        except ConfigError as exc:
+            fail(str(exc))
+    where = "" if root.is_dir() else " (not created yet: `veracity datasets get` creates it)"
+    out.print(f"data directory: {root}{where}", markup=False, highlight=False, soft_wrap=True)
+    statuses = _print_table(root, counts)
+    _print_footer(statuses)
+
+
+def _print_table(root: Path, counts: bool) -> dict[str, list[str]]:
+    from rich import box
     from rich.table import Table
 
-    from veracity.config import data_dir as find_data_dir
-    from veracity.datasets import list_datasets, load_dataset
-    from veracity.errors import DatasetError
+    from veracity.datasets import list_datasets
+    from veracity.datasets.catalogue import entry
 
-    try:
-        root: Path | None = find_data_dir(data_dir)
-    except ConfigError as exc:
-        if data_dir is not None:
-            fail(str(exc))
-        root = None
-    table = Table(title=f"data directory: {root or 'not found'}")
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     table.add_column("dataset", no_wrap=True)
-    for column in ("labels", "input", "splits", "corpus", "present"):
-        table.add_column(column)
+    table.add_column("input", no_wrap=True)
+    table.add_column("labels", no_wrap=True)
+    table.add_column("splits", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    statuses: dict[str, list[str]] = {}
     for info in list_datasets():
-        present = root is not None and (root / info.folder).is_dir()
-        splits = ", ".join(info.splits)
-        if counts and present:
-            sizes = []
-            for split in info.splits:
-                try:
-                    sizes.append(f"{split} {len(load_dataset(info.name, split, root)):,}")
-                except DatasetError as exc:
-                    sizes.append(f"{split} [red]error: {exc}[/]")
-            splits = ", ".join(sizes)
-        table.add_row(
-            info.name,
-            info.label_space,
-            info.input_kind,
-            splits,
-            "yes" if info.has_corpus else "",
-            "yes" if present else "[yellow]no[/]",
-        )
+        present = (root / info.folder).is_dir()
+        known = entry(info.folder)
+        status = "present" if present else STATUS[known.kind] if known else "absent"
+        statuses.setdefault(status, []).append(info.name)
+        splits = _counted(info, root) if counts and present else ", ".join(info.splits)
+        style = "green" if present else "yellow"
+        table.add_row(info.name, info.input_kind, info.label_space, splits, f"[{style}]{status}[/]")
     out.print(table)
+    return statuses
+
+
+def _counted(info: Any, root: Path) -> str:
+    from rich.markup import escape
+
+    from veracity.datasets import DatasetError, load_dataset
+
+    sizes = []
+    for split in info.splits:
+        try:
+            sizes.append(f"{split} {len(load_dataset(info.name, split, root)):,}")
+        except DatasetError as exc:
+            sizes.append(f"{split} [red]error: {escape(str(exc))}[/]")
+    return ", ".join(sizes)
+
+
+def _print_footer(statuses: dict[str, list[str]]) -> None:
+    lines = {
+        "fetchable": "`veracity datasets get NAME …` (or --all) downloads them",
+        "by hand": "`veracity datasets get NAME` says what to fetch and where",
+        "build": "`veracity advfact build` makes it",
+        "absent": "a plugin's sets: see its documentation",
+    }
+    for status, line in lines.items():
+        if statuses.get(status):
+            out.print(f"{status} ({len(statuses[status])}): {line}", markup=False, highlight=False,
+                      soft_wrap=True)  # fmt: skip
+
+
+from veracity.cli import datasets_get as _get  # noqa: E402, F401  (registers `datasets get`)

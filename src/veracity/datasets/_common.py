@@ -14,11 +14,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from veracity.config import ConfigError, data_dir
+from veracity.config import default_data_dir
 from veracity.datasets._readers import (
     Loc,
     read_jsonl,
@@ -137,6 +137,9 @@ class BaseDataset:
 
     info: DatasetInfo
     split_files: SplitFiles
+    # layout name -> the full upstream file, read instead when present (e.g. AVeriTeC's
+    # whole ``dev.json`` where the layout has its first 250 claims, ``dev_first250.json``)
+    full_files: ClassVar[Mapping[str, str]] = {}
 
     # ----------------------------------------------------------------- public API
 
@@ -192,23 +195,33 @@ class BaseDataset:
 
     def folder(self, data_dir_: Path | None = None) -> Path:
         """This set's folder under the data directory."""
-        try:
-            root = data_dir(data_dir_)
-        except ConfigError as exc:
-            raise DatasetError(str(exc)) from None
+        root = Path(data_dir_) if data_dir_ is not None else default_data_dir()
         folder = root / self.info.folder
         if not folder.is_dir():
-            raise DatasetError(f"{self.info.name}: folder {folder} not found in {root}")
+            where = "" if root.is_dir() else " (that data directory does not exist)"
+            raise DatasetError(
+                f"{self.info.name}: folder {folder} not found{where}; {self.get_hint(data_dir_)}"
+            )
         return folder
 
     def files(self, split: str, data_dir_: Path | None = None) -> tuple[Path, ...]:
-        """The files holding `split`, checked to exist."""
+        """The files holding `split`, checked to exist (a full upstream file in
+        `full_files` is read instead of its subset when present)."""
         folder = self.folder(data_dir_)
-        paths = tuple(folder / name for name in self.split_files[split])
+        paths = []
+        for name in self.split_files[split]:
+            full = self.full_files.get(name)
+            paths.append(folder / full if full and (folder / full).is_file() else folder / name)
         for p in paths:
             if not p.is_file():
-                raise DatasetError(f"{self.info.name} {split}: file {p} not found")
-        return paths
+                raise DatasetError(
+                    f"{self.info.name} {split}: file {p} not found; {self.get_hint(data_dir_)}"
+                )
+        return tuple(paths)
+
+    def get_hint(self, data_dir_: Path | None = None) -> str:
+        """How to get this set: the `veracity datasets get` command line."""
+        return get_command(self.info.name, data_dir_)
 
     # ----------------------------------------------------------------- for subclasses
 
@@ -264,6 +277,12 @@ class BaseDataset:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def get_command(name: str, data_dir_: str | Path | None = None) -> str:
+    """The command that downloads dataset `name` (with its --data-dir when one is given)."""
+    where = f" --data-dir {data_dir_}" if data_dir_ is not None else ""
+    return f"get it with `veracity datasets get {name}{where}`"
 
 
 def text_field(raw: Mapping[str, Any], key: str) -> str:

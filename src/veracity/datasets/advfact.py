@@ -77,6 +77,10 @@ class AdvFactDataset(BaseDataset):
             )
         return folder
 
+    def get_hint(self, data_dir_: Path | None = None) -> str:
+        """AdvFact is built, not downloaded."""
+        return "build the set with `veracity advfact build`"
+
     def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example | None:
         attack = raw.get("attack", "clean")
         if split in ATTACKS and attack != split:

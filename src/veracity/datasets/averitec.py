@@ -1,6 +1,7 @@
 """AVeriTeC: real-world claims with question-answer evidence from the web.
 
-File (folder ``averitec/``): ``dev_first250.json``, one JSON array of
+File (folder ``averitec/``): the release's ``dev.json`` (500 claims; `veracity datasets get
+averitec` downloads it), else ``dev_first250.json`` (its first 250), one JSON array of
 ``{claim, label, claim_date (dd-mm-yyyy), speaker, reporting_source,
 fact_checking_article, questions: [{question, answers: [{answer, answer_type,
 source_url, source_medium, boolean_explanation?}]}], justification, ...}``.
@@ -78,9 +79,10 @@ def qa_documents(ex_id: str, questions: list[dict[str, Any]]) -> list[Document]:
 
 
 class AveritecDataset(BaseDataset):
-    """AVeriTeC dev (first 250 claims here)."""
+    """AVeriTeC dev: the release's ``dev.json`` (500 claims), else ``dev_first250.json``."""
 
     split_files: ClassVar[SplitFiles] = {"dev": ("dev_first250.json",)}
+    full_files: ClassVar[dict[str, str]] = {"dev_first250.json": "dev.json"}  # all 500
 
     def __init__(self, drop_nee: bool = False) -> None:
         self.drop_nee = drop_nee
@@ -91,7 +93,7 @@ class AveritecDataset(BaseDataset):
             input_kind="claim",
             folder="averitec",
             description=(
-                "AVeriTeC dev, first 250 claims with QA evidence"
+                "AVeriTeC dev claims with QA evidence"
                 + (", Not Enough Evidence dropped (RADAR's 3 classes)" if drop_nee else "")
             ),
             licence="CC BY-NC 4.0",

@@ -89,7 +89,9 @@ class CheckCovidDataset(BaseDataset):
         """The CORD-19 abstracts the claims were checked against (cord_id as id)."""
         path = self.folder(data_dir) / self.corpus_file
         if not path.is_file():
-            raise DatasetError(f"{self.info.name}: corpus file {path} not found")
+            raise DatasetError(
+                f"{self.info.name}: corpus file {path} not found; {self.get_hint(data_dir)}"
+            )
         yield from _abstracts(path, path.stat().st_mtime).values()
 
     def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:

@@ -1,6 +1,7 @@
 """HoVer: multi-hop claims over Wikipedia (2 to 4 hops).
 
-File (folder ``hover/``): ``hover_dev_first3000.json``, a JSON array of
+File (folder ``hover/``): the release's ``hover_dev_release_v1.1.json`` (4,000 claims),
+else ``hover_dev_first3000.json`` (its first 3,000), a JSON array of
 ``{uid, claim, supporting_facts: [[title, sentence_index]], label, num_hops, hpqa_id}``.
 Labels SUPPORTED / NOT_SUPPORTED map onto ``supported_refuted`` (NOT_SUPPORTED ->
 REFUTED, the convention MERMAID reports under). The Wikipedia text is not available
@@ -41,7 +42,7 @@ def hover_example(ds: BaseDataset, raw: dict[str, Any], loc: Loc, split: str) ->
 
 
 class HoverDataset(BaseDataset):
-    """HoVer dev (first 3,000 claims here)."""
+    """HoVer dev: the release's ``hover_dev_release_v1.1.json``, else its first 3,000."""
 
     info = DatasetInfo(
         name="hover",
@@ -49,11 +50,14 @@ class HoverDataset(BaseDataset):
         splits=("dev",),
         input_kind="claim",
         folder="hover",
-        description="HoVer dev, first 3,000 multi-hop Wikipedia claims (2-4 hops); "
-        "no Wikipedia text offline",
+        description="HoVer dev, multi-hop Wikipedia claims (2-4 hops); no Wikipedia text offline",
         licence="MIT (repository)",
     )
     split_files: ClassVar[SplitFiles] = {"dev": ("hover_dev_first3000.json",)}
+    # the whole dev set as released (4,000 claims), read instead when present
+    full_files: ClassVar[dict[str, str]] = {
+        "hover_dev_first3000.json": "hover_dev_release_v1.1.json"
+    }
 
     def records(self, file: Path) -> Iterator[tuple[Loc, Any]]:
         return read_json_array(file)

@@ -86,7 +86,7 @@ class SciFactDataset(BaseDataset):
         """The 5,183 abstracts, `doc_id` as Document.id, sentences in metadata."""
         path = self.folder(data_dir) / self.corpus_file
         if not path.is_file():
-            raise DatasetError(f"scifact: corpus file {path} not found")
+            raise DatasetError(f"scifact: corpus file {path} not found; {self.get_hint(data_dir)}")
         yield from corpus_index(path).values()
 
     def parse(self, raw: Any, loc: Loc, split: str) -> Example:

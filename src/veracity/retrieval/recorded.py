@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from veracity import context
-from veracity.config import ConfigError, data_dir
+from veracity.config import ConfigError, data_dir, default_data_dir
 from veracity.retrieval.base import Query, SourceUnreachable, apply_rules
 from veracity.retrieval.common import SourceOptions, doc_id, strip_html
 from veracity.retrieval.recorded_traces import SEARCH_TOOLS, RecordedSearch, load_trace_file
@@ -130,12 +130,14 @@ class RecordedSource:
         else:
             try:
                 root = data_dir() / TRACES_SUBDIR
-            except ConfigError as exc:
-                raise SourceUnreachable(self.name, str(exc)) from exc
+            except ConfigError:  # no data directory yet: say how to fill it (below)
+                root = default_data_dir() / TRACES_SUBDIR
         files = sorted(root.glob("*.json")) if root.is_dir() else [root] if root.is_file() else []
         if not files:
             raise SourceUnreachable(
-                self.name, f"no recorded traces at {root}; set VERACITY_DATA_DIR or path="
+                self.name,
+                f"no recorded traces at {root}; get them with `veracity datasets get "
+                "mermaid_eval_sets` (or set VERACITY_DATA_DIR, or path=)",
             )
         return files
 

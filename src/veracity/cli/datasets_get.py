@@ -1,0 +1,228 @@
+"""`veracity datasets get NAME … | --all`: download benchmarks into the data directory.
+
+Each set's licence and size come first, then a progress bar per download (on a terminal;
+otherwise a plain line every few seconds). Exit status: 2 for names that are not datasets,
+1 when a set could not be installed (the network did not answer, a checksum did not match,
+the set is fetched by hand); `--all` goes on past a failing set and names it at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from veracity.cli.app import console, fail, out
+from veracity.cli.datasets import DATA_DIR_HELP, datasets_app
+
+if TYPE_CHECKING:
+    from veracity.datasets.catalogue import Entry
+    from veracity.datasets.fetch import Fetcher
+
+
+class PlainProgress:
+    """Progress as a plain line every `every_s` seconds and at the end (no terminal)."""
+
+    def __init__(self, label: str, every_s: float = 5.0):
+        self.label, self.every_s = label, every_s
+        self.total: int | None = None
+        self.done = 0
+        self.last = 0.0
+
+    def start(self, total: int | None, done: int) -> None:
+        self.total, self.done, self.last = total, done, time.monotonic()
+        if done:
+            self._line(f"resuming at {_mb(done)}")
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if time.monotonic() - self.last >= self.every_s:
+            self.last = time.monotonic()
+            self._line(self._amount())
+
+    def finish(self) -> None:
+        self._line(self._amount() + " done")
+
+    def _amount(self) -> str:
+        if self.total:
+            return f"{_mb(self.done)} of {_mb(self.total)} ({100 * self.done // self.total}%)"
+        return _mb(self.done)
+
+    def _line(self, text: str) -> None:
+        console.print(f"  {self.label}: {text}", markup=False, highlight=False)
+
+
+class BarProgress:
+    """A rich progress bar for one download (on a terminal)."""
+
+    def __init__(self, label: str):
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        self.bar = Progress(
+            "  {task.description}",
+            BarColumn(bar_width=24),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(compact=True),
+            console=console.real(),  # type: ignore[attr-defined]
+            transient=False,
+        )
+        self.label = label
+        self.task = None
+
+    def start(self, total: int | None, done: int) -> None:
+        if self.task is None:
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total, completed=done)
+        else:
+            self.bar.update(self.task, total=total, completed=done)
+
+    def advance(self, n: int) -> None:
+        if self.task is not None:
+            self.bar.advance(self.task, n)
+
+    def finish(self) -> None:
+        if self.task is not None:
+            self.bar.stop()
+            self.task = None
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _progress(label: str) -> PlainProgress | BarProgress:
+    return BarProgress(label) if console.is_terminal else PlainProgress(label)
+
+
+def _say(line: str) -> None:
+    from rich.markup import escape
+
+    style = "bold yellow" if line.startswith("WARNING") else "dim"
+    console.print(f"[{style}]{escape(line)}[/]", soft_wrap=True)
+
+
+def _describe(e: Entry) -> None:
+    """The set's licence, size and source, before anything is downloaded."""
+    out.print(f"{e.folder} · {e.title}", markup=False, highlight=False, style="bold")
+    out.print(f"  licence: {e.licence} · size: {e.size}", markup=False, highlight=False,
+              soft_wrap=True)  # fmt: skip
+    if len(e.downloads) == 1:
+        d = e.downloads[0]
+        pin = f"sha256 pinned: {d.pin}" if d.sha256 else "no published checksum"
+        out.print(f"  from: {d.url} ({pin})", markup=False, highlight=False, soft_wrap=True)
+    elif e.downloads:
+        unpinned = sum(1 for d in e.downloads if not d.sha256)
+        pins = "all sha256-pinned" if not unpinned else f"{unpinned} without a checksum"
+        out.print(
+            f"  from: {e.home} ({len(e.downloads)} files at pinned commits, {pins})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _resolve(names: list[str], all_: bool) -> list[Entry]:
+    from veracity.datasets.catalogue import entries, entry, folder_of
+
+    if all_ and names:
+        fail("give dataset names or --all, not both")
+    if all_:
+        return list(entries())
+    if not names:
+        fail("name the datasets to get (`veracity datasets` lists them), or give --all")
+    chosen: list[Entry] = []
+    for name in names:
+        folder = folder_of(name)
+        found = entry(folder) if folder else None
+        if found is None:
+            fail(f"unknown dataset {name!r}; `veracity datasets` lists them")
+        if found not in chosen:
+            chosen.append(found)
+    return chosen
+
+
+def _install_one(fetcher: Fetcher, e: Entry, force: bool) -> str | None:
+    """Install one set; returns why it failed, or None."""
+    from rich.markup import escape
+
+    from veracity.datasets.fetch import FetchError, NeedsManualStep, is_installed
+
+    _describe(e)
+    if is_installed(fetcher.root, e) and not force:
+        out.print(f"  already present in {fetcher.root / e.folder} (--force fetches it again)",
+                  markup=False, highlight=False)  # fmt: skip
+        return None
+    try:
+        folder = fetcher.install(e)
+    except NeedsManualStep as exc:
+        console.print(f"  [yellow]not installed:[/] {escape(str(exc))}", soft_wrap=True)
+        return str(exc)
+    except FetchError as exc:
+        console.print(f"  [bold red]failed:[/] {escape(str(exc))}", soft_wrap=True)
+        return str(exc)
+    files = sum(1 for p in folder.rglob("*") if p.is_file()) - 1  # less the manifest
+    out.print(f"  installed: {folder} ({files} files)", markup=False, highlight=False)
+    return None
+
+
+@datasets_app.command("get")
+def get(
+    names: list[str] = typer.Argument(None, help="datasets (or data folders) to download"),
+    all_: bool = typer.Option(False, "--all", help="every set that can be downloaded"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    force: bool = typer.Option(False, "--force", help="download and install again"),
+    no_verify: bool = typer.Option(
+        False, "--no-verify", help="install even when a checksum does not match (not advised)"
+    ),
+) -> None:
+    """Download benchmarks from their public releases into the data directory: checksum
+    checked, converted to the loaders' layout, installed only when complete."""
+    from veracity.config import default_data_dir
+    from veracity.datasets.fetch import Fetcher, FetchError, offline_requested
+
+    chosen = _resolve(list(names or []), all_)
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    try:
+        fetcher = Fetcher(
+            root, verify=not no_verify, offline=offline_requested(), progress=_progress, say=_say
+        )
+    except FetchError as exc:
+        fail(str(exc), code=1)
+    if no_verify:
+        _say("WARNING: --no-verify: checksums are computed and shown but not enforced")
+    failed: dict[str, str] = {}
+    skipped: list[Entry] = []
+    for e in chosen:
+        if all_ and e.kind != "download":
+            skipped.append(e)
+            continue
+        why = _install_one(fetcher, e, force)
+        if why is not None:
+            failed[e.folder] = why
+    _finish(chosen, failed, skipped)
+
+
+def _finish(chosen: list[Entry], failed: dict[str, str], skipped: list[Entry]) -> None:
+    if skipped:
+        names = ", ".join(e.folder for e in skipped)
+        out.print(
+            f"not downloaded by --all ({len(skipped)}): {names}; `veracity datasets get NAME` "
+            "says how to get each",
+            markup=False,
+            highlight=False,
+        )
+    if not failed:
+        return
+    if len(chosen) == 1:
+        raise typer.Exit(1)  # the reason is printed above
+    fail(f"{len(failed)} of {len(chosen) - len(skipped)} sets not installed: {', '.join(failed)}",
+         code=1)  # fmt: skip

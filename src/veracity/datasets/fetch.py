@@ -1,0 +1,375 @@
+"""Download a benchmark's public release, check it, and install it in the loaders' layout.
+
+`Fetcher.install(entry)` fetches each `Download` of a catalogue entry into
+``<data dir>/.downloads/`` (a ``.part`` file that a broken download resumes with an HTTP
+Range request; a server that ignores Range starts it again cleanly), checks its SHA-256
+against the pin (or, for an unpinned file, against the hash recorded on its first download
+in ``<data dir>/datasets.lock.json``), builds the folder in a temporary directory beside
+the data, and renames it into place only when everything succeeded: a failed download or
+conversion leaves nothing half-installed. Redirects are followed only to https URLs; every
+request has connect and read time limits and every download a wall-clock limit.
+
+When the network does not answer (or ``VERACITY_OFFLINE=1``), `NeedsManualStep` says which
+URL to download by hand and where to put it; the next `install` picks the file up there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+
+from veracity.datasets.catalogue import Download, Entry
+from veracity.datasets.convert import CONVERTERS, read_member
+from veracity.errors import DatasetError
+
+LOCK_FILE = "datasets.lock.json"
+DOWNLOADS = ".downloads"
+MANIFEST = ".veracity-dataset.json"
+RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+TIMEOUT = httpx.Timeout(connect=20.0, read=60.0, write=60.0, pool=20.0)
+
+
+class FetchError(DatasetError):
+    """A set could not be installed; nothing of it was left half-installed."""
+
+
+class ChecksumMismatch(FetchError):
+    """A download's SHA-256 is not the pinned (or first recorded) one."""
+
+
+class NeedsManualStep(FetchError):
+    """Nothing can be fetched now: the message says what to download and where to put it."""
+
+
+class Progress(Protocol):
+    """Receives a download's progress (bytes)."""
+
+    def start(self, total: int | None, done: int) -> None: ...
+
+    def advance(self, n: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class _Silent:
+    def start(self, total: int | None, done: int) -> None:
+        pass
+
+    def advance(self, n: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def offline_requested() -> bool:
+    """Whether ``VERACITY_OFFLINE`` asks for no network use."""
+    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+
+class Lock:
+    """``datasets.lock.json``: the SHA-256 first seen for each unpinned URL."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.data: dict[str, dict] = json.loads(path.read_text(encoding="utf-8"))["urls"]
+        except FileNotFoundError:
+            self.data = {}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise FetchError(f"{path} is not a datasets lock file ({exc}); move it away") from None
+
+    def get(self, url: str) -> str | None:
+        return (self.data.get(url) or {}).get("sha256")
+
+    def record(self, url: str, sha: str, size: int) -> None:
+        when = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self.data[url] = {"sha256": sha, "bytes": size, "first_seen": when}
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"urls": self.data}, indent=2, sort_keys=True) + "\n")
+        tmp.replace(self.path)
+
+
+class Fetcher:
+    """Installs catalogue entries under one data directory.
+
+    Args:
+        root: the data directory (created when missing).
+        verify: check checksums (``--no-verify`` turns it off, loudly).
+        offline: never use the network; only files already put in place are used.
+        client: the httpx client (tests pass their own; default: one with time limits).
+        progress: makes a `Progress` for a download, given its label.
+        say: prints a line for the user (warnings and notes).
+        attempts: tries per download (each resumes where the last one stopped).
+        max_seconds: wall-clock limit for one download.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        verify: bool = True,
+        offline: bool = False,
+        client: httpx.Client | None = None,
+        progress: Callable[[str], Progress] | None = None,
+        say: Callable[[str], None] = print,
+        attempts: int = 4,
+        max_seconds: float = 3600.0,
+    ):
+        self.root = Path(root)
+        self.verify, self.offline, self.say = verify, offline, say
+        self.client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+        self.progress = progress or (lambda label: _Silent())
+        self.attempts, self.max_seconds = attempts, max_seconds
+        self.lock = Lock(self.root / LOCK_FILE)
+        self.backoff_s = 1.0
+
+    # ------------------------------------------------------------------ installing
+
+    def install(self, entry: Entry) -> Path:
+        """Fetch, check and install `entry`; returns its folder.
+
+        Raises:
+            NeedsManualStep: the set has no release to fetch, or the network does not
+                answer (the message says what to download and where to put it).
+            ChecksumMismatch: a download is not the pinned file.
+            FetchError: the server refused, or the conversion failed.
+        """
+        target = self.root / entry.folder
+        if entry.kind == "build":
+            raise NeedsManualStep(f"{entry.folder} is built, not downloaded: run `{entry.build}`")
+        if entry.kind == "manual":
+            raise NeedsManualStep(entry.manual.format(path=target))
+        self.root.mkdir(parents=True, exist_ok=True)
+        paths = self._fetch_all(entry)
+        staging = self.root / f".{entry.folder}.installing"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        try:
+            self._build(entry, paths, staging)
+            _swap(staging, target)
+        except FetchError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        except Exception as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise FetchError(
+                f"{entry.folder}: converting the release failed ({type(exc).__name__}: {exc}); "
+                "nothing was installed"
+            ) from exc
+        self.lock.save()
+        for path in paths.values():
+            path.unlink(missing_ok=True)
+        return target
+
+    def _fetch_all(self, entry: Entry) -> dict[str, Path]:
+        paths, manual = {}, []
+        for dl in entry.downloads:
+            try:
+                paths[dl.name] = self.fetch(dl, f"{entry.folder}: {dl.name}")
+            except NeedsManualStep as exc:
+                manual.append(str(exc))
+        if manual:
+            raise NeedsManualStep("; ".join(manual) + f"; then run `veracity datasets get "
+                                  f"{entry.folder}` again")  # fmt: skip
+        return paths
+
+    def _build(self, entry: Entry, paths: dict[str, Path], out: Path) -> None:
+        for place in entry.files:
+            dest = out / place.target
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if place.member is None:
+                shutil.copyfile(paths[place.source], dest)
+            else:
+                dest.write_bytes(read_member(paths[place.source], place.member))
+            if place.sha256 and self.verify:
+                _expect(dest, place.sha256, f"{place.member} of {place.source}")
+        if entry.convert:
+            CONVERTERS[entry.convert](paths, out)
+        for copy in entry.copies:
+            self._copy(entry, copy, out)
+        files = {
+            str(p.relative_to(out)): sha256_file(p) for p in sorted(out.rglob("*")) if p.is_file()
+        }
+        sources = [
+            {"url": d.url, "sha256": sha256_file(paths[d.name]), "pinned": bool(d.sha256)}
+            for d in entry.downloads
+        ]
+        manifest = {"folder": entry.folder, "licence": entry.licence, "sources": sources}
+        (out / MANIFEST).write_text(json.dumps({**manifest, "files": files}, indent=2) + "\n")
+
+    def _copy(self, entry: Entry, copy, out: Path) -> None:
+        src = self.root / copy.folder / copy.file
+        if not src.is_file():
+            self.say(
+                f"note: {entry.folder}/{copy.target} is the same file as {copy.folder}/"
+                f"{copy.file}, which is not here; get {copy.folder} first (`veracity datasets "
+                f"get {copy.folder}`), then run `veracity datasets get {entry.folder} --force`"
+            )
+            return
+        dest = out / copy.target
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        if self.verify:
+            _expect(dest, copy.sha256, f"{copy.folder}/{copy.file}")
+
+    # ------------------------------------------------------------------ downloading
+
+    def fetch(self, dl: Download, label: str) -> Path:
+        """The checked download `dl` under ``.downloads/`` (fetched unless already there)."""
+        folder = self.root / DOWNLOADS
+        folder.mkdir(parents=True, exist_ok=True)
+        dest = folder / dl.name
+        if not dest.is_file():
+            if self.offline:
+                raise NeedsManualStep(_by_hand(dl, dest, "offline (VERACITY_OFFLINE=1)"))
+            self._download(dl, dest, self.progress(label))
+        self._check(dl, dest)
+        return dest
+
+    def _download(self, dl: Download, dest: Path, progress: Progress) -> None:
+        part = dest.with_name(dest.name + ".part")
+        started, last = time.monotonic(), "no answer"
+        for attempt in range(self.attempts):
+            if time.monotonic() - started > self.max_seconds:
+                break
+            if attempt:
+                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+            try:
+                if self._stream(dl.url, part, progress, started):
+                    part.replace(dest)
+                    progress.finish()
+                    return
+                last = "the server asked to try again later"
+            except httpx.TransportError as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        progress.finish()
+        kept = f" ({part.stat().st_size:,} bytes kept; a new try resumes)" if part.exists() else ""
+        raise NeedsManualStep(_by_hand(dl, dest, f"the download did not complete: {last}{kept}"))
+
+    def _stream(self, url: str, part: Path, progress: Progress, started: float) -> bool:
+        """One try: False when the server said to retry; True when `part` is complete."""
+        have = part.stat().st_size if part.exists() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        with self._open(url, headers) as resp:
+            if resp.status_code == 416 and have:  # nothing after `have`: start again
+                part.unlink()
+                return False
+            if resp.status_code in RETRY_STATUS:
+                return False
+            if resp.status_code not in (200, 206):
+                raise FetchError(f"{url} answered HTTP {resp.status_code}; nothing was installed")
+            resumed = resp.status_code == 206 and have > 0
+            total = _total(resp, have if resumed else 0)
+            progress.start(total, have if resumed else 0)
+            with part.open("ab" if resumed else "wb") as f:
+                for chunk in resp.iter_bytes():  # as received: a break loses nothing
+                    f.write(chunk)
+                    progress.advance(len(chunk))
+                    if time.monotonic() - started > self.max_seconds:
+                        raise httpx.ReadTimeout(f"over the {self.max_seconds:.0f} s limit")
+        size = part.stat().st_size
+        if total is not None and size != total:
+            raise httpx.RemoteProtocolError(f"got {size:,} of {total:,} bytes")
+        return True
+
+    @contextmanager
+    def _open(self, url: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
+        """GET `url`, following up to 5 redirects, each to an https URL only."""
+        for _ in range(6):
+            if not url.startswith("https://"):
+                raise FetchError(f"refusing to download from {url}: not an https URL")
+            request = self.client.build_request("GET", url, headers=headers)
+            resp = self.client.send(request, stream=True)
+            if resp.is_redirect and "location" in resp.headers:
+                url = str(resp.url.join(resp.headers["location"]))
+                resp.close()
+                continue
+            try:
+                yield resp
+            finally:
+                resp.close()
+            return
+        raise FetchError(f"{url}: too many redirects")
+
+    def _check(self, dl: Download, path: Path) -> None:
+        seen = sha256_file(path)
+        if not self.verify:
+            self.say(f"WARNING: {dl.name} was NOT checked (--no-verify); its sha256 is {seen}")
+            return
+        expected, how = dl.sha256, f"pinned ({dl.pin})" if dl.pin else "pinned"
+        if expected is None and (expected := self.lock.get(dl.url)) is not None:
+            how = f"recorded on its first download in {self.lock.path}"
+        if expected is None:
+            self.say(
+                f"WARNING: {dl.name} has no published checksum to verify against; its sha256 "
+                f"{seen} is recorded in {self.lock.path} and later downloads must match it"
+            )
+            self.lock.record(dl.url, seen, path.stat().st_size)
+        elif seen != expected:
+            path.unlink()
+            raise ChecksumMismatch(
+                f"checksum mismatch for {dl.url}: expected sha256 {expected} ({how}), got "
+                f"{seen}; refusing to install it (run again with --no-verify to accept it)"
+            )
+
+
+def _expect(path: Path, sha: str, what: str) -> None:
+    seen = sha256_file(path)
+    if seen != sha:
+        raise ChecksumMismatch(
+            f"checksum mismatch for {what}: expected sha256 {sha}, got {seen}; refusing to "
+            "install it (run again with --no-verify to accept it)"
+        )
+
+
+def _total(resp: httpx.Response, offset: int) -> int | None:
+    """The full length of the file from Content-Range or Content-Length, when given."""
+    if resp.status_code == 206 and "/" in resp.headers.get("content-range", ""):
+        whole = resp.headers["content-range"].rsplit("/", 1)[1]
+        return int(whole) if whole.isdigit() else None
+    length = resp.headers.get("content-length")
+    return offset + int(length) if length and length.isdigit() else None
+
+
+def _by_hand(dl: Download, dest: Path, why: str) -> str:
+    return f"{why}; download {dl.url} by hand and put it at {dest}"
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Move the built folder into place; an old copy is replaced only once it is built."""
+    if target.exists():
+        old = target.with_name(f".{target.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+        staging.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(target)
+
+
+def is_installed(root: Path, entry: Entry) -> bool:
+    """Whether every file of `entry` is in its folder under `root`."""
+    folder = root / entry.folder
+    return folder.is_dir() and all((folder / t).is_file() for t in entry.targets)
