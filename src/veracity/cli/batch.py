@@ -111,7 +111,9 @@ def batch_(
             batch.store.rewrite_predictions(
                 [r for r in kept if r.status not in ("error", "exception")]
             )
-        rows = Rows(read_rows(input_path, spec), spec)
+        rows = Rows(
+            read_rows(input_path, spec), spec, notice=lambda m: console.print(m, markup=False)
+        )
         jobs = rows if input_path == STDIN else list(rows)  # a file is checked up front
     except (EvalError, ConfigError, RunStoreError, LabelError, DatasetError) as exc:
         fail(str(exc))

@@ -197,23 +197,51 @@ def row_job(columns: ColumnSpec, loc: Loc, raw: Any) -> Job:
         raise DatasetError(f"{loc}: {exc}") from None
 
 
-class Rows:
-    """The jobs of an input, each id once; remembers the input order."""
+ID_COLUMN = "id"  # taken as the id column, when the input has one and --id names none
 
-    def __init__(self, rows: Iterator[tuple[Loc, Any]], columns: ColumnSpec):
+
+class Rows:
+    """The jobs of an input, each id once; remembers the input order.
+
+    Without an id column in `columns`, a column called ``id`` in the first record is taken
+    as the id column (and `notice` is told so, once); otherwise a row's id is
+    ``FILE:LINE``.
+    """
+
+    def __init__(
+        self,
+        rows: Iterator[tuple[Loc, Any]],
+        columns: ColumnSpec,
+        notice: Callable[[str], None] | None = None,
+    ):
         self.rows = rows
         self.columns = columns
+        self.notice = notice
         self.order: list[str] = []
         self._seen: set[str] = set()
+        self._first = True
 
     def __iter__(self) -> Iterator[Job]:
         for loc, raw in self.rows:
+            if self._first:
+                self._first = False
+                self._pick_id_column(raw)
             job = row_job(self.columns, loc, raw)
             if job.id in self._seen:
-                raise DatasetError(f"{loc}: the id {job.id!r} appears twice in the input")
+                column = f" (ids from the column {self.columns.id!r})" if self.columns.id else ""
+                raise DatasetError(f"{loc}: the id {job.id!r} appears twice in the input{column}")
             self._seen.add(job.id)
             self.order.append(job.id)
             yield job
+
+    def _pick_id_column(self, first: Any) -> None:
+        if self.columns.id is None and isinstance(first, dict) and ID_COLUMN in first:
+            self.columns = self.columns.model_copy(update={"id": ID_COLUMN})
+            if self.notice is not None:
+                self.notice(
+                    f"row ids come from the input's {ID_COLUMN!r} column (--id COLUMN to "
+                    "choose another)"
+                )
 
 
 # --------------------------------------------------------------------------- running
