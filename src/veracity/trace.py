@@ -357,7 +357,8 @@ def _stage(name: str, d: Mapping[str, Any]) -> str:
     if d.get("round") is not None:
         step = f"round {d['round']}" if step == "round" else f"{step}, round {d['round']}"
         step += f" of {d['rounds']}" if d.get("rounds") else ""
-    return _with_rest(f"{_who(name)}: {step}", d, ("step", "round", "rounds"))
+    shown = ("step", "round", "rounds", "prompts")  # prompt hashes are for reruns, not people
+    return _with_rest(f"{_who(name)}: {step}", d, shown)
 
 
 def _decision(name: str, d: Mapping[str, Any]) -> str:

@@ -229,7 +229,8 @@ def searches(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = query.get("text") if isinstance(query, dict) else query
         out.append(
             {
-                "source": e["name"], "query": text or "", "results": e["data"].get("results") or [],
+                "source": e["name"], "kind": e["data"].get("source_kind"),
+                "query": text or "", "results": e["data"].get("results") or [],
                 "cached": e["data"].get("cached"), "t": e["t"],
             }
         )  # fmt: skip
