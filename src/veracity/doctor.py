@@ -204,9 +204,11 @@ def _data(cfg: RunConfig) -> Finding:
     sets = entries()
     present = [e.folder for e in sets if (found / e.folder).is_dir()]
     missing = [e.folder for e in sets if e.kind == "download" and e.folder not in present]
-    detail = f"{found}: {len(present)} of {len(sets)} sets present ({', '.join(present) or 'none'})"
-    if missing:
-        detail += f"; fetchable: {', '.join(missing)}"
+    absent = [e.folder for e in sets if e.folder not in present]
+    detail = f"{found}: {len(present)} of {len(sets)} sets present"
+    if present:  # name the shorter list
+        few = ("present", present) if len(present) <= len(absent) else ("absent", absent)
+        detail += f"; {few[0]}: {', '.join(few[1])}" if few[1] else ""
     status = "ok" if present else "warn"
     return Finding(check="benchmark data", status=status, detail=detail, fix=get if missing else "")
 

@@ -192,11 +192,17 @@ def test_recorded_source_without_traces_prints_the_get_command():
 
 def test_doctor_reports_the_data_directory_and_the_sets_present(tmp_path):
     from veracity.config import RunConfig
+    from veracity.datasets.catalogue import entries
     from veracity.doctor import _data
 
     empty = _data(RunConfig(data_dir=str(tmp_path / "none")))
     assert empty.status == "warn" and "veracity datasets get NAME" in empty.fix
     shutil.copytree(FIX / "scifact", tmp_path / "scifact")
     found = _data(RunConfig(data_dir=str(tmp_path)))
-    assert found.status == "ok" and "1 of 19 sets present (scifact)" in found.detail
-    assert "fetchable: liar," in found.detail and "veracity datasets get" in found.fix
+    assert found.status == "ok" and "1 of 19 sets present; present: scifact" in found.detail
+    assert "veracity datasets get" in found.fix
+    for e in entries():
+        (tmp_path / e.folder).mkdir(exist_ok=True)
+    shutil.rmtree(tmp_path / "liar")
+    most = _data(RunConfig(data_dir=str(tmp_path)))
+    assert "18 of 19 sets present; absent: liar" in most.detail and "datasets get" in most.fix

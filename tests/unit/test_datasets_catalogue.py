@@ -169,3 +169,24 @@ def test_a_pickle_that_would_run_code_is_refused(tmp_path):
     with pytest.raises(ConversionError, match="not a readable pickle"):
         plain_unpickle(b"<html>not found</html>")
     assert plain_unpickle(pickle.dumps({"a": [1, "x"]})) == {"a": [1, "x"]}
+
+
+@pytest.mark.data
+def test_pins_taken_from_the_reference_copy_match_it(benchmark_data_dir):
+    """Every pin said to be the reference copy's SHA-256 is the hash of that file."""
+    from veracity.datasets.catalogue import SAME
+    from veracity.datasets.fetch import sha256_file
+
+    checked = 0
+    for e in entries():
+        by_name = {p.source: p.target for p in e.files if p.member is None}
+        for d in e.downloads:
+            if d.pin == SAME and (benchmark_data_dir / e.folder).is_dir():
+                target = benchmark_data_dir / e.folder / by_name[d.name]
+                assert sha256_file(target) == d.sha256, target
+                checked += 1
+        for c in e.copies:
+            src = benchmark_data_dir / c.folder / c.file
+            if src.is_file():
+                assert sha256_file(src) == c.sha256, src
+    assert checked == 25  # every such pin (the reference copy holds every pinned folder)
