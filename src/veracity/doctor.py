@@ -377,16 +377,23 @@ def _service_url(source: object) -> str | None:
     return _SERVICE_ROOTS.get(type(source).__name__)
 
 
+# the package each optional extra brings, and NLP packages veracity itself depends on (None)
+_PACKAGES: dict[str, str | None] = {
+    "fastapi": "server",
+    "uvicorn": "server",
+    "ray": "ray",
+    "spacy": None,
+    "sentence_transformers": None,
+}
+
+
 def _extras() -> list[Finding]:
-    wanted = {
-        "fastapi": "server",
-        "uvicorn": "server",
-        "spacy": "nlp",
-        "sentence_transformers": "nlp",
-    }
-    absent = [
-        f"{m} ({extra})" for m, extra in wanted.items() if importlib.util.find_spec(m) is None
-    ]
-    return [Finding(check="optional packages", status="warn" if absent else "ok",
-                    detail=f"missing: {', '.join(absent)}" if absent else "all present",
-                    fix="pip install 'veracity[server]'" if absent else "")]  # fmt: skip
+    from veracity.extras import install_command
+
+    absent = {m: x for m, x in _PACKAGES.items() if importlib.util.find_spec(m) is None}
+    if not absent:
+        return [Finding(check="optional packages", status="ok", detail="all present")]
+    names = ", ".join(f"{m} ({f'extra {x}' if x else 'a dependency'})" for m, x in absent.items())
+    fixes = dict.fromkeys(install_command(x) for x in absent.values())  # each command once
+    return [Finding(check="optional packages", status="warn", detail=f"missing: {names}",
+                    fix="; ".join(fixes))]  # fmt: skip

@@ -41,7 +41,7 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"},
+        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"},
         {
             "types",
             "trace",

@@ -8,6 +8,7 @@ A reply is its text alone, or an object with ``text`` and optional ``id``, ``aut
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -143,3 +144,16 @@ def test_a_bad_reply_is_a_clear_error_everywhere(scripted, tmp_path, replies, me
     assert "Traceback" not in result.output and not scripted.calls
     with pytest.raises(InputError, match="not a valid post"):
         veracity.as_input({"text": POST, "replies": replies})
+
+
+def test_the_readme_shows_a_claim_an_article_and_a_post_file_that_parse():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"^- an? (claim|article|post): `(\{.*\})`$", readme, re.M))
+    assert sorted(shown) == ["article", "claim", "post"]
+    for kind, text in shown.items():
+        item = veracity.as_input(json.loads(text))
+        assert item.kind == kind  # told apart by its fields alone
+    post = veracity.as_input(json.loads(shown["post"]))
+    assert [(r.id, r.parent) for r in post.replies] == [("r1", None), ("b", "r1")]

@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 
 from veracity.cli.app import console, fail
-from veracity.errors import ConfigError, ModelNotAvailable
+from veracity.errors import ConfigError, EngineError, ModelNotAvailable
 
 if TYPE_CHECKING:
     from veracity.config import LLMConfig
@@ -150,7 +150,8 @@ def engine_for(
     """The engine the ``--engine`` options name (None: the local default).
 
     Raises:
-        ConfigError: an unknown engine, or Ray options given to the local engine.
+        ConfigError: an unknown engine, Ray options given to the local engine, or
+            ``ray`` without its extra (checked here, before a run creates anything).
     """
     if engine == "local":
         given = [f for f, v in (("--ray-address", ray_address), ("--workers", workers),
@@ -160,8 +161,12 @@ def engine_for(
         return None
     if engine != "ray":
         raise ConfigError(f"--engine {engine!r}: use local or ray")
-    from veracity.evaluation.ray_engine import RayEngine, RayOptions
+    from veracity.evaluation.ray_engine import RayEngine, RayOptions, require_ray
 
+    try:
+        require_ray()
+    except EngineError as exc:
+        raise ConfigError(str(exc)) from None
     options = {"address": ray_address, "workers": workers, "llm_limit": llm_limit}
     try:
         return RayEngine(RayOptions(**{k: v for k, v in options.items() if v is not None}))

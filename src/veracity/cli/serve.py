@@ -44,7 +44,9 @@ def serve(
         from veracity.server import ServerSettings, create_app
         from veracity.server.runner import serve as run_server
     except ImportError as exc:
-        fail(f'the server needs its extra: pip install "veracity[server]" ({exc})')
+        from veracity.extras import install_command
+
+        fail(f"the server needs its extra: {install_command('server')} ({exc})")
     given = {
         "host": host, "port": port, "run_config": config, "data_dir": data_dir,
         "workers": workers, "queue_size": queue_size, "rate_per_minute": rate_per_minute,

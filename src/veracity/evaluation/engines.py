@@ -171,15 +171,17 @@ def make_engine(name: str, **options) -> Engine:
 
     Raises:
         ValueError: an unknown engine name.
-        EngineUnavailable: ``ray`` without the optional ``veracity[ray]`` extra.
+        EngineError: ``ray`` without the optional ``veracity[ray]`` extra (the message
+            says how to install it).
     """
     if name == "local":
         if options:
             raise ValueError(f"the local engine takes no options (got {sorted(options)})")
         return LocalEngine()
     if name == "ray":
-        from veracity.evaluation.ray_engine import RayEngine, RayOptions
+        from veracity.evaluation.ray_engine import RayEngine, RayOptions, require_ray
 
+        require_ray()
         return RayEngine(RayOptions(**options))
     raise ValueError(f"unknown engine {name!r}; use local or ray")
 

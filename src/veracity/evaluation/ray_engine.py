@@ -1,6 +1,7 @@
 """`RayEngine`: the jobs of a run spread over worker processes of a Ray cluster.
 
-Ray is an optional extra (``pip install 'veracity[ray]'``); nothing here imports it
+Ray is an optional extra (``veracity[ray]``; `veracity.extras.install_command` says how
+to add it to this installation); nothing here imports it
 until an engine runs. The design keeps everything that must stay consistent in the
 driver:
 
@@ -40,10 +41,9 @@ from veracity.errors import EngineError
 from veracity.evaluation.engines import FATAL, Job, Sink, WorkerSpec, check_job
 from veracity.evaluation.ray_slots import LLMSlots, SlotLimit
 from veracity.evaluation.store import PredictionRecord, input_summary
+from veracity.extras import install_command
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths
-
-INSTALL_HINT = "install the optional extra: pip install 'veracity[ray]'"
 
 
 class RayOptions(BaseModel):
@@ -75,7 +75,8 @@ def require_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise EngineError(f"--engine ray needs Ray; {INSTALL_HINT}") from None
+        hint = install_command("ray")
+        raise EngineError(f"--engine ray needs Ray, the optional extra `ray`: {hint}") from None
     return ray
 
 
