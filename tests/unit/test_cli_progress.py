@@ -178,7 +178,7 @@ def test_an_eval_shows_its_running_check_once_it_is_slow():
     clock.now = 24
     main, now = job.lines(80)
     assert main.plain == "radar · liar · 0/4 · 0% · 0:24 · 3 calls · 1 search"
-    assert now.plain == "  now: · debate round 2/3 (rebuttal) · 3 calls · 1 search · ETA ~0:40"
+    assert now.plain == "  now: debate round 2/3 (rebuttal) · 3 calls · 1 search · ETA ~0:40"
 
 
 def test_without_a_terminal_plain_lines_come_at_stage_changes_and_periodically():
@@ -298,6 +298,15 @@ def test_eval_and_batch_print_count_pace_and_eta_to_a_log(tmp_path, llm, plain_l
     assert re.search(r"^direct · 2/5 rows · 40% · \d:\d\d · ETA \d:\d\d", result.stderr, re.M)
     assert re.search(r"^direct · 5/5 rows · 100% · ", result.stderr, re.M)
 
+    stream = ["batch", "-", "--method", "direct", "--labels", "supported_refuted", "--run-dir",
+              str(tmp_path / "stream")]  # fmt: skip
+    result = runner.invoke(app, stream, input=src.read_text())
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 5  # standard output: the results only
+    assert all(ln.startswith("{") for ln in result.stdout.splitlines())
+    pace = r"(?:[\d.,]+/s|[\d.]+ s each)"  # no total: a pace instead of an ETA
+    assert re.search(rf"^direct · 5 rows · {pace} · ", result.stderr, re.M)
+
 
 def test_train_toe_prints_claims_done_and_eta_to_a_log(tmp_path, monkeypatch, plain_lines):
     from _toe_script import FACTCHECK_DOCS, WIKI_DOCS, toe_llm
@@ -387,3 +396,17 @@ def test_help_wraps_descriptions_instead_of_cutting_them():
     top = runner.invoke(app, ["--help"], terminal_width=80).output
     assert "writes a run\n" in top and "directory." in top  # wrapped, whole
     assert "result per row; resumable through its run directory" in top
+
+
+def test_on_a_terminal_the_line_is_live_with_a_bar_and_fits_80_columns():
+    clock = FakeClock()
+    console = Console(file=io.StringIO(), width=80, force_terminal=True, record=True)
+    job = JobProgress("cot · scifact", total=50, unit="claims", clock=clock)
+    with ProgressView(job, console) as view:
+        assert view.live
+        for i in range(1, 11):
+            clock.now = 12.0 * i
+            view.item_done()
+    shown = [ln for ln in console.export_text().splitlines() if ln.strip()]
+    assert re.fullmatch(r"\S cot · scifact · 10/50 claims ━+─+ · 20% · 2:00 · ETA 8:00", shown[-1])
+    assert len(shown[-1]) <= 80

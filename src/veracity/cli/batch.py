@@ -125,7 +125,7 @@ def batch_(
         soft_wrap=True,
     )
     total = None if input_path == STDIN else len(jobs)
-    summary = _run(batch, rows, jobs, total, concurrency, progress and not streaming, runner,
+    summary = _run(batch, rows, jobs, total, concurrency, progress, runner,
                    streaming)  # fmt: skip
     if not streaming:
         try:
@@ -163,7 +163,9 @@ def _run(
     stats = RunningStats()
     earlier = {r.id for r in batch.store.read_predictions()} if show else set()
     job = JobProgress(batch.config.method, total=total, unit="rows")
-    with ProgressView(job, console, enabled=show) as view, view.watching():
+    # results written to a terminal would break a live line: plain lines then
+    live = False if streaming and sys.stdout.isatty() else None
+    with ProgressView(job, console, enabled=show, live=live) as view, view.watching():
 
         def emit(record) -> None:
             stats.add(record)

@@ -4,9 +4,9 @@
 stage, the debate round, ReAct step or tree iteration with its limit, the last model
 call's purpose, the count of calls and searches. `JobProgress` adds what a job of many
 items knows (done of total, accuracy, tokens, cost) and estimates the time left. Both
-build their line from `Part`s that `fit` drops, least important first, until the line
-fits the width: a line stays whole at 80 columns. `veracity.cli.progress_view` shows it
-(a live line on a terminal, a plain line now and then otherwise).
+build their line from `Part`s (`veracity.cli.progress_line`) fitted to the width: a line
+stays whole at 80 columns. `veracity.cli.progress_view` shows it (a live line on a
+terminal, a plain line now and then otherwise).
 
 Estimates are given only where they are honest: a job of N items from the items done in
 this session; a single check from the rounds, steps or iterations it has finished, to
@@ -16,71 +16,30 @@ its limit (``ETA ~``: a debate that stops early ends sooner).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.cells import cell_len
 from rich.text import Text
 
+from veracity.cli.progress_line import (
+    Clock,
+    Part,
+    as_text,
+    clock_text,
+    counted,
+    fit,
+    line_width,
+    pace,
+    searches_text,
+    with_bar,
+)
 from veracity.trace import TraceEvent
 
-Clock = Callable[[], float]
-SEP = " · "
-
-
-def clock_text(seconds: float) -> str:
-    """``0:38``, ``12:05``, ``1:02:03``."""
-    total = max(0, round(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def counted(n: int, word: str, words: str | None = None) -> str:
-    """``1 call``, ``14 calls``, ``1,204 searches``."""
-    return f"{n:,} {word if n == 1 else words or word + 's'}"
-
-
-def searches_text(searches: int, failed: int = 0) -> str:
-    """``3 searches``, or ``3 searches, 2 failed`` (failed ones are not searches)."""
-    text = counted(searches, "search", "searches")
-    return f"{text}, {failed:,} failed" if failed else text
-
-
-@dataclass(frozen=True)
-class Part:
-    """One piece of a progress line; `keep` ranks it (a higher one stays longer)."""
-
-    text: str
-    keep: int
-    style: str = ""
-    bar: bool = False  # a progress bar may follow this part (the count)
-
-
-def _width(parts: list[Part]) -> int:
-    return sum(cell_len(p.text) for p in parts) + cell_len(SEP) * max(len(parts) - 1, 0)
-
-
-def fit(parts: Iterable[Part], width: int) -> list[Part]:
-    """`parts` without the least important ones (the later of equals first) until they
-    fit in `width` cells joined by `SEP`; the most important one always stays."""
-    shown = [p for p in parts if p.text]
-    while len(shown) > 1 and _width(shown) > width:
-        low = min(p.keep for p in shown)
-        shown.pop(max(i for i, p in enumerate(shown) if p.keep == low))
-    return shown
-
-
-def as_text(parts: list[Part], width: int) -> Text:
-    """The fitted parts as one line of rich Text (never markup: event names are data)."""
-    line = Text(no_wrap=True, overflow="ellipsis")
-    for i, part in enumerate(fit(parts, width)):
-        if i:
-            line.append(SEP, style="dim")
-        line.append(part.text, style=part.style)
-    line.truncate(width, overflow="ellipsis")
-    return line
+__all__ = [
+    "CheckActivity", "Clock", "JobProgress", "Part", "TraceProgress", "as_text",
+    "clock_text", "fit", "run_stats_parts",
+]  # fmt: skip
 
 
 @dataclass
@@ -355,7 +314,7 @@ class JobProgress:
             fresh = self.done - self.earlier
             if fresh >= 1:
                 each = (now - self.stage_started) / fresh
-                out.append(Part(_pace(each), 2))
+                out.append(Part(pace(each), 2))
             return out
         pct = 100 * self.done // self.total if self.total else 100
         return [Part(f"{self.done:,}/{self.total:,}{unit}", 9, bar=True), Part(f"{pct}%", 3)]
@@ -391,33 +350,20 @@ class JobProgress:
             return []
         if now - activity.started < self.checks_after_s:
             return []
-        return [Part("now:", 10, "dim"), *activity.parts(), *activity.eta_part(now)]
+        where, *rest = activity.parts()
+        return [Part(f"now: {where.text}", where.keep, where.style), *rest,
+                *activity.eta_part(now)]  # fmt: skip
 
     def lines(self, width: int, *, bar: bool = False, now: float | None = None) -> list[Text]:
         """The progress as text lines of at most `width` cells; `bar` draws a bar after
         the count when there is room."""
         now = self.clock() if now is None else now
         main = fit(self.parts(now), width)
-        room = width - _width(main) - 1
+        room = width - line_width(main) - 1
         if bar and self.total and room >= 10:
-            main = _with_bar(main, min(room, 30) - 1, self.done / self.total)
+            main = with_bar(main, min(room, 30) - 1, self.done / self.total)
         out = [as_text(main, width)]
         activity = self.activity_parts(now)
         if activity:
             out.append(Text("  ") + as_text(activity, width - 2))
         return out
-
-
-def _pace(each: float) -> str:
-    """``12.5 s each``, ``3.2/s``, ``1,039/s``."""
-    if each >= 1:
-        return f"{each:.1f} s each"
-    rate = 1 / each if each > 0 else float("inf")
-    return f"{rate:.1f}/s" if rate < 10 else f"{rate:,.0f}/s"
-
-
-def _with_bar(parts: list[Part], size: int, share: float) -> list[Part]:
-    """`parts` with a bar of `size` cells joined to the count."""
-    filled = max(0, min(size, round(share * size)))
-    bar = "━" * filled + "─" * (size - filled)
-    return [Part(f"{p.text} {bar}", p.keep, p.style) if p.bar else p for p in parts]

@@ -178,8 +178,7 @@ class ProgressView:
             now = self.job.clock()
             lines = self.job.lines(max(self.console.width - 2, 20), bar=True, now=now)
         frame = SPINNER[int(now * 10) % len(SPINNER)]
-        first = Text(f"{frame} ", style="green") + lines[0]
-        return Group(first, *(Text("  ") + line for line in lines[1:]))
+        return Group(Text(f"{frame} ", style="green") + lines[0], *lines[1:])
 
     def _tick_loop(self) -> None:
         while not self._stop.wait(1.0):
