@@ -157,6 +157,9 @@ def test_bad_names_exit_2_and_manual_sets_explain(server, tmp_path):
     assert f"Put them in {tmp_path / 'gossipcop_text_subset'}" in flat
     built = _get(tmp_path, "advfact")
     assert built.exit_code == 1 and "veracity advfact build" in built.output
+    (tmp_path / "a-file").write_text("")
+    not_a_folder = _get(tmp_path / "a-file", "scifact")
+    assert not_a_folder.exit_code == 2 and "is a file, not a folder" in not_a_folder.output
 
 
 def test_errors_that_need_a_dataset_print_the_get_command(tmp_path):

@@ -16,6 +16,7 @@ from _fetch_helpers import FIX, ReleaseServer, sha, tar_gz, zip_bytes
 
 from veracity.datasets import load_dataset
 from veracity.datasets.catalogue import Download, Entry, Place
+from veracity.datasets.convert import CONVERTERS
 from veracity.datasets.fetch import (
     DOWNLOADS,
     LOCK_FILE,
@@ -262,3 +263,22 @@ def test_manual_and_built_sets_say_what_to_do(fetcher):
     built = Entry("advfact", "A", "", "", "", build="veracity advfact build")
     with pytest.raises(NeedsManualStep, match="run `veracity advfact build`"):
         fetcher.install(built)
+
+
+def test_an_interrupted_conversion_leaves_no_half_built_folder(server, fetcher, monkeypatch):
+    data = b"pickled articles"
+    url = server.add(f"{RAW}/data/news_articles/politifact_train.pkl", data)
+
+    def interrupted(downloads, out):
+        (out / "politifact_train.jsonl").write_text("{}\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(CONVERTERS, "sheepdog_articles", interrupted)
+    entry = Entry(
+        "sheepdog_politifact", "SheepDog", "", "", "",
+        downloads=(Download(url, "politifact_train.pkl", sha(data)),),
+        convert="sheepdog_articles", outputs=("politifact_train.jsonl",),
+    )  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        fetcher.install(entry)
+    assert not list(fetcher.root.glob("*sheepdog*")) and not list(fetcher.root.glob(".sheep*"))

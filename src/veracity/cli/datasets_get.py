@@ -166,7 +166,7 @@ def _install_one(fetcher: Fetcher, e: Entry, force: bool) -> str | None:
     except NeedsManualStep as exc:
         console.print(f"  [yellow]not installed:[/] {escape(str(exc))}", soft_wrap=True)
         return str(exc)
-    except FetchError as exc:
+    except (FetchError, OSError) as exc:  # OSError: a disk full or a folder not writable
         console.print(f"  [bold red]failed:[/] {escape(str(exc))}", soft_wrap=True)
         return str(exc)
     files = sum(1 for p in folder.rglob("*") if p.is_file()) - 1  # less the manifest
@@ -191,6 +191,8 @@ def get(
 
     chosen = _resolve(list(names or []), all_)
     root = Path(data_dir) if data_dir is not None else default_data_dir()
+    if root.exists() and not root.is_dir():
+        fail(f"the data directory {root} is a file, not a folder")
     try:
         fetcher = Fetcher(
             root, verify=not no_verify, offline=offline_requested(), progress=_progress, say=_say

@@ -169,11 +169,10 @@ class Fetcher:
         try:
             self._build(entry, paths, staging)
             _swap(staging, target)
-        except FetchError:
+        except BaseException as exc:  # Ctrl-C included: never leave a half-built folder
             shutil.rmtree(staging, ignore_errors=True)
-            raise
-        except Exception as exc:
-            shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, FetchError) or not isinstance(exc, Exception):
+                raise
             raise FetchError(
                 f"{entry.folder}: converting the release failed ({type(exc).__name__}: {exc}); "
                 "nothing was installed"

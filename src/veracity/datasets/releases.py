@@ -10,301 +10,135 @@ from __future__ import annotations
 from veracity.datasets.catalogue import GH, PUBLIC, SAME, Copy, Download, Entry, Place
 
 
-def _gh(repo: str, commit: str, path: str) -> str:
-    return f"{GH}/{repo}/{commit}/{path}"
-
-
 def _raw(repo: str, commit: str, path: str, target: str, sha: str | None) -> tuple[Download, Place]:
     """A raw file of a GitHub repository at a commit, installed under `target`."""
     name = target.replace("/", "__")
-    pin = SAME if sha else ""
-    return Download(_gh(repo, commit, path), name, sha, pin), Place(target, name)
+    url = f"{GH}/{repo}/{commit}/{path}"
+    return Download(url, name, sha, SAME if sha else ""), Place(target, name)
 
 
 def _raws(*items: tuple[Download, Place]) -> dict[str, tuple]:
     return {"downloads": tuple(d for d, _ in items), "files": tuple(p for _, p in items)}
 
 
-_CC = "posuer/Check-COVID"
+def _repo(folder: str, title: str, licence: str, size: str, repo: str, files: tuple) -> Entry:
+    """An entry of raw repository files: (commit, path in the repository, target, sha256)."""
+    raws = _raws(*(_raw(repo, c, path, target, sha) for c, path, target, sha in files))
+    return Entry(folder, title, licence, size, f"https://github.com/{repo}", **raws)
+
+
 _CC1, _CC2 = "cb7953f3c50ee455831360a497c5190349de19d9", "3ae70f8cac4df13a3ce56878e20d8e76790e422d"
-_FG = "yuxiaw/Factcheck-GPT"
-_FG_SUB = "7284eefd1dcb164e9b97a53b28afd9cb4c9734c0"
-_FT = ("GAIR-NLP/factool", "e02bc8b16125feeb06409fefe346b18dfeab898e")
-_MM = "CYP0630/MERMAID-For-Reviwe-Phase"
-_MM_SETS, _MM_RUNS = (
-    "5facc2deeedc357221bfa98ce3f231d2abbaa3f9",
-    "b441efb9f5575b2df8173e606e77006c09ef9d32",
+_CHECK_COVID = (
+    ("c89eea980d6233060306e9282b482b29130e78ce", "CheckCOVID/dev/covidCheck_dev_writtenAuth.json",
+     "dev/covidCheck_dev_composed+extracted.json",
+     "e64723a546c0ace6a6e1b022120664f36fe4c481e4a9f2d24e5dddc044bee717"),
+    (_CC1, "covidCheck_dev.json", "dev/covidCheck_dev_composed.json",
+     "ba71f3fdd6d48b2879374319a636e32c1b167835774f16fafab4e66dd7bac801"),
+    (_CC2, "Check-COVID/dev/covidCheck_dev_extracted.json", "dev/covidCheck_dev_extracted.json",
+     "c74fedf44f8446d52c93eafa7631c074796b0a1de47c981e931f15422eeacab5"),
+    (_CC1, "covidCheck_train_writtenAuth.json", "train/covidCheck_train_composed+extracted.json",
+     "1af4b5e364129631b49a9132cadcd4f1b4937c90bef22ba0c08242be1630858b"),
+    (_CC2, "Check-COVID/train/covidCheck_train_composed.json",
+     "train/covidCheck_train_composed.json",
+     "7af449be57bd23c997816a4a55ec4f63594513db67c7eefa99b1d1eb6b85ca06"),
+    (_CC1, "covidCheck_train_auth.json", "train/covidCheck_train_extracted.json",
+     "77e336d0d6247cdfae3e5242e5eaa8223ea74885c977bb10cde0039675150585"),
+    ("960a6247beec71b85d9cae4f26fa089a87ba147a", "corpus.json", "corpus.json",
+     "2a56084b933f28ec02781a9e501082683ca4b9c4c1c6c8530190d6fb0002ce42"),
+)  # fmt: skip
+_SUB = "7284eefd1dcb164e9b97a53b28afd9cb4c9734c0"
+_S3, _S4 = (
+    "subtasks/subtask3_claim_evidence_stance.jsonl",
+    "subtasks/subtask4_claim_factuality.jsonl",
 )
+_FACTCHECK_BENCH = (
+    (_SUB, _S4, _S4, "b87f971ce324c87e0427f100fe24b50594b9d44e3a764490b1bef188917dbae1"),
+    (_SUB, _S3, _S3, "3bfa17d7b37bca82bcc0aacf69a8bbd85cffe117d337c95cf7c3b00e34b98d1a"),
+    ("726df3e8f16bdd26c0584bf3b571344fd7be7925", "factcheck-GPT-benchmark.jsonl",
+     "factcheck-GPT-benchmark.jsonl",
+     "8bbf41a58ee1b7431fecd2a23f231f764e378e04edeb4d2a7a83949a7f40cf4b"),
+    ("ddfab3c8da7aaf56a84899972981e6af456b335f", "Factbench.jsonl", "Factbench.jsonl",
+     "9ba867364f705ab37af202bc1c47528c8e143d159c4d217e813f0bf47e56e5bb"),
+)  # fmt: skip
+_FT = "e02bc8b16125feeb06409fefe346b18dfeab898e"
+_FACTOOL = (
+    (_FT, "datasets/knowledge_qa/knowledge_qa.jsonl", "knowledge_qa.jsonl",
+     "5881926110f169c11090cd6370110353f1cb348cb0f13cd122f5a07e77b6b48f"),
+    (_FT, "datasets/scientific/scientific.jsonl", "scientific.jsonl",
+     "4b4d30672c746a8942386b6da129fda342968ab1367e18374793d3f802e1a1f6"),
+)  # fmt: skip
 _FIRE_HAND = (
     "FIRE's claim sets have no pinned public file here: download the `datasets` folder of "
-    "https://github.com/mbzuai-nlp/fire (FIRE, Xie et al., NAACL Findings 2025) and put its "
-    "bingcheck/, factcheckbench/, factool_qa/ and felm_wk/ folders in {path} (the loaders "
-    "read bingcheck/data.jsonl, bingcheck/data_full.jsonl, bingcheck/bingcheck.jsonl and "
-    "<set>/data.jsonl)"
+    "https://github.com/mbzuai-nlp/fire (FIRE: Fact-checking with Iterative Retrieval and "
+    "Verification) and put its bingcheck/, factcheckbench/, factool_qa/ and felm_wk/ "
+    "folders in {path} (the loaders read bingcheck/data.jsonl, bingcheck/data_full.jsonl, "
+    "bingcheck/bingcheck.jsonl and <set>/data.jsonl)"
 )
 
 CLAIM_SETS: tuple[Entry, ...] = (
     Entry(
-        "scifact",
-        "SciFact (Wadden et al., EMNLP 2020)",
-        "claims CC BY 4.0; abstracts ODC-By 1.0",
-        "3.1 MB download, 8.5 MB installed",
-        "https://github.com/allenai/scifact",
-        downloads=(
-            Download(
-                "https://scifact.s3-us-west-2.amazonaws.com/release/latest/data.tar.gz",
-                "data.tar.gz",
-                "11c621288d41ac144d29b13b0f8503b3820b7d6e8b1f6ff24dff335c196d76be",
-                PUBLIC,
-                3_115_079,
-            ),
-        ),
-        files=(
-            Place("corpus.jsonl", "data.tar.gz", "data/corpus.jsonl"),
-            Place("claims_train.jsonl", "data.tar.gz", "data/claims_train.jsonl"),
-            Place("claims_dev.jsonl", "data.tar.gz", "data/claims_dev.jsonl"),
+        "scifact", "SciFact (Wadden et al., EMNLP 2020)", "claims CC BY 4.0; abstracts ODC-By 1.0",
+        "3.1 MB download, 8.5 MB installed", "https://github.com/allenai/scifact",
+        downloads=(Download(
+            "https://scifact.s3-us-west-2.amazonaws.com/release/latest/data.tar.gz", "data.tar.gz",
+            "11c621288d41ac144d29b13b0f8503b3820b7d6e8b1f6ff24dff335c196d76be", PUBLIC, 3_115_079,
+        ),),
+        files=tuple(
+            Place(n, "data.tar.gz", f"data/{n}")
+            for n in ("corpus.jsonl", "claims_train.jsonl", "claims_dev.jsonl")
         ),
     ),
     Entry(
-        "liar",
-        "LIAR (Wang, ACL 2017)",
-        "research use only (README in the archive)",
-        "1.0 MB download, 2.9 MB installed",
-        "https://www.cs.ucsb.edu/~william/data/liar_dataset.zip",
-        downloads=(
-            Download(
-                "https://www.cs.ucsb.edu/~william/data/liar_dataset.zip",
-                "liar_dataset.zip",
-                "611c1addad919743dde15822b87a60bfb760d8f85597f25289e34621800654c7",
-                PUBLIC,
-                1_013_571,
-            ),
-        ),
+        "liar", "LIAR (Wang, ACL 2017)", "research use only (README in the archive)",
+        "1.0 MB download, 2.9 MB installed", "https://www.cs.ucsb.edu/~william/data/",
+        downloads=(Download(
+            "https://www.cs.ucsb.edu/~william/data/liar_dataset.zip", "liar_dataset.zip",
+            "611c1addad919743dde15822b87a60bfb760d8f85597f25289e34621800654c7", PUBLIC, 1_013_571,
+        ),),
         files=tuple(
             Place(n, "liar_dataset.zip", n)
             for n in ("train.tsv", "valid.tsv", "test.tsv", "README")
         ),
     ),
-    Entry(
-        "liar_plus",
-        "LIAR-PLUS (Alhindi et al., FEVER 2018)",
-        "CC0 1.0",
-        "1.0 MB",
-        "https://github.com/Tariq60/LIAR-PLUS",
-        **_raws(
-            _raw(
-                "Tariq60/LIAR-PLUS",
-                "f77f6e5c7fc72cecf2b5a754d0c1be4e1e3606b7",
-                "dataset/jsonl/val2.jsonl",
-                "val2.jsonl",
-                "70679e4054c1f1889678b10a3168c9c33bd0e706c7577d434b3188d44cd5e6b7",
-            )
-        ),
-    ),
-    Entry(
-        "averitec",
-        "AVeriTeC (Schlichtkrull et al., NeurIPS 2023), dev",
-        "CC BY-NC 4.0",
-        "1.8 MB",
-        "https://github.com/MichSchli/AVeriTeC",
-        **_raws(
-            _raw(
-                "MichSchli/AVeriTeC",
-                "2178d0bbe0103f40eba2b0f3555f0e15df146052",
-                "data/dev.json",
-                "dev.json",
-                None,  # only its first 250 claims were at hand: no checksum of the whole file
-            )
-        ),
-    ),
-    Entry(
-        "hover",
-        "HoVer (Jiang et al., Findings of EMNLP 2020), dev",
-        "MIT (repository)",
-        "1.6 MB",
-        "https://github.com/hover-nlp/hover",
-        downloads=(
-            Download(
-                f"{GH}/hover-nlp/hover/main/data/hover/hover_dev_release_v1.1.json",
-                "hover_dev_release_v1.1.json",
-            ),
-        ),
-        files=(Place("hover_dev_release_v1.1.json", "hover_dev_release_v1.1.json"),),
-    ),
-    Entry(
-        "check_covid",
-        "Check-COVID (Wang et al., Findings of ACL 2023)",
-        "MIT",
-        "1.4 MB",
-        "https://github.com/posuer/Check-COVID",
-        **_raws(
-            _raw(
-                _CC,
-                "c89eea980d6233060306e9282b482b29130e78ce",
-                "CheckCOVID/dev/covidCheck_dev_writtenAuth.json",
-                "dev/covidCheck_dev_composed+extracted.json",
-                "e64723a546c0ace6a6e1b022120664f36fe4c481e4a9f2d24e5dddc044bee717",
-            ),
-            _raw(
-                _CC,
-                _CC1,
-                "covidCheck_dev.json",
-                "dev/covidCheck_dev_composed.json",
-                "ba71f3fdd6d48b2879374319a636e32c1b167835774f16fafab4e66dd7bac801",
-            ),
-            _raw(
-                _CC,
-                _CC2,
-                "Check-COVID/dev/covidCheck_dev_extracted.json",
-                "dev/covidCheck_dev_extracted.json",
-                "c74fedf44f8446d52c93eafa7631c074796b0a1de47c981e931f15422eeacab5",
-            ),
-            _raw(
-                _CC,
-                _CC1,
-                "covidCheck_train_writtenAuth.json",
-                "train/covidCheck_train_composed+extracted.json",
-                "1af4b5e364129631b49a9132cadcd4f1b4937c90bef22ba0c08242be1630858b",
-            ),
-            _raw(
-                _CC,
-                _CC2,
-                "Check-COVID/train/covidCheck_train_composed.json",
-                "train/covidCheck_train_composed.json",
-                "7af449be57bd23c997816a4a55ec4f63594513db67c7eefa99b1d1eb6b85ca06",
-            ),
-            _raw(
-                _CC,
-                _CC1,
-                "covidCheck_train_auth.json",
-                "train/covidCheck_train_extracted.json",
-                "77e336d0d6247cdfae3e5242e5eaa8223ea74885c977bb10cde0039675150585",
-            ),
-            _raw(
-                _CC,
-                "960a6247beec71b85d9cae4f26fa089a87ba147a",
-                "corpus.json",
-                "corpus.json",
-                "2a56084b933f28ec02781a9e501082683ca4b9c4c1c6c8530190d6fb0002ce42",
-            ),
-        ),
-    ),
-    Entry(
-        "covidfact",
-        "COVID-Fact (Saakyan et al., ACL 2021)",
-        "not stated",
-        "3.1 MB",
-        "https://github.com/asaakyan/covidfact",
-        **_raws(
-            _raw(
-                "asaakyan/covidfact",
-                "20646ded0325e58aa5fe741199b44155ab3efb7b",
-                "COVIDFACT_dataset.jsonl",
-                "COVIDFACT_dataset.jsonl",
-                "9d4974209ffc872566111ce7ed2fbd422245c3dba2a5ec30de61af38f061c7e3",
-            )
-        ),
-    ),
-    Entry(
-        "climate_fever",
-        "Climate-FEVER (Diggelmann et al., 2020)",
-        "not stated",
-        "3.2 MB",
-        "https://github.com/tdiggelm/climate-fever-dataset",
-        **_raws(
-            _raw(
-                "tdiggelm/climate-fever-dataset",
-                "336f0a46c98920a6f40926385ce71ba877a7b863",
-                "dataset/climate-fever.jsonl",
-                "climate-fever.jsonl",
-                "8a4b9032d861be482ffb49dddfd283ffa6089e654f1e968040011882c5eb6e0b",
-            )
-        ),
-    ),
-    Entry(
-        "feverous_s",
-        "FEVEROUS-S as released with ProgramFC (Pan et al., ACL 2023)",
-        "MIT (ProgramFC release)",
-        "2.0 MB",
-        "https://github.com/teacherpeterpan/ProgramFC",
-        **_raws(
-            _raw(
-                "teacherpeterpan/ProgramFC",
-                "2601070da7ebd96f0e025f3440be0744ad267d4c",
-                "datasets/FEVEROUS/claims/dev.json",
-                "dev.json",
-                "ace38f60e2fee1e6cbd1254bc10d22f57cd3502e8b9b1a704fbbeccbc1577325",
-            )
-        ),
-    ),
-    Entry(
-        "factcheck_bench",
-        "Factcheck-GPT / Factcheck-Bench (Wang et al., Findings of EMNLP 2024)",
-        "Apache-2.0",
-        "9.0 MB",
-        "https://github.com/yuxiaw/Factcheck-GPT",
-        **_raws(
-            _raw(
-                _FG,
-                _FG_SUB,
-                "subtasks/subtask4_claim_factuality.jsonl",
-                "subtasks/subtask4_claim_factuality.jsonl",
-                "b87f971ce324c87e0427f100fe24b50594b9d44e3a764490b1bef188917dbae1",
-            ),
-            _raw(
-                _FG,
-                _FG_SUB,
-                "subtasks/subtask3_claim_evidence_stance.jsonl",
-                "subtasks/subtask3_claim_evidence_stance.jsonl",
-                "3bfa17d7b37bca82bcc0aacf69a8bbd85cffe117d337c95cf7c3b00e34b98d1a",
-            ),
-            _raw(
-                _FG,
-                "726df3e8f16bdd26c0584bf3b571344fd7be7925",
-                "factcheck-GPT-benchmark.jsonl",
-                "factcheck-GPT-benchmark.jsonl",
-                "8bbf41a58ee1b7431fecd2a23f231f764e378e04edeb4d2a7a83949a7f40cf4b",
-            ),
-            _raw(
-                _FG,
-                "ddfab3c8da7aaf56a84899972981e6af456b335f",
-                "Factbench.jsonl",
-                "Factbench.jsonl",
-                "9ba867364f705ab37af202bc1c47528c8e143d159c4d217e813f0bf47e56e5bb",
-            ),
-        ),
-    ),
-    Entry(
-        "factool",
-        "FacTool (Chern et al., 2023): knowledge-QA and scientific sets",
-        "Apache-2.0",
-        "0.2 MB",
-        "https://github.com/GAIR-NLP/factool",
-        **_raws(
-            _raw(
-                *_FT,
-                "datasets/knowledge_qa/knowledge_qa.jsonl",
-                "knowledge_qa.jsonl",
-                "5881926110f169c11090cd6370110353f1cb348cb0f13cd122f5a07e77b6b48f",
-            ),
-            _raw(
-                *_FT,
-                "datasets/scientific/scientific.jsonl",
-                "scientific.jsonl",
-                "4b4d30672c746a8942386b6da129fda342968ab1367e18374793d3f802e1a1f6",
-            ),
-        ),
-    ),
-    Entry(
-        "fire_claimsets",
-        "FIRE's claim sets (BingCheck, FactCheck-Bench, FacTool-QA, FELM-WK)",
-        "not stated",
-        "1.4 MB",
-        "https://github.com/mbzuai-nlp/fire",
-        manual=_FIRE_HAND,
-    ),
-)
+    _repo("liar_plus", "LIAR-PLUS (Alhindi et al., FEVER 2018)", "CC0 1.0", "1.0 MB",
+          "Tariq60/LIAR-PLUS", (("f77f6e5c7fc72cecf2b5a754d0c1be4e1e3606b7",
+          "dataset/jsonl/val2.jsonl", "val2.jsonl",
+          "70679e4054c1f1889678b10a3168c9c33bd0e706c7577d434b3188d44cd5e6b7"),)),
+    # only the first 250 dev claims were at hand to compare: no checksum of the whole file
+    _repo("averitec", "AVeriTeC (Schlichtkrull et al., NeurIPS 2023), dev", "CC BY-NC 4.0",
+          "1.8 MB", "MichSchli/AVeriTeC", (("2178d0bbe0103f40eba2b0f3555f0e15df146052",
+          "data/dev.json", "dev.json", None),)),
+    # the release's main branch (no commit of this file could be confirmed), not pinned
+    _repo("hover", "HoVer (Jiang et al., Findings of EMNLP 2020), dev", "MIT (repository)",
+          "1.6 MB", "hover-nlp/hover", (("main", "data/hover/hover_dev_release_v1.1.json",
+          "hover_dev_release_v1.1.json", None),)),
+    _repo("check_covid", "Check-COVID (Wang et al., Findings of ACL 2023)", "MIT", "1.4 MB",
+          "posuer/Check-COVID", _CHECK_COVID),
+    _repo("covidfact", "COVID-Fact (Saakyan et al., ACL 2021)", "not stated", "3.1 MB",
+          "asaakyan/covidfact", (("20646ded0325e58aa5fe741199b44155ab3efb7b",
+          "COVIDFACT_dataset.jsonl", "COVIDFACT_dataset.jsonl",
+          "9d4974209ffc872566111ce7ed2fbd422245c3dba2a5ec30de61af38f061c7e3"),)),
+    _repo("climate_fever", "Climate-FEVER (Diggelmann et al., 2020)", "not stated", "3.2 MB",
+          "tdiggelm/climate-fever-dataset", (("336f0a46c98920a6f40926385ce71ba877a7b863",
+          "dataset/climate-fever.jsonl", "climate-fever.jsonl",
+          "8a4b9032d861be482ffb49dddfd283ffa6089e654f1e968040011882c5eb6e0b"),)),
+    _repo("feverous_s", "FEVEROUS-S as released with ProgramFC (Pan et al., ACL 2023)",
+          "MIT (ProgramFC release)", "2.0 MB", "teacherpeterpan/ProgramFC",
+          (("2601070da7ebd96f0e025f3440be0744ad267d4c", "datasets/FEVEROUS/claims/dev.json",
+          "dev.json", "ace38f60e2fee1e6cbd1254bc10d22f57cd3502e8b9b1a704fbbeccbc1577325"),)),
+    _repo("factcheck_bench", "Factcheck-GPT / Factcheck-Bench (Wang et al., 2024)",
+          "Apache-2.0", "9.0 MB", "yuxiaw/Factcheck-GPT", _FACTCHECK_BENCH),
+    _repo("factool", "FacTool (Chern et al., 2023): knowledge-QA and scientific sets",
+          "Apache-2.0", "0.2 MB", "GAIR-NLP/factool", _FACTOOL),
+    Entry("fire_claimsets", "FIRE's claim sets (BingCheck, FactCheck-Bench, FacTool-QA, FELM-WK)",
+          "not stated", "1.4 MB", "https://github.com/mbzuai-nlp/fire", manual=_FIRE_HAND),
+)  # fmt: skip
 
+_MM = "CYP0630/MERMAID-For-Reviwe-Phase"
+_MM_SETS, _MM_RUNS = (
+    "5facc2deeedc357221bfa98ce3f231d2abbaa3f9",
+    "b441efb9f5575b2df8173e606e77006c09ef9d32",
+)
 _MM_FILES = (
     ("dataset/HoVerDev/processed/two_hop_df_new.jsonl", "sets/HoVerDev_two_hop_df_new.jsonl",
      "3144e01e60b8e18eb89e101a2380564a57ec7ca333215ca5367b3095ea70d7b5"),
