@@ -92,7 +92,7 @@ def test_the_report_renders_every_view_and_lists_every_event():
     )  # fmt: skip
     report = views.build_report(verdict, row.request)
     html = templates.get_template("_report.html.j2").render(
-        auth=False, job=row, verdict=verdict, report=report
+        auth=False, job=row, verdict=verdict, report=report, warning=None
     )
     for section in ("verdict", "evidence", "debate", "trajectory", "tree", "searches", "faults"):
         assert f'id="{section}"' in html, section
@@ -108,11 +108,11 @@ def test_a_failed_verdict_and_a_job_without_one_say_so():
         "j", "t", None, None, "failed", {}, "m", "claim", "x", None, None, None, "boom", None
     )
     html = templates.get_template("_report.html.j2").render(
-        auth=False, job=row, verdict=failed, report=views.build_report(failed, {})
+        auth=False, job=row, verdict=failed, report=views.build_report(failed, {}), warning=None
     )
     assert "Failed" in html and "no JSON" in html
     html = templates.get_template("_report.html.j2").render(
-        auth=False, job=row, verdict=None, report=None
+        auth=False, job=row, verdict=None, report=None, warning=None
     )
     assert "No verdict" in html and "boom" in html
 
@@ -123,7 +123,7 @@ def test_an_abstention_is_shown_as_no_decision_with_its_reason():
     )
     row = JobRow("j", "t", None, None, "done", {}, "m", "claim", "x", None, None, None, None, None)
     html = templates.get_template("_report.html.j2").render(
-        auth=False, job=row, verdict=verdict, report=views.build_report(verdict, {})
+        auth=False, job=row, verdict=verdict, report=views.build_report(verdict, {}), warning=None
     )
     assert "No decision" in html and "the judges disagreed" in html
     assert 'class="card verdict abstained"' in html
