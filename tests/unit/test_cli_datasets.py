@@ -103,6 +103,10 @@ def test_a_loader_name_stands_for_its_folder(server, tmp_path):
     result = _get(tmp_path, "liar", "liar")  # named twice: fetched once
     assert result.exit_code == 0, result.output
     assert len(server.requests) == 1 and result.output.count("installed:") == 1
+    other = tmp_path / "other"  # the group's --data-dir counts for `get` too
+    before = runner.invoke(app, ["datasets", "--data-dir", str(other), "get", "liar"])
+    assert before.exit_code == 0, before.output
+    assert (other / "liar" / "valid.tsv").is_file()
 
 
 def test_offline_says_what_to_download_and_where(server, tmp_path, monkeypatch):

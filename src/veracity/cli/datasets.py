@@ -33,6 +33,7 @@ def datasets_(
     """List the benchmark datasets: input kind, labels, splits, and whether each is present,
     fetchable (`veracity datasets get NAME`), to be fetched by hand, or built locally."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = {"data_dir": data_dir}  # `datasets --data-dir X get …` means X too
         return
     from veracity.config import ConfigError, default_data_dir
     from veracity.config import data_dir as find_data_dir

@@ -176,7 +176,10 @@ def _install_one(fetcher: Fetcher, e: Entry, force: bool) -> str | None:
 
 @datasets_app.command("get")
 def get(
-    names: list[str] = typer.Argument(None, help="datasets (or data folders) to download"),
+    ctx: typer.Context,
+    names: list[str] = typer.Argument(
+        None, metavar="[NAME]...", help="datasets (or data folders) to download"
+    ),
     all_: bool = typer.Option(False, "--all", help="every set that can be downloaded"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     force: bool = typer.Option(False, "--force", help="download and install again"),
@@ -190,6 +193,7 @@ def get(
     from veracity.datasets.fetch import Fetcher, FetchError, offline_requested
 
     chosen = _resolve(list(names or []), all_)
+    data_dir = data_dir or (ctx.obj or {}).get("data_dir")
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     if root.exists() and not root.is_dir():
         fail(f"the data directory {root} is a file, not a folder")
