@@ -123,3 +123,20 @@ async def test_the_mcp_check_tool_returns_the_warning_in_its_structured_content(
     assert verdict["search_failures"]["failed"] == 2
     assert verdict["search_failures"]["all_failed"] is True
     assert verdict["usage"]["failed_searches"] == 2
+
+
+def test_eval_counts_checks_whose_searches_all_failed_as_abstentions(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
+    data = Path(__file__).resolve().parents[1] / "data" / "datasets"
+    argv = ["eval", "--method", "react", "--dataset", "scifact", "--data-dir", str(data),
+            "--limit", "2", "--source", "web=always_down", "--out", str(tmp_path / "run"),
+            "--no-progress"]  # fmt: skip
+    result = runner.invoke(app, argv, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["n"] == 2 and metrics["abstention_rate"] == 1.0
+    records = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
+    assert all(r["status"] == "abstained" for r in records)
+    assert all(r["verdict"]["metadata"]["search_failures"]["all_failed"] for r in records)
