@@ -375,8 +375,8 @@ class EntityGuidedRetrieval:
         if self.web is not None and query is not None:
             tasks.append(self.search_web(query))
         if self.wiki is not None and keywords:
-            tasks.append(asyncio.gather(*(self.lookup(k, text) for k in keywords)))
-        done = await asyncio.gather(*tasks)
+            tasks.append(_settled(*(self.lookup(k, text) for k in keywords)))
+        done = await _settled(*tasks)
         if self.web is not None and query is not None:
             result.web = done.pop(0)
         if self.wiki is not None and keywords:
@@ -391,6 +391,16 @@ class EntityGuidedRetrieval:
             notes=result.notes,
         )
         return result
+
+
+async def _settled(*aws: Any) -> list[Any]:
+    """Await all of `aws`, then raise the first failure: a search that fails does not
+    leave the others running past the check (their failures would land in no verdict)."""
+    done = await asyncio.gather(*aws, return_exceptions=True)
+    for outcome in done:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return list(done)
 
 
 _NER_CACHE: dict[tuple[str, str | None], Any] = {}
