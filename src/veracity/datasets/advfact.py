@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from veracity.config import settings
+from veracity.config import default_data_dir
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,
@@ -41,10 +41,9 @@ ATTACKS = ("fakegpt", "poisonedrag")
 
 
 def advfact_root(data_dir: Path | None = None) -> Path:
-    """Where AdvFact lives: ``<data_dir>/advfact`` when given, else under VERACITY_HOME."""
-    if data_dir is not None:
-        return Path(data_dir) / FOLDER
-    return settings().home / "datasets" / FOLDER
+    """Where AdvFact lives: ``<data_dir>/advfact``, by default in the default data directory
+    (``VERACITY_DATA_DIR``, else ``VERACITY_HOME/datasets``), beside the downloaded sets."""
+    return Path(data_dir if data_dir is not None else default_data_dir()) / FOLDER
 
 
 class AdvFactDataset(BaseDataset):
