@@ -118,6 +118,15 @@ async def test_searches_that_answer_leave_the_verdict_alone():
     assert verdict.search_failures is None and verdict.search_warning is None
 
 
+def test_radar_retrieves_from_its_own_corpus_but_not_with_given_evidence(tmp_path):
+    from veracity.retrieval.local import build_local_corpus
+
+    build_local_corpus("own", DOCS, mode="bm25", indexes_dir=tmp_path)
+    corpus = {"corpus": {"index": "own", "indexes_dir": str(tmp_path)}}
+    assert load_method("radar", llm=schema_llm(), config=corpus).retrieves
+    assert not load_method("radar", llm=schema_llm(), config={"evidence": "given"}).retrieves
+
+
 def test_s2mad_reads_replies_and_retrieves_nothing():
     method = load_method("s2mad", llm=schema_llm())
     assert not method.retrieves and method.source_needs({}) == []

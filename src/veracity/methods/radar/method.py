@@ -91,6 +91,11 @@ class _RadarBase(BaseMethod):
             "(`method_config: {evidence: given}`; `veracity eval --gold-evidence`)"
         )
 
+    @property
+    def retrieves(self) -> bool:
+        """Whether it searches: a source given or its own local corpus (not given evidence)."""
+        return self.source is not None
+
     @classmethod
     def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
         cfg = cls.parse_config(config)
