@@ -137,6 +137,24 @@ def test_react_steps_and_tree_iterations_show_their_limits():
     assert lines[17] == "toe · iteration 3/20 · 0 calls · 0 searches · 0:17 · ETA ~2:24"  # 18 × 8 s
 
 
+def test_stages_read_as_words():
+    clock = FakeClock()
+    job = JobProgress("zofia", single_check=True, clock=clock)
+    stages = [
+        (0, ev("stage", "zofia", step="start")),
+        (9, ev("stage", "zofia:keywords", keywords=[])),  # emitted once the keywords are found
+        (12, ev("search", "web", cached=False)),
+        (30, ev("stage", "zofia:retrieval")),
+        (41, call("expert:triage")),
+        (50, ev("stage", "s2mad", step="stance_separation")),
+    ]
+    lines = replay(job, clock, stages)
+    assert lines[9] == "zofia · keywords done · 0 calls · 0 searches · 0:09"
+    assert lines[12] == "zofia · keywords done · searching web · 0 calls · 1 search · 0:12"
+    assert lines[41] == "zofia · retrieval done · expert:triage · 1 call · 1 search · 0:41"
+    assert lines[50].startswith("zofia · s2mad stance separation · ")
+
+
 def test_failed_searches_are_counted_apart():
     clock = FakeClock()
     job = JobProgress("rag", single_check=True, clock=clock)

@@ -133,8 +133,9 @@ class CheckActivity:
         if step == "round" and isinstance(data.get("round"), int):
             return self._begun("debate round", data["round"], data.get("rounds"), now, data)
         name = event.name.removeprefix(f"{self.method}:") if self.method else event.name
-        words = str(step) if name == self.method and step else f"{name} {step or ''}".strip()
-        self.stage, self.loop, self.actor = words, None, ""
+        step = str(step).replace("_", " ") if step else "done"  # no step: a stage's end
+        self.stage = step if name == self.method else f"{name} {step}"
+        self.loop, self.actor = None, ""
         return True
 
     def _begun(self, unit: str, index: int, last: Any, now: float, data: dict) -> bool:
