@@ -81,8 +81,10 @@ def data_dir(explicit: str | Path | None = None) -> Path:
     if root.is_dir():
         return root
     origin = (
-        "given" if explicit is not None
-        else "VERACITY_DATA_DIR" if settings().data_dir is not None
+        "given"
+        if explicit is not None
+        else "VERACITY_DATA_DIR"
+        if settings().data_dir is not None
         else "the default, VERACITY_HOME/datasets"
     )
     raise ConfigError(
