@@ -287,3 +287,31 @@ def test_phrases_and_clamped_numbers():
     assert schema["confidence"]["minimum"] == 0.0 and schema["confidence"]["maximum"] == 1.0
     assert Part.model_validate({"text": "a", "confidence": 7}).confidence == 1.0
     assert Part.model_validate({"text": "a", "confidence": -2}).confidence == 0.0
+
+
+# ----------------------------------------------------------------------- the real decoder
+
+
+@pytest.mark.embedded
+@pytest.mark.slow
+async def test_the_embedded_decoder_takes_every_reply_schema(capfd):
+    """Each distinct reply schema goes to llama.cpp once: the converter neither fails nor
+    warns that it left part of the schema out (it says so on stderr)."""
+    from veracity.config import LLMConfig
+    from veracity.llm.base import LLMRequest, user
+    from veracity.llm.factory import build_llm
+
+    llm = build_llm(LLMConfig(cache_mode="off", n_parallel=1))
+    failures = {}
+    for key, model in distinct_models().items():
+        request = LLMRequest(
+            messages=[user("Reply in JSON.")], max_tokens=4, json_schema=schema_for(model)
+        )
+        try:
+            await llm.complete(request)
+        except Exception as exc:  # every failure is reported below
+            failures[key] = f"{type(exc).__name__}: {exc}"
+        warned = [line for line in capfd.readouterr().err.splitlines() if "schema" in line]
+        if warned:
+            failures[key] = "; ".join(warned)
+    assert failures == {}
