@@ -22,11 +22,11 @@ import math
 from typing import Annotated, Any, ClassVar
 
 import pytest
+from _grammar_lint import pattern_findings
 from _reply_models import (
     REPLY_MODELS,
     all_reply_models,
     exempt_fields,
-    pattern_findings,
     structured_call_sites,
     validator_findings,
 )
