@@ -12,6 +12,7 @@ import asyncio
 import os
 import random
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -186,13 +187,33 @@ def open_sqlite(
         timeout=timeout_s,
         isolation_level=None if autocommit else "",
     )
-    conn.execute("PRAGMA journal_mode=WAL")
+    _enable_wal(conn, timeout_s)
     conn.execute("PRAGMA synchronous=NORMAL")
     if schema:
         conn.executescript(schema)
         if not autocommit:
             conn.commit()
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
+    """Switch to WAL, retrying while another process holds the lock.
+
+    Switching the journal mode takes an exclusive lock and SQLite may refuse it at once
+    ("database is locked") instead of calling the busy handler, e.g. when several worker
+    processes open a new database together; so wait and try again up to `timeout_s`.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 def append_line(path: Path, line: str) -> None:

@@ -126,3 +126,19 @@ def config(tmp_path: Path, **kw) -> ExperimentConfig:
     base = {"method": "direct", "dataset": "toy_eval", "data_dir": str(tmp_path), "concurrency": 2}
     base.update(kw)
     return ExperimentConfig.model_validate(base)
+
+
+def echo_llm_for_batch(monkeypatch) -> EchoBackend:
+    """Make every model `veracity batch` builds one echoing scripted model, cached in the
+    run directory; returns the model."""
+    from veracity.llm.cache import ResponseCache
+    from veracity.llm.client import ManagedLLM
+
+    model = EchoBackend()()
+
+    def build_llm(cfg, *, cache_path=None, progress=None):
+        return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
+
+    monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
+    monkeypatch.setattr("veracity.cli.batch.ensure_model", lambda cfg: None)
+    return model

@@ -7,15 +7,13 @@ import csv
 import json
 
 import pytest
+from _eval_fixtures import echo_llm_for_batch
 from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.cli.common import engine_for
 from veracity.errors import ConfigError
 from veracity.evaluation.store import RunStore
-from veracity.llm.cache import ResponseCache
-from veracity.llm.client import ManagedLLM
-from veracity.testing.echo import EchoBackend
 
 runner = CliRunner()
 
@@ -23,14 +21,7 @@ runner = CliRunner()
 @pytest.fixture
 def llm(monkeypatch):
     """Every model the CLI builds is one echoing scripted model, cached in the run dir."""
-    model = EchoBackend()()
-
-    def build_llm(cfg, *, cache_path=None, progress=None):
-        return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
-
-    monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    monkeypatch.setattr("veracity.cli.batch.ensure_model", lambda cfg: None)
-    return model
+    return echo_llm_for_batch(monkeypatch)
 
 
 def _say(i: int) -> str:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from _eval_fixtures import echo_llm_for_batch
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.llm.cache import ResponseCache
-from veracity.llm.client import ManagedLLM
-from veracity.testing.echo import EchoBackend
 
 runner = CliRunner()
 BASE = ["--method", "direct", "--labels", "supported_refuted", "--no-progress"]
@@ -20,14 +18,8 @@ NOTICE = "row ids come from the input's 'id' column"
 
 @pytest.fixture
 def llm(monkeypatch):
-    model = EchoBackend()()
-
-    def build_llm(cfg, *, cache_path=None, progress=None):
-        return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
-
-    monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    monkeypatch.setattr("veracity.cli.batch.ensure_model", lambda cfg: None)
-    return model
+    """Every model the CLI builds is one echoing scripted model, cached in the run dir."""
+    return echo_llm_for_batch(monkeypatch)
 
 
 def _rows(n: int, **extra) -> str:
