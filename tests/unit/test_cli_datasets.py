@@ -75,6 +75,11 @@ def test_listing_fits_80_columns_and_says_how_to_get_each_set(tmp_path):
     assert "veracity datasets get NAME" in result.output
     lines = [ln for ln in result.output.splitlines() if not ln.startswith("data directory:")]
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    plain = runner.invoke(app, ["datasets", "--data-dir", str(tmp_path)], env={"COLUMNS": "80"})
+    for name, status in (("averitec", "fetchable"), ("advfact", "build"), ("scifact", "present")):
+        row = next(ln for ln in plain.output.splitlines() if ln.startswith(name + " "))
+        assert row.rstrip().endswith(status), row  # whole, not cut to fit
+    assert "poisonedrag," in plain.output  # a split name is never broken inside
 
     missing = runner.invoke(app, ["datasets", "--data-dir", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "VERACITY_DATA_DIR" in missing.output

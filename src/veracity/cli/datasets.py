@@ -51,20 +51,23 @@ def datasets_(
 
 
 def _print_table(root: Path, counts: bool) -> dict[str, list[str]]:
-    from rich import box
     from rich.table import Table
 
     from veracity.datasets import list_datasets
     from veracity.datasets.catalogue import entry
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    infos = list_datasets()
+    longest_split = max((len(s) + 1 for info in infos for s in info.splits), default=6)
+    # no box: one space between columns keeps the five columns within 80
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold underline")
     table.add_column("dataset", no_wrap=True)
     table.add_column("input", no_wrap=True)
     table.add_column("labels", no_wrap=True)
-    table.add_column("splits", overflow="fold")
-    table.add_column("status", no_wrap=True)
+    # wrapped between split names, never inside one ("poisonedrag," stays whole)
+    table.add_column("splits", overflow="fold", min_width=longest_split)
+    table.add_column("status", no_wrap=True, min_width=len("fetchable"))
     statuses: dict[str, list[str]] = {}
-    for info in list_datasets():
+    for info in infos:
         present = (root / info.folder).is_dir()
         known = entry(info.folder)
         status = "present" if present else STATUS[known.kind] if known else "absent"
