@@ -8,7 +8,7 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
-   - ``types``, ``trace``, ``labels``, ``config``, ``paper_table``, ``registry``,
+   - ``types``, ``trace``, ``usage``, ``labels``, ``config``, ``paper_table``, ``registry``,
      ``context``, ``limits``, ``checkpoints`` — data models, label spaces, settings and
      the papers' transcribed tables, registries, per-check accounting, input limits,
      saved trained parts;
@@ -45,6 +45,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {
             "types",
             "trace",
+            "usage",
             "labels",
             "config",
             "registry",
