@@ -241,6 +241,19 @@ def test_a_quick_check_prints_no_progress_and_no_progress_prints_nothing():
     assert stream.getvalue() == ""
 
 
+def test_the_end_of_a_check_is_printed_once():
+    # the end event is a stage change (printed), then the view closes in the same second
+    clock = FakeClock()
+    stream = io.StringIO()
+    job = JobProgress("direct", single_check=True, clock=clock)
+    with ProgressView(job, Console(file=stream, width=80), ticker=False, final="if_started") as v:
+        v.event(ev("stage", "direct", step="start", input_kind="claim"))
+        clock.now = 3.2
+        v.event(call("direct"))
+        v.event(ev("stage", "direct", step="end", label="false"))
+    assert stream.getvalue().splitlines() == ["direct · finished · 1 call · 0 searches · 0:03"]
+
+
 def test_clock_text():
     assert [clock_text(s) for s in (0, 38.4, 725, 3723)] == ["0:00", "0:38", "12:05", "1:02:03"]
 

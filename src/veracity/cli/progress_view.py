@@ -66,6 +66,7 @@ class ProgressView:
         self.transient, self.final, self.ticker = transient, final, ticker
         self.live = console.is_interactive if live is None else live
         self.printed = 0
+        self._last_text: list[str] = []
         self._last = job.clock()
         self._lock = threading.RLock()
         self._live: Live | None = None
@@ -164,11 +165,16 @@ class ProgressView:
             self.print_now()
 
     def print_now(self) -> None:
-        """Print the progress as plain lines (no live display)."""
+        """Print the progress as plain lines (no live display); lines identical to the
+        last ones printed are not printed again (a check's end, then the closing line)."""
         with self._lock:
             now = self.job.clock()
             lines = self.job.lines(self.console.width, now=now)
             self._last = now
+            text = [str(line) for line in lines]
+            if text == self._last_text:
+                return
+            self._last_text = text
             self.printed += 1
             for line in lines:
                 self.console.print(line, soft_wrap=True, highlight=False)
