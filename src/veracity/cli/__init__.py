@@ -8,6 +8,7 @@ from veracity.cli import batch as _batch  # noqa: F401
 from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
 from veracity.cli import datasets as _datasets  # noqa: F401
+from veracity.cli import datasets_get as _datasets_get  # noqa: F401  (after datasets)
 from veracity.cli import doctor as _doctor  # noqa: F401
 from veracity.cli import eval as _eval  # noqa: F401
 from veracity.cli import index as _index  # noqa: F401

@@ -104,6 +104,3 @@ def _print_footer(statuses: dict[str, list[str]]) -> None:
         if statuses.get(status):
             out.print(f"{status} ({len(statuses[status])}): {line}", markup=False, highlight=False,
                       soft_wrap=True)  # fmt: skip
-
-
-from veracity.cli import datasets_get as _get  # noqa: E402, F401  (registers `datasets get`)

@@ -1,21 +1,14 @@
 """The deliberation engine: roles, debaters, transcripts, judges and stopping policies."""
 
 from veracity.deliberation.agents import Debater, Role, Speaker, stance_model
-from veracity.deliberation.debate import (
-    Debate,
-    DebateResult,
-    DebateState,
-    RoundPlan,
-    Schedule,
-    verdict_fields,
-)
-from veracity.deliberation.judges import INSUFFICIENT, Judge, JudgeDecision, LLMJudge
+from veracity.deliberation.debate import Debate, DebateResult, RoundPlan, Schedule, verdict_fields
+from veracity.deliberation.judges import INSUFFICIENT, Judge, LLMJudge
+from veracity.deliberation.state import DebateState, JudgeDecision, StopCheck
 from veracity.deliberation.stopping import (
     Consensus,
     FixedRounds,
     JudgeDecides,
     ProbabilityStop,
-    StopCheck,
     StoppingPolicy,
 )
 from veracity.deliberation.transcript import Transcript, Turn

@@ -9,18 +9,16 @@ debater answers in JSON with an argument and a stance from a fixed set of option
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity import context
+from veracity.deliberation.state import DebateState
 from veracity.deliberation.transcript import Turn
 from veracity.llm.base import LLM, LLMRequest, Message
 from veracity.llm.structured import complete_structured
 from veracity.prompting import with_system
-
-if TYPE_CHECKING:
-    from veracity.deliberation.debate import DebateState
 
 
 class Role(BaseModel):

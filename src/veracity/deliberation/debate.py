@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity import context
 from veracity.deliberation.agents import Speaker
-from veracity.deliberation.judges import Judge, JudgeDecision
-from veracity.deliberation.stopping import StopCheck, StoppingPolicy
+from veracity.deliberation.judges import Judge
+from veracity.deliberation.state import DebateState, JudgeDecision, StopCheck
+from veracity.deliberation.stopping import StoppingPolicy
 from veracity.deliberation.transcript import Transcript
 from veracity.labels import LabelSpace
 from veracity.llm.probs import normalised
@@ -94,23 +94,6 @@ class Schedule:
             return ("closing" if r == last else "rebuttal"), order
 
         return cls(plan, max_rounds)
-
-
-@dataclass
-class DebateState:
-    """What agents, judges and policies see."""
-
-    labels: LabelSpace
-    transcript: Transcript
-    round: int
-    phase: str
-    last_round: int
-    materials: dict[str, Any] = field(default_factory=dict)  # claim, evidence pool, ...
-    checks: list[StopCheck] = field(default_factory=list)
-
-    @property
-    def is_last_round(self) -> bool:
-        return self.round >= self.last_round
 
 
 class DebateResult(BaseModel):

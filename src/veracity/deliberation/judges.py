@@ -9,55 +9,17 @@ returns them, else (when the judge's `ChoicePolicy` allows) sampled rulings.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from veracity import context
+from veracity.deliberation.state import DebateState, JudgeDecision
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ChoicePolicy, ask_choice
 
-if TYPE_CHECKING:
-    from veracity.deliberation.debate import DebateState
-
 INSUFFICIENT = "INSUFFICIENT"
-
-
-class JudgeDecision(BaseModel):
-    """A judge's ruling.
-
-    Attributes:
-        label: a label of the space, or None when the judge found the debate insufficient.
-        insufficient: the judge asked for more debate.
-        reason: the judge's justification.
-        probabilities: per-option probabilities (labels, plus INSUFFICIENT when offered).
-        confidence: probability of the chosen option, when known.
-        judge: which judge ruled.
-        round: the round after which it ruled.
-        estimator: how the probabilities were estimated (``logprobs`` or ``sampling``).
-        matched_mass: the probability mass that matched an option (see `ChoiceResult`).
-        samples: rulings sampled for the probabilities.
-        answer: the option the judge's reply decoded; `label` is the most probable
-            option (see `veracity.llm.choice`), which can differ.
-        note: what a reader must know about the probabilities (tie, overruled answer,
-            none readable).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    label: str | None
-    insufficient: bool = False
-    reason: str = ""
-    probabilities: dict[str, float] | None = None
-    confidence: float | None = None
-    judge: str = "judge"
-    round: int | None = None
-    estimator: str | None = None
-    matched_mass: float | None = None
-    samples: int = 0
-    answer: str | None = None
-    note: str | None = None
 
 
 class Judge(Protocol):

@@ -13,34 +13,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from veracity.deliberation.judges import Judge, JudgeDecision
-
-if TYPE_CHECKING:
-    from veracity.deliberation.debate import DebateState
-
-
-class StopCheck(BaseModel):
-    """The outcome of a stopping check after one round.
-
-    Attributes:
-        stop: end the debate now.
-        decision: the decision to use when stopping (None: ask the final judge, or
-            abstain when there is none).
-        reason: why it stopped or went on (for traces).
-        data: signals measured (probabilities, margins) — kept for calibration.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    round: int
-    stop: bool
-    decision: JudgeDecision | None = None
-    reason: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
+from veracity.deliberation.judges import Judge
+from veracity.deliberation.state import DebateState, JudgeDecision, StopCheck
 
 
 class StoppingPolicy(Protocol):

