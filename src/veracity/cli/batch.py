@@ -101,6 +101,7 @@ def batch_(
     if out_path is None:
         fail("give --out OUT.jsonl (or --out - for standard output)")
     streaming = out_path == STDIN
+    _check_paths(input_path, None if streaming else Path(out_path))
     try:
         runner = engine_for(engine, ray_address, workers, llm_limit)
         folder = run_dir or _default_run_dir(out_path, method or "run")
@@ -134,6 +135,22 @@ def batch_(
             fail(str(exc))
         console.print(f"[green]written:[/] {n} results to {out_path}")
     console.print(_summary_table(batch, summary))
+
+
+def _check_paths(input_path: str, out_file: Path | None) -> None:
+    """Refuse an input that is not a readable file, and a results file that is the input,
+    a directory or cannot be written, before anything is built or checked."""
+    from veracity.errors import InputError
+    from veracity.textio import input_file, output_file
+
+    source = None if input_path == STDIN else Path(input_path).expanduser()
+    try:
+        if source is not None:
+            input_file(source)
+        if out_file is not None:
+            output_file(out_file.expanduser(), [source] if source else [], "--out")
+    except InputError as exc:
+        fail(str(exc))
 
 
 def _default_run_dir(out_path: str, method: str) -> Path:

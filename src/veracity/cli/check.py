@@ -26,18 +26,27 @@ from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvail
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
     if file is not None and text is not None:
         fail("give the text as an argument or with --file, not both")
-    from veracity.textio import decode_text, parse_json, require_decodable
+    from veracity.textio import (
+        MAX_RECORD_BYTES,
+        MAX_TEXT_BYTES,
+        decode_text,
+        parse_json,
+        read_file_limited,
+        read_limited,
+        require_decodable,
+    )
 
-    try:
+    try:  # every read stops at its limit + 1 byte (an endless stream is refused at once)
         if file is not None:
-            if not file.is_file():
-                fail(f"input file not found: {file}")
-            raw = decode_text(file.read_bytes(), str(file))
-            return parse_json(raw, str(file)) if file.suffix.lower() == ".json" else raw
+            is_json = file.suffix.lower() == ".json"
+            data = read_file_limited(file, MAX_RECORD_BYTES if is_json else MAX_TEXT_BYTES)
+            raw = decode_text(data, str(file))
+            return parse_json(raw, str(file)) if is_json else raw
         if text is None:
             fail("nothing to check: give TEXT, '-' for standard input, or --file PATH")
         if text == "-":
-            return decode_text(sys.stdin.buffer.read(), "standard input")
+            data = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "standard input")
+            return decode_text(data, "standard input")
         return require_decodable(text, "the text argument")
     except InputError as exc:
         fail(str(exc))

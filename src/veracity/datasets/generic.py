@@ -12,7 +12,6 @@ Dates are ISO 8601 unless `date_format` (strptime) is given.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_tex
 from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.labels import LabelError, get_label_space
+from veracity.textio import parse_json
 from veracity.types import Article, Claim, Post, Reply, reply_fields
 
 Format = Literal["jsonl", "json", "csv", "tsv"]
@@ -200,11 +200,8 @@ def _replies(value: Any, post_id: str) -> list[Reply]:
     """A post's replies from a JSON list (or its JSON text, as CSV holds it)."""
     if value in (None, ""):
         return []
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the replies column is not a JSON list ({exc.msg})") from None
+    if isinstance(value, str):  # the bounded parser: a cell nested 100,000 deep is refused
+        value = parse_json(value, "the replies column")
     if not isinstance(value, list):
         raise ValueError(f"the replies column holds {type(value).__name__}, not a list")
     replies = []

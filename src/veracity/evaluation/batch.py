@@ -15,7 +15,6 @@ written at once from the run directory), so a batch composes in a shell pipeline
 from __future__ import annotations
 
 import asyncio
-import csv
 import json
 import os
 import sys
@@ -24,12 +23,12 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from veracity.datasets.generic import ColumnSpec, row_input
-from veracity.errors import ConfigError, DatasetError, EvalError
+from veracity.errors import ConfigError, DatasetError, EvalError, InputError
 from veracity.evaluation.engines import Engine, Job, LocalEngine, WorkerSpec
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
@@ -37,8 +36,9 @@ from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
-from veracity.readers import Loc
+from veracity.readers import Loc, Stream
 from veracity.runtime import CachePaths, build_run
+from veracity.textio import input_file
 
 STDIN = "-"
 
@@ -136,46 +136,33 @@ def prepare_batch(
 
 
 def read_rows(source: str | Path, columns: ColumnSpec) -> Iterator[tuple[Loc, Any]]:
-    """The raw records of `source` (a file, or ``-`` for standard input, read lazily).
+    """The raw records of `source` (a file, or ``-`` for standard input, read lazily),
+    through the shared bounded readers (`veracity.readers`), which check and bound files
+    and standard input alike.
 
     Raises:
-        DatasetError: the file is missing or unreadable, or a record is malformed.
+        DatasetError: the file is missing, not a regular file or unreadable, or a record
+            is malformed or too long (naming its line).
     """
+    from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
+
     if str(source) == STDIN:
         fmt = columns.format or "jsonl"
         if fmt == "json":
             raise DatasetError("standard input is read line by line: use JSONL, CSV or TSV")
-        return _stream_rows(sys.stdin, fmt)
-    from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
-
+        stream = Stream(sys.stdin.buffer)
+        if fmt == "jsonl":
+            return read_jsonl(stream)
+        return read_csv(stream, delimiter="\t" if fmt == "tsv" else ",")
     path = Path(source).expanduser()
-    if not path.is_file():
-        raise DatasetError(f"input file {path} not found")
+    try:
+        input_file(path)
+    except InputError as exc:
+        raise DatasetError(str(exc)) from None
     fmt = columns.file_format(path)
     if fmt in ("csv", "tsv"):
         return read_csv(path, delimiter="\t" if fmt == "tsv" else ",")
     return read_jsonl(path) if fmt == "jsonl" else read_json_array(path)
-
-
-def _stream_rows(stream: IO[str], fmt: str) -> Iterator[tuple[Loc, Any]]:
-    where = Path("stdin")
-    if fmt == "jsonl":
-        for n, line in enumerate(stream, 1):
-            if line.strip():
-                try:
-                    yield Loc(where, n), json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"stdin: line {n}: not valid JSON ({exc.msg})") from None
-        return
-    reader = csv.DictReader(stream, delimiter="\t" if fmt == "tsv" else ",")
-    try:
-        for row in reader:
-            if None in row or None in row.values():
-                why = "the row does not fit the header"
-                raise DatasetError(f"stdin: line {reader.line_num}: {why}")
-            yield Loc(where, reader.line_num), row
-    except csv.Error as exc:
-        raise DatasetError(f"stdin: line {reader.line_num}: {exc}") from None
 
 
 def row_job(columns: ColumnSpec, loc: Loc, raw: Any) -> Job:
@@ -193,7 +180,13 @@ def row_job(columns: ColumnSpec, loc: Loc, raw: Any) -> Job:
     job_id = str(value) if value not in (None, "") else loc.default_id
     try:
         return Job(job_id, row_input(columns, raw, job_id))
-    except ValueError as exc:  # pydantic's ValidationError included
+    except ValidationError as exc:  # the field and the reason, without pydantic's links
+        why = "; ".join(
+            ".".join(map(str, e["loc"])) + ": " + e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
+        )
+        raise DatasetError(f"{loc}: {why}") from None
+    except ValueError as exc:
         raise DatasetError(f"{loc}: {exc}") from None
 
 
@@ -365,9 +358,10 @@ def write_results(path: Path, store: RunStore, order: list[str]) -> int:
     if missing:
         raise EvalError(f"{len(missing)} rows have no result yet (e.g. {missing[0]!r})")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+
+    def write(f: IO[str]) -> None:
         for row_id in order:
             f.write(output_line(records[row_id]) + "\n")
-    os.replace(tmp, path)
+
+    write_atomically(path, write, "results file")  # no temp file left when the disk fills
     return len(order)
