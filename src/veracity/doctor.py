@@ -41,7 +41,7 @@ from veracity.config import (
     default_data_dir,
     settings,
 )
-from veracity.redaction import split_credentials
+from veracity.redaction import join_path, split_credentials, strip_credentials
 
 Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
@@ -241,7 +241,7 @@ def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
                         fix="give --base-url or --provider")]  # fmt: skip
     key_env = llm.api_key_env or preset.get("api_key_env") or "OPENAI_API_KEY"
     key = os.environ.get(key_env)
-    shown = split_credentials(base)[0]
+    shown = strip_credentials(base)
     fix = "" if key else f"export {key_env}=... (a local server may need none)"
     out = [Finding(check="API key", status="ok" if key else "warn",
                    detail=f"{key_env} is {'set' if key else 'not set'}", fix=fix)]  # fmt: skip
@@ -249,7 +249,7 @@ def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
         return [*out, Finding(check="model", status="skipped", detail=f"{llm.model} at {shown}")]
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        code = probe(f"{base.rstrip('/')}/models", headers)
+        code = probe(join_path(base, "models"), headers)
     except (httpx.HTTPError, OSError) as exc:
         return [*out, Finding(check="model", status="fail",
                               detail=f"{shown} unreachable: {type(exc).__name__}",
@@ -350,7 +350,7 @@ def _source(name: str, options: dict, network: bool, search: SearchProbe) -> Fin
     url = _service_url(built)
     if url is None:
         return Finding(check=check, status="ok", detail=f"{type(built).__name__} (local)")
-    shown = split_credentials(url)[0]
+    shown = strip_credentials(url)
     if not network:
         return Finding(check=check, status="skipped", detail=shown)
     fix = "check the network, the service URL or the key"

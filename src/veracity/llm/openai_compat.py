@@ -14,7 +14,7 @@ import ipaddress
 import os
 import time
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -31,9 +31,18 @@ from veracity.llm.base import (
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
-from veracity.redaction import scrub_secrets, split_credentials
+from veracity.redaction import (
+    install_log_redaction,
+    join_path,
+    query_secrets,
+    scrub_secrets,
+    split_credentials,
+    strip_credentials,
+)
 
 JsonMode = Literal["json_schema", "json_object", "none"]
+
+install_log_redaction("httpx")  # httpx logs every URL it requests, query string included
 
 
 # Explicit presets: a user names the provider; nothing is inferred from model names.
@@ -126,8 +135,12 @@ class OpenAICompatLLM:
         if not model:
             raise ValueError("OpenAICompatLLM needs a model name")
         self.model = model
-        # user:password in the URL authenticate the connection; nothing else sees them
-        self.base_url, self._basic_auth = split_credentials(base_url.rstrip("/"))
+        # user:password and secret query parameters (?key=…) in the URL authenticate the
+        # connection; nothing else sees them: `base_url` shows them redacted
+        endpoint, self._basic_auth = split_credentials(base_url)
+        self._endpoint = _without_trailing_slash(endpoint)
+        self._query_secrets = query_secrets(endpoint)
+        self.base_url = strip_credentials(self._endpoint)
         key_env = api_key_env or preset.get("api_key_env") or "OPENAI_API_KEY"
         self._api_key = api_key if api_key is not None else os.environ.get(key_env)
         self._key_env = key_env
@@ -166,7 +179,7 @@ class OpenAICompatLLM:
 
     def _secrets(self) -> list[str | None]:
         """Every form in which our credentials travel (to scrub them from messages)."""
-        found = [self._api_key]
+        found = [self._api_key, *self._query_secrets]
         if self._basic_auth is not None:
             user, password = self._basic_auth
             token = base64.b64encode(f"{user}:{password}".encode()).decode()
@@ -229,7 +242,7 @@ class OpenAICompatLLM:
         self, client: httpx.AsyncClient, body: dict[str, Any], limit: float
     ) -> httpx.Response:
         return await client.post(
-            f"{self.base_url}/chat/completions",
+            join_path(self._endpoint, "chat/completions"),
             json=body,
             headers=self._headers(),
             timeout=httpx.Timeout(limit, connect=min(limit, 15.0)),
@@ -289,6 +302,15 @@ def penalty_field(provider: str | None, preset: dict[str, Any], *, local: bool) 
     if provider is not None:
         return preset.get("penalty_field")
     return "repeat_penalty" if local else None
+
+
+def _without_trailing_slash(url: str) -> str:
+    """`url` without a "/" at the end of its path (its query string kept)."""
+    try:
+        p = urlsplit(url)
+    except ValueError:
+        return url.rstrip("/")
+    return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/"), p.query, p.fragment))
 
 
 def _is_loopback(base_url: str) -> bool:

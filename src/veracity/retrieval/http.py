@@ -30,6 +30,7 @@ import httpx
 from veracity import context
 from veracity.config import settings
 from veracity.infra import RetryPolicy, retrying
+from veracity.redaction import install_log_redaction
 from veracity.retrieval.base import (
     SourceAuthError,
     SourceBadResponse,
@@ -52,7 +53,6 @@ from veracity.retrieval.httpparts import (
 )
 from veracity.retrieval.netsafe import (
     REDACTED,
-    RedactingFilter,
     Resolver,
     UnsafeURL,
     check_public_url,
@@ -65,7 +65,7 @@ from veracity.retrieval.netsafe import (
 log = logging.getLogger("veracity.http")
 
 
-logging.getLogger("httpx").addFilter(RedactingFilter())  # httpx logs full URLs
+install_log_redaction("httpx")  # httpx logs full URLs
 
 
 @dataclass

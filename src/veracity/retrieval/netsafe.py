@@ -19,32 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
-import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from veracity.redaction import strip_credentials
+# one list of secret query parameters, one log filter, for every layer (veracity.redaction)
+from veracity.redaction import (  # noqa: F401  (re-exported)
+    REDACTED,
+    SECRET_PARAMS,
+    RedactingFilter,
+    strip_credentials,
+)
 from veracity.retrieval.base import SourceError, SourceUnreachable
 
-REDACTED = "[redacted]"
-
-SECRET_PARAMS = frozenset(
-    {
-        "key",
-        "api_key",
-        "apikey",
-        "api-key",
-        "access_token",
-        "token",
-        "client_secret",
-        "secret",
-        "password",
-        "subscription-key",
-    }
-)
 SECRET_HEADERS = frozenset(
     {
         "authorization",
@@ -94,11 +82,6 @@ def strip_secrets(values: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (values or {}).items() if not is_secret_param(str(k))}
 
 
-_SECRET_PARAM_TEXT = re.compile(
-    r"([?&](?:" + "|".join(re.escape(p) for p in sorted(SECRET_PARAMS)) + r")=)[^&#\s]*", re.I
-)
-
-
 def redact_url(url: str) -> str:
     """`url` with secret query parameters and any user:password part redacted.
 
@@ -107,7 +90,7 @@ def redact_url(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
-        return _SECRET_PARAM_TEXT.sub(rf"\1{REDACTED}", strip_credentials(url))
+        return strip_credentials(url)
     query = urlencode(
         [
             (k, REDACTED if is_secret_param(k) else v)
@@ -119,20 +102,6 @@ def redact_url(url: str) -> str:
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-class RedactingFilter(logging.Filter):
-    """A logging filter that redacts secret query parameters from logged URLs."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                redact_url(str(a)) if "://" in str(a) and not isinstance(a, int | float) else a
-                for a in record.args
-            )
-        if isinstance(record.msg, str) and "://" in record.msg:
-            record.msg = " ".join(redact_url(w) if "://" in w else w for w in record.msg.split(" "))
-        return True
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

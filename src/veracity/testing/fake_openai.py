@@ -119,6 +119,7 @@ class FakeOpenAIServer:
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each request's path with its query string
         self.injected: Counter[str] = Counter()
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -162,6 +163,11 @@ class FakeOpenAIServer:
         return None
 
 
+def _route(path: str) -> str:
+    """A request path without its query string or a trailing "/"."""
+    return path.split("?", 1)[0].rstrip("/")
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAIServer
     protocol_version = "HTTP/1.1"
@@ -173,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         given = self.headers.get("Authorization") or ""
         if self.fake.api_key and given != f"Bearer {self.fake.api_key}":
             self._send(401, {"error": {"message": "invalid credentials"}})
-        elif self.path.rstrip("/").endswith("/models"):
+        elif _route(self.path).endswith("/models"):
             self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -190,7 +196,8 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             fake.requests.append(body)
             fake.headers.append(dict(self.headers))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+            fake.paths.append(self.path)
+        if not _route(self.path).endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         given = self.headers.get("Authorization") or ""
