@@ -14,7 +14,9 @@ claims' overlap, not a model's whims:
   the entity keys are the claim's main nouns;
 - the executor searches each entity in turn (query = the entity name), at most
   T_max − 1 = 4 searches, skipping an entity when evidence filed under it was recalled
-  into its prompt, then answers.
+  into its prompt, then answers;
+- the memory keeps every document found (``memory.retain: all``): a fixed policy has no
+  judgement of relevance to ask for.
 
 A search is saved either because recalled evidence covered its entity (the warm start
 of the paper) or because an identical earlier search was replayed from memory; both
@@ -108,6 +110,7 @@ async def compare(name: str, limit: int | None, nlp, workdir: Path) -> dict[str,
     out: dict[str, float] = {"claims": len(claims)}
     for mode in ("off", "on"):
         memory = {"mode": mode, "path": str(workdir / f"{name}.sqlite"), "namespace": mode}
+        memory["retain"] = "all"  # a fixed policy has no judgement of relevance to ask
         config = {"tool_transport": "inprocess", "memory": memory, "labels": labels}
         method = MermaidMethod(llm=scripted_agent(nlp, tool, label), config=config, sources=sources)
         totals = {"tool_calls": 0, "searches_saved": 0, "memory_hits": 0}

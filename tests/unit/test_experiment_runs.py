@@ -37,6 +37,25 @@ def _cases():
             yield pytest.param(path, v, None, id=f"{path.stem}:{v or 'base'}")
 
 
+def build_memories(cfg) -> list[str]:
+    """File one document in each named MERMAID memory a config reads (``read-only``) and
+    that holds nothing yet, as the config's building run would. Returns the names filled."""
+    memory = cfg.method_config.get("memory")
+    if not cfg.method.startswith("mermaid") or not isinstance(memory, dict):
+        return []
+    if not memory.get("name") or memory.get("mode") != "read-only":
+        return []
+    from veracity.evidence.memory import EvidenceMemory
+    from veracity.methods.mermaid.memory import named_memory_path
+    from veracity.types import Document
+
+    built = EvidenceMemory(path=named_memory_path(memory["name"]), embedder=None)
+    if built.stats().entries:
+        return []
+    built.store(["claim"], [Document(id="m1", text="evidence a building run found")])
+    return [memory["name"]]
+
+
 @pytest.fixture
 def offline_world(monkeypatch):
     with recorded_network(monkeypatch) as router:
@@ -60,6 +79,7 @@ def test_config_variant_runs_one_example(path, variant, unreadable, offline_worl
         cfg = cfg.model_copy(update={"method_config": tools})
     build_indexes(cfg)
     build_checkpoints(cfg)
+    build_memories(cfg)
     run = prepare_run(cfg, tmp_path / "run", llm=schema_llm())
     record_property("experiment_stage", "started")
     asyncio.run(run_session(run, 1))

@@ -24,6 +24,7 @@ EXPECTED = {
 FIGURES = {
     "s2mad_figure2", "s2mad_figure3", "zofia_table3", "zofia_figure3", "zofia_figure4",
     "radar_table5", "radar_table8", "radar_table9", "radar_figure3", "radar_figure4",
+    "mermaid_proxy_memory",  # and MERMAID's proxy-memory experiment (issue 24)
 }  # fmt: skip
 
 

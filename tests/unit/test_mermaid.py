@@ -43,11 +43,18 @@ def method(llm, tmp_path, cls=MermaidMethod, docs=DOCS, **config) -> MermaidMeth
     return cls(llm=llm, config=cfg, sources={"wiki": InMemorySource(docs, name="wiki")})
 
 
-def scripted(*steps, decomposer=None) -> ScriptedLLM:
+def keep_all(request) -> str:
+    """The retention step's reply keeping every document it was shown."""
+    items = request.json_schema["properties"]["relevant"]["items"]
+    return json.dumps({"relevant": items.get("enum", [items.get("const")])})
+
+
+def scripted(*steps, decomposer=None, keep=keep_all) -> ScriptedLLM:
     llm = ScriptedLLM()
     llm.on(".*", decomposer or decomposition(), tag="decomposer")
     for i, s in enumerate(steps, 1):
         llm.on(".*", s, tag=f"executor:{i}")
+    llm.on(".*", keep, tag="retain")
     return llm
 
 
@@ -182,6 +189,7 @@ async def test_no_memory_variant_neither_recalls_nor_stores(tmp_path):
     assert m.memory() is None
     assert verdict.metadata["memory"] == {
         "mode": "off", "recalls": 0, "recalled": 0, "hit": 0, "searches_saved": 0, "stored": 0,
+        "retrieved": 1, "kept": 0,
     }  # fmt: skip
     assert not verdict.trace.of_kind("memory_recall")
     assert not (tmp_path / "memory.sqlite").exists()
@@ -276,6 +284,8 @@ def test_an_evaluation_keeps_its_memory_in_its_run_directory(tmp_path):
         prompt = "\n".join(m.content for m in request.messages)
         if request.tag.startswith("decomposer"):
             return decomposition("claim", "evidence")
+        if request.tag == "retain":
+            return keep_all(request)
         if "Steps so far:\n(none yet)" in prompt:
             return call("claim evidence", tool="search_docs")
         return json.dumps({"thought": "ok", "answer": re.search(r"say:(\w+)", prompt)[1]})

@@ -229,3 +229,32 @@ def tags_from_pipeline(text: str, rows: Sequence[dict[str, Any]]) -> list[TokenT
             TokenTag(text=text[start:end], start=start, end=end, tag=entity, confidence=score)
         )
     return sorted(tags, key=lambda t: t.start)
+
+
+_SHARED: dict[tuple[str, str | None], SpacyNER | HuggingFaceNER] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_ner(backend: str = "spacy", hf_model: str | None = None) -> SpacyNER | HuggingFaceNER:
+    """One NER backend per (backend, model) for the process, so models load once.
+
+    Used by every method that needs named entities (ZoFia's retrieval, MERMAID's memory
+    keys when it runs without its decomposer).
+
+    Args:
+        backend: ``spacy`` (the offline default) or ``hf`` (a local Hugging Face model).
+        hf_model: the local model path, required for ``hf``.
+
+    Raises:
+        ValueError: ``hf`` without a model path.
+    """
+    key = (backend, hf_model)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            if backend == "hf":
+                if not hf_model:
+                    raise ValueError("ner_backend 'hf' needs hf_ner_model (a local model path)")
+                _SHARED[key] = HuggingFaceNER(hf_model)
+            else:
+                _SHARED[key] = SpacyNER()
+        return _SHARED[key]

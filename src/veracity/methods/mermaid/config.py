@@ -17,6 +17,8 @@ from veracity.methods.base import MethodConfig
 from veracity.tools.mcp_client import McpServerConfig
 
 MemoryMode = Literal["on", "off", "read-only"]
+Retention = Literal["relevant", "all"]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class MemoryOptions(BaseModel):
@@ -27,8 +29,15 @@ class MemoryOptions(BaseModel):
             store) or ``off``.
         path: the SQLite file (default: the run's state folder in an evaluation, else
             ``<VERACITY_HOME>/memory/evidence.sqlite``).
+        name: a named memory, ``<VERACITY_HOME>/memory/<name>.sqlite``, shared by every
+            run that names it (one model builds it, another reads it: the paper's proxy
+            memory); its namespace defaults to ``default``. Reading one (``read-only``)
+            that holds no evidence is a configuration error. Not with `path`.
         namespace: the memory's namespace (default: the evaluation's ``dataset/split``,
             else ``default``).
+        retain: what the update step stores: ``relevant`` (the evidence the executor
+            judged relevant to the claim once the check is over, section 3.3) or ``all``
+            (every document every tool call returned).
         embedder: embeds entity names for similar-name recall (None: exact and
             normalised names only).
         similarity_threshold: cosine above which an entity name counts as the same.
@@ -42,7 +51,9 @@ class MemoryOptions(BaseModel):
 
     mode: MemoryMode = "on"
     path: Path | None = None
+    name: str | None = Field(default=None, pattern=_NAME)
     namespace: str | None = None
+    retain: Retention = "relevant"  # "valid evidence ... retained" (§3.3)
     embedder: str | None = "all-MiniLM-L6-v2"
     similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     max_recalled: int = Field(default=8, ge=1, le=100)
@@ -50,9 +61,20 @@ class MemoryOptions(BaseModel):
     replay_searches: bool = True
     ttl_s: float | None = Field(default=None, gt=0)
 
+    @model_validator(mode="after")
+    def _one_location(self) -> MemoryOptions:
+        if self.name is not None and self.path is not None:
+            raise ValueError("give the memory a path or a name, not both")
+        return self
+
 
 class MermaidConfig(MethodConfig):
     """Settings of MERMAID (decomposer + ReAct executor + evidence memory)."""
+
+    request_options = (
+        "variant", "max_steps", "temperature", "history_overflow", "top_k", "top_logprobs",
+        "decomposer_attempts",
+    )  # fmt: skip
 
     labels: str | None = "true_false"  # the paper's binary setting (TRUE/FALSE, SUPPORTED/REFUTED)
 
@@ -73,7 +95,7 @@ class MermaidConfig(MethodConfig):
     decomposer_attempts: int = Field(default=3, ge=1, le=6)
 
     # --- toolset τ
-    tools: list[str] | None = None  # tool subset by name (None: all)
+    tools: list[str] | None = None  # tool subset by name (None: all; []: no tools at all)
     tool_transport: Literal["stdio", "inprocess"] = "stdio"  # our tool server over MCP
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)  # external servers
     tool_timeout_s: float = Field(default=120.0, gt=0)

@@ -75,9 +75,11 @@ class Toolbox:
             MethodConfigError: the subset names a tool no server offers.
             ToolServerError: a tool server cannot be started.
         """
+        wanted = self.config.tools
+        if wanted == []:  # the toolset switched off (proxy memory without tools)
+            return []
         remote: list[Tool] = list(await self.toolset.tools()) if self.toolset else []
         available = self.local + remote
-        wanted = self.config.tools
         if wanted is None:
             return available
         names = {t.name for t in available}

@@ -7,8 +7,10 @@ Per check (Algorithm 1):
 - during the loop, a tool call identical to one remembered (same tool, same input) is
   answered from memory instead of the tool — the memory acting as the cache of earlier
   searches the paper describes; such steps are marked "from memory" in the history;
-- Update (lines 28–29): M ← Update(M, E_c, ΔM), the evidence of every tool call the
-  executor made (its query and tool kept as metadata) filed under E_c.
+- Update (lines 28–29): M ← Update(M, E_c, ΔM), the evidence the retention step kept
+  (`retention.py`: what the executor judged relevant, or everything with ``retain:
+  all``) filed under E_c, each call's query and tool kept as metadata; a call none of
+  whose documents were kept is not remembered.
 
 ``read-only`` recalls and replays but never stores; ``off`` does nothing. Counters
 (recalled items, searches saved, items stored) go to the verdict's metadata.
@@ -32,11 +34,21 @@ from veracity.tools.base import Observation, Tool, primary_argument, render_docu
 MEMORY_FILE = "evidence_memory.sqlite"
 
 
+def named_memory_path(name: str) -> Path:
+    """Where a named memory lives: ``<VERACITY_HOME>/memory/<name>.sqlite``."""
+    return settings().home / "memory" / f"{name}.sqlite"
+
+
 def open_memory(
     options: MemoryOptions, state_dir: Path | None, namespace: str | None
 ) -> EvidenceMemory:
-    """The evidence memory at the configured (or the run's, or the user's) location."""
-    if options.path is not None:
+    """The evidence memory at the configured (or named, or the run's, or the user's)
+    location. A named memory is shared across runs: its namespace is ``default`` unless
+    one is given."""
+    if options.name is not None:
+        path = named_memory_path(options.name)
+        namespace = None
+    elif options.path is not None:
         path = options.path
     elif state_dir is not None:
         path = state_dir / MEMORY_FILE
@@ -75,6 +87,8 @@ class CheckMemory:
     searches_saved: int = 0
     stored: int = 0
     recalls: int = 0
+    retrieved: int = 0  # distinct documents the check's tool calls returned
+    kept: int = 0  # of those, the ones the retention step kept for the memory
 
     @property
     def active(self) -> bool:
@@ -111,17 +125,30 @@ class CheckMemory:
         self.searches_saved += 1
         return Observation(text=render_documents(docs, self.max_result_chars), documents=docs)
 
-    async def update(self, entities: list[str], trajectory: Trajectory, tools: dict) -> int:
-        """ΔM: file the evidence of each successful tool call under `entities`."""
+    async def update(
+        self,
+        entities: list[str],
+        trajectory: Trajectory,
+        tools: dict[str, Tool],
+        keep: set[str] | None = None,
+    ) -> int:
+        """ΔM: file the kept documents of each successful tool call under `entities`.
+
+        Args:
+            keep: ids of the documents to store (None: every document).
+        """
         if self.mode != "on" or self.memory is None:
             return 0
         for step in trajectory.tool_calls:
             obs, tool = step.observation, tools.get(step.action)
             if obs is None or obs.error or tool is None or step.arguments is None:
                 continue
+            docs = [d for d in obs.documents if keep is None or d.id in keep]
+            if not docs:
+                continue  # nothing of this call is worth remembering, nor the call itself
             arguments = tool.input_model.model_validate(step.arguments)
             self.stored += await self.memory.astore(
-                entities, obs.documents, query=call_key(tool, arguments), source=tool.name
+                entities, docs, query=call_key(tool, arguments), source=tool.name
             )
         return self.stored
 
@@ -133,4 +160,6 @@ class CheckMemory:
             "hit": int(bool(self.recalled)),
             "searches_saved": self.searches_saved,
             "stored": self.stored,
+            "retrieved": self.retrieved,
+            "kept": self.kept,
         }

@@ -2,18 +2,22 @@
 
 ``mermaid`` is the multi-agent framework: the decomposer agent φ turns the claim into
 D_c = (G_c, k_c); the executor recalls M_c for the entity keys E_c, runs the ReAct loop
-over the toolset τ (at most T_max steps, then a forced answer) and writes the evidence
-it gathered back to the memory M. ``mermaid_single`` is the single-agent comparison:
-one agent analyses the claim as step 0 of its own loop and goes on from there.
+over the toolset τ (at most T_max steps, then a forced answer), keeps the evidence it
+judges relevant and writes it back to the memory M. ``mermaid_single`` is the
+single-agent comparison: one agent analyses the claim as step 0 of its own loop and goes
+on from there. Without the decomposer (``variant: no_decomposer``, Table 3) the entity
+keys are the claim's named entities (the shared NER), so only the decomposer is removed.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from veracity import context
 from veracity.context import CheckContext
+from veracity.errors import MethodConfigError
 from veracity.evidence.memory import EvidenceMemory
 from veracity.llm.base import LLM
 from veracity.llm.probs import choice_probabilities
@@ -21,7 +25,10 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.mermaid.config import MermaidConfig
 from veracity.methods.mermaid.decomposer import Decomposition, decompose
 from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
-from veracity.methods.mermaid.memory import CheckMemory, open_memory
+from veracity.methods.mermaid.memory import CheckMemory, named_memory_path, open_memory
+from veracity.methods.mermaid.retention import Retained, retain, retrieved_documents
+from veracity.nlp.entities import recognise
+from veracity.nlp.ner_backends import shared_ner
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
@@ -30,6 +37,7 @@ from veracity.retrieval.recorded import claim_binding
 from veracity.types import CheckInput, Evidence, Stance, Verdict
 
 PACKAGE = "veracity.methods.mermaid"
+MAX_NER_KEYS = 8  # as many entity keys as four triplets give (subjects and objects)
 
 
 class MermaidMethod(BaseMethod):
@@ -55,6 +63,22 @@ class MermaidMethod(BaseMethod):
         super().__init__(llm, config, sources=sources)
         self.toolbox = Toolbox(self.config, self.sources)
         self._memory: EvidenceMemory | None = None
+        self._require_named_memory()
+
+    def _require_named_memory(self) -> None:
+        """A run that reads a named memory needs it built first (proxy memory)."""
+        opts = self.config.memory
+        if opts.name is None or self.config.memory_mode != "read-only":
+            return
+        path = named_memory_path(opts.name)
+        held = self.memory().stats().entries if path.is_file() else 0
+        if not held:
+            raise MethodConfigError(
+                f"mermaid: the memory named {opts.name!r} ({path}, namespace "
+                f"{opts.namespace or 'default'!r}) holds no evidence yet; build it first with "
+                f"a run that names it in mode 'on' (for the proxy-memory experiment: veracity "
+                f"eval --config configs/experiments/mermaid_proxy_memory.yaml --model BUILDER)"
+            )
 
     @classmethod
     def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
@@ -91,7 +115,7 @@ class MermaidMethod(BaseMethod):
         with claim_binding(item.content), eval_guards(guards_with_cutoff(item.cutoff)):
             tools = await self.toolbox.tools()
             decomposition = await self._decompose(kind, shown)
-            entities = decomposition.entities if decomposition else []
+            entities = await self._entity_keys(decomposition, item.content, memory)
             await memory.recall(entities)
             parts = PromptParts(
                 kind=kind,
@@ -102,8 +126,50 @@ class MermaidMethod(BaseMethod):
                 focus=_focus(decomposition, item.content),
             )
             result = await execute(self.llm, cfg, self.label_space, parts, tools, memory)
-        await memory.update(entities, result.trajectory, {t.name: t for t in tools})
-        return self._verdict(result, decomposition, memory)
+        retained = await self._retain(result.trajectory, memory, kind, shown)
+        keep = retained.kept if retained is not None else None
+        await memory.update(entities, result.trajectory, {t.name: t for t in tools}, keep)
+        verdict = self._verdict(result, decomposition, memory)
+        verdict.metadata["entity_keys"] = {
+            "from": "ner" if decomposition is None else "decomposer",
+            "entities": entities,
+        }
+        if retained is not None and retained.error:
+            verdict.metadata["memory"]["retain_error"] = retained.error
+        return verdict
+
+    async def _entity_keys(
+        self, decomposition: Decomposition | None, text: str, memory: CheckMemory
+    ) -> list[str]:
+        """E_c: the decomposition's subjects and objects, or without a decomposer the
+        claim's named entities (first mention first, at most `MAX_NER_KEYS`)."""
+        if decomposition is not None:
+            return decomposition.entities
+        if not memory.active:
+            return []
+        found = await asyncio.to_thread(recognise, text, shared_ner())
+        keys = [e.text for e in found][:MAX_NER_KEYS]
+        if not keys:
+            context.current().event(
+                "note", "memory", text="no named entities in the input: nothing to recall by"
+            )
+        return keys
+
+    async def _retain(
+        self, trajectory: Any, memory: CheckMemory, kind: str, shown: str
+    ) -> Retained | None:
+        """The documents the update step stores (None when the memory stores nothing)."""
+        documents = retrieved_documents(trajectory)
+        memory.retrieved = len(documents)
+        if memory.mode != "on" or memory.memory is None:
+            return None
+        cfg = self.config
+        retained = await retain(
+            self.llm, documents, kind=kind, shown=shown, how=cfg.memory.retain,
+            doc_chars=cfg.max_result_chars, temperature=cfg.temperature,
+        )  # fmt: skip
+        memory.kept = len(retained.kept)
+        return retained
 
     async def _decompose(self, kind: str, shown: str) -> Decomposition | None:
         """D_c (None in the no_decomposer variant)."""
@@ -167,6 +233,8 @@ class MermaidMethod(BaseMethod):
                     "memory_hits": int(bool(memory.recalled)),
                     "searches_saved": memory.searches_saved,
                     "evidence_stored": memory.stored,
+                    "evidence_retrieved": memory.retrieved,
+                    "evidence_kept": memory.kept,
                 },
             },
         )

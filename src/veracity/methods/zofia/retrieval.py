@@ -30,6 +30,7 @@ from veracity.nlp.entities import (
     with_sentences,
 )
 from veracity.nlp.keywords import SCMMRConfig, select_keywords, tfidf_keywords
+from veracity.nlp.ner_backends import shared_ner
 from veracity.nlp.salience import hierarchical_salience, local_context, most_salient_sentence
 from veracity.nlp.text import split_sentences
 from veracity.prompting import render_messages
@@ -401,24 +402,6 @@ async def _settled(*aws: Any) -> list[Any]:
         if isinstance(outcome, BaseException):
             raise outcome
     return list(done)
-
-
-_NER_CACHE: dict[tuple[str, str | None], Any] = {}
-
-
-def shared_ner(backend: str, hf_model: str | None) -> Any:
-    """One NER backend per (backend, model) for the process: models load once."""
-    from veracity.nlp.ner_backends import HuggingFaceNER, SpacyNER
-
-    key = (backend, hf_model)
-    if key not in _NER_CACHE:
-        if backend == "hf":
-            if not hf_model:
-                raise ValueError("ner_backend 'hf' needs hf_ner_model (a local model path)")
-            _NER_CACHE[key] = HuggingFaceNER(hf_model)
-        else:
-            _NER_CACHE[key] = SpacyNER()
-    return _NER_CACHE[key]
 
 
 def _context_of(keyword: str, text: str) -> str | None:
