@@ -224,6 +224,9 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
         "veracity.methods.mermaid.decomposer", "Decomposition"
     ),
     ("veracity.methods.mermaid.executor", "fmt.model"): _steps,
+    ("veracity.methods.mermaid.retention", "retention_model"): _call(
+        "veracity.methods.mermaid.retention", "retention_model", (1,), (15,)
+    ),
     ("veracity.methods.radar.roles", "DomainReply"): _imported(
         "veracity.methods.radar.roles", "DomainReply"
     ),
