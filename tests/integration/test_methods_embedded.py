@@ -4,7 +4,8 @@ The claims, the article and a post with replies (the README shows ``--kind post`
 a text; the post here follows the S2MAD README's shape) go through every method the
 registry lists, on the real SmolLM2-135M model, offline. Retrieving methods search the
 default local index (``default``), built here from a few documents, as a user's
-``veracity index build`` would; ToE and MERMAID name it as their source.
+``veracity index build`` would; ToE, MERMAID and D2D (whose evidence comes from the
+sources it is given) name it as their source.
 
 The 135M model cannot fact-check: the test asks that each check ends with a label of
 the method's label space or a reasoned abstention — never an error (no
@@ -95,6 +96,20 @@ PLAN = {
         [POST],
         {"top_k": 2, "rounds": 0, "stance_tokens_per_reply": 24, "stance_reasons": False},
         None,
+    ),
+    "fire": ([CLAIMS[0]], {"max_steps": 2, "top_k": 2, **SMALL}, None),
+    "d2d": (  # all four stages, each turn and ruling cut short; two of the five judges
+        [CLAIMS[1]],
+        {
+            "top_k": 2,
+            "free_rounds": 1,
+            "profiles": False,
+            "max_tokens_turn": 48,
+            "max_tokens_judge": 96,
+            "max_tokens_summary": 64,
+            "dimensions": ["accuracy", "reasoning"],
+        },
+        LOCAL,
     ),
     "mermaid": ([ARTICLE], {"max_steps": 2, **SMALL}, LOCAL),
     "mermaid_single": ([CLAIMS[0]], {"max_steps": 2, **SMALL}, LOCAL),

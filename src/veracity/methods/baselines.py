@@ -1,7 +1,11 @@
 """The baselines every paper compares against, usable on any label space.
 
 - ``direct``: one prompt, the label only.
-- ``cot``: the model reasons step by step, then gives the label.
+- ``cot``: the model reasons step by step, then gives the label. Given evidence, it
+  reasons over it (`veracity.evidence.passages`): the passages handed over with a claim
+  (RADAR's full-evidence CoT), else one search of the sources it was given (ZoFia's CoT
+  over retrieved material); with neither it reasons from what the model knows
+  (zero-shot), as ``evidence: none`` always does.
 
 Both ask for JSON with the label constrained to the label space, and read per-label
 probabilities from the label token's logprobs when the backend returns them, so the
@@ -10,18 +14,31 @@ verdict's veracity score and confidence are measured rather than asserted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
 from veracity.context import CheckContext
-from veracity.methods.base import BaseMethod, ChoiceConfig
+from veracity.evidence.passages import (
+    EvidenceMode,
+    Passages,
+    gather_passages,
+    passage_rows,
+    search_source,
+)
+from veracity.llm.base import LLM
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages
-from veracity.types import CheckInput, Verdict
+from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
+from veracity.types import CheckInput, Evidence, Verdict
 
 
 class DirectConfig(ChoiceConfig):
+    request_options = ("temperature",)
+
     temperature: float = 0.0
     max_tokens: int = 64
     max_input_chars: int = 6000
@@ -30,6 +47,13 @@ class DirectConfig(ChoiceConfig):
 class CoTConfig(DirectConfig):
     max_tokens: int = 768
     max_reasoning_words: int = 200
+    # auto: the claim's own evidence, else a search of the given sources, else none
+    # (zero-shot); given / retrieved insist on one; none: always zero-shot
+    evidence: EvidenceMode = "auto"
+    source: str | None = None  # which source to search (None: every source given)
+    top_k: int = Field(default=5, ge=1, le=50)  # retrieved passages shown
+    query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
+    max_passage_chars: int = Field(default=1000, ge=100)  # each passage is cut here
 
 
 _ANSWER_MODELS: dict[tuple[str, tuple[str, ...], bool], type[BaseModel]] = {}
@@ -54,9 +78,14 @@ class _PromptedBaseline(BaseMethod):
     template: str = ""
     config: DirectConfig
 
+    async def passages(self, item: CheckInput, ctx: CheckContext) -> Passages:
+        """The evidence the prompt shows (none for the zero-shot baselines)."""
+        return Passages()
+
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         space = self.label_space
+        found = await self.passages(item, ctx)
         messages = render_messages(
             "veracity.methods",
             self.template,
@@ -64,6 +93,7 @@ class _PromptedBaseline(BaseMethod):
             labels=space.describe(),
             input=render_input(item, max_chars=cfg.max_input_chars),
             max_words=getattr(cfg, "max_reasoning_words", 0),
+            passages=passage_rows(found.documents, getattr(cfg, "max_passage_chars", 1000)),
         )
         answer = await ask_label(
             self.llm,
@@ -76,7 +106,11 @@ class _PromptedBaseline(BaseMethod):
             policy=cfg.choice,
         )
         reasoning = whole_sentences(getattr(answer.value, "reasoning", ""))
-        return self.verdict(**label_fields(answer, space), rationale=reasoning)
+        evidence = [Evidence(document=d, note=f"{found.origin}, shown") for d in found.documents]
+        metadata = {"evidence_setting": found.origin} if found.origin != "none" else {}
+        return self.verdict(
+            **label_fields(answer, space), rationale=reasoning, evidence=evidence, metadata=metadata
+        )
 
 
 class DirectMethod(_PromptedBaseline):
@@ -89,10 +123,47 @@ class DirectMethod(_PromptedBaseline):
 
 
 class CoTMethod(_PromptedBaseline):
-    """Step-by-step reasoning, then a label."""
+    """Step-by-step reasoning (over the evidence, when given it), then a label."""
 
     name = "cot"
     config_class = CoTConfig
     reasoning = True
     template = "cot.j2"
-    description = "chain-of-thought reasoning, then a label (baseline)"
+    description = "chain-of-thought reasoning, over evidence when given it, then a label (baseline)"
+    config: CoTConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        cfg = self.config
+        self.source: Source | None = None  # searched for passages (none: zero-shot)
+        if cfg.evidence in ("auto", "retrieved"):
+            named = cfg.source is not None
+            self.source = self.pick_source(cfg.source) if named else search_source(self.sources)
+        if cfg.evidence == "retrieved" and self.source is None:
+            raise MethodConfigError(
+                "cot with evidence: retrieved needs a source to search: give one with "
+                "--source NAME=TYPE, e.g. --source web=duckduckgo or --source web=local:INDEX"
+            )
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, CoTConfig) or cfg.evidence != "retrieved":
+            return []  # auto searches only the sources it is given
+        return [SourceNeed(cfg.source or "web", purpose="passages to reason over")]
+
+    async def passages(self, item: CheckInput, ctx: CheckContext) -> Passages:
+        cfg = self.config
+        found = await gather_passages(
+            item, cfg.evidence, self.source, top_k=cfg.top_k, query_chars=cfg.query_chars
+        )
+        if found.origin != "none":
+            ids = [d.id for d in found.documents]
+            ctx.event("stage", self.name, step=f"evidence {found.origin}", documents=ids)
+        return found

@@ -1,0 +1,32 @@
+"""FIRE's configuration (Xie et al., FIRE: Fact-checking with Iterative Retrieval and
+Verification, Findings of NAACL 2025).
+
+We have no copy of the paper: the defaults follow the settings of the authors' public
+code release as we read them (see README.md), with that setting's name in a comment.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from veracity.methods.base import ChoiceConfig
+
+
+class FireConfig(ChoiceConfig):
+    """Settings of the ``fire`` method (see README.md for where each comes from)."""
+
+    source: str | None = None  # which source the searches go to (None: the only one)
+    max_steps: int = Field(default=5, ge=1, le=20)  # max_steps: verify-or-search rounds
+    top_k: int = Field(default=3, ge=1, le=20)  # num_searches: results per search
+    # max_tolerance: searching stops when a query repeats one of the last (tolerance - 1)
+    # queries, or the last search returned what the (tolerance - 1) before it returned
+    tolerance: int = Field(default=2, ge=2, le=10)
+    # two queries (or two searches' results) repeat when their word sets overlap this much
+    # (FIRE compares sentence embeddings at 0.9; see README.md)
+    repeat_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_result_chars: int = Field(default=400, ge=50)  # each result's text in the knowledge
+    max_input_chars: int = 4000
+    max_reasoning_chars: int = Field(default=1500, ge=100)  # the reasoning field's cap
+    query_chars: int = Field(default=200, ge=20)  # a search query's cap
+    temperature: float = 0.0
+    max_tokens: int = 600

@@ -1,0 +1,225 @@
+"""``fire``: FIRE, fact-checking with iterative retrieval and verification (a baseline).
+
+One agent alternates verifying and searching. Each step it reads the input and the
+knowledge gathered so far (every earlier search's results) and either decides — a label,
+when it is confident — or writes the next search query (`steps.step_model`). Searching
+stops when the model decides, when the step budget is spent, or when it repeats itself
+(`steps.repeats`); without a decision by then, a last call must give a label from the
+knowledge as it stands. See README.md for the map from FIRE's description to this code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity import context
+from veracity.context import CheckContext
+from veracity.labels import LabelSpace
+from veracity.llm.base import LLM
+from veracity.llm.choice import ChoiceResult, ask_choice
+from veracity.llm.probs import normalised
+from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.fire.config import FireConfig
+from veracity.methods.fire.steps import SEARCH, final_model, repeats, step_model
+from veracity.methods.labelling import ask_label, label_fields, whole_sentences
+from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
+from veracity.retrieval.base import Source
+from veracity.retrieval.defaults import SourceNeed
+from veracity.retrieval.recorded import claim_binding
+from veracity.tools import SOURCE_HINTS, SourceTool
+from veracity.types import CheckInput, Document, Evidence, Verdict
+
+PROMPTS = "veracity.methods.fire"
+
+
+class Search(BaseModel):
+    """One search FIRE made: its query and what came back."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int
+    query: str
+    text: str
+    documents: list[Document] = Field(default_factory=list)
+    error: str | None = None
+
+
+class FireMethod(BaseMethod):
+    """Verify or search once more, until confident or out of steps (FIRE)."""
+
+    name = "fire"
+    config_class = FireConfig
+    default_labels = "true_false"
+    description = "FIRE: decide when confident, else search again, up to a step budget (baseline)"
+    config: FireConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        sources: Mapping[str, Source] | None = None,
+    ):
+        super().__init__(llm, config, sources=sources)
+        self.source = self.pick_source(self.config.source)
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, FireConfig):
+            return []
+        return [SourceNeed(cfg.source or "web", purpose="FIRE's searches")]
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        # recorded sources answer only this claim's recorded searches (see RecordedSource)
+        with claim_binding(item.content):
+            return await self._verify(item, ctx)
+
+    async def _verify(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        cfg = self.config
+        shown = render_input(item, max_chars=cfg.max_input_chars)
+        tool = self._tool(item)
+        searches: list[Search] = []
+        ended = f"step budget spent ({cfg.max_steps} steps)"
+        for step in range(1, cfg.max_steps + 1):
+            answer = await self._step(item, shown, searches, step)
+            if answer.label != SEARCH:
+                return self._verdict(answer, searches, f"decided at step {step}", final=False)
+            query = self._query(answer, item, ctx, step)
+            why = repeats(
+                query, [s.query for s in searches], [s.text for s in searches],
+                cfg.tolerance, cfg.repeat_similarity,
+            )  # fmt: skip
+            if why is not None:
+                ended = f"searching stopped at step {step}: the {why} repeated"
+                ctx.event("note", self.name, text=ended, query=query)
+                break
+            searches.append(await self._search(tool, query, step))
+        answer = await ask_label(
+            self.llm,
+            self._messages("final.j2", item, shown, searches),
+            final_model(self.label_space, cfg.max_reasoning_chars),
+            self.label_space,
+            tag=f"{self.name}:final",
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            policy=cfg.choice,
+        )
+        return self._verdict(answer, searches, f"{ended}; a last answer was asked", final=True)
+
+    def _tool(self, item: CheckInput) -> SourceTool:
+        kind = getattr(self.source, "kind", "")
+        return SourceTool(
+            self.source,
+            re.sub(r"\W+", "_", f"search_{getattr(self.source, 'name', 'source')}"),
+            SOURCE_HINTS.get(kind, f"{kind or 'a'} source"),
+            top_k=self.config.top_k,
+            max_chars=self.config.max_result_chars,
+            before=item.cutoff,
+        )
+
+    def _messages(
+        self, template: str, item: CheckInput, shown: str, searches: list[Search]
+    ) -> list[Any]:
+        return render_messages(
+            PROMPTS,
+            template,
+            kind=input_kind_name(item),
+            input=shown,
+            knowledge=[{"n": i, "text": s.text} for i, s in enumerate(searches, 1)],
+            labels=self.label_space.describe(),
+            search=SEARCH,
+        )
+
+    async def _step(
+        self, item: CheckInput, shown: str, searches: list[Search], step: int
+    ) -> ChoiceResult:
+        """One verify-or-search decision, with the probabilities read at the decision."""
+        cfg, space = self.config, self.label_space
+        answer = await ask_choice(
+            self.llm,
+            self._messages("step.j2", item, shown, searches),
+            step_model(space, cfg.max_reasoning_chars, cfg.query_chars),
+            "decision",
+            (*space.labels, SEARCH),
+            tag=f"{self.name}:step{step}",
+            policy=cfg.choice,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+        )
+        probs = answer.probabilities or {}
+        searching = answer.label == SEARCH
+        context.current().event(
+            "agent_turn",
+            self.name,
+            step=step,
+            steps=cfg.max_steps,
+            thought=answer.value.reasoning,
+            action="search" if searching else "answer",
+            input=answer.value.search_query if searching else "",
+            answer=None if searching else answer.label,
+            p_search=probs.get(SEARCH),
+            estimator=answer.estimator,
+        )
+        return answer
+
+    def _query(self, answer: ChoiceResult, item: CheckInput, ctx: CheckContext, step: int) -> str:
+        """The step's search query; the input's own text when the reply left it empty
+        (its probabilities chose SEARCH over the label it wrote)."""
+        query = " ".join(str(answer.value.search_query).split())
+        if query:
+            return query
+        query = truncate_chars(" ".join(item.content.split()), self.config.query_chars)
+        ctx.event("note", self.name, text="no search query written: searching the input", step=step)
+        return query
+
+    async def _search(self, tool: SourceTool, query: str, step: int) -> Search:
+        obs = await tool.run(query)
+        context.current().event(
+            "tool_call", self.name, tool=tool.name, arguments={"query": query},
+            error=obs.error, step=step, documents=[d.id for d in obs.documents],
+        )  # fmt: skip
+        return Search(
+            step=step, query=query, text=obs.text, documents=obs.documents, error=obs.error
+        )
+
+    def _verdict(
+        self, answer: ChoiceResult, searches: list[Search], ended: str, *, final: bool
+    ) -> Verdict:
+        space = self.label_space
+        fields = label_fields(answer, space) if final else _decided_fields(answer, space)
+        evidence, seen = [], set()
+        for s in searches:
+            for doc in s.documents:
+                if doc.id not in seen:
+                    seen.add(doc.id)
+                    evidence.append(Evidence(document=doc, note=f"search {s.step}: {s.query}"))
+        return self.verdict(
+            **fields,
+            rationale=whole_sentences(answer.value.reasoning),
+            evidence=evidence,
+            metadata={
+                "ended": ended,
+                "searches": [{"step": s.step, "query": s.query, "results": len(s.documents),
+                              "error": s.error} for s in searches],
+            },
+        )  # fmt: skip
+
+
+def _decided_fields(answer: ChoiceResult, space: LabelSpace) -> dict[str, Any]:
+    """Verdict fields of a step's decision: its probabilities include SEARCH, which
+    `BaseMethod.verdict` drops (and says so) when it scales them to the labels."""
+    probs = answer.probabilities
+    label = space.parse(answer.label or "")
+    labels_only = normalised(probs, space.labels) if probs else None
+    return {
+        "label": label,
+        "score": space.expected_score(labels_only) if labels_only else space.score(label),
+        "confidence": answer.confidence,
+        "probabilities": probs,
+        "probability_note": answer.note,
+    }
