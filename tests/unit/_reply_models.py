@@ -200,6 +200,12 @@ def _react_answer(space: Any) -> type[BaseModel]:
     return answer_model(space)
 
 
+def _fire(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.fire.steps import final_model, step_model
+
+    return [step_model(space), step_model(space, 200, 50), final_model(space)]
+
+
 def _stance_scores() -> list[type[BaseModel]]:
     from veracity.methods.s2mad.stance import _batch_model
 
@@ -220,6 +226,14 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
         "veracity.evaluation.advfact", "rewrite_model", (CLAIM,)
     ),
     ("veracity.methods.baselines", "_answer_model"): _each_space(_baselines),
+    ("veracity.methods.d2d.judging", "score_model"): _call(
+        "veracity.methods.d2d.judging", "score_model", (7,), (2,)
+    ),
+    ("veracity.methods.d2d.roles", "DomainReply"): _imported(
+        "veracity.methods.d2d.roles", "DomainReply"
+    ),
+    ("veracity.methods.fire.method", "step_model"): _each_space(_fire),
+    ("veracity.methods.fire.method", "final_model"): _each_space(_fire),
     ("veracity.methods.mermaid.decomposer", "Decomposition"): _imported(
         "veracity.methods.mermaid.decomposer", "Decomposition"
     ),
