@@ -79,9 +79,10 @@ class D2DMethod(BaseMethod):
         passages = passage_rows(found.documents, cfg.max_passage_chars)
         domain, profiles = "", {}
         if cfg.profiles:
+            ctx.event("stage", self.name, step="profiles")
             domain = await roles.detect_domain(self.llm, kind, shown)
             profiles = await roles.write_profiles(self.llm, cfg, kind, domain)
-            ctx.event("stage", self.name, step="profiles", domain=domain)
+            ctx.event("note", self.name, text=f"field: {domain}", domain=domain)
         prompts = roles.TurnPrompts(kind, shown, passages, profiles, cfg.turn_chars)
         panel = D2DPanel(
             self.llm, cfg, self.label_space,
