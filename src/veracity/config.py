@@ -184,6 +184,9 @@ class Variant(BaseModel):
     description: str = ""
     method: str | None = None
     method_config: dict[str, Any] = Field(default_factory=dict)
+    # false: start from an empty method_config instead of the base's (a variant that runs
+    # another method, e.g. a baseline, whose config does not take the base method's keys)
+    inherit_method_config: bool = True
     llm: dict[str, Any] = Field(default_factory=dict)
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
     dataset: str | None = None
@@ -305,8 +308,9 @@ class RunConfig(BaseModel):
         v = self.variants[name]
         update = {k: getattr(v, k) for k in _VARIANT_KEYS if getattr(v, k) is not None}
         update.update(method_config=v.method_config, llm=v.llm, sources=v.sources, variant=name)
+        base = self if v.inherit_method_config else self.model_copy(update={"method_config": {}})
         try:
-            return self.with_overrides(update)
+            return base.with_overrides(update)
         except ConfigError as exc:
             raise ConfigError(f"variant {name!r}: {exc}") from exc
 

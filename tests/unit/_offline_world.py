@@ -8,8 +8,8 @@
   ``tests/data/http/wikipedia`` (respx: any other HTTP request fails the test);
 - every local index a config names built on demand from the miniature SciFact corpus
   (the config's index name and search mode, our tiny contents);
-- every ToE checkpoint a config names, saved freshly initialised (what `veracity train
-  toe` writes before its first update), so the loading path runs as shipped.
+- every ToE checkpoint a config names, saved freshly initialised and recorded as the
+  training the config asks for, so the loading path and its checks run as shipped.
 """
 
 from __future__ import annotations
@@ -99,8 +99,11 @@ def build_indexes(cfg: RunConfig) -> list[str]:
 
 
 def build_checkpoints(cfg: RunConfig) -> list[str]:
-    """Save each ToE checkpoint the config names that does not exist yet, with freshly
-    initialised networks and policy. Returns the names saved."""
+    """Save each ToE checkpoint the config names that does not exist yet: freshly
+    initialised networks and policy, recorded as the finished training the config asks
+    for (`trained_on`: its dataset and split, networks trained, policy updated), so the
+    loading path and its checks run as shipped (the weights' values are not under test).
+    Returns the names saved."""
     name = cfg.method_config.get("checkpoint")
     if cfg.method != "toe" or not name:
         return []
@@ -111,7 +114,13 @@ def build_checkpoints(cfg: RunConfig) -> list[str]:
     folder = ToEModels.folder_for(tcfg)
     if (folder / "manifest.json").is_file():
         return []
-    ToEModels(tcfg).save(folder)
+    models = ToEModels(tcfg)
+    data = {}
+    if tcfg.trained_on is not None:
+        models.trained = {"eval_net": True, "agg_net": True}
+        models.policy.updates = 1
+        data = {"dataset": tcfg.trained_on.dataset, "split": tcfg.trained_on.split}
+    models.save(folder, data=data)
     return [name]
 
 

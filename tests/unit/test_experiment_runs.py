@@ -110,6 +110,7 @@ def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
                 "concurrency": 1, "data_dir": str(DATA_DIR)}
     )  # fmt: skip
     build_indexes(cfg)
+    build_checkpoints(cfg)
     summary = asyncio.run(run_repeats(cfg, tmp_path / "rep", llm=schema_llm()))
     assert summary.finished == 2 and len(set(summary.seeds)) == 2
     runs = [RunStore(tmp_path / "rep" / run) for run in summary.runs]

@@ -220,40 +220,58 @@ def test_heuristic_follows_category_and_recency_and_skips_masked():
     assert heuristic_action("political", False, used, {"factcheck"}) == "stop"
 
 
-def test_group_advantages_normalise_over_steps_and_discount():
-    good = Trajectory([Step([0.0], [True], 0, 0.0, 1.0)])
-    bad = Trajectory([Step([0.0], [True], 1, 0.0, 0.0), Step([0.0], [True], 7, 0.0, 0.0)])
-    adv = group_advantages([good, bad], gamma=0.5)
-    # rewards 1, 0, 0: mean 1/3, std sqrt(2)/3
-    hi, lo = (1 - 1 / 3) / (2**0.5 / 3), (0 - 1 / 3) / (2**0.5 / 3)
-    assert adv[0] == [pytest.approx(hi)]
-    assert adv[1] == [pytest.approx(lo + 0.5 * lo), pytest.approx(lo)]
+def _rollout(*rewards: float, claim: str = "c", heuristic: bool = False) -> Trajectory:
+    steps = [Step([0.0] * STATE_DIM, [True] * len(ACTIONS), 0, -2.0, r) for r in rewards]
+    return Trajectory(steps, heuristic=heuristic, claim=claim)
 
 
-def test_no_grpo_update_during_the_warm_up():
-    policy = RetrievalPolicy(GRPOConfig(group_size=2, warmup_claims=1), seed=0)
-    mask = [True] * len(ACTIONS)
-    for _ in range(3):
-        assert policy.add(Trajectory([Step([0.0] * STATE_DIM, mask, 0, -2.0, 1.0)])) is None
-    assert policy.updates == 0 and len(policy.buffer) == 3
-    policy.claims_seen = 1
-    assert policy.add(Trajectory()) is not None  # the buffered warm-up trajectories
-    assert policy.updates == 1 and len(policy.buffer) == 1
+def test_group_advantages_normalise_returns_within_a_group_of_one_claims_rollouts():
+    # The issue's example: four steps of 0.3 (return 1.18 at γ = 0.99) against one step
+    # of 1.0 (return 1.0). Normalising step rewards across the group (the old code) gave
+    # the better rollout [-1.97, -1.49, -1.00, -0.50] and the worse +2.0.
+    better, worse = _rollout(0.3, 0.3, 0.3, 0.3), _rollout(1.0)
+    assert better.discounted_return(0.99) == pytest.approx(0.3 * (1 + 0.99 + 0.99**2 + 0.99**3))
+    adv = group_advantages([better, worse], gamma=0.99)
+    assert adv == [[pytest.approx(1.0)] * 4, [pytest.approx(-1.0)]]
+    # three rollouts at γ = 0.5: returns 1, 0.5 and 0 (mean 0.5, std sqrt(1/6))
+    adv = group_advantages([_rollout(1.0), _rollout(0.0, 1.0), _rollout(0.0, 0.0, 0.0)], 0.5)
+    a = 0.5 / (1 / 6) ** 0.5
+    assert adv == [[pytest.approx(a)], [pytest.approx(0.0)] * 2, [pytest.approx(-a)] * 3]
+    # equal returns: no rollout is better than another
+    assert group_advantages([_rollout(0.2), _rollout(0.1, 0.2)], 0.5) == [[0.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match="one claim"):
+        group_advantages([_rollout(1.0, claim="a"), _rollout(0.0, claim="b")], 0.99)
+
+
+def test_heuristic_rollouts_never_enter_the_clipped_ratio():
+    policy = RetrievalPolicy(GRPOConfig(group_size=2, warmup_claims=0), seed=0)
+    # the warm-up heuristic's rollouts are off-policy: no update from them
+    assert policy.learn([_rollout(1.0, heuristic=True), _rollout(0.0, heuristic=True)]) is None
+    assert policy.learn([_rollout(1.0, heuristic=True), _rollout(0.0)]) is None
+    assert policy.updates == 0
+    with pytest.raises(ValueError, match="off-policy"):
+        policy.update([_rollout(1.0, heuristic=True), _rollout(0.0)])
+    metrics = policy.learn([_rollout(1.0, heuristic=True), _rollout(0.0), _rollout(0.5)])
+    assert metrics is not None and metrics["rollouts"] == 2 and policy.updates == 1
 
 
 def test_grpo_converges_to_the_action_that_pays_more():
-    """A toy task: one step per episode; factcheck pays 1, every other action 0."""
+    """A toy task: one step per rollout, G rollouts of each claim (a random state);
+    factcheck pays 1, every other action 0."""
     cfg = GRPOConfig(lr=3e-3, warmup_claims=0, group_size=8, epochs=4)
     policy = RetrievalPolicy(cfg, seed=0)
     rng = random.Random(0)
     mask = [True] * len(ACTIONS)
     target = ACTIONS.index("factcheck")
     start = policy.action_probs([0.5] * STATE_DIM, mask)["factcheck"]
-    for _ in range(60 * cfg.group_size):
+    for claim in range(60):
         state = [rng.random() for _ in range(STATE_DIM)]
-        idx, logp, _ = policy.act(state, mask)
-        reward = 1.0 if idx == target else 0.0
-        policy.add(Trajectory([Step(state, mask, idx, logp, reward)]))
+        group = []
+        for _ in range(cfg.group_size):
+            idx, logp, _ = policy.act(state, mask)
+            reward = 1.0 if idx == target else 0.0
+            group.append(Trajectory([Step(state, mask, idx, logp, reward)], claim=str(claim)))
+        policy.learn(group)
     end = policy.action_probs([0.5] * STATE_DIM, mask)["factcheck"]
     assert policy.updates == 60
     assert start < 0.3 and end > 0.9
@@ -277,6 +295,17 @@ def test_step_reward_follows_equation_5():
     assert reward == pytest.approx(-0.01)
 
 
+def test_reliability_bonus_only_on_the_first_rise_to_tau_h():
+    cfg = RewardConfig()
+    kw = {"veracity": (0.5, 0.5), "new_relevance": [], "new_official": False}
+    _, first = step_reward(cfg, reliability=(0.5, 0.8), **kw)  # reaches τ_h = 0.8
+    assert first["bonus"] == pytest.approx(0.2)
+    _, again = step_reward(cfg, reliability=(0.6, 0.9), reached_high=True, **kw)
+    assert again["bonus"] == 0.0  # reached before in this episode: paid once
+    _, below = step_reward(cfg, reliability=(0.5, 0.79), **kw)
+    assert below["bonus"] == 0.0
+
+
 # --------------------------------------------------------------------------- checkpoints
 
 
@@ -289,9 +318,11 @@ def test_checkpoint_round_trip_keeps_weights_optimisers_and_counters(tmp_path):
     models.trained["eval_net"] = True
     mask = [True] * len(ACTIONS)
     models.policy.claims_seen = 9  # past the warm-up
-    for _ in range(9):  # one GRPO update and one trajectory left in the buffer
+    group = []
+    for k in range(8):  # one GRPO update on a group of 8 rollouts of one claim
         idx, logp, _ = models.policy.act([0.2] * STATE_DIM, mask)
-        models.policy.add(Trajectory([Step([0.2] * STATE_DIM, mask, idx, logp, 1.0)]))
+        group.append(Trajectory([Step([0.2] * STATE_DIM, mask, idx, logp, k / 8)], claim="c"))
+    assert models.policy.learn(group) is not None
     folder = tmp_path / "ckpt"
     models.save(folder, data={"dataset": "synthetic"})
     loaded = ToEModels.load(cfg, folder)
@@ -299,7 +330,6 @@ def test_checkpoint_round_trip_keeps_weights_optimisers_and_counters(tmp_path):
     assert loaded.score(f, ev) == pytest.approx(models.score(f, ev))
     assert loaded.trained == {"eval_net": True, "agg_net": False}
     assert loaded.policy.updates == 1 and loaded.policy.claims_seen == 9
-    assert len(loaded.policy.buffer) == 1
     assert loaded.eval_optimizer is not None and loaded.agg_optimizer is None
     state = [0.3] * STATE_DIM
     assert loaded.policy.action_probs(state, mask) == pytest.approx(

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 
 import pytest
-from _toe_script import CLAIM, DECOMPOSITION, sources, toe_llm
+from _toe_script import CLAIM, DECOMPOSITION, FACTCHECK_DOCS, WIKI_DOCS, sources, toe_llm
 
 from veracity.errors import MethodConfigError
 from veracity.methods.base import load_method
@@ -57,7 +57,8 @@ async def test_tree_expands_prunes_and_stops_when_the_root_is_decisive():
     assert set(setup.data["masked"]) == {"web", "counter", "arxiv", "social", "reddit"}
     decisions = [e.data for e in verdict.trace.of_kind("decision") if e.name == "toe:policy"]
     assert {d["action"] for d in decisions} <= {"factcheck", "wiki", "stop"}
-    assert meta["actions"] == {"factcheck": 3, "wiki": 3}
+    # five search steps per claim (Table I): two for n0, two for n1, the last one for n2
+    assert meta["actions"] == {"factcheck": 3, "wiki": 2}
     assert meta["category"] == "political"
     # cited evidence is checked against its documents
     assert verdict.evidence and all(e.quote_verified for e in verdict.evidence)
@@ -147,7 +148,7 @@ def test_method_is_registered_and_maps_actions_to_named_sources():
 
 async def test_trained_checkpoint_switches_to_the_network_scorer(tmp_path):
     cfg_dict = {"checkpoint": str(tmp_path / "ckpt"), "freeze_policy": True}
-    with pytest.raises(MethodConfigError, match="train one"):
+    with pytest.raises(MethodConfigError, match="make it with: veracity train toe"):
         ToEMethod(toe_llm({}), cfg_dict, sources=sources())
     from veracity.methods.toe.config import EvalNetConfig, ToEConfig
 
@@ -218,3 +219,89 @@ def test_decomposition_fixture_is_valid():
 
     parsed = decomposition_model(2, 4).model_validate_json(DECOMPOSITION)
     assert sum(s.weight for s in parsed.subclaims) == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- issue 24
+
+
+async def test_grpo_groups_are_rollouts_of_one_claim_and_leave_the_warm_up_out(monkeypatch):
+    from veracity.methods.toe.policy import RetrievalPolicy
+
+    groups = []
+    update = RetrievalPolicy.update
+
+    def spy(self, group):
+        groups.append(list(group))
+        return update(self, group)
+
+    monkeypatch.setattr(RetrievalPolicy, "update", spy)
+    llm = toe_llm({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
+    config = {"grpo": {"warmup_claims": 1, "group_size": 3}, "seed": 3}
+    method = ToEMethod(llm, config, sources=sources())
+    first = await method.check(CLAIM)  # the warm-up heuristic acts: nothing to learn from
+    assert first.metadata["policy"]["mode"] == "heuristic" and not groups
+    second = await method.check(Claim(text="The Brellin canal cost 3 million euros in 2020."))
+    assert second.metadata["policy"]["mode"] == "policy" and groups
+    evaluated = {n["claim"] for n in second.metadata["tree"]["nodes"] if n["evaluated_at"]}
+    for group in groups:  # G rollouts of one (sub-)claim of this check, all on-policy
+        assert len(group) == 3 and not any(t.heuristic for t in group)
+        assert len({t.claim for t in group}) == 1 and group[0].claim in evaluated
+    assert method.models.policy.updates == len(groups)
+    # the extra rollouts are marked in the trace; the tree keeps each node's own episode
+    decisions = [e.data for e in second.trace.of_kind("decision") if e.name == "toe:policy"]
+    assert {d.get("rollout") for d in decisions} == {None, 1, 2}
+    own = Counter(d["action"] for d in decisions if "rollout" not in d and d["action"] != "stop")
+    assert own == Counter(second.metadata["actions"])
+
+
+async def test_reliability_bonus_is_paid_only_when_reliability_first_reaches_tau_h():
+    reliability = iter([85, 60, 90, 95])  # crosses τ_h = 0.8, falls back, crosses again
+
+    def judge(request):
+        return json.dumps({"veracity": 20, "reliability": next(reliability), "reason": "[E1]"})
+
+    llm = toe_llm({})
+    llm.on(".", judge, tag="toe:judge")
+    llm._rules.insert(0, llm._rules.pop())  # this judge answers first
+    plain = [d for d in [*FACTCHECK_DOCS, *WIKI_DOCS] if ".gov." not in str(d.url)]  # no b_auth
+    srcs = {name: InMemorySource(plain, name=name) for name in ("factcheck", "wikipedia", "web")}
+    method = ToEMethod(llm, {"max_iterations": 1}, sources=srcs)
+    verdict = await method.check(CLAIM)
+    belief = verdict.metadata["tree"]["nodes"][0]["belief"]
+    assert [b["reliability"] for b in belief] == [0.85, 0.6, 0.9, 0.95]
+    assert [b["terms"]["bonus"] for b in belief] == [0.2, 0.0, 0.0, 0.0]
+
+
+async def test_five_search_steps_per_claim_are_shared_by_its_nodes():
+    plan = {"n0": (0.4, 0.4), "*": (0.1, 0.9)}
+    _, _, verdict = await run(plan)
+
+    def searches(v):
+        decisions = [e.data for e in v.trace.of_kind("decision") if e.name == "toe:policy"]
+        return Counter(d["node"] for d in decisions if d["action"] != "stop")
+
+    assert searches(verdict) == {"n0": 2, "n1": 2, "n2": 1}  # the heuristic wants 2 each
+    assert sum(verdict.metadata["actions"].values()) == 5
+    _, _, tight = await run(plan, config={"max_search_steps": 2})
+    assert searches(tight) == {"n0": 2}  # the sub-claims are scored on no evidence
+    nodes = {n["id"]: n for n in tight.metadata["tree"]["nodes"]}
+    assert nodes["n1"]["evaluated_at"] and nodes["n1"]["evidence"] == []
+    _, _, per_node = await run(plan, config={"search_steps_per": "node"})  # ours, a variant
+    assert searches(per_node) == {"n0": 2, "n1": 2, "n2": 2}
+
+
+async def test_sub_claims_that_share_a_dimension_are_sent_back():
+    same_dimension = json.dumps(
+        {"subclaims": [
+            {"claim": "The Brellin canal is 40 km long.", "dimension": "core event", "weight": 1},
+            {"claim": "The Brellin canal opened in 2019.", "dimension": "core event", "weight": 1},
+        ]}
+    )  # fmt: skip
+    replies = iter([same_dimension, DECOMPOSITION])
+    _, llm, verdict = await run(
+        {"n0": (0.4, 0.4), "*": (0.1, 0.9)}, decomposition=lambda request: next(replies)
+    )
+    calls = llm.calls_tagged("toe:decompose")
+    assert len(calls) == 2 and "dimension 'core event'" in calls[1].messages[-1].content
+    dims = [n["dimension"] for n in verdict.metadata["tree"]["nodes"] if n["parent"]]
+    assert len(dims) == 3 and len(set(dims)) == 3

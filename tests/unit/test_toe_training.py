@@ -69,10 +69,10 @@ async def test_trainer_collects_resumes_fits_and_the_checkpoint_reloads(tmp_path
     assert records[0]["stats"]["stop_reason"] == "decisive"
     tree = ArgumentTree.from_dict(records[0]["tree"])
     samples = eval_samples(tree, method2.config)
-    # one sample per search step of each evaluated node (2 steps × 3 nodes)
-    assert len(samples) == 6 and all(len(s.evidence) == 20 for s in samples)
+    # one sample per search step of each evaluated node (2 + 2 + 1: five steps per claim)
+    assert len(samples) == 5 and all(len(s.evidence) == 20 for s in samples)
     metrics = trainer2.fit({"dataset": "toy"})
-    assert metrics["eval_net"]["samples"] == 18 and metrics["eval_net"]["epochs"] == 5
+    assert metrics["eval_net"]["samples"] == 15 and metrics["eval_net"]["epochs"] == 5
     assert metrics["agg_net"]["samples"] == 3
     manifest = read_manifest(folder, "toe")
     assert manifest.trained == {"eval_net": True, "agg_net": True, "policy": False}
@@ -329,3 +329,32 @@ def test_advfact_build_command(toe_cli, monkeypatch, tmp_path):
     bad = runner.invoke(app, ["advfact", "build", "--n", "500", "--data-dir", str(data),
                               "--out", str(out)])  # fmt: skip
     assert bad.exit_code == 2 and "false statements" in bad.output
+
+
+async def test_advfact_rows_keep_the_two_attacks_apart(toe_cli):
+    """Table II's AdvFact rows: rewritten claims meet clean evidence, original claims meet
+    the poisoned passages, and the clean control meets neither attack."""
+    from veracity.evaluation.advfact import BuildOptions, build_advfact
+    from veracity.evaluation.experiment import experiment_dir, load_experiment
+    from veracity.retrieval.local import LocalCorpus
+
+    data, _ = toe_cli
+    await build_advfact(advfact_llm(), BuildOptions(n=3, passages_per_claim=2), data_dir=data)
+    exp = load_experiment(experiment_dir() / "toe_table2.yaml")
+    rows = {v: exp.with_variant(v) for v in exp.variants if exp.variants[v].dataset == "advfact"}
+    assert {v: (c.split, c.sources["web"]["index"]) for v, c in rows.items()} == {
+        "advfact_fakegpt": ("fakegpt", "advfact-clean"),
+        "advfact_poisonedrag": ("poisonedrag", "advfact"),
+        "advfact_clean": ("clean", "advfact-clean"),
+    }
+    for variant, cfg in rows.items():
+        examples = load_dataset("advfact", cfg.split)
+        assert len(examples) == 3
+        index = LocalCorpus(cfg.sources["web"]["index"])
+        poisoned = 0
+        for e in examples:
+            rewritten = e.input.text != e.metadata["original"] if e.metadata["original"] else False
+            assert rewritten == (variant == "advfact_fakegpt")
+            hits = await index.search(Query(text=e.input.text, top_k=3))
+            poisoned += any(h.id.startswith("poison:") for h in hits)
+        assert poisoned == (3 if variant == "advfact_poisonedrag" else 0), variant

@@ -224,3 +224,22 @@ def test_decomposition_weights_are_normalised_and_validated():
                 {"claim": "c is d", "dimension": "core event", "weight": 1},
             ]}
         )  # fmt: skip
+
+
+def test_each_sub_claim_checks_a_dimension_of_its_own():
+    model = decomposition_model(2, 4)
+    with pytest.raises(ValueError, match="dimension 'core event'"):
+        model.model_validate(
+            {"subclaims": [
+                {"claim": "a is b", "dimension": "core event", "weight": 1},
+                {"claim": "c is d", "dimension": "entity identity", "weight": 1},
+                {"claim": "e is f", "dimension": "core event", "weight": 1},
+            ]}
+        )  # fmt: skip
+    ok = model.model_validate(
+        {"subclaims": [
+            {"claim": "a is b", "dimension": "core event", "weight": 1},
+            {"claim": "c is d", "dimension": "entity identity", "weight": 1},
+        ]}
+    )  # fmt: skip
+    assert [s.dimension for s in ok.subclaims] == ["core event", "entity identity"]

@@ -115,7 +115,10 @@ def _setup(
     }
     cfg = resolve_config(config, flags=flags)
     # the judge scores and the rules aggregate while collecting: they are the teachers
-    teach = {"scorer": "llm_judge", "aggregator": "rules", "checkpoint": None, "seed": seed}
+    teach = {
+        "scorer": "llm_judge", "aggregator": "rules", "checkpoint": None, "trained_on": None,
+        "seed": seed,
+    }  # fmt: skip
     cfg = cfg.with_overrides({"method_config": {**teach, "freeze_policy": freeze_policy}})
     run = build_run(cfg)
     ensure_model(run.config.llm)

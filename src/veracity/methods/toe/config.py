@@ -8,11 +8,14 @@ value open, the default is ours and the comment says so. Ablations (Table III) a
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.checkpoints import checkpoint_folder
 from veracity.methods.base import MethodConfig
 
 # The eight actions of the retrieval agent, in the order of the policy's output layer.
@@ -38,6 +41,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
 
 Scorer = Literal["auto", "llm_judge", "network"]
 Aggregator = Literal["auto", "rules", "network"]
+StepScope = Literal["claim", "node"]
 
 
 class ThresholdConfig(BaseModel):
@@ -122,6 +126,30 @@ class AggNetConfig(BaseModel):
     epochs: int = Field(default=60, ge=1)  # training passes over the trees (ours)
 
 
+class TrainedOn(BaseModel):
+    """Where the checkpoint of an evaluation of trained ToE comes from (Section IV-A: the
+    paper trains on LIAR's train split only and evaluates every setting without
+    adaptation). `training_command` turns it into the `veracity train toe` command that
+    makes the checkpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = "liar"
+    split: str = "train"
+    # `--source` values of the training run, e.g. "factcheck=local:liar-archive"
+    sources: list[str] = Field(default_factory=list)
+    config: str | None = None  # a run YAML given to training with --config
+    limit: int | None = Field(default=None, ge=1)  # None: the whole split (the paper)
+
+    @field_validator("sources")
+    @classmethod
+    def _source_flags(cls, flags: list[str]) -> list[str]:
+        bad = [f for f in flags if not re.fullmatch(r"[A-Za-z0-9_-]+=\S+", f)]
+        if bad:
+            raise ValueError(f"sources are --source values NAME=TYPE[:INDEX], not {bad}")
+        return flags
+
+
 class RuleAggConfig(BaseModel):
     """The rule-based bottom-up aggregation (the paper names the factors, not their form).
 
@@ -171,7 +199,10 @@ class ToEConfig(MethodConfig):
     masked_actions: list[str] = Field(default_factory=list)  # ablations (Table III)
     results_per_action: int = Field(default=3, ge=1)  # at most 3 results per action
     max_docs_per_node: int = Field(default=10, ge=1)  # at most 10 documents per node
-    max_search_steps: int = Field(default=5, ge=1)  # at most 5 search steps
+    max_search_steps: int = Field(default=5, ge=1)  # at most 5 search steps per claim
+    # what the step budget covers: the whole claim (Table I: "per claim") or, ours as a
+    # variant, each node's episode
+    search_steps_per: StepScope = "claim"
     query_per_action: bool = True  # an LLM writes each action's query (paper)
     reward: RewardConfig = Field(default_factory=RewardConfig)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
@@ -195,6 +226,10 @@ class ToEConfig(MethodConfig):
     # untrained networks (the LLM judge and the rules score and aggregate).
     checkpoint: str | None = None
     checkpoints_dir: Path | None = None
+    # Set for every evaluation of trained ToE: the checkpoint must exist (else the run
+    # stops with the command that makes it), record this dataset and split, and hold
+    # trained networks and an updated policy; the policy must be frozen.
+    trained_on: TrainedOn | None = None
 
     # --- model calls
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -211,6 +246,11 @@ class ToEConfig(MethodConfig):
             raise ValueError("min_subclaims must not exceed max_subclaims")
         if self.eval_net.dim % self.eval_net.heads or self.agg_net.dim % self.agg_net.heads:
             raise ValueError("network widths must be divisible by their attention heads")
+        if self.trained_on is not None and (self.checkpoint is None or not self.freeze_policy):
+            raise ValueError(
+                "trained_on evaluates a trained checkpoint without adaptation: it needs "
+                "checkpoint set and freeze_policy: true"
+            )
         return self
 
     def sources_by_name(self) -> dict[str, list[str]]:
@@ -221,6 +261,23 @@ class ToEConfig(MethodConfig):
             if name is not None and action not in self.masked_actions:
                 out.setdefault(name, []).append(action)
         return out
+
+
+def training_command(cfg: ToEConfig) -> str:
+    """The `veracity train toe` command that makes the checkpoint `cfg` evaluates."""
+    spec = cfg.trained_on or TrainedOn()
+    name = cfg.checkpoint or "default"
+    if cfg.checkpoints_dir is not None:  # the CLI takes the folder itself as well
+        name = str(checkpoint_folder("toe", name, cfg.checkpoints_dir))
+    args = ["veracity", "train", "toe", "--dataset", spec.dataset, "--split", spec.split]
+    args += ["--checkpoint", name]
+    if spec.config:
+        args += ["--config", spec.config]
+    if spec.limit is not None:
+        args += ["--limit", str(spec.limit)]
+    for flag in spec.sources:
+        args += ["--source", flag]
+    return shlex.join(args)
 
 
 # A source type that serves each action, for messages (see `veracity sources`).

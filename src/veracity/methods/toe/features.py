@@ -3,7 +3,8 @@
 - `claim_vector` — the evaluation network's 12-dim claim features: category (6),
   locale (3), recent event, historical fact, factual statement.
 - `state_vector` — the policy's 29-dim state: the claim attributes (6 + 3 + 5 flags),
-  search progress (searches made, share that found new documents), evidence status
+  search progress (share of the claim's step budget spent, share of this node's
+  searches that found new documents), evidence status
   (items, stance shares, searches per source, official source found) and the node's
   current reliability (the belief state r_{n,t}).
 - `evidence_matrix` — the padded 20×8 evidence matrix with its mask: stance (3, one-hot),
@@ -46,10 +47,12 @@ def claim_vector(f: ClaimFeatures) -> list[float]:
 
 @dataclass
 class SearchProgress:
-    """What the retrieval agent has done for one node so far."""
+    """What the retrieval agent has done for one node so far (`done_before`: the claim's
+    search steps spent on earlier nodes, which the claim's step budget counts too)."""
 
     max_steps: int
     max_docs: int
+    done_before: int = 0
     steps: int = 0
     fruitful: int = 0  # searches that brought at least one new document
     per_action: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SEARCH_ACTIONS, 0))
@@ -67,7 +70,8 @@ def state_vector(
     out = _one_hot(f.category, CATEGORIES) + _one_hot(f.locale, LOCALES)
     out += [float(getattr(f, name)) for name in CLAIM_FLAGS]
     steps = max(progress.steps, 1)
-    out += [progress.steps / progress.max_steps, progress.fruitful / steps]
+    spent = (progress.done_before + progress.steps) / progress.max_steps  # of the budget
+    out += [spent, progress.fruitful / steps]
     n = len(evidence)
     out.append(min(n, progress.max_docs) / progress.max_docs)
     out += [sum(e.stance == s for e in evidence) / max(n, 1) for s in STANCES]

@@ -30,7 +30,7 @@ from veracity.methods.toe.agents import ToEAgents
 from veracity.methods.toe.config import SEARCH_ACTIONS, ToEConfig, missing_sources_message
 from veracity.methods.toe.evidence import EvidenceEvaluator
 from veracity.methods.toe.output import emit_iteration, tree_stats, verdict_fields
-from veracity.methods.toe.retrieval import PolicyMode, RetrievalAgent
+from veracity.methods.toe.retrieval import NodeSearch, PolicyMode, RetrievalAgent, StepBudget
 from veracity.methods.toe.schema import ClaimFeatures, EvidenceItem
 from veracity.methods.toe.tree import (
     ArgumentTree,
@@ -73,6 +73,7 @@ class _Check:
     claim: Claim
     tree: ArgumentTree
     mode: PolicyMode
+    budget: StepBudget | None = None  # the claim's search steps (None: per node)
     documents: dict[str, Document] = field(default_factory=dict)
     actions: Counter = field(default_factory=Counter)
     history: list[float] = field(default_factory=list)
@@ -134,16 +135,9 @@ class ToEMethod(BaseMethod):
         return list(needs.values())
 
     def _load_models(self) -> Any:
-        from veracity.checkpoints import CheckpointError
-        from veracity.methods.toe.models import ToEModels
+        from veracity.methods.toe.models import models_for_run
 
-        cfg = self.config
-        if cfg.checkpoint is None:
-            return ToEModels(cfg)
-        try:
-            return ToEModels.load(cfg, ToEModels.folder_for(cfg))
-        except CheckpointError as exc:
-            raise MethodConfigError(f"toe: {exc} (train one with `veracity train toe`)") from exc
+        return models_for_run(self.config)
 
     def _pick(self, what: str, wanted: str, part: str, trained: str, fallback: str) -> str:
         ready = bool(self.models.trained.get(part))
@@ -169,7 +163,8 @@ class ToEMethod(BaseMethod):
         if not isinstance(item, Claim):
             raise TypeError(f"{self.name} checks claims, not a {item.kind}")
         cfg, th = self.config, self.config.thresholds
-        run = _Check(claim=item, tree=ArgumentTree(item.text), mode=self.policy_mode())
+        budget = StepBudget(cfg.max_search_steps) if cfg.search_steps_per == "claim" else None
+        run = _Check(item, ArgumentTree(item.text), self.policy_mode(), budget)
         tree, root = run.tree, run.tree.root
         ctx.event(
             "stage", "toe", step="setup", scorer=self.scorer, aggregator=self.aggregator,
@@ -229,16 +224,7 @@ class ToEMethod(BaseMethod):
             context_text = run.claim.context if node.parent is None else None
             features = await agents.features(node.claim, context_text, node.id)
             node.features = features
-            retrieval = RetrievalAgent(
-                agents,
-                EvidenceEvaluator(self.llm, self.config),
-                self.action_sources,
-                self.models.policy,
-                self.config,
-            )
-            search = await retrieval.search(
-                node, features, self._scorer(node, features, agents), run.mode
-            )
+            search = await self._search(node, features, agents, run)
             if self.collect_targets and search.scorer != "llm_judge":
                 await self._judge(node, search.evidence, agents)
         except StructuredOutputError as exc:
@@ -252,12 +238,36 @@ class ToEMethod(BaseMethod):
         node.status, node.evaluated_at = "evaluated", t
         run.documents.update(search.documents)
         run.actions.update(search.actions)
-        if not self.config.freeze_policy:
-            metrics = self.models.policy.add(search.trajectory)
+        return True
+
+    async def _search(
+        self, node: Node, features: ClaimFeatures, agents: ToEAgents, run: _Check
+    ) -> NodeSearch:
+        """The node's retrieval episode. While π_θ learns (after the warm-up, not frozen),
+        G − 1 extra rollouts of the same node come first, from the same step budget
+        without spending it; with the node's own episode (the last, whose evidence the
+        tree keeps) they form one GRPO group."""
+        retrieval = RetrievalAgent(
+            agents,
+            EvidenceEvaluator(self.llm, self.config),
+            self.action_sources,
+            self.models.policy,
+            self.config,
+        )
+        score = self._scorer(node, features, agents)
+        learning = not self.config.freeze_policy and run.mode == "policy"
+        extra = []
+        for k in range(1, self.config.grpo.group_size if learning else 1):
+            budget = run.budget.copy() if run.budget is not None else None
+            extra.append(await retrieval.search(node, features, score, run.mode, budget, k))
+        search = await retrieval.search(node, features, score, run.mode, run.budget)
+        if learning:
+            group = [s.trajectory for s in extra] + [search.trajectory]
+            metrics = self.models.policy.learn(group)
             if metrics is not None:
                 run.updates.append(metrics)
-                context.current().event("note", "toe:grpo_update", **metrics)
-        return True
+                context.current().event("note", "toe:grpo_update", node=node.id, **metrics)
+        return search
 
     def _scorer(self, node: Node, features: ClaimFeatures, agents: ToEAgents):
         async def score(evidence: list[EvidenceItem]) -> tuple[float, float, str]:

@@ -18,7 +18,8 @@ from veracity.checkpoints import (
     save_part,
     write_manifest,
 )
-from veracity.methods.toe.config import ToEConfig
+from veracity.errors import MethodConfigError
+from veracity.methods.toe.config import ToEConfig, TrainedOn, training_command
 from veracity.methods.toe.features import claim_vector, evidence_matrix
 from veracity.methods.toe.networks import AggregationNet, EvaluationNet, one_thread
 from veracity.methods.toe.policy import RetrievalPolicy
@@ -119,6 +120,53 @@ class ToEModels:
         write_manifest(folder, m)
         self.folder = folder
         return m
+
+
+def models_for_run(cfg: ToEConfig) -> ToEModels:
+    """The parts a run uses: freshly initialised without a checkpoint, else the
+    checkpoint's, held to `cfg.trained_on` when it is set.
+
+    Raises:
+        MethodConfigError: the checkpoint is missing or unreadable (the message gives the
+            `veracity train toe` command that makes it), or it is not the finished
+            training `cfg.trained_on` asks for.
+    """
+    if cfg.checkpoint is None:
+        return ToEModels(cfg)
+    command = training_command(cfg)
+    try:
+        folder = ToEModels.folder_for(cfg)
+        if not (folder / "manifest.json").is_file():
+            raise MethodConfigError(
+                f"toe: checkpoint {cfg.checkpoint!r} not found ({folder}); make it with: {command}"
+            )
+        models = ToEModels.load(cfg, folder)
+    except CheckpointError as exc:
+        raise MethodConfigError(f"toe: {exc}; make the checkpoint with: {command}") from exc
+    if cfg.trained_on is not None:
+        problems = _unfinished(models.manifest, cfg.trained_on)
+        if problems:
+            raise MethodConfigError(
+                f"toe: checkpoint {cfg.checkpoint!r} is not a finished training on "
+                f"{cfg.trained_on.dataset}/{cfg.trained_on.split} ({'; '.join(problems)}); "
+                f"make it with: {command}"
+            )
+    return models
+
+
+def _unfinished(manifest: CheckpointManifest, spec: TrainedOn) -> list[str]:
+    """What keeps a checkpoint from being the trained model `spec` names."""
+    problems = []
+    data = (manifest.data.get("dataset"), manifest.data.get("split"))
+    if data != (spec.dataset, spec.split):
+        made = "/".join(str(x) for x in data) if any(data) else "no dataset recorded"
+        problems.append(f"trained on {made}")
+    untrained = [p for p in ("eval_net", "agg_net") if not manifest.trained.get(p)]
+    if untrained:
+        problems.append(f"untrained {' and '.join(untrained)}")
+    if not manifest.trained.get("policy"):
+        problems.append("the policy was never updated (it needs more than N_warm claims)")
+    return problems
 
 
 def _opt(optimizer: torch.optim.Optimizer | None) -> dict[str, Any] | None:

@@ -4,7 +4,9 @@ At each step the agent builds the 29-dim state, picks one of the eight actions (
 warm-up heuristic or the policy; actions without a source are masked), has the LLM write
 the action's query, searches the action's source (at most 3 results), reads the new
 documents into evidence objects, re-scores the node (the belief state) and records the
-step's reward (Eq. 5). The episode ends on `stop`, after 5 steps, or at 10 documents.
+step's reward (Eq. 5). The episode ends on `stop`, at 10 documents, or when the step
+budget is spent: 5 search steps per claim, shared by all the claim's nodes (Table I), or
+per node with ``search_steps_per: node``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ PRIOR = (0.5, 0.0)  # belief before any evidence: undecided, no reliability
 
 
 @dataclass
+class StepBudget:
+    """Search steps left: one per claim, shared by its nodes (or one per node episode)."""
+
+    limit: int
+    used: int = 0
+
+    @property
+    def left(self) -> int:
+        return self.limit - self.used
+
+    def copy(self) -> StepBudget:
+        """The same budget for an extra rollout, which does not spend the claim's."""
+        return StepBudget(self.limit, self.used)
+
+
+@dataclass
 class NodeSearch:
     """What one episode produced."""
 
@@ -43,6 +61,7 @@ class NodeSearch:
     scorer: str
     belief: list[dict[str, Any]] = field(default_factory=list)  # per step, for trace/training
     actions: list[str] = field(default_factory=list)
+    reached_high: bool = False  # reliability has reached τ_h in this episode (b_rel paid)
 
 
 def action_mask(allowed: set[str]) -> list[bool]:
@@ -57,8 +76,7 @@ class RetrievalAgent:
         agents: the LLM agents (query writing).
         evaluator: the evidence evaluation agent.
         sources: action -> source; actions missing here are masked.
-        policy: the `RetrievalPolicy` (π_θ); used for log-probabilities even while the
-            heuristic acts, so warm-up steps can enter GRPO's buffer.
+        policy: the `RetrievalPolicy` (π_θ); it acts unless the warm-up heuristic does.
         cfg: the method config.
     """
 
@@ -79,30 +97,39 @@ class RetrievalAgent:
         self.mask = action_mask(self.allowed)
 
     async def search(
-        self, node: Node, features: ClaimFeatures, score: ScoreFn, mode: PolicyMode
+        self,
+        node: Node,
+        features: ClaimFeatures,
+        score: ScoreFn,
+        mode: PolicyMode,
+        budget: StepBudget | None = None,
+        rollout: int = 0,
     ) -> NodeSearch:
-        """One episode for `node`; see the module docstring."""
+        """One episode for `node` within `budget` (default: a fresh one of
+        ``max_search_steps``); `rollout` numbers GRPO's extra rollouts in the trace."""
         cfg = self.cfg
-        progress = SearchProgress(cfg.max_search_steps, cfg.max_docs_per_node)
-        result = NodeSearch([], {}, Trajectory(heuristic=mode == "heuristic"), *PRIOR, "none")
+        if budget is None:
+            budget = StepBudget(cfg.max_search_steps)
+        progress = SearchProgress(cfg.max_search_steps, cfg.max_docs_per_node, budget.used)
+        trajectory = Trajectory(heuristic=mode == "heuristic", claim=node.claim)
+        result = NodeSearch([], {}, trajectory, *PRIOR, "none")
         queries: list[str] = []
         scored = False
-        for step in range(1, cfg.max_search_steps + 1):
-            if len(result.documents) >= cfg.max_docs_per_node:
-                break
+        while budget.left > 0 and len(result.documents) < cfg.max_docs_per_node:
             state = state_vector(features, progress, result.evidence, result.reliability)
-            idx, logp = self._choose(mode, features, progress, state, node.id, step)
+            idx, logp = self._choose(mode, features, progress, state, node.id, rollout)
             action = ACTIONS[idx]
             if action == "stop":
                 result.trajectory.steps.append(Step(state, self.mask, idx, logp, 0.0))
                 break
+            budget.used += 1
             query = await self.agents.query(action, node.claim, features, queries, node.id)
             queries.append(query)
             reward, new = await self._step(action, query, node, result, score)
             result.trajectory.steps.append(Step(state, self.mask, idx, logp, reward))
             progress.record(action, new)
             scored = True
-        if not scored:  # stopped before any search: score the empty evidence set
+        if not scored:  # stopped (or out of steps) before any search: score no evidence
             result.veracity, result.reliability, result.scorer = await score(result.evidence)
             result.belief.append(
                 {"step": 0, "n_evidence": 0, "veracity": result.veracity,
@@ -128,7 +155,9 @@ class RetrievalAgent:
             veracity=(result.veracity, v),
             new_relevance=[i.relevance for i in items],
             new_official=any(i.official for i in items),
+            reached_high=result.reached_high,
         )
+        result.reached_high = result.reached_high or r >= cfg.reward.high_confidence
         result.actions.append(action)
         result.belief.append(
             {
@@ -148,18 +177,23 @@ class RetrievalAgent:
         progress: SearchProgress,
         state: list[float],
         node_id: str,
-        step: int,
+        rollout: int,
     ) -> tuple[int, float]:
+        """The action and its log-probability under the policy that chose it: the
+        heuristic is deterministic (log 1 = 0); its steps never enter GRPO's ratio."""
         probs = None
         if mode == "heuristic":
             action = heuristic_action(
                 features.category, features.recent_event, progress.per_action, self.allowed
             )
-            idx = ACTIONS.index(action)
-            logp = self.policy.log_prob(state, self.mask, idx)
+            idx, logp = ACTIONS.index(action), 0.0
         else:
             idx, logp, probs = self.policy.act(state, self.mask, greedy=self.cfg.greedy)
-        data: dict[str, Any] = {"node": node_id, "step": step, "action": ACTIONS[idx], "mode": mode}
+        data: dict[str, Any] = {
+            "node": node_id, "step": progress.steps + 1, "action": ACTIONS[idx], "mode": mode,
+        }  # fmt: skip
+        if rollout:
+            data["rollout"] = rollout  # an extra GRPO rollout: not the node's evidence
         if probs is not None:
             data["probabilities"] = dict(zip(ACTIONS, probs, strict=True))
         context.current().event("decision", "toe:policy", **data)

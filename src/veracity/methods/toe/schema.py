@@ -112,9 +112,10 @@ class _Decomposition(_Out):
     subclaims: list[SubClaim]
     parent: ClassVar[str | None] = None  # the claim being decomposed
     schema_exempt: ClassVar[dict[str, str]] = {
-        "_normalise": "compares the sub-claims with each other and with the claim being "
-        "split, which a JSON schema cannot express; the re-ask names the fault, and a "
-        "decomposition that still fails leaves the node unexpanded, on the record",
+        "_normalise": "compares the sub-claims with each other (distinct texts, distinct "
+        "dimensions) and with the claim being split, which a JSON schema cannot express; the "
+        "re-ask names the fault, and a decomposition that still fails leaves the node "
+        "unexpanded, on the record",
     }
 
     @field_validator("subclaims")
@@ -133,6 +134,11 @@ class _Decomposition(_Out):
                 )
             if any(_same(s.claim, other.claim) for other in subs[:i]):
                 raise ValueError("two sub-claims are the same; each must check something different")
+            if any(s.dimension == other.dimension for other in subs[:i]):
+                raise ValueError(
+                    f"two sub-claims check the dimension {s.dimension!r}; give each sub-claim "
+                    "a different dimension"
+                )
         return [s.model_copy(update={"weight": s.weight / total}) for s in subs]
 
 
@@ -146,9 +152,9 @@ def _decomposition_base(min_n: int, max_n: int) -> type[_Decomposition]:
 
 
 def decomposition_model(min_n: int, max_n: int, parent: str | None = None) -> type[_Decomposition]:
-    """The decomposition output model: `min_n`..`max_n` distinct sub-claims, each sharing
-    a content word with `parent` (the claim being split) and none equal to it; weights
-    normalised to sum to 1."""
+    """The decomposition output model: `min_n`..`max_n` distinct sub-claims, each on its
+    own dimension and sharing a content word with `parent` (the claim being split), none
+    equal to it; weights normalised to sum to 1."""
     base = _decomposition_base(min_n, max_n)
     if parent is None:
         return base

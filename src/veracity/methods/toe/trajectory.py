@@ -42,33 +42,37 @@ class Step:
 
 @dataclass
 class Trajectory:
-    """One node's retrieval episode."""
+    """One retrieval episode (rollout) of a node's (sub-)claim."""
 
     steps: list[Step] = field(default_factory=list)
-    heuristic: bool = False
+    heuristic: bool = False  # acted by the warm-up heuristic (off-policy for π_θ)
+    claim: str = ""  # the (sub-)claim searched: GRPO groups rollouts of one claim
 
     @property
     def total_reward(self) -> float:
         return sum(s.reward for s in self.steps)
 
+    def discounted_return(self, gamma: float) -> float:
+        """Σ_t γ^t r_t from the episode's first step."""
+        return sum(gamma**t * s.reward for t, s in enumerate(self.steps))
+
 
 def group_advantages(group: list[Trajectory], gamma: float) -> list[list[float]]:
-    """GRPO advantages with process supervision: rewards normalised over the group's
-    steps, then each step's γ-discounted sum of the normalised rewards from it on."""
-    rewards = [s.reward for t in group for s in t.steps]
-    if not rewards:
-        return [[] for _ in group]
-    mean = sum(rewards) / len(rewards)
-    std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / len(rewards))
-    out = []
-    for traj in group:
-        norm = [(s.reward - mean) / (std + 1e-8) for s in traj.steps]
-        adv, running = [0.0] * len(norm), 0.0
-        for i in range(len(norm) - 1, -1, -1):
-            running = norm[i] + gamma * running
-            adv[i] = running
-        out.append(adv)
-    return out
+    """GRPO's group-relative advantages: the group is several rollouts of one claim;
+    each rollout's γ-discounted return is normalised by the group's mean and standard
+    deviation, and every step of the rollout takes that advantage.
+
+    Raises:
+        ValueError: the rollouts are not all of one claim.
+    """
+    if len({t.claim for t in group}) > 1:
+        raise ValueError("a GRPO group holds rollouts of one claim")
+    returns = [t.discounted_return(gamma) for t in group]
+    if not returns:
+        return []
+    mean = sum(returns) / len(returns)
+    std = math.sqrt(sum((r - mean) ** 2 for r in returns) / len(returns))
+    return [[(r - mean) / (std + 1e-8)] * len(t.steps) for r, t in zip(returns, group, strict=True)]
 
 
 def step_reward(
@@ -78,6 +82,7 @@ def step_reward(
     veracity: tuple[float, float],
     new_relevance: list[float],
     new_official: bool,
+    reached_high: bool = False,
 ) -> tuple[float, dict[str, float]]:
     """Eq. 5: r_t = w_r·Δrel + w_v·|Δver| + w_e·min(n_new, 4)·δ_e + b_t − δ_step.
 
@@ -86,18 +91,21 @@ def step_reward(
         veracity: (v_{t-1}, v_t).
         new_relevance: relevance of each evidence item this step added.
         new_official: whether one of them comes from an official or authoritative source.
+        reached_high: whether reliability already reached τ_h earlier in the episode.
 
     Returns:
         The reward and its terms (for the trace). b_t adds b_rel when reliability first
-        reaches τ_h and b_auth when an authoritative item was found; δ_e is 1 when a new
-        item is at least `cfg.relevant_at` relevant.
+        reaches τ_h in the episode (once: never again after a dip and a new rise) and
+        b_auth when an authoritative item was found; δ_e is 1 when a new item is at least
+        `cfg.relevant_at` relevant.
     """
     before_r, after_r = reliability
     d_rel = after_r - before_r
     d_ver = abs(veracity[1] - veracity[0])
     delta_e = 1.0 if any(x >= cfg.relevant_at for x in new_relevance) else 0.0
     evidence = min(len(new_relevance), cfg.new_evidence_cap) * delta_e
-    bonus = cfg.bonus_reliability if before_r < cfg.high_confidence <= after_r else 0.0
+    first_high = not reached_high and before_r < cfg.high_confidence <= after_r
+    bonus = cfg.bonus_reliability if first_high else 0.0
     bonus += cfg.bonus_authoritative if new_official else 0.0
     terms = {
         "reliability": cfg.w_reliability * d_rel,
