@@ -133,6 +133,23 @@ class MethodConfigError(ValueError):
     """A method config that does not validate."""
 
 
+class RequestOptionError(MethodConfigError):
+    """Method options a request may not set (`veracity.methods.options`), or a value of
+    the wrong type for one it may.
+
+    Attributes:
+        refused: the options refused.
+        allowed: the options a request may set for that method.
+    """
+
+    def __init__(
+        self, message: str, refused: list[str] | tuple[str, ...] = (), allowed: tuple[str, ...] = ()
+    ):
+        super().__init__(message)
+        self.refused = list(refused)
+        self.allowed = list(allowed)
+
+
 class RegistryError(LookupError):
     """An unknown name, or a name registered twice with different objects."""
 

@@ -320,11 +320,23 @@ async def test_streamable_http_with_a_bearer_token(tiny_index, monkeypatch):
         _wait_for_port(port, proc)
         url = f"http://127.0.0.1:{port}/mcp"
         monkeypatch.setenv("CLIENT_TOKEN", "wrong")
-        refused = McpToolset([McpServerConfig(name="h", url=url, bearer_token_env="CLIENT_TOKEN")])
+        refused = McpToolset(
+            [
+                McpServerConfig(
+                    name="h", url=url, bearer_token_env="CLIENT_TOKEN", allow_private=True
+                )
+            ]
+        )
         with pytest.raises(ToolServerError, match=r"401|cannot start"):
             await refused.tools()
         monkeypatch.setenv("CLIENT_TOKEN", "s3cret")
-        toolset = McpToolset([McpServerConfig(name="h", url=url, bearer_token_env="CLIENT_TOKEN")])
+        toolset = McpToolset(
+            [
+                McpServerConfig(
+                    name="h", url=url, bearer_token_env="CLIENT_TOKEN", allow_private=True
+                )
+            ]
+        )
         tools = await toolset.tools()
         assert [t.name for t in tools] == ["h_search_docs"]
         with eval_guards(EvalGuards(exclude_domains=("example.org",))):

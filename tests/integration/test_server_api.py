@@ -270,12 +270,15 @@ def test_bad_submissions_get_a_problem_body(tmp_path, body, status, words):
 
 def test_method_config_and_other_models_when_the_operator_allows_them(tmp_path):
     with live_server(tmp_path, cot_llm(), allow_method_config=True) as (_, client):
-        ok = client.post(
+        ok = client.post("/v1/checks", json={**CLAIM_BODY, "method_config": {"temperature": 0.2}})
+        bad = client.post("/v1/checks", json={**CLAIM_BODY, "method_config": {"nope": 1}})
+        # only the options the method declares safe (see test_request_options.py)
+        size = client.post(
             "/v1/checks", json={**CLAIM_BODY, "method_config": {"max_reasoning_words": 50}}
         )
-        bad = client.post("/v1/checks", json={**CLAIM_BODY, "method_config": {"nope": 1}})
     assert ok.status_code == 202
     assert_problem(bad, 422, "nope")
+    assert_problem(size, 422, "it may set: ")
 
 
 def test_transport_level_problems(tmp_path):

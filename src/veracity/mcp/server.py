@@ -21,14 +21,23 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, Field, ValidationError
 
 from veracity import context
 from veracity.api import as_input
 from veracity.config import RunConfig
-from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
+from veracity.errors import (
+    ConfigError,
+    InputError,
+    LLMAuthError,
+    ModelNotAvailable,
+    RequestOptionError,
+)
 from veracity.llm.client import ManagedLLM
 from veracity.methods.base import method_info
+from veracity.methods.options import allowed_options, request_config
 from veracity.retrieval.base import Query, SourceError
 from veracity.runtime import Run, build_llm, build_run, build_sources, resolve_config
 from veracity.types import SearchFailures, TraceEvent, Usage, Verdict
@@ -104,6 +113,9 @@ class MethodItem(BaseModel):
     labels: str = ""
     inputs: str = ""
     description: str = ""
+    options: list[str] = Field(
+        default_factory=list, description="what the check tool's `options` may set"
+    )
 
 
 class MethodList(BaseModel):
@@ -135,7 +147,7 @@ class VeracityService:
     def __init__(self, config: RunConfig, llm: Any | None = None):
         self.config = config
         self._llm: ManagedLLM | Any | None = llm
-        self._runs: dict[tuple[str | None, str | None], Run] = {}
+        self._runs: dict[tuple[Any, ...], Run] = {}
         self._sources: dict[str, Any] | None = None
         self._lock = asyncio.Lock()
 
@@ -144,24 +156,49 @@ class VeracityService:
             self._llm = build_llm(self.config)
         return self._llm
 
-    def run(self, method: str | None, labels: str | None) -> Run:
-        """The run for a method and label space (built once, model shared)."""
-        key = (method, labels)
+    def run(
+        self, method: str | None, labels: str | None, options: dict[str, Any] | None = None
+    ) -> Run:
+        """The run for a method, label space and request options (built once per
+        combination, model shared). `options` must have passed `request_config`."""
+        key = (method, labels, tuple(sorted((options or {}).items())))
         if key not in self._runs:
-            flags = {"method": method, "labels": labels}
+            flags = {"method": method, "labels": labels, "method_config": options or None}
             cfg = resolve_config(base=self.config, flags=flags)
             self._runs[key] = build_run(cfg, llm=self.llm())
         return self._runs[key]
 
+    def options(self, method: str | None, options: Any) -> dict[str, Any]:
+        """A call's method options, checked by the one validator of request options.
+
+        Raises:
+            MCPError: INVALID_PARAMS (-32602), naming what a call may set.
+            ToolInputError: the method is unknown.
+        """
+        try:
+            return request_config(method or self.config.method, options)
+        except RequestOptionError as exc:
+            data = {"refused": exc.refused, "allowed": exc.allowed}
+            raise MCPError(INVALID_PARAMS, str(exc), data) from None
+        except ConfigError as exc:
+            raise ToolInputError(str(exc)) from exc
+
     async def check(
-        self, text: str, kind: str, method: str | None, labels: str | None, progress: Any
+        self,
+        text: str,
+        kind: str,
+        method: str | None,
+        labels: str | None,
+        progress: Any,
+        options: Any = None,
     ) -> CheckResult:
         try:
             item = as_input(text, kind)  # type: ignore[arg-type]
         except (InputError, ValidationError, ValueError, TypeError) as exc:
             raise ToolInputError(_message(exc)) from exc
+        chosen = self.options(method, options)
         try:
-            run = self.run(method, labels)
+            run = self.run(method, labels, chosen)
         except ConfigError as exc:
             raise ToolInputError(str(exc)) from exc
         if item.kind not in run.method.input_kinds:
@@ -212,7 +249,15 @@ class VeracityService:
         return SearchResult(query=query, documents=docs)
 
     def methods(self) -> MethodList:
-        rows = [MethodItem(**r) for r in method_info() if "error" not in r]
+        from veracity import registry
+
+        rows = [
+            MethodItem(
+                **r, options=list(allowed_options(registry.methods.get(r["name"]).config_class))
+            )
+            for r in method_info()
+            if "error" not in r
+        ]
         return MethodList(methods=rows, default=self.config.method)
 
     def sources(self) -> SourceList:
@@ -242,6 +287,24 @@ async def _send_progress(queue: asyncio.Queue[str], progress: Any) -> None:
             return
 
 
+CHECK_ARGUMENTS = ("text", "kind", "method", "labels", "options")
+
+
+def refuse_unknown_arguments(ctx: Context, known: tuple[str, ...]) -> None:
+    """A call naming an argument the tool does not take (the SDK would drop it silently,
+    e.g. a ``method_config`` that was meant to change the check) is an INVALID_PARAMS
+    error naming the arguments the tool takes."""
+    params = getattr(ctx.request_context, "params", None) or {}
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    unknown = sorted(str(k) for k in (arguments or {}) if k not in known)
+    if unknown:
+        raise MCPError(
+            INVALID_PARAMS,
+            f"unknown argument(s) {', '.join(map(repr, unknown))}; this tool takes: "
+            f"{', '.join(known)} (method options go in `options`)",
+        )
+
+
 def _message(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
@@ -266,9 +329,19 @@ def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
         ),
         method: Annotated[str | None, Field(description="see list_methods")] = None,
         labels: Annotated[str | None, Field(description="label space, e.g. true_false")] = None,
+        options: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='method options, e.g. {"temperature": 0.2}: only those '
+                "list_methods names for the method (booleans, choices, bounded numbers)"
+            ),
+        ] = None,
     ) -> CheckResult:
+        refuse_unknown_arguments(ctx, CHECK_ARGUMENTS)
         try:
-            return await service.check(text, kind, method, labels, ctx.report_progress)
+            return await service.check(
+                text, kind, method, labels, ctx.report_progress, options=options
+            )
         except ToolInputError as exc:
             raise ToolError(str(exc)) from exc
 

@@ -36,6 +36,7 @@ from veracity.llm.choice import ChoicePolicy, Estimator
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.methods.failures import weigh_search_failures
 from veracity.methods.labelling import settle_probabilities
+from veracity.methods.options import check_declaration
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.defaults import SourceNeed
@@ -68,7 +69,18 @@ class MethodConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # The options a request (REST `method_config`, MCP `options`) may set, beside those
+    # of the base classes: booleans, enumerations and bounded numbers only, checked when
+    # the class is made (`veracity.methods.options`). Everything else comes only from
+    # the operator's run config.
+    request_options: ClassVar[tuple[str, ...]] = ()
+
     labels: str | None = None  # label space name; None: the method's default
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        check_declaration(cls)
 
     @model_validator(mode="after")
     def _sane_numbers(self) -> MethodConfig:
@@ -108,6 +120,10 @@ class ChoiceConfig(MethodConfig):
     # a logprob reading that matched less probability than this is replaced by sampled
     # answers (when samples_k > 0), and the trace says so (0: every reading is used)
     min_matched_mass: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    request_options = (
+        "top_logprobs", "estimator", "samples_k", "sample_temperature", "min_matched_mass",
+    )  # fmt: skip
 
     @property
     def choice(self) -> ChoicePolicy:

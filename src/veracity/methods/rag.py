@@ -29,6 +29,8 @@ from veracity.types import CheckInput, Document, Evidence, Verdict
 
 
 class RagConfig(ChoiceConfig):
+    request_options = ("top_k", "reasoning", "temperature")
+
     source: str | None = None  # which of the method's sources to search (None: the only one)
     top_k: int = Field(default=5, ge=1, le=50)  # passages shown to the model
     query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here

@@ -29,6 +29,8 @@ from veracity.types import CheckInput, Evidence, Verdict
 
 
 class ReActConfig(ChoiceConfig):
+    request_options = ("max_steps", "top_k", "temperature")
+
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
     max_result_chars: int = 500  # each result's text in an observation

@@ -13,10 +13,11 @@ from typing import Any
 
 from veracity import registry
 from veracity.config import RunConfig
-from veracity.errors import ConfigError
+from veracity.errors import ConfigError, MethodConfigError
 from veracity.labels import LABEL_SPACES, get_label_space
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, ensure_managed
+from veracity.methods.options import allowed_options, request_config
 from veracity.runtime import Run, build_llm, build_run
 from veracity.server.schemas import (
     CheckRequest,
@@ -103,12 +104,15 @@ class RunBuilder:
                     default_labels=getattr(cls, "default_labels", ""),
                     label_spaces=list(allowed) if allowed else sorted(LABEL_SPACES),
                     input_kinds=list(getattr(cls, "input_kinds", ())),
+                    options=list(allowed_options(cls.config_class))
+                    if hasattr(cls, "config_class")
+                    else [],
                 )
             )
         spaces = [LabelSpaceInfo(name=s.name, labels=list(s.labels)) for s in _spaces()]
         return MethodsInfo(
             default_method=self.config.method, methods=rows, label_spaces=spaces,
-            models=self.models(),
+            models=self.models(), method_config=self.settings.allow_method_config,
         )  # fmt: skip
 
     def sources_info(self) -> SourcesInfo:
@@ -147,10 +151,7 @@ class RunBuilder:
             raise RequestProblem(
                 422, "model not allowed", f"choose one of: {', '.join(self.models())}"
             )
-        if request.method_config and not self.settings.allow_method_config:
-            raise RequestProblem(
-                422, "method options not allowed", "this server does not take method_config"
-            )
+        self._check_options(method, request.method_config)
         try:
             kinds = getattr(registry.methods.get(method), "input_kinds", ())
         except Exception as exc:
@@ -162,6 +163,23 @@ class RunBuilder:
                 f"{method} checks {', '.join(kinds)} inputs, not a {request.input.kind}",
             )
 
+    def _check_options(self, method: str, options: Any) -> None:
+        """Refuse method options unless the operator allows them, and then any option
+        the method does not let a request set (`veracity.methods.options`)."""
+        if not options:
+            return
+        if not self.settings.allow_method_config:
+            raise RequestProblem(
+                422,
+                "method options not allowed",
+                "this server does not take method_config (the operator allows the options "
+                "a method declares safe with VERACITY_SERVER_ALLOW_METHOD_CONFIG=true)",
+            )
+        try:
+            request_config(method, options)
+        except MethodConfigError as exc:
+            raise RequestProblem(422, "method option not allowed", str(exc)) from exc
+
     def build(self, request: CheckRequest) -> tuple[Run, CheckInput]:
         """The run for `request` and its input.
 
@@ -171,10 +189,11 @@ class RunBuilder:
         """
         self.check_offer(request)
         names = self.config.sources if request.sources is None else request.sources
+        method = request.method or self.config.method
         flags: dict[str, Any] = {
             "method": request.method,
             "labels": request.labels,
-            "method_config": request.method_config,
+            "method_config": request_config(method, request.method_config) or None,
         }
         try:
             cfg = self.config.with_overrides(flags)

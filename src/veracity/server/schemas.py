@@ -92,6 +92,11 @@ class MethodInfo(BaseModel):
     default_labels: str
     label_spaces: list[str] = Field(description="label spaces the method accepts")
     input_kinds: list[str]
+    options: list[str] = Field(
+        default_factory=list,
+        description="method options a request may set in `method_config` (booleans, "
+        "enumerations, bounded numbers), where the server takes method options",
+    )
 
 
 class LabelSpaceInfo(BaseModel):
@@ -104,6 +109,9 @@ class MethodsInfo(BaseModel):
     methods: list[MethodInfo]
     label_spaces: list[LabelSpaceInfo]
     models: list[str] = Field(description="models a request may name; the first is the default")
+    method_config: bool = Field(
+        default=False, description="whether this server takes `method_config` in a request"
+    )
 
 
 class SourceInfo(BaseModel):

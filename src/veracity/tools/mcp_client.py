@@ -31,7 +31,6 @@ import datetime as dt
 import os
 import time
 import weakref
-from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -41,6 +40,7 @@ from veracity.errors import SourceError
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
 from veracity.retrieval.recorded import bound_claim, claim_binding
 from veracity.tools.base import Observation
+from veracity.tools.mcp_http import check_server_url, http_streams
 from veracity.tools.schema import model_from_schema
 
 META_KEY = "veracity/call"
@@ -59,8 +59,11 @@ class McpServerConfig(BaseModel):
     Attributes:
         name: the server's name in traces and the default tool-name prefix.
         command, args, env, cwd: launch the server and talk over its stdin/stdout.
-        url: a streamable-HTTP endpoint instead of a command.
+        url: a streamable-HTTP endpoint instead of a command; every request to it passes
+            the public-address guard (`veracity.tools.mcp_http`).
         bearer_token_env: environment variable holding a bearer token for `url`.
+        allow_private: reach `url` on a loopback or private address (a server you run
+            yourself); only the operator's run config can say so.
         prefix: tool-name prefix (None: ``<name>_``; "" for none).
         tools: only these of the server's tools (None: all).
         timeout_s: seconds a call may take before it is an error observation.
@@ -82,6 +85,7 @@ class McpServerConfig(BaseModel):
     tools: list[str] | None = None
     timeout_s: float = Field(default=120.0, gt=0)
     inherit_env: bool = False
+    allow_private: bool = False
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
@@ -103,26 +107,14 @@ class McpServerConfig(BaseModel):
                 command=self.command, args=list(self.args), env=env or None, cwd=self.cwd
             )
         assert self.url is not None
-        if not self.bearer_token_env:
-            return self.url
-        token = os.environ.get(self.bearer_token_env)
-        if not token:
-            raise ToolServerError(self.name, f"{self.bearer_token_env} is not set")
-        return _with_bearer(self.url, token)
-
-
-@contextlib.asynccontextmanager
-async def _with_bearer(url: str, token: str) -> AsyncIterator[Any]:
-    """A streamable-HTTP transport whose requests carry a bearer token."""
-    import httpx2  # the HTTP client of the mcp SDK
-    from mcp.client.streamable_http import streamable_http_client
-
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
+        token = None
+        if self.bearer_token_env:
+            token = os.environ.get(self.bearer_token_env)
+            if not token:
+                raise ToolServerError(self.name, f"{self.bearer_token_env} is not set")
+        return http_streams(
+            self.url, source=f"mcp:{self.name}", token=token, allow_private=self.allow_private
+        )
 
 
 def call_meta() -> dict[str, Any]:
@@ -182,6 +174,12 @@ class _Connection:
         from mcp import Client
 
         try:
+            if self.config.url is not None:  # refused here with a clear error, not mid-stream
+                await check_server_url(
+                    self.config.url,
+                    source=f"mcp:{self.config.name}",
+                    allow_private=self.config.allow_private,
+                )
             async with Client(
                 self.config.target(), read_timeout_seconds=self.config.timeout_s
             ) as client:

@@ -40,6 +40,8 @@ class CorpusConfig(BaseModel):
 class RadarBaseConfig(ChoiceConfig):
     """Settings shared by RADAR and RADAR_single."""
 
+    request_options = ("evidence", "top_m", "roles", "temperature", "judge_prompt")
+
     labels: str | None = "true_half_false"
 
     # --- Stage I: the shared evidence pool
@@ -71,6 +73,10 @@ class RadarBaseConfig(ChoiceConfig):
 class RadarConfig(RadarBaseConfig):
     """RADAR_multi: role-anchored debate with dual-threshold early stopping."""
 
+    request_options = (
+        "agents", "rounds", "early_stop", "record_signals", "tau_s", "tau_v", "lazy_judge",
+    )  # fmt: skip
+
     agents: Literal[2, 3, 4] = 2  # 3 adds a Journalist, 4 also a domain expert
     rounds: int = Field(default=3, ge=1, le=10)  # most rounds: opening, rebuttals, closing
 
@@ -101,6 +107,8 @@ class RadarConfig(RadarBaseConfig):
 
 class RadarSingleConfig(RadarBaseConfig):
     """RADAR_single: the same prompts and evidence, one agent, no interaction."""
+
+    request_options = ("role",)
 
     role: SingleRole = "scientist"  # which role's prompts the single agent uses
 

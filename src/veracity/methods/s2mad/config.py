@@ -53,6 +53,11 @@ class S2MADConfig(ChoiceConfig):
     explicitly next to it win over the variant's values.
     """
 
+    request_options = (
+        "stance_separation", "stance_reasons", "prompt_family", "debate", "temperature",
+        "single_agent_input",
+    )  # fmt: skip
+
     labels: str | None = "rumor"
     variant: str | None = None
 

@@ -168,6 +168,10 @@ class RuleAggConfig(BaseModel):
 class ToEConfig(MethodConfig):
     """Everything a ToE run needs; see the module docstring for where values come from."""
 
+    request_options = (
+        "scorer", "aggregator", "query_per_action", "require_verbatim", "greedy", "temperature",
+    )  # fmt: skip
+
     labels: str | None = "true_uncertain_false"
 
     # --- tree management (Algorithm 1)

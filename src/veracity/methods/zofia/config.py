@@ -55,6 +55,11 @@ QueryMode = Literal[
 
 
 class ZoFiaConfig(ChoiceConfig):
+    request_options = (
+        "query_mode", "operator", "use_web", "use_wikipedia", "linguist", "expert",
+        "claim_verification", "debate", "on_source_error", "temperature",
+    )  # fmt: skip
+
     labels: str | None = "real_fake"
 
     # --- Stage 1: entity extraction (section 3.1, Algorithm 2)
