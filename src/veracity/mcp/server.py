@@ -288,6 +288,13 @@ async def _send_progress(queue: asyncio.Queue[str], progress: Any) -> None:
 
 
 CHECK_ARGUMENTS = ("text", "kind", "method", "labels", "options")
+CheckOptions = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='method options, e.g. {"temperature": 0.2}: only those list_methods '
+        "names for the method (booleans, choices, bounded numbers)"
+    ),
+]
 
 
 def refuse_unknown_arguments(ctx: Context, known: tuple[str, ...]) -> None:
@@ -329,13 +336,7 @@ def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
         ),
         method: Annotated[str | None, Field(description="see list_methods")] = None,
         labels: Annotated[str | None, Field(description="label space, e.g. true_false")] = None,
-        options: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description='method options, e.g. {"temperature": 0.2}: only those '
-                "list_methods names for the method (booleans, choices, bounded numbers)"
-            ),
-        ] = None,
+        options: CheckOptions = None,
     ) -> CheckResult:
         refuse_unknown_arguments(ctx, CHECK_ARGUMENTS)
         try:
