@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:
     import click
     from rich.console import Console
+    from rich.text import Text
 
 
 class WrappingGroup(TyperGroup):
@@ -79,8 +80,28 @@ PROCESS = {"owned": False}
 may end the process at once (``os._exit``); in-process callers (tests, notebooks) leave it
 unset."""
 
-console: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]  # messages
-out: Console = _LazyConsole()  # type: ignore[assignment]  # results go to stdout
+# Neither console reads markup or emoji codes in what it prints: a string, a table cell, a
+# title is shown as it is spelled, so text from outside (claims, passages, titles, model
+# replies, file names) can never restyle the output, open a link or crash the renderer
+# ("[/INST]"). A line styled by us goes through `styled`, which fills its fields as text.
+_PLAIN_TEXT = {"markup": False, "emoji": False}
+console: Console = _LazyConsole(stderr=True, **_PLAIN_TEXT)  # type: ignore[assignment]  # messages
+out: Console = _LazyConsole(**_PLAIN_TEXT)  # type: ignore[assignment]  # results go to stdout
+
+
+def styled(template: str, *values: object) -> Text:
+    """A line styled with our own markup `template`, its ``{}`` fields filled with `values`
+    as plain text: a value is never read as markup or an emoji code, however it is spelled
+    (``[/INST]``, ``[link=…]``, ``:warning:``).
+
+    Example:
+        ``console.print(styled("[green]written:[/] {} results to {}", n, path))``
+    """
+    from rich.markup import escape
+    from rich.text import Text
+
+    filled = template.format(*(escape(str(v)) for v in values))
+    return Text.from_markup(filled, emoji=False)
 
 
 def _version(show: bool) -> None:
@@ -120,11 +141,9 @@ def leave_interrupted() -> NoReturn:
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
-    from rich.markup import escape
-
     from veracity.redaction import strip_credentials
 
-    # escaped: a message quoting input ("[/INST]", "[E1]") is text, not console markup;
+    # a message quoting input ("[/INST]", "[E1]") is text, not console markup;
     # not wrapped, so commands in it paste whole
-    console.print(f"[bold red]error:[/] {escape(strip_credentials(message))}", soft_wrap=True)
+    console.print(styled("[bold red]error:[/] {}", strip_credentials(message)), soft_wrap=True)
     raise typer.Exit(code)

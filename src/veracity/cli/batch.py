@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from veracity.cli.app import app, console, fail, leave_interrupted
+from veracity.cli.app import app, console, fail, leave_interrupted, styled
 from veracity.cli.common import (
     BASE_URL_OPTION,
     ENGINE_HELP,
@@ -121,10 +121,13 @@ def batch_(
     ensure_model(batch.config.llm)
     where = "standard input" if input_path == STDIN else input_path
     console.print(
-        f"[bold]{batch.config.method}[/] on {where} ({batch.columns.kind}s), labels "
-        f"{batch.space.name}, model {batch.config.llm.model}, run directory {batch.store.path}",
+        styled(
+            "[bold]{}[/] on {} ({}s), labels {}, model {}, run directory {}",
+            batch.config.method, where, batch.columns.kind, batch.space.name,
+            batch.config.llm.model, batch.store.path,
+        ),
         soft_wrap=True,
-    )
+    )  # fmt: skip
     total = None if input_path == STDIN else len(jobs)
     summary = _run(batch, rows, jobs, total, concurrency, progress, runner,
                    streaming)  # fmt: skip
@@ -133,7 +136,7 @@ def batch_(
             n = write_results(Path(out_path), batch.store, rows.order)
         except EvalError as exc:
             fail(str(exc))
-        console.print(f"[green]written:[/] {n} results to {out_path}")
+        console.print(styled("[green]written:[/] {} results to {}", n, out_path))
     console.print(_summary_table(batch, summary))
 
 
@@ -208,11 +211,13 @@ def _run(
             )
         except KeyboardInterrupt:
             console.print(
-                f"\n[yellow]interrupted[/]: {stats.done} results are saved in "
-                f"{batch.store.predictions_path}; re-run the same command with "
-                f"--run-dir {batch.store.path} to resume",
+                styled(
+                    "\n[yellow]interrupted[/]: {} results are saved in {}; re-run the same "
+                    "command with --run-dir {} to resume",
+                    stats.done, batch.store.predictions_path, batch.store.path,
+                ),
                 soft_wrap=True,
-            )
+            )  # fmt: skip
             leave_interrupted()
         except (*FATAL, EngineError) as exc:
             fail(str(exc), code=3)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import PLAIN, app, console, fail, out
+from veracity.cli.app import PLAIN, app, console, fail, out, styled
 from veracity.cli.common import BASE_URL_OPTION, MODEL_OPTION, PROVIDER_OPTION, ensure_model
 from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
 
@@ -97,10 +97,13 @@ def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[Sig
     run = prepare_run(cfg, directory)
     ensure_model(run.config.llm)
     console.print(
-        f"[bold]radar[/] (signals recorded every round) on "
-        f"[bold]{run.info.name}/{run.config.split}[/]: {len(run.examples)} examples "
-        f"({len(run.examples) - len(run.todo)} already done), run directory {run.store.path}"
-    )
+        styled(
+            "[bold]radar[/] (signals recorded every round) on [bold]{}/{}[/]: {} examples "
+            "({} already done), run directory {}",
+            run.info.name, run.config.split, len(run.examples),
+            len(run.examples) - len(run.todo), run.store.path,
+        )
+    )  # fmt: skip
     stats = RunningStats()
     for rec in run.store.read_predictions():
         stats.add(rec)
@@ -120,7 +123,7 @@ def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[Sig
             continue
         records.append(record_from_verdict(rec.id, rec.gold, rec.verdict))
     if skipped:
-        console.print(f"[yellow]{skipped} example(s) without a verdict are left out[/]")
+        console.print(styled("[yellow]{} example(s) without a verdict are left out[/]", skipped))
     return records
 
 
@@ -296,9 +299,11 @@ def radar(
     grid_csv, grid_png = write_grid(out_file, result)
     console.print(f"full τ_s × τ_v grid: {grid_csv} (every metric), {grid_png} (heat map)")
     console.print(
-        f"tokens saved vs. every round: {100 * result.tokens_saved:.1f}% "
-        f"({result.n} claims, {result.grid_size} threshold pairs)\n"
-        f"[green]written:[/] {out_file} (signals cached in {cache})\n"
-        f'use it: veracity check --config {out_file} "..."  |  '
-        f"veracity eval --config {out_file} --dataset NAME"
-    )
+        styled(
+            "tokens saved vs. every round: {}% ({} claims, {} threshold pairs)\n"
+            "[green]written:[/] {} (signals cached in {})\n"
+            'use it: veracity check --config {} "..."  |  veracity eval --config {} --dataset NAME',
+            f"{100 * result.tokens_saved:.1f}", result.n, result.grid_size, out_file, cache,
+            out_file, out_file,
+        )
+    )  # fmt: skip

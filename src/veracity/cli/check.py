@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import app, console, fail, out, styled
 from veracity.cli.common import (
     BASE_URL_OPTION,
     MODEL_OPTION,
@@ -132,7 +132,7 @@ def check(
         fail(str(exc), code=3)
     m = run.method
     for note in run.notes:
-        console.print(f"[dim]{note}[/]", soft_wrap=True)
+        console.print(note, style="dim", soft_wrap=True)
     ensure_model(run.config.llm)
     try:
         verdict = _run_with_progress(m, item)
@@ -155,11 +155,9 @@ def check(
 
 def _warn_search_failures(verdict: Any) -> None:
     """One warning line on stderr when searches failed (the count and the first error)."""
-    from rich.markup import escape
-
     warning = verdict.search_warning
     if warning:
-        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        console.print(styled("[yellow]warning:[/] {}", warning), soft_wrap=True)
 
 
 def _run_with_progress(method: Any, item: Any):
@@ -177,13 +175,14 @@ def _run_with_progress(method: Any, item: Any):
 def methods() -> None:
     """List the registered methods."""
     from rich.table import Table
+    from rich.text import Text
 
     from veracity.methods.base import method_info
 
     table = Table("method", "default labels", "inputs", "description")
     for row in method_info():
         if "error" in row:
-            table.add_row(row["name"], "", "", f"[red]failed to load: {row['error']}[/]")
+            table.add_row(row["name"], "", "", Text(f"failed to load: {row['error']}", "red"))
         else:
             table.add_row(row["name"], row["labels"], row["inputs"], row["description"])
     out.print(table)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from veracity.cli.app import console, fail
+from veracity.cli.app import console, fail, styled
 from veracity.errors import ConfigError, EngineError, ModelNotAvailable
 
 if TYPE_CHECKING:
@@ -127,8 +127,11 @@ def ensure_model(cfg: LLMConfig) -> None:
         if not cfg.auto_pull:
             fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
         console.print(
-            f"[yellow]model {cfg.model} is not downloaded yet; pulling it now "
-            "(one time, about 100 MB)[/]"
+            styled(
+                "[yellow]model {} is not downloaded yet; pulling it now "
+                "(one time, about 100 MB)[/]",
+                cfg.model,
+            )
         )
         from veracity.cli.models import pull_with_progress
 

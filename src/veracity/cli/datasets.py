@@ -52,6 +52,7 @@ def datasets_(
 
 def _print_table(root: Path, counts: bool) -> dict[str, list[str]]:
     from rich.table import Table
+    from rich.text import Text
 
     from veracity.datasets import list_datasets
     from veracity.datasets.catalogue import entry
@@ -74,23 +75,23 @@ def _print_table(root: Path, counts: bool) -> dict[str, list[str]]:
         statuses.setdefault(status, []).append(info.name)
         splits = _counted(info, root) if counts and present else ", ".join(info.splits)
         style = "green" if present else "yellow"
-        table.add_row(info.name, info.input_kind, info.label_space, splits, f"[{style}]{status}[/]")
+        table.add_row(info.name, info.input_kind, info.label_space, splits, Text(status, style))
     out.print(table)
     return statuses
 
 
-def _counted(info: Any, root: Path) -> str:
-    from rich.markup import escape
+def _counted(info: Any, root: Path) -> Any:
+    from rich.text import Text
 
     from veracity.datasets import DatasetError, load_dataset
 
     sizes = []
     for split in info.splits:
         try:
-            sizes.append(f"{split} {len(load_dataset(info.name, split, root)):,}")
+            sizes.append(Text(f"{split} {len(load_dataset(info.name, split, root)):,}"))
         except DatasetError as exc:
-            sizes.append(f"{split} [red]error: {escape(str(exc))}[/]")
-    return ", ".join(sizes)
+            sizes.append(Text(f"{split} ").append(f"error: {exc}", style="red"))
+    return Text(", ").join(sizes)
 
 
 def _print_footer(statuses: dict[str, list[str]]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from veracity.cli.app import console, fail, out
+from veracity.cli.app import console, fail, out, styled
 from veracity.cli.datasets import DATA_DIR_HELP, datasets_app
 
 if TYPE_CHECKING:
@@ -104,10 +104,10 @@ def _progress(label: str) -> PlainProgress | BarProgress:
 
 
 def _say(line: str) -> None:
-    from rich.markup import escape
+    from rich.text import Text
 
     style = "bold yellow" if line.startswith("WARNING") else "dim"
-    console.print(f"[{style}]{escape(line)}[/]", soft_wrap=True)
+    console.print(Text(line, style=style), soft_wrap=True)
 
 
 def _describe(e: Entry) -> None:
@@ -152,8 +152,6 @@ def _resolve(names: list[str], all_: bool) -> list[Entry]:
 
 def _install_one(fetcher: Fetcher, e: Entry, force: bool) -> str | None:
     """Install one set; returns why it failed, or None."""
-    from rich.markup import escape
-
     from veracity.datasets.fetch import FetchError, NeedsManualStep, is_installed
 
     _describe(e)
@@ -164,10 +162,10 @@ def _install_one(fetcher: Fetcher, e: Entry, force: bool) -> str | None:
     try:
         folder = fetcher.install(e)
     except NeedsManualStep as exc:
-        console.print(f"  [yellow]not installed:[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(styled("  [yellow]not installed:[/] {}", exc), soft_wrap=True)
         return str(exc)
     except (FetchError, OSError) as exc:  # OSError: a disk full or a folder not writable
-        console.print(f"  [bold red]failed:[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(styled("  [bold red]failed:[/] {}", exc), soft_wrap=True)
         return str(exc)
     files = sum(1 for p in folder.rglob("*") if p.is_file()) - 1  # less the manifest
     out.print(f"  installed: {folder} ({files} files)", markup=False, highlight=False)

@@ -22,8 +22,8 @@ def doctor(
 ) -> None:
     """Check the environment (model, caches, disk, keys, a test search of each web engine
     and source, the default index) and say what to fix."""
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from veracity.doctor import diagnose
     from veracity.runtime import resolve_config
@@ -39,7 +39,7 @@ def doctor(
         table = Table("check", "status", "detail", "what to do")
         for f in findings:
             style = _STYLE[f.status]
-            table.add_row(f.check, f"[{style}]{f.status}[/]", escape(f.detail), escape(f.fix))
+            table.add_row(f.check, Text(f.status, style), f.detail, f.fix)
         out.print(table)
     if any(f.status == "fail" for f in findings):
         raise typer.Exit(1)

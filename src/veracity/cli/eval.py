@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import app, console, fail, leave_interrupted, out
+from veracity.cli.app import app, console, fail, leave_interrupted, out, styled
 from veracity.cli.common import (
     BASE_URL_OPTION,
     ENGINE_HELP,
@@ -243,13 +243,16 @@ def eval_(
 def _announce(run: PreparedRun, prefix: str = "") -> None:
     ensure_model(run.config.llm)
     for note in run.notes:
-        console.print(f"{prefix}[yellow]{note}[/]", soft_wrap=True)
+        console.print(styled("{}[yellow]{}[/]", prefix, note), soft_wrap=True)
     done = len(run.examples) - len(run.todo)
     console.print(
-        f"{prefix}[bold]{run.config.method}[/] on [bold]{run.info.name}/{run.config.split}[/]: "
-        f"{len(run.examples)} examples ({done} already done), labels {run.space.name}, "
-        f"model {run.config.llm.model}, run directory {run.store.path}"
-    )
+        styled(
+            "{}[bold]{}[/] on [bold]{}/{}[/]: {} examples ({} already done), labels {}, "
+            "model {}, run directory {}",
+            prefix, run.config.method, run.info.name, run.config.split, len(run.examples),
+            done, run.space.name, run.config.llm.model, run.store.path,
+        )
+    )  # fmt: skip
 
 
 def _eval_repeats(
@@ -282,11 +285,13 @@ def _eval_repeats(
     console.print(f"report: veracity report {out_dir}", soft_wrap=True)
     if failed:
         console.print(
-            f"[red bold]{len(failed)} of {cfg.repeats} repeats failed[/] (most of their "
-            f"examples errored): repeat {', '.join(failed)}; the spread above includes them. "
-            "Fix and re-run with --retry-errors",
+            styled(
+                "[red bold]{} of {} repeats failed[/] (most of their examples errored): "
+                "repeat {}; the spread above includes them. Fix and re-run with --retry-errors",
+                len(failed), cfg.repeats, ", ".join(failed),
+            ),
             soft_wrap=True,
-        )
+        )  # fmt: skip
         raise typer.Exit(FAILED_RUN_EXIT)
 
 
@@ -320,11 +325,14 @@ def _execute(
     except KeyboardInterrupt:
         saved = len(run.store.read_predictions())
         console.print(
-            f"\n[yellow]interrupted[/]: {saved} of {len(run.examples)} examples are saved in "
-            f"{run.store.predictions_path}. Resume with:\n"
-            f"  veracity eval --out {resume_dir or run.store.path}",
+            styled(
+                "\n[yellow]interrupted[/]: {} of {} examples are saved in {}. Resume with:\n"
+                "  veracity eval --out {}",
+                saved, len(run.examples), run.store.predictions_path,
+                resume_dir or run.store.path,
+            ),
             soft_wrap=True,  # keep the command on one line, ready to copy
-        )
+        )  # fmt: skip
         leave_interrupted()
     except (*FATAL, EngineError) as exc:
         fail(str(exc), code=3)
@@ -334,9 +342,12 @@ def _execute(
     crashed = metrics.counts["exception"]
     if crashed:
         console.print(
-            f"[red]{crashed} example(s) crashed[/]: tracebacks are in the `exception` field of "
-            f"{run.store.predictions_path}; fix and re-run with --retry-errors"
-        )
+            styled(
+                "[red]{} example(s) crashed[/]: tracebacks are in the `exception` field of {}; "
+                "fix and re-run with --retry-errors",
+                crashed, run.store.predictions_path,
+            )
+        )  # fmt: skip
     console.print(f"report: veracity report {run.store.path}", soft_wrap=True)
     return failing_run(run, metrics)
 
@@ -361,10 +372,13 @@ def failing_run(run: PreparedRun, metrics: Metrics) -> bool:
         _first_line(r) for r in run.store.read_predictions() if r.status in ("error", "exception")
     )
     console.print(
-        f"[red bold]{failed} of {metrics.n} examples failed[/] (error or crash); the run's "
-        "metrics mean little. Most common reasons:",
+        styled(
+            "[red bold]{} of {} examples failed[/] (error or crash); the run's metrics mean "
+            "little. Most common reasons:",
+            failed, metrics.n,
+        ),
         soft_wrap=True,
-    )
+    )  # fmt: skip
     for reason, n in reasons.most_common(3):
         console.print(f"  {n} × {reason}", soft_wrap=True, markup=False, highlight=False)
     console.print(

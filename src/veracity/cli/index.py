@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from veracity.cli.app import PLAIN, app, console, fail, out
+from veracity.cli.app import PLAIN, app, console, fail, out, styled
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that commands start fast
     from veracity.cli.progress_view import ProgressView
@@ -65,10 +65,13 @@ def _counted(docs: Iterable[Document], view: ProgressView) -> list[Document]:
 def _summary(m: IndexManifest, verb: str) -> None:
     emb = f", embedder {m.embedder}" if m.embedder else ""
     console.print(
-        f"[green]{verb}[/] index [bold]{m.name}[/]: {m.documents:,} documents, "
-        f"{m.chunks:,} chunks, default mode {m.default_mode}{emb} "
-        f"({m.build_seconds:.1f} s building in total)"
-    )
+        styled(
+            "[green]{}[/] index [bold]{}[/]: {} documents, {} chunks, default mode {}{} "
+            "({} s building in total)",
+            verb, m.name, f"{m.documents:,}", f"{m.chunks:,}", m.default_mode, emb,
+            f"{m.build_seconds:.1f}",
+        )
+    )  # fmt: skip
 
 
 @index_app.command("build")
@@ -161,6 +164,7 @@ def add(
 def list_() -> None:
     """List the indexes under the indexes folder."""
     from rich.table import Table
+    from rich.text import Text
 
     from veracity.config import settings
     from veracity.retrieval.local import list_indexes
@@ -173,7 +177,7 @@ def list_() -> None:
     table = Table("name", "mode", "documents", "chunks", "embedder", "updated")
     for name, info in rows:
         if isinstance(info, str):
-            table.add_row(name, "[red]unreadable[/]", "", "", "", info)
+            table.add_row(name, Text("unreadable", "red"), "", "", "", info)
             continue
         table.add_row(
             name,
@@ -184,7 +188,7 @@ def list_() -> None:
             info.updated_at.strftime("%Y-%m-%d %H:%M"),
         )
     out.print(table)
-    console.print(f"[dim]{root}[/]")
+    console.print(Text(str(root), "dim"))
 
 
 @index_app.command("search")
@@ -242,15 +246,17 @@ def search(
 
 def _results_table(docs: list[Document], name: str) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     if not docs:
         console.print("no results")
         return
     table = Table("#", "score", "document", "passage", title=f"local:{name}")
-    for i, d in enumerate(docs, 1):
-        where = d.metadata.get("parent_id", d.id)
-        date = f"\n[dim]{d.published_at.date()}[/]" if d.published_at else ""
-        head = f"{d.title[:80]}\n[dim]{where}[/]{date}"
+    for i, d in enumerate(docs, 1):  # every field is data: Text, never markup
+        where = str(d.metadata.get("parent_id", d.id))
+        head = Text(d.title[:80]).append(f"\n{where}", style="dim")
+        if d.published_at:
+            head.append(f"\n{d.published_at.date()}", style="dim")
         text = d.text if len(d.text) <= 300 else d.text[:300] + "…"
         table.add_row(str(i), f"{d.score:.3f}", head, text)
     out.print(table)

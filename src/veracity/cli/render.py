@@ -98,14 +98,16 @@ def verdict_panel(verdict: Verdict, input_text: str) -> Panel:
             mark = {True: " ✓", False: " ✗ unverified", None: ""}[ev.quote_verified]
             where = ev.document.url or ev.document.id
             quote = (ev.quote or ev.document.text)[:240]
-            stance = ev.stance.value + (f"\n[dim]{ev.note}[/]" if ev.note else "")
-            table.add_row(str(i), stance, f"{ev.document.title}\n[dim]{where}[/]", quote + mark)
+            stance = Text(ev.stance.value)
+            if ev.note:
+                stance.append(f"\n{ev.note}", style="dim")
+            head = Text(ev.document.title).append(f"\n{where}", style="dim")
+            table.add_row(str(i), stance, head, Text(quote + mark))  # data: never markup
         parts.append(table)
     parts += [Text(line, style="yellow") for line in cut_notes(verdict)]
     parts.append(Text(usage_line(verdict), style="dim"))
-    return Panel(
-        Group(*parts), title=f"veracity · {verdict.method} · {verdict.label_space}", expand=True
-    )
+    title = Text(f"veracity · {verdict.method} · {verdict.label_space}")
+    return Panel(Group(*parts), title=title, expand=True)
 
 
 _STATUS_STYLE = {"pruned": "dim strike", "unvisited": "dim", "pending": "dim", "failed": "red"}

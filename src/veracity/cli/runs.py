@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from veracity.cli.app import app, console, fail, out
+from veracity.cli.app import app, console, fail, out, styled
 from veracity.errors import LabelError, MetricsError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -28,7 +28,7 @@ def report(
         md, html = write_report(run_dir, out_dir)
     except (RunStoreError, MetricsError, LabelError) as exc:
         fail(str(exc))
-    console.print(f"[green]written:[/] {md}\n[green]written:[/] {html}")
+    console.print(styled("[green]written:[/] {}\n[green]written:[/] {}", md, html))
 
 
 @app.command()
@@ -87,7 +87,7 @@ def comparison_tables(result: Comparison, width: int) -> list[Table]:
     paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
     for p in result.paired:
         paired.add_row(f"{p.other} − {p.reference}", *ci(p))
-    measure = Console(width=10_000)
+    measure = Console(width=10_000, markup=False, emoji=False)  # measured as `out` prints
     needed = max(Measurement.get(measure, measure.options, t).maximum for t in (wide, paired))
     if needed <= width:
         return [wide, paired]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from veracity.cli.app import app, console, fail
+from veracity.cli.app import app, console, fail, styled
 from veracity.cli.common import ensure_model, input_message
 from veracity.errors import ConfigError
 
@@ -59,8 +59,11 @@ def serve(
         fail(input_message(exc))
     if settings.host not in ("127.0.0.1", "localhost", "::1") and not settings.auth:
         console.print(
-            f"[yellow]warning:[/] serving on {settings.host} without a token; "
-            "set VERACITY_SERVER_TOKEN to require one"
+            styled(
+                "[yellow]warning:[/] serving on {} without a token; "
+                "set VERACITY_SERVER_TOKEN to require one",
+                settings.host,
+            )
         )
     from veracity.runtime import resolve_config
 

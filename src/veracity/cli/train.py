@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from veracity.cli.app import PLAIN, app, console, fail, leave_interrupted, out
+from veracity.cli.app import PLAIN, app, console, fail, leave_interrupted, out, styled
 from veracity.cli.common import (
     BASE_URL_OPTION,
     MODEL_OPTION,
@@ -74,10 +74,13 @@ def train_toe(
             _collect(trainer, examples, info, space, len(todo), progress)
         except KeyboardInterrupt:
             console.print(
-                f"\n[yellow]interrupted[/]: {len(trainer.done())} of {len(examples)} claims are "
-                f"collected in {trainer.folder}. Run the same command again to resume.",
+                styled(
+                    "\n[yellow]interrupted[/]: {} of {} claims are collected in {}. Run the same "
+                    "command again to resume.",
+                    len(trainer.done()), len(examples), trainer.folder,
+                ),
                 soft_wrap=True,
-            )
+            )  # fmt: skip
             leave_interrupted()
     if fit or fit_only:
         try:
