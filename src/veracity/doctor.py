@@ -18,12 +18,10 @@ use them).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import os
 import platform
 import shutil
-import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable
@@ -42,6 +40,7 @@ from veracity.config import (
     settings,
 )
 from veracity.redaction import join_path, split_credentials, strip_credentials
+from veracity.storage import check_store, fault, sqlite_writable
 
 Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
@@ -136,7 +135,7 @@ def _home() -> list[Finding]:
     home = settings().home
     out = []
     for name, folder in (("home", home), ("caches", home / "cache")):
-        problem = _sqlite_writable(folder)
+        problem = sqlite_writable(folder)
         out.append(
             Finding(
                 check=name,
@@ -145,33 +144,33 @@ def _home() -> list[Finding]:
                 fix="set VERACITY_HOME to a writable folder on a local disk" if problem else "",
             )
         )
-    cache = home / "cache" / "llm.sqlite"
-    if cache.exists() and not os.access(cache, os.W_OK):
-        out.append(Finding(check="LLM cache", status="fail", detail=f"{cache} is read-only",
-                           fix=f"fix the permissions of {cache}"))  # fmt: skip
-    return out
+    return out + [_store(what, path) for what, path in _stores(home) if path.exists()]
 
 
-def _sqlite_writable(folder: Path) -> str | None:
-    """None when a SQLite database can be written in `folder` (which is created)."""
-    scratch = folder / f".doctor-{os.getpid()}.sqlite"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(scratch, timeout=5)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE t (x INTEGER)")
-            conn.execute("INSERT INTO t VALUES (1)")
-            conn.commit()
-        finally:
-            conn.close()
-        return None
-    except (OSError, sqlite3.Error) as exc:
-        return str(exc)
-    finally:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(OSError):
-                Path(f"{scratch}{suffix}").unlink(missing_ok=True)
+def _stores(home: Path) -> list[tuple[str, Path]]:
+    """veracity's own SQLite stores at their default places."""
+    server = os.environ.get("VERACITY_SERVER_DATA_DIR") or home / "server"
+    return [
+        ("LLM cache", home / "cache" / "llm.sqlite"),
+        ("HTTP cache", home / "cache" / "http.sqlite"),
+        ("evidence memory", home / "memory" / "evidence.sqlite"),
+        ("job database", Path(server) / "jobs.sqlite"),
+    ]
+
+
+def _store(what: str, path: Path) -> Finding:
+    """One store opened read-only, its integrity checked, and whether it can be written."""
+    found = check_store(path, what)
+    if found is None and not os.access(path, os.W_OK):
+        found = fault("read-only", path, what)
+    if found is None:
+        size = path.stat().st_size / 1024**2
+        return Finding(check=what, status="ok", detail=f"{path} is sound ({size:.1f} MB)")
+    detail = str(found).removesuffix(f". {found.fix}")
+    fix = found.fix
+    if found.kind == "corrupt" and what.endswith("cache"):
+        fix = "nothing to do: veracity moves a damaged cache aside and starts a new one"
+    return Finding(check=what, status="fail", detail=detail, fix=fix)
 
 
 def _disk() -> Finding:

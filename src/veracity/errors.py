@@ -9,7 +9,8 @@ Families:
   `MethodConfigError`, `PromptError`, `DatasetError`, `EvalError`;
 - models: `LLMError` and its kinds (transient faults are retried, the rest are not);
 - evidence sources: `SourceError` and its kinds (never swallowed into an empty result);
-- stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`;
+- stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`, and `StorageError`
+  (a damaged, read-only, full or failing file, whatever the store);
 - engines: `EngineError` (a run's workers cannot be started or keep dying).
 """
 
@@ -172,6 +173,24 @@ class MetricsError(ValueError):
 
 class EvidenceMemoryError(RuntimeError):
     """The memory database cannot be opened or used (path, permissions, corruption)."""
+
+
+class StorageError(RuntimeError):
+    """A file veracity keeps cannot be used: it is damaged (or not a database), its folder
+    is read-only, the disk is full, or the device fails. The message names the file and
+    what to do (`veracity.storage`).
+
+    Attributes:
+        path: the file.
+        kind: ``corrupt``, ``read-only``, ``full`` or ``io``.
+        fix: what to do (also the end of the message).
+    """
+
+    def __init__(self, message: str, *, path: object = None, kind: str = "io", fix: str = ""):
+        super().__init__(message)
+        self.path = path
+        self.kind = kind
+        self.fix = fix
 
 
 class EngineError(RuntimeError):

@@ -3,12 +3,15 @@ memory and the run store: cache modes, the retry policy and loop, per-event-loop
 semaphores, SQLite connections in WAL mode, crash-safe line appends, and the machine's
 usable cores.
 
-This module imports nothing from veracity, so every layer may use it.
+This module imports only `veracity.errors` and `veracity.storage`, so every layer may use it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
+import logging
 import os
 import random
 import sqlite3
@@ -17,9 +20,13 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
+
+from veracity.errors import StorageError
+from veracity.storage import StoreHealth, move_aside, storage_error
 
 T = TypeVar("T")
+_log = logging.getLogger("veracity.storage")
 
 CacheMode = Literal["off", "auto", "record", "replay"]
 """How a cache is used: ``off`` nothing; ``auto`` deterministic requests read and written;
@@ -166,6 +173,8 @@ def open_sqlite(
     *,
     autocommit: bool = False,
     timeout_s: float = 30.0,
+    what: str = "SQLite database",
+    rebuild: bool = False,
 ) -> sqlite3.Connection:
     """A thread-shareable SQLite connection in WAL mode with `schema` applied.
 
@@ -173,27 +182,177 @@ def open_sqlite(
     ``synchronous=NORMAL``. It needs a local file system: SQLite's locking is not
     reliable on network file systems (NFS, SMB), so put these files on local disk.
 
+    Storage faults, when opening and on every later statement, raise a `StorageError`
+    that names the file and the fix (`veracity.storage`): a damaged file, a read-only
+    folder, a full disk, a failing device. `health` on the connection remembers the last.
+
     Args:
         path: the database file (its folder is created).
         schema: SQL script run once (``CREATE TABLE IF NOT EXISTS ...``).
         autocommit: no implicit transactions (callers issue BEGIN/COMMIT themselves).
         timeout_s: how long a statement waits for another writer's lock.
+        what: what the file is, in words, for messages ("LLM cache", "job database").
+        rebuild: the file is a cache: when it is damaged or not a database, move it aside
+            (``NAME.corrupt-<time>``, with a warning saying so) and start a new one.
+
+    Raises:
+        StorageError: the file cannot be opened or written (after a rebuild, if allowed).
     """
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        p,
-        check_same_thread=False,
-        timeout=timeout_s,
-        isolation_level=None if autocommit else "",
-    )
-    _enable_wal(conn, timeout_s)
-    conn.execute("PRAGMA synchronous=NORMAL")
-    if schema:
-        conn.executescript(schema)
-        if not autocommit:
-            conn.commit()
+    try:
+        return _open_store(p, schema, autocommit, timeout_s, what)
+    except StorageError as exc:
+        if not rebuild or exc.kind != "corrupt":
+            raise
+        if _readable(p):  # another process rebuilt it meanwhile
+            return _open_store(p, schema, autocommit, timeout_s, what)
+        moved = move_aside(p)
+        _log.warning(
+            "the %s %s was damaged or not a SQLite database; it was moved aside to %s and "
+            "a new one is started in its place",
+            what,
+            p,
+            moved,
+        )
+    return _open_store(p, schema, autocommit, timeout_s, what)
+
+
+def _open_store(
+    p: Path, schema: str, autocommit: bool, timeout_s: float, what: str
+) -> sqlite3.Connection:
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            p,
+            check_same_thread=False,
+            timeout=timeout_s,
+            isolation_level=None if autocommit else "",
+            factory=StoreConnection,
+        )
+    except (OSError, sqlite3.Error) as exc:
+        if (fault := storage_error(exc, p, what)) is None:
+            raise
+        raise fault from exc
+    assert isinstance(conn, StoreConnection)
+    conn.store_path, conn.store_what, conn.health = p, what, StoreHealth(p)
+    try:
+        _enable_wal(conn, timeout_s)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if schema:
+            conn.executescript(schema)
+            if not autocommit:
+                conn.commit()
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def _readable(p: Path) -> bool:
+    """The file at `p` is now a readable database (someone replaced the damaged one)."""
+    try:
+        with contextlib.closing(sqlite3.connect(p, timeout=5)) as probe:
+            probe.execute("PRAGMA schema_version").fetchone()
+        return True
+    except sqlite3.Error:
+        return False
+
+
+class StoreConnection(sqlite3.Connection):
+    """A connection whose storage faults raise `StorageError` naming its file and the fix,
+    on statements, commits and fetches alike (`open_sqlite` makes them)."""
+
+    store_path: Path
+    store_what: str
+    health: StoreHealth
+
+    def _fault(self, exc: sqlite3.Error) -> StorageError | None:
+        fault = storage_error(exc, self.store_path, self.store_what)
+        if fault is not None:
+            self.health.failed(fault)
+        return fault
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            cursor = self.cursor(_StoreCursor).execute(sql, parameters)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+        if self.health.fault is not None and not self.in_transaction and _writes(sql):
+            self.health.wrote()  # a write went through to the file: the fault is over
+        return cursor
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return self.cursor(_StoreCursor).executemany(sql, parameters)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(script)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def commit(self) -> None:
+        pending = self.in_transaction
+        try:
+            super().commit()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+        if pending and self.health.fault is not None:
+            self.health.wrote()
+
+
+def _writes(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE", "REPLAC", "COMMIT")
+
+
+class _StoreCursor(sqlite3.Cursor):
+    """A cursor of a `StoreConnection`: a fault met while fetching is told the same way."""
+
+    def _fault(self, exc: sqlite3.Error) -> StorageError | None:
+        conn = self.connection
+        return conn._fault(exc) if isinstance(conn, StoreConnection) else None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        try:
+            return super().fetchmany(self.arraysize if size is None else size)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
@@ -216,15 +375,30 @@ def _enable_wal(conn: sqlite3.Connection, timeout_s: float) -> None:
             delay = min(delay * 2, 0.5)
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append `line` and a newline with one write, synced to disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def append_line(path: Path, line: str, what: str = "run file") -> None:
+    """Append `line` and a newline with one write, synced to disk.
+
+    A write the disk could hold only part of is taken back (the file keeps whole lines).
+
+    Raises:
+        StorageError: the disk is full, the folder read-only, or the device failing.
+    """
+    data = (line + "\n").encode("utf-8")
     try:
-        os.write(fd, (line + "\n").encode("utf-8"))  # one write: a whole line or a torn one
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            start = os.fstat(fd).st_size
+            if os.write(fd, data) < len(data):  # one write: a whole line or a torn one
+                os.ftruncate(fd, start)
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if (fault := storage_error(exc, path, what)) is None:
+            raise
+        raise fault from exc
 
 
 def cut_torn_line(path: Path, chunk: int = 1 << 16) -> bool:

@@ -41,7 +41,8 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"},
+        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"}
+        | {"storage"},
         {
             "types",
             "trace",

@@ -8,6 +8,8 @@ model layer (see `tests/unit/test_cli_startup.py`).
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -17,6 +19,10 @@ if TYPE_CHECKING:
     import click
     from rich.console import Console
     from rich.text import Text
+
+
+_DISK_FAULTS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO)
+_DISK_FIX = "free some disk space, or point veracity at a writable disk with room (VERACITY_HOME)"
 
 
 class WrappingGroup(TyperGroup):
@@ -32,6 +38,25 @@ class WrappingGroup(TyperGroup):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a storage fault (a damaged store, a read-only folder, a full
+        disk) ends it with its one-line message and exit status 3, whatever the command."""
+        from veracity.errors import StorageError
+
+        try:
+            return super().invoke(ctx)
+        except StorageError as exc:
+            fail(str(exc), code=3)
+        except OSError as exc:  # raised where no store named its file
+            if exc.errno not in _DISK_FAULTS:
+                raise
+            from veracity.storage import storage_error
+
+            where = Path(str(exc.filename or ""))
+            what = "folder" if where.is_dir() or not where.suffix else "file"
+            fault = storage_error(exc, where, what) if exc.filename else None
+            fail(str(fault) if fault else f"{exc.strerror}: {_DISK_FIX}", code=3)
 
 
 # Plain (click) help and errors: typer's rich formatting imports rich's markdown stack,

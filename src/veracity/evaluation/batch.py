@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -38,6 +37,7 @@ from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.readers import Loc, Stream
 from veracity.runtime import CachePaths, build_run
+from veracity.storage import write_atomically
 from veracity.textio import input_file
 
 STDIN = "-"
@@ -352,6 +352,7 @@ def write_results(path: Path, store: RunStore, order: list[str]) -> int:
 
     Raises:
         EvalError: a row of `order` has no result in the run directory.
+        StorageError: the file cannot be written (full disk, read-only folder).
     """
     records = {r.id: r for r in store.read_predictions()}
     missing = [i for i in order if i not in records]

@@ -29,12 +29,11 @@ to its last heartbeat or record (see `veracity.evaluation.rundir`).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -43,6 +42,7 @@ from veracity.errors import RunStoreError
 from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
 from veracity.infra import append_line, cut_torn_line
 from veracity.redaction import strip_credentials
+from veracity.storage import write_atomically
 from veracity.types import CheckInput, Usage, Verdict
 
 __all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
@@ -245,15 +245,13 @@ class RunStore:
     def write_config(self, config: dict[str, Any]) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         text = yaml.safe_dump(redact(config), sort_keys=False, allow_unicode=True)
-        tmp = self.config_path.with_suffix(".yaml.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.config_path)
+        write_atomically(self.config_path, lambda f: f.write(text), "run config")
 
     def write_prompts(self, hashes: dict[str, str]) -> None:
         """Record the hash of every prompt template the run renders (``prompts.json``)."""
         self.path.mkdir(parents=True, exist_ok=True)
         text = json.dumps(hashes, indent=2, sort_keys=True) + "\n"
-        (self.path / "prompts.json").write_text(text, encoding="utf-8")
+        write_atomically(self.path / "prompts.json", lambda f: f.write(text), "run file")
 
     def read_config(self) -> dict[str, Any]:
         if not self.config_path.is_file():
@@ -305,13 +303,12 @@ class RunStore:
 
     def rewrite_predictions(self, records: Iterable[PredictionRecord]) -> None:
         """Replace the predictions file atomically (used to drop records to redo)."""
-        tmp = self.predictions_path.with_suffix(".jsonl.tmp")
-        with tmp.open("w", encoding="utf-8") as f:
+
+        def write(f: IO[str]) -> None:
             for rec in records:
                 f.write(rec.model_dump_json() + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.predictions_path)
+
+        write_atomically(self.predictions_path, write, "predictions file")
 
     def append_many(self, records: Sequence[PredictionRecord]) -> None:
         """Append several records with one write and one sync (a group commit): a kill
@@ -343,9 +340,8 @@ class RunStore:
 
     # ------------------------------------------------------------------ results
     def write_json(self, path: Path, data: Any) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        write_atomically(path, lambda f: f.write(text), "run file")
 
     def read_json(self, path: Path) -> Any:
         if not path.is_file():

@@ -40,7 +40,7 @@ class SharedConnection:
 
     def __init__(self, path: Path):
         try:
-            self.db = open_sqlite(path, autocommit=True)
+            self.db = open_sqlite(path, autocommit=True, what="evidence memory")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:

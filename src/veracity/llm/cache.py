@@ -54,7 +54,7 @@ class ResponseCache:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = open_sqlite(self.path, _SCHEMA)
+            self._conn = open_sqlite(self.path, _SCHEMA, what="LLM cache", rebuild=True)
         return self._conn
 
     def _read_slot(self, request: LLMRequest, key: str) -> int | None:

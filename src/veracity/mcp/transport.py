@@ -13,14 +13,12 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 async def serve_stdio(server: Any) -> None:
-    """Serve `server` (an `MCPServer` or a low-level `Server`) on stdin/stdout."""
-    if hasattr(server, "run_stdio_async"):
-        await server.run_stdio_async()
-        return
-    from mcp.server.stdio import stdio_server
+    """Serve `server` (an `MCPServer` or a low-level `Server`) on stdin/stdout; a line that
+    is not a usable message gets a JSON-RPC error (`veracity.mcp.stdio`)."""
+    from veracity.mcp import stdio
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    await stdio.serve_stdio(server)
+
 
 
 class BearerAuth:

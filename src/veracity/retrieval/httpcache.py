@@ -102,7 +102,7 @@ class HttpCache:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = open_sqlite(self.path, _SCHEMA)
+            self._conn = open_sqlite(self.path, _SCHEMA, what="HTTP cache", rebuild=True)
         return self._conn
 
     @property

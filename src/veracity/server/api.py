@@ -290,11 +290,14 @@ async def healthz() -> Health:
     summary="Readiness",
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
-    """Ready to check: the model is loaded (503 until then)."""
+    """Ready to check: the model is loaded and the job database can be written (503
+    otherwise)."""
     b, jobs = builder(request), manager(request)
+    storage = jobs.store.storage()  # ok, full, read-only, corrupt or io
+    ready = b.ready and storage == "ok"
     body = Ready(
-        ready=b.ready, model=b.default_model, detail=b.ready_detail, queued=jobs.queued,
+        ready=ready, model=b.default_model, detail=b.ready_detail, queued=jobs.queued,
         running=jobs.running, workers=jobs.workers, queue_size=jobs.queue_size,
-        max_queued=jobs.max_waiting,
+        max_queued=jobs.max_waiting, storage=storage,
     )  # fmt: skip
-    return JSONResponse(body.model_dump(), status_code=200 if b.ready else 503)
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)

@@ -19,6 +19,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 import veracity
 from veracity.config import RunConfig
+from veracity.errors import StorageError
 from veracity.llm.base import LLM
 from veracity.runtime import resolve_config
 from veracity.server import api, ui
@@ -61,6 +62,7 @@ def create_app(
     """
     settings = settings or ServerSettings()
     config = run_config or resolve_config(settings.run_config)
+    JobStore.verify(settings.database)  # a damaged or unwritable one stops us here, not later
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -122,6 +124,14 @@ def _handlers(app: FastAPI) -> None:
             return problem(400, "bad request", "the body is not valid JSON", errors=errors)
         detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
         return problem(422, "invalid request", detail, errors=errors)
+
+    @app.exception_handler(StorageError)
+    async def storage(request: Request, exc: StorageError) -> Any:  # the operator must act
+        log.error("%s %s: %s", request.method, request.url.path, exc)
+        what = {"full": "the disk is full", "read-only": "its folder is read-only",
+                "corrupt": "it is damaged"}.get(exc.kind, "the device fails")  # fmt: skip
+        detail = f"the server cannot use its storage ({what}); the operator has been told"
+        return problem(503, "storage unavailable", detail, headers={"Retry-After": "60"})
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> Any:  # a bug: say so, log it

@@ -22,6 +22,7 @@ from typing import Any
 
 from veracity import context
 from veracity.context import EventStream
+from veracity.errors import StorageError
 from veracity.runtime import Run
 from veracity.server.runs import RequestProblem, RunBuilder
 from veracity.server.schemas import FINISHED, CheckRequest
@@ -211,16 +212,20 @@ class JobManager:
         verdict: dict[str, Any] | None = None,
         error: str | None = None,
     ) -> None:
-        self.store.finish(job.id, status, verdict=verdict, error=error)
         extra: dict[str, Any] = {"error": error} if error else {}
         if verdict is not None:
             extra.update(label=verdict.get("label"), score=verdict.get("score"))
             failures = (verdict.get("metadata") or {}).get("search_failures")
             if failures:  # the status line can say that searches failed
                 extra["search_failures"] = failures
-        job.set_status(status, **extra)
-        job.stream.close()
-        self.live.pop(job.id, None)
+        try:
+            self.store.finish(job.id, status, verdict=verdict, error=error)
+            job.set_status(status, **extra)
+        except StorageError as exc:  # the end is lost, not the server: followers are let go
+            log.error("check %s ended %s but could not be stored: %s", job.id, status, exc)
+        finally:
+            job.stream.close()
+            self.live.pop(job.id, None)
 
     # ---------------------------------------------------------------- control
 

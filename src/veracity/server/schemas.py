@@ -136,6 +136,10 @@ class Ready(BaseModel):
     workers: int
     queue_size: int
     max_queued: int = Field(description="the most checks that have waited at once since start")
+    storage: str = Field(
+        default="ok",
+        description="the job database: ok, or full, read-only, corrupt or io (not ready)",
+    )
 
 
 class Problem(BaseModel):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from veracity.infra import open_sqlite
+from veracity.storage import check_store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -91,8 +92,27 @@ class JobStore:
 
     def __init__(self, path: Path):
         self.path = path
-        self._db = open_sqlite(path, SCHEMA, autocommit=True)
+        self._db = open_sqlite(path, SCHEMA, autocommit=True, what="job database")
         self._lock = threading.Lock()
+
+    @staticmethod
+    def verify(path: Path) -> None:
+        """Open (or create) the database at `path` and check its integrity, so that a
+        damaged or unwritable one stops the server before it serves.
+
+        Raises:
+            StorageError: naming the file and the fix.
+        """
+        JobStore(path).close()
+        fault = check_store(path, "job database")
+        if fault is not None:
+            raise fault
+
+    def storage(self) -> str:
+        """``ok``, or the storage fault the database is in (``full``, ``read-only``,
+        ``corrupt``, ``io``): see `veracity.storage.StoreHealth`."""
+        health = getattr(self._db, "health", None)
+        return health.state() if health is not None else "ok"
 
     def close(self) -> None:
         with self._lock:
