@@ -167,6 +167,11 @@ class RunStoreError(RuntimeError):
     """A run directory that cannot be read or does not match the requested run."""
 
 
+class DirLocked(RuntimeError):
+    """A directory another process holds (a run directory, the server's data directory);
+    the message names the holder's pid, host and start time."""
+
+
 class MetricsError(ValueError):
     """Inputs that metrics cannot be computed from (mismatched lengths, empty sets)."""
 

@@ -42,7 +42,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"}
-        | {"storage"},
+        | {"storage"}
+        | {"dirlock", "netguard"},
         {
             "types",
             "trace",

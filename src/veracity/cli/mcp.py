@@ -34,15 +34,43 @@ _TOKEN = typer.Option(
     "--token-env",
     help="environment variable holding the bearer token --http requires (unset: no token)",
 )
+_ALLOW_HOST = typer.Option(
+    None,
+    "--allow-host",
+    help="a host name --http answers to besides localhost and IP addresses (repeatable)",
+)
+_PUBLIC = typer.Option(
+    False,
+    "--allow-public-without-token",
+    help="--http on a non-loopback address with no token: anyone who reaches it can use it",
+)
 
 
-def _serve(server: object, http: bool, host: str, port: int, token_env: str) -> None:
+def _serve(
+    server: object,
+    http: bool,
+    host: str,
+    port: int,
+    token_env: str,
+    allow_host: list[str] | None = None,
+    allow_public: bool = False,
+) -> None:
     from veracity.mcp.transport import serve_http, serve_stdio
 
     try:
         if http:
             token = os.environ.get(token_env) or None
-            asyncio.run(serve_http(server, host=host, port=port, token=token))
+            asyncio.run(
+                serve_http(
+                    server,
+                    host=host,
+                    port=port,
+                    token=token,
+                    allowed_hosts=allow_host or (),
+                    allow_public=allow_public,
+                    token_env=token_env,
+                )
+            )
         else:
             asyncio.run(serve_stdio(server))
     except ConfigError as exc:
@@ -65,6 +93,8 @@ def serve(
     host: str = _HOST,
     port: int = _PORT,
     token_env: str = _TOKEN,
+    allow_host: list[str] = _ALLOW_HOST,
+    allow_public_without_token: bool = _PUBLIC,
 ) -> None:
     """Serve veracity's tools: check, search_evidence, list_methods, list_sources."""
     if ctx.invoked_subcommand is not None:
@@ -82,7 +112,7 @@ def serve(
         cfg = resolve_config(config, flags=flags)
     except ConfigError as exc:
         fail(str(exc))
-    _serve(build_server(cfg), http, host, port, token_env)
+    _serve(build_server(cfg), http, host, port, token_env, allow_host, allow_public_without_token)
 
 
 @mcp_app.command("tools")
@@ -93,6 +123,8 @@ def tools(
     host: str = _HOST,
     port: int = _PORT,
     token_env: str = _TOKEN,
+    allow_host: list[str] = _ALLOW_HOST,
+    allow_public_without_token: bool = _PUBLIC,
 ) -> None:
     """Serve the evidence layer as MCP tools (searches, Wikipedia browsing, page fetch)."""
     from veracity.mcp.tool_server import build_tool_server, load_spec, tools_from_spec
@@ -102,4 +134,12 @@ def tools(
         built = tools_from_spec(load_spec(spec, options))
     except ConfigError as exc:
         fail(str(exc))
-    _serve(build_tool_server(built), http, host, port, token_env)
+    _serve(
+        build_tool_server(built),
+        http,
+        host,
+        port,
+        token_env,
+        allow_host,
+        allow_public_without_token,
+    )

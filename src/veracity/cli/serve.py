@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from veracity.cli.app import app, console, fail, styled
+from veracity.cli.app import app, console, fail
 from veracity.cli.common import ensure_model, input_message
-from veracity.errors import ConfigError
+from veracity.errors import ConfigError, DirLocked
 
 
 @app.command()
@@ -32,17 +32,31 @@ def serve(
     cors_origin: list[str] = typer.Option(
         None, "--cors-origin", help="an origin allowed to call the API from a browser (repeatable)"
     ),
+    allow_host: list[str] = typer.Option(
+        None,
+        "--allow-host",
+        help="a host name the server answers to besides localhost and IP addresses, e.g. "
+        "its public name behind a proxy (repeatable; * for any)",
+    ),
+    allow_public_without_token: bool = typer.Option(
+        False,
+        "--allow-public-without-token",
+        help="serve on a non-loopback address with no token: anyone who reaches it can "
+        "use the server",
+    ),
 ) -> None:
     """Serve the REST API (/v1, docs at /docs) and the web UI (/).
 
-    Set VERACITY_SERVER_TOKEN to require a bearer token; other settings also come from
-    VERACITY_SERVER_* variables.
+    Set VERACITY_SERVER_TOKEN to require a bearer token (a non-loopback --host needs
+    one); other settings also come from VERACITY_SERVER_* variables.
     """
     from pydantic import ValidationError  # imported here: --help stays quick
 
     try:
         from veracity.server import ServerSettings, create_app
+        from veracity.server.runner import check_public_bind
         from veracity.server.runner import serve as run_server
+        from veracity.server.store import data_dir_lock
     except ImportError as exc:
         from veracity.extras import install_command
 
@@ -51,22 +65,24 @@ def serve(
         "host": host, "port": port, "run_config": config, "data_dir": data_dir,
         "workers": workers, "queue_size": queue_size, "rate_per_minute": rate_per_minute,
         "allowed_models": allow_model or None, "cors_origins": cors_origin or None,
+        "allowed_hosts": allow_host or None,
     }  # fmt: skip
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
+        public = check_public_bind(settings, allow_public_without_token)
+        data_dir_lock(settings.database).ensure_free()  # before anything says "serving"
         application = create_app(settings)
-    except (ConfigError, ValidationError) as exc:
+    except (ConfigError, ValidationError, DirLocked) as exc:
         fail(input_message(exc))
-    if settings.host not in ("127.0.0.1", "localhost", "::1") and not settings.auth:
-        console.print(
-            styled(
-                "[yellow]warning:[/] serving on {} without a token; "
-                "set VERACITY_SERVER_TOKEN to require one",
-                settings.host,
-            )
-        )
+    if public:
+        from veracity.netguard import public_warning
+
+        console.print(public_warning(settings.host, settings.port), style="bold red")
     from veracity.runtime import resolve_config
 
     ensure_model(resolve_config(settings.run_config).llm)
     console.print(f"veracity: serving on http://{settings.host}:{settings.port}")
-    run_server(application, settings.host, settings.port)
+    run_server(
+        application, settings.host, settings.port,
+        allow_public_without_token=allow_public_without_token,
+    )  # fmt: skip

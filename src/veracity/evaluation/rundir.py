@@ -4,8 +4,9 @@ directory lock, and the session log with heartbeats.
 - Lines are appended with `veracity.infra.append_line` (one ``write``, synced), so a kill
   leaves either the whole line or a torn last line, which the run store cuts with
   `veracity.infra.cut_torn_line` before the next session appends.
-- `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock``: one session at a time,
-  released by the OS even when the process is killed.
+- `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock`` (`veracity.dirlock`, which
+  the server's data directory shares): one session at a time, released by the OS even
+  when the process is killed; a refused session is told the holder's pid, host and start.
 - `SessionLog` keeps ``sessions.jsonl``: a start and an end line per session, and while a
   session runs a heartbeat file (``.alive-<session>``) refreshed every `HEARTBEAT_S`
   seconds. A session with no end line was killed; its wall time runs from its start to
@@ -22,19 +23,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from veracity.errors import RunStoreError
+from veracity.dirlock import DirLock as SharedDirLock
+from veracity.errors import DirLocked, RunStoreError
 from veracity.infra import append_line
-
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-    import msvcrt
 
 HEARTBEAT_S = 1.0
 
 
-class RunLocked(RunStoreError):
+class RunLocked(RunStoreError, DirLocked):
     """Another session (another `veracity eval`) is using the run directory."""
 
 
@@ -42,63 +38,16 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def _try_lock(fd: int, shared: bool = False) -> bool:
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        else:  # pragma: no cover - Windows
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-    except OSError:
-        return False
-    return True
-
-
-class DirLock:
-    """The exclusive lock of one run directory."""
+class DirLock(SharedDirLock):
+    """The exclusive lock of one run directory (`veracity.dirlock`)."""
 
     def __init__(self, folder: Path):
-        self.path = folder / ".lock"
-        self._fd: int | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def acquire(self) -> None:
-        """Take the lock (no-op when held).
-
-        Raises:
-            RunLocked: another process holds it (its pid and start time are named).
-        """
-        if self._fd is not None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        if not _try_lock(fd):
-            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
-            os.close(fd)
-            raise RunLocked(
-                f"{self.path.parent} is in use by another veracity eval ({holder}); wait for "
-                "it to finish or stop it, or choose another --out directory"
-            )
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}, since {now()}\n".encode())
-        self._fd = fd
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # closing the descriptor drops the lock
-
-    def held_elsewhere(self) -> bool:
-        """Whether another process holds the lock right now."""
-        if self._fd is not None or not self.path.is_file():
-            return False
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            return not _try_lock(fd, shared=True)
-        finally:
-            os.close(fd)
+        super().__init__(
+            folder,
+            user="another veracity eval",
+            hint="wait for it to finish or stop it, or choose another --out directory",
+            error=RunLocked,
+        )
 
 
 class SessionLog:

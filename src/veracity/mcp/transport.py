@@ -1,15 +1,19 @@
-"""Serving an MCP server over stdio or streamable HTTP (with an optional bearer token)."""
+"""Serving an MCP server over stdio or streamable HTTP (with an optional bearer token).
+
+Over HTTP the REST server's front-door rules hold (`veracity.netguard`): a non-loopback
+address needs a token, and ``Host`` / ``Origin`` are checked (421 / 403).
+"""
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
+from collections.abc import Iterable
 from typing import Any
 
-from veracity.errors import ConfigError
+from veracity.netguard import HostGuard, HostPolicy, check_bind
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PUBLIC_OPT_OUT = "--allow-public-without-token"
 
 
 async def serve_stdio(server: Any) -> None:
@@ -18,7 +22,6 @@ async def serve_stdio(server: Any) -> None:
     from veracity.mcp import stdio
 
     await stdio.serve_stdio(server)
-
 
 
 class BearerAuth:
@@ -48,32 +51,56 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(server: Any, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
-    """The streamable-HTTP ASGI app of `server` (at ``/mcp``), behind `token` if given."""
-    app = server.streamable_http_app(host=host)
-    return BearerAuth(app, token) if token else app
+def http_app(
+    server: Any,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+) -> Any:
+    """The streamable-HTTP ASGI app of `server` (at ``/mcp``), behind `token` if given,
+    answering only to this machine's names and `allowed_hosts` (`veracity.netguard`)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    # the SDK's own Host/Origin check is off: HostGuard is the one every front end shares
+    sdk_check = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=host, transport_security=sdk_check)
+    if token:
+        app = BearerAuth(app, token)
+    return HostGuard(app, HostPolicy.build(allowed_hosts, (), host), hint="--allow-host NAME")
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-async def serve_http(server: Any, *, host: str, port: int, token: str | None) -> None:
+async def serve_http(
+    server: Any,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: Iterable[str] = (),
+    allow_public: bool = False,
+    token_env: str = "VERACITY_MCP_TOKEN",
+) -> None:
     """Serve `server` over streamable HTTP until interrupted.
 
     Raises:
-        ConfigError: a non-loopback address without a token.
+        ConfigError: a non-loopback address without a token (unless `allow_public`), or
+            an allowed host that is not a host name.
     """
-    if not _is_loopback(host) and not token:
-        raise ConfigError(f"serving on {host} needs a bearer token (set one with a token env)")
+    public = check_bind(
+        host,
+        has_token=bool(token and token.strip()),
+        allow_public=allow_public,
+        how_to_set=f"Set a token in {token_env} (the variable --token-env names)",
+        opt_out=PUBLIC_OPT_OUT,
+    )
+    app = http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
+    if public:
+        import sys
+
+        from veracity.netguard import public_warning
+
+        print(public_warning(host, port), file=sys.stderr, flush=True)
     import uvicorn
 
-    config = uvicorn.Config(
-        http_app(server, host=host, token=token), host=host, port=port, log_level="warning"
-    )
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     await uvicorn.Server(config).serve()

@@ -32,6 +32,7 @@ from veracity.trace import describe_event
 from veracity.types import SearchFailures
 
 KEEPALIVE_S = 15.0
+MAX_POSITION = 2**63 - 1  # the largest event id SQLite stores
 
 bearer = HTTPBearer(auto_error=False, description="the server's token, when it sets one")
 
@@ -214,24 +215,36 @@ async def rerun_check(job_id: JobId, request: Request) -> JSONResponse:
 async def check_events(
     job_id: JobId,
     request: Request,
-    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
-    after: Annotated[int | None, Query(ge=0, description="replay events after this id")] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+    after: Annotated[
+        str | None,
+        Query(pattern="^[0-9]{1,19}$", description="replay events after this id (digits)"),
+    ] = None,
 ) -> StreamingResponse:
     """The check's trace as server-sent events, replayed from the start (or from
     `Last-Event-ID` / `after`) and then live until the check ends."""
+    start = max(event_position(after, "after"), event_position(last_event_id, "Last-Event-ID"))
     jobs = manager(request)
     if jobs.store.get(job_id) is None:
         raise _not_found(job_id)
-    start = after or 0
-    if last_event_id is not None:
-        if not last_event_id.strip().isdigit():
-            raise HTTPException(422, "Last-Event-ID must be an event id (a number)")
-        start = max(start, int(last_event_id))
     stream = _sse(jobs, job_id, start)
     return StreamingResponse(
         stream, media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )  # fmt: skip
+
+
+def event_position(value: str | None, name: str) -> int:
+    """A stream position from a client (0 when absent): plain ASCII digits up to
+    `MAX_POSITION`, else 422 (a sign, a space, `²`, `١` or a 20-digit number included)."""
+    if value is None:
+        return 0
+    if not (value.isascii() and value.isdigit()) or int(value) > MAX_POSITION:
+        shown = value[:24] + ("…" if len(value) > 24 else "")
+        raise HTTPException(
+            422, f"{name} must be an event id: digits 0-9, at most {MAX_POSITION} (got {shown!r})"
+        )
+    return int(value)
 
 
 async def _sse(jobs: JobManager, job_id: str, start: int) -> AsyncIterator[str]:

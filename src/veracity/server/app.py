@@ -21,6 +21,7 @@ import veracity
 from veracity.config import RunConfig
 from veracity.errors import StorageError
 from veracity.llm.base import LLM
+from veracity.netguard import HostGuard, HostPolicy
 from veracity.runtime import resolve_config
 from veracity.server import api, ui
 from veracity.server.guards import (
@@ -107,6 +108,11 @@ def create_app(
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes)
+    # outermost: a request for another Host (DNS rebinding) or from another site's page
+    # is refused before anything else looks at it
+    policy = HostPolicy.build(settings.allowed_hosts, settings.cors_origins, settings.host)
+    hint = "--allow-host NAME (VERACITY_SERVER_ALLOWED_HOSTS)"
+    app.add_middleware(HostGuard, policy=policy, hint=hint)
     return app
 
 

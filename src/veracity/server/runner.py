@@ -10,10 +10,49 @@ import time
 import uvicorn
 from fastapi import FastAPI
 
+from veracity.netguard import check_bind
+from veracity.server.settings import ServerSettings
 
-def serve(app: FastAPI, host: str, port: int, *, log_level: str = "info") -> None:
+PUBLIC_OPT_OUT = "--allow-public-without-token"
+
+
+def check_public_bind(settings: ServerSettings, allow_public: bool = False) -> bool:
+    """The rule every network front end keeps (`veracity.netguard.check_bind`): a
+    non-loopback `settings.host` needs a token unless `allow_public`.
+
+    Returns:
+        True when the server will be public without a token (say so loudly).
+
+    Raises:
+        ConfigError: a non-loopback address without a token or the opt-out.
+    """
+    return check_bind(
+        settings.host,
+        has_token=settings.auth,
+        allow_public=allow_public,
+        how_to_set="Set VERACITY_SERVER_TOKEN",
+        opt_out=PUBLIC_OPT_OUT,
+    )
+
+
+def serve(
+    app: FastAPI,
+    host: str,
+    port: int,
+    *,
+    log_level: str = "info",
+    allow_public_without_token: bool = False,
+) -> None:
     """Run `app` until interrupted (Ctrl-C stops it cleanly; running checks end as
-    interrupted and can be re-run)."""
+    interrupted and can be re-run).
+
+    Raises:
+        ConfigError: `host` is not a loopback address and the app has no token (unless
+            `allow_public_without_token`).
+    """
+    settings = getattr(app.state, "settings", None) or ServerSettings()
+    settings = settings.model_copy(update={"host": host})
+    check_public_bind(settings, allow_public_without_token)
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=10)
 
 

@@ -8,12 +8,15 @@ among what it offers and cannot add to it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from veracity.config import settings as veracity_settings
+from veracity.netguard import ANY_HOST, split_host
 
 
 class ServerSettings(BaseSettings):
@@ -32,6 +35,10 @@ class ServerSettings(BaseSettings):
         rate_burst: requests a client may make at once before the rate applies.
         max_body_bytes: largest request body accepted.
         cors_origins: origins allowed to call the API from a browser (none by default).
+        allowed_hosts: host names the server answers to besides localhost, IP addresses
+            and the bind address (``name`` or ``name:port``; ``*`` for any). Other
+            ``Host`` headers get 421 (DNS rebinding). From the environment as a comma-
+            separated list or a JSON list.
         allowed_models: models a caller may choose instead of the configured one.
         allow_method_config: whether callers may pass ``method_config`` overrides.
         history_limit: the most jobs one history page lists.
@@ -50,6 +57,7 @@ class ServerSettings(BaseSettings):
     rate_burst: int = Field(default=30, ge=1)
     max_body_bytes: int = Field(default=1_000_000, ge=1_024)
     cors_origins: list[str] = Field(default_factory=list)
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_models: list[str] = Field(default_factory=list)
     allow_method_config: bool = False
     history_limit: int = Field(default=200, ge=1)
@@ -59,6 +67,19 @@ class ServerSettings(BaseSettings):
     def _token(cls, v: SecretStr | None) -> SecretStr | None:
         if v is not None and not v.get_secret_value().strip():
             return None  # an empty variable means no token, not an empty one
+        return v
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _hosts(cls, v: Any) -> Any:
+        if isinstance(v, str):  # from the environment
+            text = v.strip()
+            v = json.loads(text) if text.startswith("[") else text.replace(",", " ").split()
+        if isinstance(v, list):
+            for entry in v:
+                named = isinstance(entry, str) and entry.strip() not in ("", ANY_HOST)
+                if named and split_host(entry) is None:
+                    raise ValueError(f"{entry!r} is not a host name (name or name:port)")
         return v
 
     @property

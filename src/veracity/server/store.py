@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from veracity.dirlock import DirLock
 from veracity.infra import open_sqlite
 from veracity.storage import check_store
 
@@ -83,16 +84,35 @@ def _row(r: sqlite3.Row | tuple) -> JobRow:
     return JobRow(*values)
 
 
+def data_dir_lock(database: Path) -> DirLock:
+    """The lock of the folder holding `database`: one server per data directory (a
+    second would mark the first's running jobs interrupted)."""
+    return DirLock(
+        database.parent,
+        user="another veracity server",
+        hint="stop that server, or give this one another --data-dir (VERACITY_SERVER_DATA_DIR)",
+    )
+
+
 class JobStore:
-    """Thread-safe access to the jobs database.
+    """Thread-safe access to the jobs database, holding its folder's lock while open.
 
     Args:
         path: the SQLite file (its folder is created).
+
+    Raises:
+        DirLocked: another process (another server) has the folder open.
     """
 
     def __init__(self, path: Path):
         self.path = path
-        self._db = open_sqlite(path, SCHEMA, autocommit=True, what="job database")
+        self._owner = data_dir_lock(path)
+        self._owner.acquire()
+        try:
+            self._db = open_sqlite(path, SCHEMA, autocommit=True, what="job database")
+        except BaseException:
+            self._owner.release()
+            raise
         self._lock = threading.Lock()
 
     @staticmethod
@@ -117,6 +137,7 @@ class JobStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self._owner.release()
 
     def _write(self, sql: str, args: tuple = ()) -> int:
         with self._lock:
