@@ -42,6 +42,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"}
+        | {"weblinks"}
         | {"storage"}
         | {"dirlock", "netguard"},
         {

@@ -32,6 +32,14 @@ def serve(
     cors_origin: list[str] = typer.Option(
         None, "--cors-origin", help="an origin allowed to call the API from a browser (repeatable)"
     ),
+    retention_days: float = typer.Option(
+        None, help="delete finished checks older than this many days, 0 to keep (default 30)"
+    ),
+    retention_mb: float = typer.Option(
+        None,
+        help="keep the job database under this many MB, oldest checks going first; "
+        "0 for no limit (default 1000)",
+    ),
     allow_host: list[str] = typer.Option(
         None,
         "--allow-host",
@@ -65,6 +73,7 @@ def serve(
         "host": host, "port": port, "run_config": config, "data_dir": data_dir,
         "workers": workers, "queue_size": queue_size, "rate_per_minute": rate_per_minute,
         "allowed_models": allow_model or None, "cors_origins": cors_origin or None,
+        "retention_days": retention_days, "retention_mb": retention_mb,
         "allowed_hosts": allow_host or None,
     }  # fmt: skip
     try:

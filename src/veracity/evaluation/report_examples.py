@@ -4,7 +4,8 @@ predicted label, the outcome, and each verdict's reasons, evidence and trace in 
 Wrong ones come first, then abstentions, errors and crashes, then examples without a
 gold label (a batch), then correct ones; dataset order within each group. Texts are
 untrusted: the HTML template escapes them (autoescape) and makes links of http(s)
-addresses only; `md_cell` makes them safe in a Markdown table cell.
+addresses only (`veracity.weblinks.web_link`); `md_cell` makes them safe in a Markdown
+table cell.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from veracity.evaluation.store import PredictionRecord
 from veracity.trace import describe_event
+from veracity.weblinks import web_link
 
 MAX_ROWS = 2000  # examples listed; the rest are counted
 MAX_DETAILED = 300  # examples with their reasons, evidence and trace
@@ -132,7 +134,7 @@ def _evidence(ev: dict[str, Any]) -> EvidenceLine:
     return EvidenceLine(
         title=str(doc.get("title") or doc.get("id") or ""),
         source=str(doc.get("source") or "unknown"),
-        url=url if isinstance(url, str) and re.match(r"https?://", url, re.I) else None,
+        url=web_link(url),
         stance=stance if stance in ("supports", "refutes", "neutral") else None,
     )
 

@@ -28,6 +28,7 @@ from veracity.server.schemas import (
     SourcesInfo,
 )
 from veracity.server.store import JobRow
+from veracity.server.summaries import JobSummaryRow
 from veracity.trace import describe_event
 from veracity.types import SearchFailures
 
@@ -78,7 +79,7 @@ def _not_found(job_id: str) -> HTTPException:
     return HTTPException(404, f"no check with id {job_id!r}")
 
 
-def summary(row: JobRow) -> JobSummary:
+def summary(row: JobRow | JobSummaryRow) -> JobSummary:
     return JobSummary(
         id=row.id, url=f"/v1/checks/{row.id}", status=row.status,  # type: ignore[arg-type]
         created_at=row.created_at, finished_at=row.finished_at, method=row.method,  # type: ignore[arg-type]
@@ -150,7 +151,8 @@ async def list_checks(
 ) -> JobList:
     """Past and current checks, newest first."""
     cap = request.app.state.settings.history_limit
-    rows = manager(request).store.history(min(limit, cap) + 1, before)
+    # read in a worker thread: the event loop keeps answering (probes, streams) meanwhile
+    rows = await asyncio.to_thread(manager(request).store.history, min(limit, cap) + 1, before)
     more = len(rows) > min(limit, cap)
     rows = rows[: min(limit, cap)]
     return JobList(jobs=[summary(r) for r in rows], next_before=rows[-1].id if more else None)
@@ -167,10 +169,18 @@ async def get_check(
 ) -> Job:
     """A check's status and, once finished, its verdict."""
     jobs = manager(request)
+    # a verdict can be megabytes: it is read, checked and encoded in a worker thread
+    response = await asyncio.to_thread(_job_response, jobs, job_id, trace)
+    if response is None:
+        raise _not_found(job_id)
+    return response  # type: ignore[return-value]  # the Job, already encoded
+
+
+def _job_response(jobs: JobManager, job_id: str, trace: bool) -> JSONResponse | None:
     row = jobs.store.get(job_id)
     if row is None:
-        raise _not_found(job_id)
-    return job_view(row, jobs, trace=trace)
+        return None
+    return JSONResponse(job_view(row, jobs, trace=trace).model_dump(mode="json", by_alias=True))
 
 
 @router.delete(
@@ -195,7 +205,7 @@ async def cancel_check(job_id: JobId, request: Request) -> JSONResponse:
 async def rerun_check(job_id: JobId, request: Request) -> JSONResponse:
     """Run a finished (e.g. interrupted) check again as a new job."""
     jobs = manager(request)
-    if jobs.store.get(job_id) is None:
+    if not jobs.store.exists(job_id):
         raise _not_found(job_id)
     return _submit(jobs, lambda: jobs.rerun(job_id))
 
@@ -225,7 +235,7 @@ async def check_events(
     `Last-Event-ID` / `after`) and then live until the check ends."""
     start = max(event_position(after, "after"), event_position(last_event_id, "Last-Event-ID"))
     jobs = manager(request)
-    if jobs.store.get(job_id) is None:
+    if not jobs.store.exists(job_id):
         raise _not_found(job_id)
     stream = _sse(jobs, job_id, start)
     return StreamingResponse(
@@ -304,7 +314,8 @@ async def healthz() -> Health:
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready to check: the model is loaded and the job database can be written (503
-    otherwise)."""
+    otherwise). On a server with a token, a probe without it learns only whether the
+    server is ready."""
     b, jobs = builder(request), manager(request)
     storage = jobs.store.storage()  # ok, full, read-only, corrupt or io
     ready = b.ready and storage == "ok"
@@ -313,4 +324,14 @@ async def readyz(request: Request) -> JSONResponse:
         running=jobs.running, workers=jobs.workers, queue_size=jobs.queue_size,
         max_queued=jobs.max_waiting, storage=storage,
     )  # fmt: skip
-    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+    shown = body.model_dump()
+    if not request.app.state.token.allows(request.headers.get("authorization")):
+        shown = public_ready(shown)
+    return JSONResponse(shown, status_code=200 if ready else 503)
+
+
+def public_ready(body: dict[str, Any]) -> dict[str, Any]:
+    """What `/readyz` tells a client without the token: ready or not, and no more (no
+    model name, figures or error text, whatever fields the full answer gains)."""
+    ready = bool(body.get("ready"))
+    return {"ready": ready, "detail": "" if ready else "not ready; the reason needs the token"}

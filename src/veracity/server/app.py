@@ -32,6 +32,7 @@ from veracity.server.guards import (
     rate_limit_middleware,
 )
 from veracity.server.jobs import JobManager
+from veracity.server.retention import keep_pruning
 from veracity.server.runs import RunBuilder
 from veracity.server.settings import ServerSettings
 from veracity.server.store import JobStore
@@ -75,10 +76,14 @@ def create_app(
             log.warning("marked %d unfinished checks as interrupted", len(interrupted))
         app.state.store, app.state.builder, app.state.jobs = store, builder, jobs
         warm = asyncio.create_task(builder.warm())
+        pruner = asyncio.create_task(  # at start, then every retention_interval_s
+            keep_pruning(store.prune, settings.retention, settings.retention_interval_s)
+        )
         try:
             yield
         finally:
             warm.cancel()
+            pruner.cancel()
             await jobs.stop()
             store.close()
 

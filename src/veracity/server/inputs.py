@@ -3,13 +3,16 @@ post and how many replies it has.
 
 Built from the request a job stored (``JobRow.request``), so every job, old ones
 included, shows what it has; fields a request lacks are left out. Texts are untrusted:
-the templates escape them, and only http(s) addresses become links.
+the templates escape them, and only http(s) addresses become links
+(`veracity.weblinks.web_link`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from veracity.weblinks import web_link
 
 OPENING_CHARS = 300  # an article's opening, as shown on its check's page
 FULL_CHARS = 1200  # a claim or a post is shown whole up to here
@@ -79,14 +82,6 @@ def cut_text(text: str, limit: int) -> tuple[str, bool]:
     return head.rstrip(" ,;:.—-") + "…", True
 
 
-def web_address(url: Any) -> str | None:
-    """`url` when it is an http(s) address (a link may be made of it), else None."""
-    if not isinstance(url, str):
-        return None
-    lowered = url.strip().lower()
-    return url.strip() if lowered.startswith(("http://", "https://")) else None
-
-
 def input_view(request: dict[str, Any] | None, preview: str = "") -> InputView:
     """The input of a stored request; `preview` (the job's stored start of the input)
     stands in when the request holds no input."""
@@ -98,7 +93,7 @@ def input_view(request: dict[str, Any] | None, preview: str = "") -> InputView:
         text, cut = cut_text(str(item.get("body") or ""), OPENING_CHARS)
         return InputView(
             kind=kind, text=text, cut=cut, title=str(item.get("title") or "") or None,
-            url=web_address(item.get("url")), date=_date(item.get("published_at")),
+            url=web_link(item.get("url")), date=_date(item.get("published_at")),
         )  # fmt: skip
     text, cut = cut_text(str(item.get("text") or preview), FULL_CHARS)
     if kind == "post":

@@ -257,8 +257,8 @@ class JobManager:
     async def follow(self, job_id: str, after: int = 0) -> AsyncIterator[StreamItem]:
         """The job's stream items with seq > `after`: stored ones, then live ones."""
         job = self.live.get(job_id)
-        if job is None:
-            for item in self.store.events(job_id, after):
+        if job is None:  # a finished job: its stored events, parsed in a worker thread
+            for item in await asyncio.to_thread(self.store.events, job_id, after):
                 yield item
             return
         async for _, item in job.stream.follow(max(after, 0)):

@@ -128,14 +128,19 @@ class Health(BaseModel):
 
 
 class Ready(BaseModel):
+    """Readiness. On a server with a token, a request without it gets `ready` and a
+    `detail` that gives no reason, nothing else."""
+
     ready: bool
-    model: str
+    model: str | None = None
     detail: str = ""
-    queued: int
-    running: int
-    workers: int
-    queue_size: int
-    max_queued: int = Field(description="the most checks that have waited at once since start")
+    queued: int | None = None
+    running: int | None = None
+    workers: int | None = None
+    queue_size: int | None = None
+    max_queued: int | None = Field(
+        default=None, description="the most checks that have waited at once since start"
+    )
     storage: str = Field(
         default="ok",
         description="the job database: ok, or full, read-only, corrupt or io (not ready)",

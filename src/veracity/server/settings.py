@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from veracity.config import settings as veracity_settings
 from veracity.netguard import ANY_HOST, split_host
+from veracity.server.retention import RetentionPolicy
 
 
 class ServerSettings(BaseSettings):
@@ -42,6 +43,10 @@ class ServerSettings(BaseSettings):
         allowed_models: models a caller may choose instead of the configured one.
         allow_method_config: whether callers may pass ``method_config`` overrides.
         history_limit: the most jobs one history page lists.
+        retention_days: finished checks older than this are deleted (0: kept forever).
+        retention_mb: the job database's data is kept under this many megabytes by
+            deleting the oldest finished checks (0: no limit).
+        retention_interval_s: how often the server prunes (it also prunes at start).
     """
 
     model_config = SettingsConfigDict(env_prefix="VERACITY_SERVER_", extra="ignore")
@@ -61,6 +66,9 @@ class ServerSettings(BaseSettings):
     allowed_models: list[str] = Field(default_factory=list)
     allow_method_config: bool = False
     history_limit: int = Field(default=200, ge=1)
+    retention_days: float = Field(default=30.0, ge=0)
+    retention_mb: float = Field(default=1000.0, ge=0)
+    retention_interval_s: float = Field(default=600.0, ge=1)
 
     @field_validator("token")
     @classmethod
@@ -87,6 +95,11 @@ class ServerSettings(BaseSettings):
         """The SQLite file holding jobs, events and verdicts."""
         base = self.data_dir or veracity_settings().home / "server"
         return base / "jobs.sqlite"
+
+    @property
+    def retention(self) -> RetentionPolicy:
+        """What the job database keeps (`veracity.server.retention`)."""
+        return RetentionPolicy(max_age_days=self.retention_days, max_mb=self.retention_mb)
 
     @property
     def auth(self) -> bool:

@@ -17,6 +17,8 @@ from typing import Any
 
 from veracity.dirlock import DirLock
 from veracity.infra import open_sqlite
+from veracity.server import retention
+from veracity.server.summaries import SUMMARY_SELECT, JobSummaryRow, migrate, summarize
 from veracity.storage import check_store
 
 SCHEMA = """
@@ -35,7 +37,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     score REAL,
     verdict TEXT,
     error TEXT,
-    rerun_of TEXT
+    rerun_of TEXT,
+    line TEXT,
+    replies INTEGER
 );
 CREATE TABLE IF NOT EXISTS events (
     job_id TEXT NOT NULL,
@@ -114,6 +118,8 @@ class JobStore:
             self._owner.release()
             raise
         self._lock = threading.Lock()
+        migrate(self._db, self._lock)  # summary columns of a database made before them
+        retention.prepare(self._db, self._lock)
 
     @staticmethod
     def verify(path: Path) -> None:
@@ -157,11 +163,13 @@ class JobStore:
         preview: str,
         rerun_of: str | None = None,
     ) -> None:
+        line, replies = summarize(request, preview)  # what the history lists
         self._write(
             "INSERT INTO jobs (id, created_at, status, request, method, input_kind, preview, "
-            "rerun_of) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
-            (job_id, now(), json.dumps(request), method, input_kind, preview, rerun_of),
-        )
+            "rerun_of, line, replies) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, now(), json.dumps(request), method, input_kind, preview, rerun_of, line,
+             replies),
+        )  # fmt: skip
 
     def started(self, job_id: str) -> None:
         self._write(
@@ -210,21 +218,32 @@ class JobStore:
         rows = self._read("SELECT MAX(seq) FROM events WHERE job_id=?", (job_id,))
         return rows[0][0] or 0
 
+    def exists(self, job_id: str) -> bool:
+        """Whether the job is stored (reads no request or verdict)."""
+        return bool(self._read("SELECT 1 FROM jobs WHERE id=?", (job_id,)))
+
     def get(self, job_id: str) -> JobRow | None:
         rows = self._read(f"SELECT {_COLUMNS} FROM jobs WHERE id=?", (job_id,))
         return _row(rows[0]) if rows else None
 
-    def history(self, limit: int, before: str | None = None) -> list[JobRow]:
-        """Newest first; `before` (a job id) continues after that job."""
+    def history(self, limit: int, before: str | None = None) -> list[JobSummaryRow]:
+        """Newest first, from the summary columns (no request or verdict is read);
+        `before` (a job id) continues after that job."""
         if before is None:
-            rows = self._read(f"SELECT {_COLUMNS} FROM jobs ORDER BY n DESC LIMIT ?", (limit,))
+            rows = self._read(
+                f"SELECT {SUMMARY_SELECT} FROM jobs ORDER BY n DESC LIMIT ?", (limit,)
+            )
         else:
             rows = self._read(
-                f"SELECT {_COLUMNS} FROM jobs WHERE n < (SELECT n FROM jobs WHERE id=?) "
+                f"SELECT {SUMMARY_SELECT} FROM jobs WHERE n < (SELECT n FROM jobs WHERE id=?) "
                 "ORDER BY n DESC LIMIT ?",
                 (before, limit),
             )
-        return [_row(r) for r in rows]
+        return [JobSummaryRow.from_row(r) for r in rows]
+
+    def prune(self, policy: retention.RetentionPolicy) -> retention.PruneReport:
+        """Delete the finished checks `policy` does not keep (`veracity.server.retention`)."""
+        return retention.prune(self._db, self._lock, policy)
 
     def unfinished(self) -> list[str]:
         rows = self._read("SELECT id FROM jobs WHERE status IN ('queued', 'running') ORDER BY n")

@@ -1,12 +1,14 @@
 """The web UI: server-rendered pages and fragments; a little JavaScript (static/app.js)
 submits checks, follows their event streams and fetches the fragments.
 
-Pages carry no check data, so they load without a token; the fragments that do
-(``/ui/...``) are behind the same token as the API.
+Pages carry nothing of the server's configuration or its checks, so they load without a
+token; the fragments that do (``/ui/...``: the form's methods, models and sources, a
+check's input and report, the history) are behind the same token as the API.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -56,11 +58,7 @@ _SECURITY_HEADERS = {
 
 @router.get("/", response_class=HTMLResponse)
 async def index(request: Request) -> HTMLResponse:
-    offer = request.app.state.builder.methods_info()
-    return render(
-        "index.html.j2", request, offer=offer,
-        sources=request.app.state.builder.sources_info().sources,
-    )  # fmt: skip
+    return render("index.html.j2", request)
 
 
 @router.get("/checks/{job_id}", response_class=HTMLResponse)
@@ -78,8 +76,24 @@ async def history_page(request: Request) -> HTMLResponse:
     return render("history.html.j2", request)
 
 
+@fragments.get("/offer", response_class=HTMLResponse)
+async def offer_fragment(request: Request) -> HTMLResponse:
+    """The form's choices: methods, label spaces, models and sources the server offers."""
+    builder = request.app.state.builder
+    offer, sources = builder.methods_info(), builder.sources_info().sources
+    return render("_offer.html.j2", request, offer=offer, sources=sources)
+
+
+# Fragments read, parse and render stored jobs (a verdict can be megabytes) in a worker
+# thread, so the event loop keeps answering probes and streams meanwhile.
+
+
 @fragments.get("/checks/{job_id}/report", response_class=HTMLResponse)
 async def report_fragment(job_id: JobId, request: Request) -> HTMLResponse:
+    return await asyncio.to_thread(_report_page, job_id, request)
+
+
+def _report_page(job_id: str, request: Request) -> HTMLResponse:
     row = request.app.state.store.get(job_id)
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
@@ -93,6 +107,10 @@ async def report_fragment(job_id: JobId, request: Request) -> HTMLResponse:
 @fragments.get("/checks/{job_id}/input", response_class=HTMLResponse)
 async def input_fragment(job_id: JobId, request: Request) -> HTMLResponse:
     """What the check checked: the claim, the article's title and opening, or the post."""
+    return await asyncio.to_thread(_input_page, job_id, request)
+
+
+def _input_page(job_id: str, request: Request) -> HTMLResponse:
     row = request.app.state.store.get(job_id)
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
@@ -105,11 +123,9 @@ async def history_fragment(
     before: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> HTMLResponse:
-    rows = request.app.state.store.history(limit + 1, before)
+    rows = await asyncio.to_thread(request.app.state.store.history, limit + 1, before)
     older = rows[limit - 1].id if len(rows) > limit else None  # the cursor for the next page
-    shown = rows[:limit]
-    inputs = {r.id: input_view(r.request, r.preview) for r in shown}
-    return render("_history.html.j2", request, rows=shown, inputs=inputs, more=older)
+    return render("_history.html.j2", request, rows=rows[:limit], more=older)
 
 
 router.include_router(fragments)

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity.server.inputs import web_address
 from veracity.trace import describe_event
+from veracity.weblinks import web_link
 
 PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
 
@@ -98,7 +98,7 @@ def evidence_views(verdict: dict[str, Any]) -> list[EvidenceView]:
             EvidenceView(
                 source=doc.get("source", "unknown"),
                 title=doc.get("title") or doc.get("id", ""),
-                url=web_address(doc.get("url")),
+                url=web_link(doc.get("url")),
                 date=(doc.get("published_at") or "")[:10] or None,
                 segments=segments,
                 quote=ev.get("quote"),

@@ -43,6 +43,44 @@ async function problemText(resp) {
   }
 }
 
+// ------------------------------------------------------------------ fragments and links
+
+// Only http(s) addresses stay links: the rule `veracity.weblinks.web_link` applies to the
+// pages rendered in Python, applied again here to every fragment this script inserts.
+// Relative links (our own pages, anchors) resolve to this page's http(s) origin.
+const LINK_PROTOCOLS = new Set(["http:", "https:"]);
+
+function safeHref(href) {
+  if (typeof href !== "string") return false;
+  const text = href.trim();
+  // white space, control characters and backslashes are read differently by browsers
+  if (!text || /[\s\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\\]/.test(text)) {
+    return false;
+  }
+  try {
+    return LINK_PROTOCOLS.has(new URL(text, window.location.href).protocol);
+  } catch (e) {
+    return false;
+  }
+}
+
+// Puts server-rendered HTML into `el` (replacing its content, or after it with
+// `append`), turning every link that fails `safeHref` into its plain text.
+function insertFragment(el, html, append = false) {
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  for (const a of template.content.querySelectorAll("a[href], area[href]")) {
+    if (!safeHref(a.getAttribute("href"))) {
+      const span = document.createElement("span");
+      span.className = "unlinked";
+      span.append(...a.childNodes);
+      a.replaceWith(span);
+    }
+  }
+  if (append) el.append(template.content);
+  else el.replaceChildren(template.content);
+}
+
 function showError(el, text) {
   el.textContent = text;
   el.hidden = !text;
@@ -51,7 +89,10 @@ function showError(el, text) {
 
 // ------------------------------------------------------------------ the check form
 
-function initForm(form) {
+async function initForm(form) {
+  const offer = await api("/ui/offer"); // what the server offers: behind its token
+  if (!offer.ok) return showError($("#form-error"), await problemText(offer));
+  insertFragment($("#offer"), await offer.text());
   const method = $("#method");
   const labels = $("#labels");
   const kind = () => form.querySelector("input[name=kind]:checked").value;
@@ -74,6 +115,7 @@ function initForm(form) {
   form.querySelectorAll("input[name=kind]").forEach((r) => r.addEventListener("change", fitMethods));
   method.addEventListener("change", () => { chosen = true; fitLabels(); });
   fitMethods();
+  $("#submit").disabled = false;
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -248,12 +290,12 @@ function initCheck(root) {
   async function loadInput() {
     const resp = await api(`/ui/checks/${jobId}/input`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
-    $("#checked").innerHTML = await resp.text(); // server-rendered, escaped
+    insertFragment($("#checked"), await resp.text()); // server-rendered, escaped
   }
   async function loadReport() {
     const resp = await api(`/ui/checks/${jobId}/report`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
-    $("#report").innerHTML = await resp.text(); // server-rendered, escaped
+    insertFragment($("#report"), await resp.text()); // server-rendered, escaped
   }
 
   async function start() {
@@ -310,9 +352,9 @@ function initHistory(root) {
     const html = await resp.text();
     if (before) {
       $("#more")?.parentElement.remove();
-      root.insertAdjacentHTML("beforeend", html);
+      insertFragment(root, html, true);
     } else {
-      root.innerHTML = html;
+      insertFragment(root, html);
     }
   }
   root.addEventListener("click", (e) => {
@@ -326,7 +368,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     await askToken("");
   }
   const form = $("#check-form");
-  if (form) initForm(form);
+  if (form) initForm(form).catch((e) => showError($("#form-error"), e.message));
   const check = $("#check");
   if (check) initCheck(check);
   const history = $("#history");
