@@ -36,6 +36,7 @@ HEADER_CASES: list[tuple[str, bytes]] = [
     ("hex", b"0x10"),
     ("empty", b""),
     ("300 digits", b"1" * 300),
+    ("5,000 digits (past int()'s own limit)", b"1" * 5000),
 ]
 QUERY_CASES: list[tuple[str, str]] = [
     ("after: 20 digits", "9" * 20),
@@ -48,6 +49,7 @@ QUERY_CASES: list[tuple[str, str]] = [
     ("after: Arabic-Indic", "%D9%A3"),
     ("after: empty", ""),
     ("after: a decimal", "2.0"),
+    ("after: 5,000 digits", "1" * 5000),
 ]
 
 

@@ -249,7 +249,8 @@ def event_position(value: str | None, name: str) -> int:
     `MAX_POSITION`, else 422 (a sign, a space, `²`, `١` or a 20-digit number included)."""
     if value is None:
         return 0
-    if not (value.isascii() and value.isdigit()) or int(value) > MAX_POSITION:
+    digits = value.isascii() and value.isdigit() and len(value) <= len(str(MAX_POSITION))
+    if not digits or int(value) > MAX_POSITION:
         shown = value[:24] + ("…" if len(value) > 24 else "")
         raise HTTPException(
             422, f"{name} must be an event id: digits 0-9, at most {MAX_POSITION} (got {shown!r})"
