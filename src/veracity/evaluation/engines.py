@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from veracity.errors import LLMAuthError, ModelNotAvailable, SourceAuthError
+from veracity.errors import LLMAuthError, ModelNotAvailable, SourceAuthError, StorageError
 from veracity.evaluation.store import PredictionRecord, input_summary
 from veracity.labels import LabelSpace
 from veracity.retrieval.guards import EvalGuards, eval_guards
@@ -31,7 +31,14 @@ from veracity.runtime import CachePaths
 from veracity.types import CheckInput, Verdict
 
 # Errors that concern the whole run, not one example: they stop the run.
-FATAL: tuple[type[BaseException], ...] = (LLMAuthError, ModelNotAvailable, SourceAuthError)
+# a run stops on these: every later example would meet them too (a storage fault: a
+# damaged cache, a full disk, a read-only folder)
+FATAL: tuple[type[BaseException], ...] = (
+    LLMAuthError,
+    ModelNotAvailable,
+    SourceAuthError,
+    StorageError,
+)
 
 Sink = Callable[[PredictionRecord], None]
 

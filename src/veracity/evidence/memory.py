@@ -80,6 +80,8 @@ class EvidenceMemory:
 
     Raises:
         EvidenceMemoryError: the database cannot be opened.
+        StorageError: it is damaged, its folder read-only or the disk full (naming the
+            file and the fix).
     """
 
     def __init__(
