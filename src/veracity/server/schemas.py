@@ -141,8 +141,8 @@ class Ready(BaseModel):
     max_queued: int | None = Field(
         default=None, description="the most checks that have waited at once since start"
     )
-    storage: str = Field(
-        default="ok",
+    storage: str | None = Field(
+        default=None,
         description="the job database: ok, or full, read-only, corrupt or io (not ready)",
     )
 
