@@ -118,3 +118,32 @@ def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
         golds = [r.gold for r in store.read_predictions()]
         assert len(golds) >= 2 and len(golds) == len(set(golds)), f"not one per class: {golds}"
     assert "accuracy" in summary.metrics
+
+
+# The papers' baselines that run as methods here (paper's name -> registered method). A
+# published row of one of them must sit beside a variant that runs it, so the cases
+# above run it on one example and `veracity report` puts ours beside the paper's.
+BASELINES = {"FIRE": "fire", "D2D": "d2d"}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_published_row_of_a_baseline_we_run_has_its_variant(path):
+    cfg = load_experiment(path)
+    if cfg.paper is None:
+        pytest.skip("no paper table")
+
+    def method_of(variant):
+        return cfg.with_variant(variant).method
+
+    rows = [r for r in cfg.paper.rows if r.method in BASELINES]
+    runs = {
+        (r.method, r.model, tuple(sorted(r.metrics.items())))
+        for r in rows
+        if r.ours and r.variant is not None and method_of(r.variant) == BASELINES[r.method]
+    }
+    missing = [
+        f"{r.method} ({r.model or 'no model'}, variant {r.variant or 'base'})"
+        for r in rows
+        if (r.method, r.model, tuple(sorted(r.metrics.items()))) not in runs
+    ]
+    assert not missing, f"published baseline rows without a variant that runs them: {missing}"
