@@ -8,7 +8,8 @@ the OS raised into a `StorageError` that says which, and what to do (`fault` mak
 be built in its place; `write_atomically` replaces a file whole or not at all and leaves
 no temp file behind; `check_store` opens an existing store read-only and checks its
 integrity (for `veracity doctor`); `StoreHealth` remembers a store's last fault for
-readiness probes. `veracity.infra.open_sqlite` applies all this to every SQLite store.
+readiness probes. `StoreConnection`, the connection `veracity.infra.open_sqlite` makes
+for every SQLite store, applies all this to each statement, commit and fetch.
 
 This module imports only `veracity.errors`, so every layer may use it.
 """
@@ -24,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from veracity.errors import StorageError
 
@@ -293,3 +294,100 @@ class StoreHealth:
             self.fault = None
             return "ok"
         return kind
+
+
+class StoreConnection(sqlite3.Connection):
+    """A connection whose storage faults raise `StorageError` naming its file and the fix,
+    on statements, commits and fetches alike (`open_sqlite` makes them)."""
+
+    store_path: Path
+    store_what: str
+    health: StoreHealth
+
+    def _fault(self, exc: sqlite3.Error) -> StorageError | None:
+        fault = storage_error(exc, self.store_path, self.store_what)
+        if fault is not None:
+            self.health.failed(fault)
+        return fault
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            cursor = self.cursor(_StoreCursor).execute(sql, parameters)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+        if self.health.fault is not None and not self.in_transaction and _writes(sql):
+            self.health.wrote()  # a write went through to the file: the fault is over
+        return cursor
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return self.cursor(_StoreCursor).executemany(sql, parameters)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(script)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def commit(self) -> None:
+        pending = self.in_transaction
+        try:
+            super().commit()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+        if pending and self.health.fault is not None:
+            self.health.wrote()
+
+
+def _writes(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE", "REPLAC", "COMMIT")
+
+
+class _StoreCursor(sqlite3.Cursor):
+    """A cursor of a `StoreConnection`: a fault met while fetching is told the same way."""
+
+    def _fault(self, exc: sqlite3.Error) -> StorageError | None:
+        conn = self.connection
+        return conn._fault(exc) if isinstance(conn, StoreConnection) else None
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        try:
+            return super().fetchmany(self.arraysize if size is None else size)
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as exc:
+            if (fault := self._fault(exc)) is None:
+                raise
+            raise fault from exc
