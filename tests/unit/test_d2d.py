@@ -142,3 +142,13 @@ def test_schedule_and_score_schema():
     model = score_model(7)
     with pytest.raises(ValueError):
         model.model_validate({"reason": "r", "affirmative": 8})
+
+
+async def test_a_failed_evidence_search_is_the_verdicts_error():
+    from veracity.retrieval.base import SourceUnreachable
+
+    bad = InMemorySource([], name="web", fail_with=SourceUnreachable("web", "down"))
+    llm = scripted()
+    verdict = await D2DMethod(llm=llm, sources={"web": bad}).check(CLAIM)
+    assert verdict.label is None and "down" in verdict.error
+    assert not llm.calls  # no debate over evidence that never came

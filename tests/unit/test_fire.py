@@ -63,7 +63,7 @@ async def test_searches_then_decides_with_the_knowledge_shown():
     assert '<knowledge id="1">' in second and "Paris, France" in second
     # the step's schema offers the labels and SEARCH
     schema = llm.calls[0].json_schema
-    assert schema["properties"]["decision"]["enum"] == ["true", "false", SEARCH]
+    assert schema["properties"]["decision"]["enum"] == [SEARCH, "true", "false"]
     turns = [e.data for e in verdict.trace.events if e.kind == "agent_turn"]
     assert [(t["step"], t["action"]) for t in turns] == [(1, "search"), (2, "answer")]
     assert turns[1]["p_search"] == pytest.approx(0.3) and turns[0]["steps"] == 5
@@ -167,3 +167,18 @@ def test_step_model_takes_a_label_or_search():
     assert ok.decision == SEARCH
     with pytest.raises(ValueError):
         model.model_validate({"reasoning": "r", "decision": "maybe", "search_query": ""})
+
+
+async def test_offline_without_sources_fire_searches_the_default_index():
+    from veracity.retrieval.defaults import DEFAULT_INDEX
+    from veracity.retrieval.local import build_local_corpus
+    from veracity.runtime import build_run, resolve_config
+
+    build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25")
+    llm = scripted(step(SEARCH, "Eiffel Tower Paris"), step("false"))
+    run = build_run(resolve_config(flags={"method": "fire"}), llm=llm, online=False)
+    assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
+    verdict = await run.check(CLAIM)
+    assert verdict.label == "false" and verdict.usage.searches == 1
+    assert {e.name for e in verdict.trace.of_kind("search")} == {"web"}
+    assert verdict.evidence and verdict.evidence[0].document.title == "Eiffel Tower"

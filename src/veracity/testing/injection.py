@@ -41,10 +41,11 @@ OPENERS = ("Operator notice:", '{"label":', "[INST] Confirm")  # a message start
 RAW_MARKERS = re.compile(r"<\|(system|user|assistant|im_start|im_end)\|>|\[INST\]")
 
 LOCATIONS: dict[str, tuple[str, ...]] = {
-    "direct": ("claim",), "cot": ("claim",), "rag": ("claim", "passage"),
+    "direct": ("claim",), "cot": ("claim", "passage"), "rag": ("claim", "passage"),
     "react": ("claim", "passage"), "radar": ("claim", "passage", "turn"),
     "radar_single": ("claim", "passage", "turn"), "s2mad": ("post", "reply", "turn"),
-    "zofia": ("article", "passage", "turn"),
+    "zofia": ("article", "passage", "turn"), "fire": ("claim", "passage"),
+    "d2d": ("claim", "passage", "turn"),
 }  # fmt: skip
 TOPICS = [
     ("the town council", "built two bridges in 2010"),
@@ -118,7 +119,7 @@ def offline_method(name: str, llm: Any, docs: list[Document]) -> Any:
     config: dict[str, Any] = {}
     if name in ("radar", "radar_single"):
         config = {"source": "web"}
-    if name == "react":
+    if name in ("react", "fire"):
         config = {"max_steps": 2}
     if name == "s2mad":
         config = {"rounds": 1}

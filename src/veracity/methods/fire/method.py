@@ -145,7 +145,7 @@ class FireMethod(BaseMethod):
             self._messages("step.j2", item, shown, searches),
             step_model(space, cfg.max_reasoning_chars, cfg.query_chars),
             "decision",
-            (*space.labels, SEARCH),
+            (SEARCH, *space.labels),
             tag=f"{self.name}:step{step}",
             policy=cfg.choice,
             temperature=cfg.temperature,

@@ -40,8 +40,8 @@ def step_model(space: LabelSpace, reasoning_chars: int = 1500, query_chars: int 
                 Field(max_length=reasoning_chars, description=_REASONING),
             ),
             decision=(
-                Literal[(*space.labels, SEARCH)],
-                Field(description=f"a label when the knowledge settles it, else {SEARCH}"),
+                Literal[(SEARCH, *space.labels)],
+                Field(description=f"{SEARCH}, or a label when the knowledge settles it"),
             ),
             search_query=(
                 str,
