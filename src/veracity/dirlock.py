@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from veracity.errors import DirLocked
+from veracity.storage import storage_error
 
 try:  # POSIX
     import fcntl
@@ -67,18 +68,31 @@ class DirLock:
         Raises:
             DirLocked: (or the configured subclass) another process holds it; the
                 message names its pid, host and start time.
+            StorageError: the lock file cannot be written (a read-only folder, a full
+                disk).
         """
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only folder, a full disk: named, with the fix
+            if (fault := storage_error(exc, self.path, "lock file")) is None:
+                raise
+            raise fault from exc
         if not _try_lock(fd):
             holder = _holder(fd)
             os.close(fd)
             raise self._refusal(holder)
-        os.ftruncate(fd, 0)
         stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {stamp}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {stamp}\n".encode())
+        except OSError as exc:
+            os.close(fd)
+            if (fault := storage_error(exc, self.path, "lock file")) is None:
+                raise
+            raise fault from exc
         self._fd = fd
 
     def release(self) -> None:

@@ -110,7 +110,7 @@ def _parts(kind: Kind, path: Path, what: str, exc: BaseException | None) -> tupl
         )
     if kind == "read-only":
         return (
-            f"cannot write the {what} {path}: {path.parent} is read-only{why}",
+            f"cannot write the {what} {path}: {_nearest(path.parent)} is read-only{why}",
             f"Make it writable, or point veracity at a writable folder {elsewhere}",
         )
     if kind == "full":
@@ -138,13 +138,18 @@ def _free_text(folder: Path) -> str:
 
 def free_bytes(folder: Path) -> int | None:
     """Free bytes on the disk holding `folder` (or its nearest existing parent)."""
+    try:
+        return shutil.disk_usage(_nearest(folder)).free
+    except OSError:
+        return None
+
+
+def _nearest(folder: Path) -> Path:
+    """`folder`, or its nearest parent that exists."""
     where = Path(folder)
     while not where.exists() and where != where.parent:
         where = where.parent
-    try:
-        return shutil.disk_usage(where).free
-    except OSError:
-        return None
+    return where
 
 
 def low_space(folder: Path) -> bool:
@@ -155,9 +160,7 @@ def low_space(folder: Path) -> bool:
 
 def writable(folder: Path) -> bool:
     """Files can be created in `folder` (or, when it does not exist yet, its parent)."""
-    where = Path(folder)
-    while not where.exists() and where != where.parent:
-        where = where.parent
+    where = _nearest(folder)
     try:
         if os.statvfs(where).f_flag & os.ST_RDONLY:
             return False

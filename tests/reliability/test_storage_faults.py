@@ -278,6 +278,8 @@ def test_batch_on_a_full_disk_leaves_no_temp_file_and_loses_no_result(
     line = one_clear_error(run_cli(args, tmp_path / "home"), "no space left", str(out))
     assert "Free some disk space" in line
     assert sorted(p.name for p in full_dir.iterdir()) == ["filler"]  # no out.jsonl.tmp
+    on_full = [*args[:5], str(full_dir / "run"), *args[6:]]  # the run directory there too
+    one_clear_error(run_cli(on_full, tmp_path / "home"), "no space left", str(full_dir / "run"))
     calls = len(fake_server.requests)
     (full_dir / "filler").unlink()
     again = run_cli(args, tmp_path / "home")
