@@ -103,6 +103,7 @@ async def test_mermaid_runs_its_loop_over_mcp_stdio(tiny_index, tmp_path):
     llm.on(".*", DECOMPOSED, tag="decomposer")
     llm.on(".*", step("search_docs", query="Eiffel Tower"), tag="executor:1")
     llm.on(".*", answer("false"), tag="executor:2")
+    llm.on(".*", json.dumps({"relevant": [1]}), tag="retain")  # keeps the one document found
     flags = {
         "method": "mermaid",
         "sources": {"docs": {"type": "local", "index": tiny_index}},
@@ -119,6 +120,7 @@ async def test_mermaid_runs_its_loop_over_mcp_stdio(tiny_index, tmp_path):
     assert search.name == "docs" and search.data["query"]["before"] == "2024-01-01"
     assert verdict.trace.of_kind("tool_call")[0].data["tool"] == "search_docs"
     assert any(e.name == "mcp:evidence" for e in verdict.trace.of_kind("stage"))
+    assert verdict.metadata["memory"]["kept"] == 1
     await run.method.toolbox.aclose()
 
 
