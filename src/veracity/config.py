@@ -17,10 +17,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from veracity.errors import ConfigError
+from veracity.errors import ConfigError, InputError
 from veracity.infra import CacheMode, default_concurrency
 from veracity.limits import InputLimits
 from veracity.paper_table import PaperRow, PaperTable
+from veracity.textio import MAX_CONFIG_BYTES, decode_text, read_file_limited
 
 
 def _default_home() -> Path:
@@ -359,10 +360,13 @@ def validation_message(exc: ValidationError) -> str:
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"config file not found: {p}")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
+        raw = read_file_limited(p, MAX_CONFIG_BYTES, "config file")
+        text = decode_text(raw, f"config file {p}")
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

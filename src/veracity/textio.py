@@ -46,6 +46,8 @@ MAX_EVIDENCE_DOCS = 1_000  # documents handed over with a claim
 MAX_TEXT_BYTES = 4 * MAX_INPUT_CHARS  # a plain-text input read whole (UTF-8: <= 4 bytes/char)
 MAX_RECORD_BYTES = 32 * 2**20  # one JSON document, JSON Lines line or CSV/TSV row
 MAX_JSON_FILE_BYTES = 256 * 2**20  # a file holding one JSON array (datasets, batch .json)
+MAX_CONFIG_BYTES = 4 * 2**20  # a run or experiment YAML file
+MAX_DOCUMENT_FILE_BYTES = 64 * 2**20  # one text, Markdown or HTML file of a local corpus
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 

@@ -19,7 +19,13 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.textio import MAX_JSON_FILE_BYTES, MAX_RECORD_BYTES, MAX_TEXT_BYTES
+from veracity.textio import (
+    MAX_CONFIG_BYTES,
+    MAX_DOCUMENT_FILE_BYTES,
+    MAX_JSON_FILE_BYTES,
+    MAX_RECORD_BYTES,
+    MAX_TEXT_BYTES,
+)
 
 from .conftest import cli_env, veracity_cmd
 
@@ -196,3 +202,23 @@ def test_standard_input_that_is_not_utf8_names_the_line(tmp_path, fake_server):
     result = runner.invoke(app, _batch(fake_server, "--run-dir", str(tmp_path / "r")), input=rows)
     assert result.exit_code == 2
     assert "stdin: line 2: not UTF-8 text (byte 0xe9" in " ".join(result.output.split())
+
+
+def test_a_config_file_over_its_limit_or_not_a_file_is_refused(tmp_path):
+    big = _sparse(tmp_path / "run.yaml", MAX_CONFIG_BYTES + 1, b"method: direct\n")
+    result = runner.invoke(app, ["check", "--config", str(big), "x"])
+    assert result.exit_code == 2
+    assert f"the limit is {MAX_CONFIG_BYTES:,}" in result.output
+    for special, kind in ((tmp_path, "a directory"), ("/dev/zero", "a device")):
+        result = runner.invoke(app, ["check", "--config", str(special), "x"])
+        assert result.exit_code == 2 and kind in result.output, result.output
+
+
+def test_index_build_refuses_a_corpus_file_over_its_limit(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("The Eiffel Tower is in Paris.")
+    _sparse(corpus / "b.txt", MAX_DOCUMENT_FILE_BYTES + 1, b"A very long book.\n")
+    result = runner.invoke(app, ["index", "build", str(corpus), "--name", "t", "--mode", "bm25"])
+    assert result.exit_code == 2, result.output
+    assert "b.txt" in result.output and f"the limit is {MAX_DOCUMENT_FILE_BYTES:,}" in result.output

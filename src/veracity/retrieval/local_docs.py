@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veracity import readers
 from veracity.dates import parse_date
+from veracity.errors import InputError
+from veracity.textio import MAX_DOCUMENT_FILE_BYTES, read_file_limited
 from veracity.types import Document
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
@@ -201,7 +203,11 @@ def html_to_text(html: str) -> tuple[str, str]:
 def read_file_document(path: Path, root: Path) -> Document:
     """One document from a text, Markdown or HTML file; the id is the relative path."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = read_file_limited(path, MAX_DOCUMENT_FILE_BYTES, "corpus file")
+    except InputError as exc:
+        raise CorpusInputError(str(exc)) from None
+    try:
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorpusInputError(f"{path}: not UTF-8 text ({exc.reason})") from None
     doc_id = path.relative_to(root).as_posix() if path != root else path.name
