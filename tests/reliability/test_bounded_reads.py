@@ -11,9 +11,8 @@ files and standard input get the same bounds and the same messages.
 from __future__ import annotations
 
 import json
-import os
-import resource
 import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -42,23 +41,32 @@ def _batch(server, *extra: str) -> list[str]:
             "--no-progress", *extra]  # fmt: skip
 
 
+# The command is started by a small launcher, not by this process: the kernel's peak RSS of
+# a process keeps the peak of the memory it was forked from (exec records the old one), so
+# a command forked straight from a test run holding a gigabyte would report a gigabyte.
+_LAUNCHER = """
+import json, os, resource, sys
+pid = os.fork()
+if pid == 0:  # a regression raises MemoryError here, not on the whole machine
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as fh:
+    json.dump([os.waitstatus_to_exitcode(status), usage.ru_maxrss], fh)
+"""
+
+
 def _run_measured(args: list[str], tmp_path, stdin) -> tuple[int, str, int]:
     """Exit status, standard error and peak RSS (MiB) of the real command."""
-    err = tmp_path / "stderr.txt"
-
-    def cap() -> None:  # a regression raises MemoryError here, not on the whole machine
-        resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
-
+    err, measured = tmp_path / "stderr.txt", tmp_path / "measured.json"
+    launcher = [sys.executable, "-S", "-c", _LAUNCHER, str(measured)]
     with err.open("wb") as err_fh:
-        proc = subprocess.Popen(
-            veracity_cmd(*args), stdin=stdin, stdout=subprocess.DEVNULL, stderr=err_fh,
-            env=cli_env(tmp_path / "home"), cwd=tmp_path, preexec_fn=cap,
+        subprocess.run(
+            [*launcher, *veracity_cmd(*args)], stdin=stdin, stdout=subprocess.DEVNULL,
+            stderr=err_fh, env=cli_env(tmp_path / "home"), cwd=tmp_path, check=False,
         )  # fmt: skip
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped above; keeps Popen from waiting again
-    return os.waitstatus_to_exitcode(status), err.read_text(), usage.ru_maxrss // 1024
+    code, peak_kb = json.loads(measured.read_text())
+    return code, err.read_text(), peak_kb // 1024
 
 
 @pytest.mark.parametrize(

@@ -152,8 +152,9 @@ def test_trained_on_needs_a_frozen_policy_and_a_checkpoint():
 def test_a_baseline_row_does_not_inherit_the_toe_settings():
     exp = load_experiment(experiment_dir() / "toe_table2.yaml")
     assert exp.method_config["checkpoint"] == "liar"
-    for name in ("direct", "cot"):
-        assert exp.with_variant(name).method_config == {}
+    assert exp.with_variant("direct").method_config == {}
+    # Z-CoT stays zero-shot: cot reads the sources it is given unless told not to
+    assert exp.with_variant("cot").method_config == {"evidence": "none"}
 
 
 # --------------------------------------------------------------------------- end to end
