@@ -15,6 +15,7 @@ Marked tests skip, with the reason, when the data directory is absent.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,17 @@ def _isolated_home(request, tmp_path_factory, monkeypatch):
     for var in ("VERACITY_LLM", "VERACITY_MODEL", "VERACITY_BASE_URL", "VERACITY_PROVIDER"):
         monkeypatch.delenv(var, raising=False)
     yield home
+    _forget_consoles()
+
+
+def _forget_consoles() -> None:
+    """The CLI's consoles are made once per process, with the width of that moment; a test
+    setting COLUMNS must not leave its width to the tests after it."""
+    app = sys.modules.get("veracity.cli.app")
+    for console in (getattr(app, "console", None), getattr(app, "out", None)):
+        forget = getattr(console, "forget", None)  # a test may have put its own in place
+        if forget is not None:
+            forget()
 
 
 @pytest.fixture

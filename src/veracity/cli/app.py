@@ -90,6 +90,12 @@ class _LazyConsole:
             self._console = Console(**self._options)
         return self._console
 
+    def forget(self) -> None:
+        """Drop the console, so the next use makes one for the terminal as it is then
+        (rich fixes the width when the console is made; one process running many
+        commands, as a test run does, changes COLUMNS between them)."""
+        self._console = None
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real(), name)
 
