@@ -26,7 +26,8 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    but not in both directions, directly or through others).
 3. No method imports another: inside ``veracity.methods`` a method (a package such as
    ``radar`` or a module such as ``rag``) imports only itself and the shared plumbing
-   (``methods.base``, ``methods.labelling`` and the ``methods`` package).
+   (``methods.base``, ``methods.labelling``, ``methods.passages`` and the ``methods``
+   package).
 4. Only ``veracity.testing`` itself imports ``veracity.testing`` (tests and benchmarks
    live outside the package and may).
 """
@@ -69,6 +70,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
 )
 SHARED_METHOD_MODULES = frozenset(
     {"veracity.methods", "veracity.methods.base", "veracity.methods.labelling"}
+    | {"veracity.methods.passages"}
 )
 
 

@@ -23,16 +23,14 @@ from veracity.context import CheckContext
 from veracity.evidence.passages import (
     EvidenceMode,
     Passages,
-    gather_passages,
     passage_rows,
-    search_source,
 )
 from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
+from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
-from veracity.retrieval.defaults import SourceNeed
 from veracity.types import CheckInput, Evidence, Verdict
 
 
@@ -122,7 +120,7 @@ class DirectMethod(_PromptedBaseline):
     description = "single prompt, label only (baseline)"
 
 
-class CoTMethod(_PromptedBaseline):
+class CoTMethod(PassageReading, _PromptedBaseline):
     """Step-by-step reasoning (over the evidence, when given it), then a label."""
 
     name = "cot"
@@ -131,6 +129,7 @@ class CoTMethod(_PromptedBaseline):
     template = "cot.j2"
     description = "chain-of-thought reasoning, over evidence when given it, then a label (baseline)"
     config: CoTConfig
+    passage_purpose = "passages to reason over"
 
     def __init__(
         self,
@@ -140,30 +139,4 @@ class CoTMethod(_PromptedBaseline):
         sources: Mapping[str, Source] | None = None,
     ):
         super().__init__(llm, config, sources=sources)
-        cfg = self.config
-        self.source: Source | None = None  # searched for passages (none: zero-shot)
-        if cfg.evidence in ("auto", "retrieved"):
-            named = cfg.source is not None
-            self.source = self.pick_source(cfg.source) if named else search_source(self.sources)
-        if cfg.evidence == "retrieved" and self.source is None:
-            raise MethodConfigError(
-                "cot with evidence: retrieved needs a source to search: give one with "
-                "--source NAME=TYPE, e.g. --source web=duckduckgo or --source web=local:INDEX"
-            )
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, CoTConfig) or cfg.evidence != "retrieved":
-            return []  # auto searches only the sources it is given
-        return [SourceNeed(cfg.source or "web", purpose="passages to reason over")]
-
-    async def passages(self, item: CheckInput, ctx: CheckContext) -> Passages:
-        cfg = self.config
-        found = await gather_passages(
-            item, cfg.evidence, self.source, top_k=cfg.top_k, query_chars=cfg.query_chars
-        )
-        if found.origin != "none":
-            ids = [d.id for d in found.documents]
-            ctx.event("stage", self.name, step=f"evidence {found.origin}", documents=ids)
-        return found
+        self.open_passage_source()

@@ -15,19 +15,19 @@ from typing import Any
 
 from veracity.context import CheckContext
 from veracity.deliberation import Debate, FixedRounds
-from veracity.evidence.passages import Passages, gather_passages, passage_rows, search_source
+from veracity.evidence.passages import passage_rows
 from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.d2d import roles
 from veracity.methods.d2d.config import D2DConfig
 from veracity.methods.d2d.judging import D2DPanel
+from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input
 from veracity.retrieval.base import Source
-from veracity.retrieval.defaults import SourceNeed
 from veracity.types import CheckInput, Evidence, Verdict
 
 
-class D2DMethod(BaseMethod):
+class D2DMethod(PassageReading, BaseMethod):
     """Affirmative and negative teams debate in four stages; judges score five dimensions."""
 
     name = "d2d"
@@ -35,6 +35,7 @@ class D2DMethod(BaseMethod):
     default_labels = "real_fake"
     description = "D2D: fixed pro/con teams debate in four stages, five scoring judges (baseline)"
     config: D2DConfig
+    passage_purpose = "evidence for the debate"
 
     def __init__(
         self,
@@ -44,38 +45,12 @@ class D2DMethod(BaseMethod):
         sources: Mapping[str, Source] | None = None,
     ):
         super().__init__(llm, config, sources=sources)
-        cfg = self.config
-        self.source: Source | None = None  # searched for the debate's evidence
-        if cfg.evidence in ("auto", "retrieved"):
-            named = cfg.source is not None
-            self.source = self.pick_source(cfg.source) if named else search_source(self.sources)
-        if cfg.evidence == "retrieved" and self.source is None:
-            raise MethodConfigError(
-                "d2d with evidence: retrieved needs a source to search: give one with "
-                "--source NAME=TYPE, e.g. --source web=duckduckgo or --source web=local:INDEX"
-            )
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, D2DConfig) or cfg.evidence != "retrieved":
-            return []  # auto searches only the sources it is given
-        return [SourceNeed(cfg.source or "web", purpose="evidence for the debate")]
-
-    async def _evidence(self, item: CheckInput, ctx: CheckContext) -> Passages:
-        cfg = self.config
-        found = await gather_passages(
-            item, cfg.evidence, self.source, top_k=cfg.top_k, query_chars=cfg.query_chars
-        )
-        if found.origin != "none":
-            ids = [d.id for d in found.documents]
-            ctx.event("stage", self.name, step=f"evidence {found.origin}", documents=ids)
-        return found
+        self.open_passage_source()
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, kind = self.config, input_kind_name(item)
         shown = render_input(item, max_chars=cfg.max_input_chars)
-        found = await self._evidence(item, ctx)
+        found = await self.passages(item, ctx)
         passages = passage_rows(found.documents, cfg.max_passage_chars)
         domain, profiles = "", {}
         if cfg.profiles:
