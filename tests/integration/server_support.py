@@ -3,19 +3,18 @@ memory source registered as a plugin would be, and a model that waits for a gate
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from gated import GatedLLM  # noqa: F401  (re-exported for the server tests)
 from veracity import registry
 from veracity.config import RunConfig
-from veracity.llm.base import LLMRequest, LLMResponse
+from veracity.llm.base import LLMRequest
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import InMemorySource, ScriptedLLM
 from veracity.testing.radar import ScriptedRound, radar_script
@@ -53,33 +52,6 @@ def radar_llm(latency_s: float = 0.0) -> ScriptedLLM:
 
 def cot_llm(latency_s: float = 0.0) -> ScriptedLLM:
     return ScriptedLLM(default=COT_REPLY, latency_s=latency_s)
-
-
-class GatedLLM:
-    """Answers like `inner`, but only once `gate` is set (to hold a check in `running`)."""
-
-    def __init__(self, inner: Any):
-        self.inner = inner
-        self.gate = threading.Event()
-        self.waiting = threading.Event()
-
-    @property
-    def capabilities(self):
-        return self.inner.capabilities
-
-    @property
-    def backend_id(self) -> str:
-        return self.inner.backend_id
-
-    @property
-    def model(self) -> str:
-        return "gated"
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.waiting.set()
-        while not self.gate.is_set():
-            await asyncio.sleep(0.01)
-        return await self.inner.complete(request)
 
 
 def run_config(method: str = "cot", **extra: Any) -> RunConfig:

@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,8 +17,8 @@ from typing import Any
 
 import httpx
 
+from gated import GatedLLM
 from veracity.config import RunConfig
-from veracity.llm.base import LLMRequest, LLMResponse
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import ScriptedLLM
 
@@ -55,33 +54,9 @@ def scripted() -> ScriptedLLM:
     return ScriptedLLM(default=REPLY)
 
 
-class GateLLM:
-    """Answers like a scripted model once `gate` is set, so a check stays `running`."""
-
-    def __init__(self) -> None:
-        self.inner = scripted()
-        self.gate = threading.Event()
-        self.waiting = threading.Event()
-
-    @property
-    def capabilities(self) -> Any:
-        return self.inner.capabilities
-
-    @property
-    def backend_id(self) -> str:
-        return self.inner.backend_id
-
-    @property
-    def model(self) -> str:
-        return "gated"
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        import asyncio
-
-        self.waiting.set()
-        while not self.gate.is_set():
-            await asyncio.sleep(0.01)
-        return await self.inner.complete(request)
+def GateLLM() -> GatedLLM:
+    """A scripted model that answers only once its `gate` is set."""
+    return GatedLLM(scripted())
 
 
 @contextmanager

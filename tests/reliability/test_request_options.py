@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,23 +39,10 @@ from veracity.testing.fake_openai import FakeOpenAIServer
 from veracity.testing.schema import schema_llm
 from veracity.tools.mcp_client import McpServerConfig, McpToolset, ToolServerError
 
+from .frontdoor import Tally
+
 SECRET = "exfil-secret-value-4242"
 CLAIM = "The Eiffel Tower is in Berlin."
-
-
-@dataclass
-class Tally:
-    tried: int = 0
-    refused: int = 0
-    crashed: list[str] = field(default_factory=list)
-    silent: list[str] = field(default_factory=list)
-    holes: list[str] = field(default_factory=list)
-
-    def line(self, area: str) -> str:
-        return (
-            f"{area}: tried {self.tried}, clear error {self.refused}, crashed "
-            f"{len(self.crashed)}, silently wrong {len(self.silent)}, hole {len(self.holes)}"
-        )
 
 
 class Listener:
@@ -145,7 +131,7 @@ def _classify(tally: Tally, name: str, refused: bool, marker: Path, sink: Listen
         marker.unlink(missing_ok=True)
         sink.seen.clear()
     elif refused:
-        tally.refused += 1
+        tally.clear += 1
     else:
         tally.holes.append(f"{name}: accepted")
 
@@ -186,7 +172,7 @@ def test_rest_requests_tune_only_declared_options(tmp_path, listener, capsys):
     with capsys.disabled():
         print("\n" + tally.line("request options, REST"))
     assert tally.crashed == [] and tally.silent == [] and tally.holes == []
-    assert tally.refused == len(attacks(marker, listener.url, tmp_path))
+    assert tally.clear == len(attacks(marker, listener.url, tmp_path))
     assert offer["method_config"] is True
     cot = next(m for m in offer["methods"] if m["name"] == "cot")
     assert "temperature" in cot["options"] and "mcp_servers" not in json.dumps(offer)

@@ -1,0 +1,38 @@
+"""A model that holds its answer until a test lets it go (to keep a check `running`)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from veracity.llm.base import LLMRequest, LLMResponse
+
+__all__ = ["GatedLLM"]
+
+
+class GatedLLM:
+    """Answers like `inner`, but only once `gate` is set (to hold a check in `running`)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.gate = threading.Event()
+        self.waiting = threading.Event()
+
+    @property
+    def capabilities(self):
+        return self.inner.capabilities
+
+    @property
+    def backend_id(self) -> str:
+        return self.inner.backend_id
+
+    @property
+    def model(self) -> str:
+        return "gated"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.waiting.set()
+        while not self.gate.is_set():
+            await asyncio.sleep(0.01)
+        return await self.inner.complete(request)
