@@ -11,7 +11,6 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,31 +22,10 @@ from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import ScriptedLLM
 
 from .conftest import cli_env, veracity_cmd
+from .tally import Tally  # noqa: F401  (the front-door tests take it from here)
 
 REPLY = '{"reasoning": "The tower stands in Paris, not Berlin.", "label": "false"}'
 CLAIM = {"input": {"kind": "claim", "text": "The Eiffel Tower is in Berlin."}, "method": "cot"}
-
-
-@dataclass
-class Tally:
-    """Outcomes of a table of attempts: refused with a clear error, crashed (5xx, a
-    traceback, a cut-off answer), silently wrong (accepted but mishandled) or a hole
-    (an attack that went through)."""
-
-    tried: int = 0
-    clear: int = 0
-    crashed: list[str] = field(default_factory=list)
-    silent: list[str] = field(default_factory=list)
-    holes: list[str] = field(default_factory=list)
-
-    def line(self, area: str) -> str:
-        return (
-            f"{area}: tried {self.tried}, clear error {self.clear}, crashed "
-            f"{len(self.crashed)}, silently wrong {len(self.silent)}, hole {len(self.holes)}"
-        )
-
-    def assert_clean(self) -> None:
-        assert (self.crashed, self.silent, self.holes) == ([], [], []), self
 
 
 def scripted() -> ScriptedLLM:

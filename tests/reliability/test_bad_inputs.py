@@ -9,7 +9,6 @@ that is not recorded). Goal: 0 crashed, 0 silently wrong.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,24 +22,10 @@ from veracity.runtime import resolve_config
 from veracity.testing import ScriptedLLM
 from veracity.types import MAX_INPUT_CHARS
 
+from .tally import Tally
+
 runner = CliRunner()
 NESTED = "[" * 5000 + "]" * 5000
-
-
-@dataclass
-class Tally:
-    """Outcome counts of a table of cases."""
-
-    tried: int = 0
-    handled: int = 0
-    crashed: list[str] = field(default_factory=list)
-    silent: list[str] = field(default_factory=list)
-
-    def line(self, area: str) -> str:
-        return (
-            f"{area}: tried {self.tried}, clear error {self.handled}, crashed "
-            f"{len(self.crashed)}, silently wrong {len(self.silent)}"
-        )
 
 
 def _files(tmp: Path) -> dict[str, Path]:
@@ -174,7 +159,7 @@ def test_bad_inputs_on_the_command_line_get_clear_errors(tmp_path, capsys):
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             tally.crashed.append(f"{name}: {type(result.exception).__name__}: {result.exception}")
         elif result.exit_code in (2, 3) and "error" in text.lower() and "Traceback" not in text:
-            tally.handled += 1
+            tally.clear += 1
         else:
             tally.silent.append(f"{name}: exit {result.exit_code}: {text[-200:]}")
     with capsys.disabled():
@@ -229,7 +214,7 @@ def test_bad_inputs_through_the_python_api_get_clear_errors(capsys):
         try:
             veracity.check(item, llm=llm, **kwargs)
         except (InputError, ConfigError, TypeError) as exc:
-            tally.handled += int(bool(str(exc)))
+            tally.clear += int(bool(str(exc)))
         except Exception as exc:
             tally.crashed.append(f"{name}: {type(exc).__name__}: {str(exc)[:200]}")
         else:
@@ -340,7 +325,7 @@ def test_bad_inputs_through_the_rest_api_get_problem_bodies(tmp_path, capsys):
             if resp.status_code >= 500:
                 tally.crashed.append(f"{name}: HTTP {resp.status_code} {resp.text[:200]}")
             elif 400 <= resp.status_code < 500 and resp.json().get("detail"):
-                tally.handled += 1
+                tally.clear += 1
             else:
                 tally.silent.append(f"{name}: HTTP {resp.status_code} {resp.text[:200]}")
         healthy = client.get("/healthz").status_code

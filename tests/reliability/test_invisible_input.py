@@ -11,7 +11,6 @@ refused control). Goal: 0 crashed, 0 silently wrong.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import httpx
 import pytest
@@ -25,6 +24,8 @@ from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing.fake_openai import FakeOpenAIServer
 from veracity.testing.schema import schema_llm
 from veracity.textio import is_blank
+
+from .tally import Tally
 
 runner = CliRunner()
 
@@ -46,20 +47,6 @@ VISIBLE = {  # controls: checked as usual
 EMPTY = "is empty"
 
 
-@dataclass
-class Tally:
-    tried: int = 0
-    refused: int = 0
-    crashed: list[str] = field(default_factory=list)
-    silent: list[str] = field(default_factory=list)
-
-    def line(self, area: str) -> str:
-        return (
-            f"{area}: tried {self.tried}, clear error {self.refused}, crashed "
-            f"{len(self.crashed)}, silently wrong {len(self.silent)}"
-        )
-
-
 def test_the_shared_rule():
     assert all(is_blank(text) for text in INVISIBLE.values())
     assert not any(is_blank(text) for text in VISIBLE.values())
@@ -72,7 +59,7 @@ def _cli(tally: Tally, name: str, args: list[str], stdin: str | None, invisible:
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         tally.crashed.append(f"{name}: {type(result.exception).__name__}: {result.exception}")
     elif invisible and result.exit_code == 2 and EMPTY in result.output:
-        tally.refused += 1
+        tally.clear += 1
     elif not invisible and result.exit_code == 0:
         pass
     else:
@@ -98,7 +85,7 @@ def test_the_command_line_refuses_invisible_input(tmp_path, capsys):
     with capsys.disabled():
         print("\n" + tally.line("invisible input, CLI"))
     assert tally.crashed == [] and tally.silent == []
-    assert tally.refused == 4 * len(INVISIBLE)
+    assert tally.clear == 4 * len(INVISIBLE)
 
 
 def test_a_batch_names_the_row_that_is_invisible(tmp_path):
@@ -131,7 +118,7 @@ def test_the_rest_server_refuses_invisible_input(tmp_path, capsys):
                 if reply.status_code >= 500:
                     tally.crashed.append(f"{where}: {reply.status_code}")
                 elif name in INVISIBLE and reply.status_code == 422 and EMPTY in reply.text:
-                    tally.refused += 1
+                    tally.clear += 1
                 elif name in VISIBLE and reply.status_code == 202:
                     pass
                 else:
@@ -139,7 +126,7 @@ def test_the_rest_server_refuses_invisible_input(tmp_path, capsys):
     with capsys.disabled():
         print("\n" + tally.line("invisible input, REST"))
     assert tally.crashed == [] and tally.silent == []
-    assert tally.refused == 3 * len(INVISIBLE)
+    assert tally.clear == 3 * len(INVISIBLE)
 
 
 async def test_the_mcp_server_refuses_invisible_input(capsys):
@@ -151,11 +138,11 @@ async def test_the_mcp_server_refuses_invisible_input(capsys):
                 result = await client.call_tool("check", {"text": text, "kind": kind})
                 shown = result.content[0].text if result.content else ""
                 if name in INVISIBLE and result.is_error and EMPTY in shown:
-                    tally.refused += 1
+                    tally.clear += 1
                 elif name in VISIBLE and not result.is_error:
                     pass
                 else:
                     tally.silent.append(f"{kind}: {name}: {shown[:200]}")
     with capsys.disabled():
         print("\n" + tally.line("invisible input, MCP"))
-    assert tally.silent == [] and tally.refused == 3 * len(INVISIBLE)
+    assert tally.silent == [] and tally.clear == 3 * len(INVISIBLE)
