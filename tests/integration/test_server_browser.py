@@ -5,7 +5,6 @@ test run's temporary directory (or $VERACITY_TEST_ARTIFACTS)."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,21 +20,11 @@ from server_support import (
     s2mad_llm,
 )
 
+from browser_support import TIMEOUT_MS, chromium
+
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 
-CHROMIUM = os.environ.get("VERACITY_CHROMIUM", "/usr/bin/chromium")
-TIMEOUT_MS = 30_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
+browser = pytest.fixture(scope="module")(chromium)  # one Chromium per module
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ subprocess, and Debian's Chromium driven by Playwright for what a browser makes 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_support import CHROMIUM, chromium
 from veracity import registry
 from veracity.config import RunConfig
 from veracity.methods.base import BaseMethod
@@ -36,7 +35,6 @@ server_mod = pytest.importorskip("veracity.server")
 
 pytestmark = [pytest.mark.server]
 
-CHROMIUM = os.environ.get("VERACITY_CHROMIUM", "/usr/bin/chromium")
 TOKEN = "t0ken-for-links-test"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SOURCE_NAME, MODEL_NAME, OTHER_MODEL = "newsroom-archive-7", "scripted-secret-model", "alt-m-9"
@@ -63,6 +61,8 @@ ADDRESSES = [
     ("HTTP://UPPER.EXAMPLE/", True),
     (" https://padded.example/x ", True),
 ]
+
+browser = pytest.fixture(scope="module")(chromium)  # one Chromium per module
 
 
 class _Anchors(HTMLParser):
@@ -183,17 +183,6 @@ def test_evidence_and_article_addresses_in_the_ui_fragments(tmp_path, capsys):
     with capsys.disabled():
         print(f"\nUI links: tried {2 * len(ADDRESSES)}, wrong {len(wrong)}")
     assert wrong == []
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture
