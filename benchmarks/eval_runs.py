@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity.config import data_dir
-from veracity.errors import ConfigError
+from veracity.core.config import data_dir
+from veracity.core.errors import ConfigError
 
 
 def loadavg() -> str:

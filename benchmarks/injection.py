@@ -39,13 +39,13 @@ from veracity.testing.injection import LOCATIONS, run_case, summarize
 
 def inner_model(kind: str, threads: int | None = None, endpoint: dict | None = None):
     if kind == "endpoint":
-        from veracity import registry
-        from veracity.config import LLMConfig
+        from veracity.core import registry
+        from veracity.core.config import LLMConfig
 
         cfg = LLMConfig.from_settings(**{k: v for k, v in (endpoint or {}).items() if v})
         return registry.llm_backends.get(cfg.backend)(cfg, None)
     if kind == "embedded":
-        from veracity.config import LLMConfig
+        from veracity.core.config import LLMConfig
         from veracity.llm.factory import build_embedded
 
         return build_embedded(LLMConfig(n_threads=threads))

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity import context
+from veracity.core import context
 from veracity.llm.base import Capabilities, LLMRequest, LLMResponse, TokenUsage, user
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM

@@ -37,13 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity.config import RunConfig, data_dir
+from veracity.core.config import RunConfig, data_dir
+from veracity.core.types import Claim
 from veracity.datasets import get_dataset
 from veracity.llm.base import LLMRequest
 from veracity.methods.mermaid import MermaidMethod
 from veracity.runtime import build_sources
 from veracity.testing import ScriptedLLM
-from veracity.types import Claim
 
 MAX_SEARCHES = 4  # T_max − 1: the last step answers
 _FILED = re.compile(r"\(filed under '([^']+)'")
@@ -94,7 +94,7 @@ def _sources(name: str, root: Path):
     if name == "factool":
         spec = {"google": {"type": "recorded", "tools": ["search_google"]}}
         return "mermaid_factool_qa", "search_google", ("true_false", "true"), spec
-    from veracity.retrieval.local import corpus_from_dataset, index_folder
+    from veracity.retrieval.local.corpus import corpus_from_dataset, index_folder
 
     if not (index_folder("scifact-bm25") / "manifest.json").exists():
         corpus_from_dataset("scifact", "scifact-bm25", data_dir=root, mode="bm25")

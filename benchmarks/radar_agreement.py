@@ -77,7 +77,7 @@ def stop_readings(verdict: Any) -> list[dict[str, Any]]:
 
 async def signals_only(run: Any, ex: Any) -> dict[str, Any]:
     """One stop-agent reading and one round-judge ruling over an empty debate."""
-    from veracity import context
+    from veracity.core import context
     from veracity.deliberation.debate import DebateState
     from veracity.deliberation.transcript import Transcript
     from veracity.methods.radar.pool import fit_pool, gather_candidates

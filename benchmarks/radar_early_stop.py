@@ -25,10 +25,10 @@ import asyncio
 import random
 from collections import Counter
 
+from veracity.core.types import Claim, Document, Verdict
 from veracity.methods.radar import RadarMethod
 from veracity.methods.radar.calibration import grid_search, record_from_verdict
 from veracity.testing.radar import LABELS, ScriptedRound, radar_script
-from veracity.types import Claim, Document, Verdict
 
 ROUNDS = 3
 

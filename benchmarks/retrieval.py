@@ -30,12 +30,12 @@ import statistics
 import time
 from pathlib import Path
 
-from veracity.config import data_dir, settings
+from veracity.core.config import data_dir, settings
 from veracity.nlp.embeddings import get_embedder
 from veracity.retrieval.base import Query
-from veracity.retrieval.local import LocalCorpus, build_local_corpus, index_folder
-from veracity.retrieval.local_docs import read_scifact_corpus
-from veracity.retrieval.local_index import ChunkingConfig, IndexNotFound, tokenize
+from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus, index_folder
+from veracity.retrieval.local.docs import read_scifact_corpus
+from veracity.retrieval.local.index import ChunkingConfig, IndexNotFound, tokenize
 
 MODES = ("bm25", "dense", "hybrid")
 

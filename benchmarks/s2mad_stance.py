@@ -18,8 +18,8 @@ import json
 import time
 from pathlib import Path
 
-from veracity import context
-from veracity.config import LLMConfig
+from veracity.core import context
+from veracity.core.config import LLMConfig
 from veracity.datasets import load_dataset
 from veracity.llm.factory import build_llm
 from veracity.methods.s2mad.config import S2MADConfig

@@ -42,7 +42,7 @@ MAX_LIST_REQUESTS = 5_000
 
 def serve(port: int, data_dir: str) -> None:
     """The child process: a server on 127.0.0.1:`port` with a scripted model."""
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.server import ServerSettings, create_app
     from veracity.server.runner import serve as run
     from veracity.testing import ScriptedLLM

@@ -29,7 +29,8 @@ import statistics
 import time
 from pathlib import Path
 
-from veracity.config import data_dir
+from veracity.core.config import data_dir
+from veracity.core.types import Article, Document
 from veracity.datasets import load_dataset
 from veracity.methods.zofia import ZoFiaMethod
 from veracity.methods.zofia.config import ZoFiaConfig
@@ -37,7 +38,6 @@ from veracity.methods.zofia.retrieval import EntityGuidedRetrieval, Stage1Result
 from veracity.nlp.embeddings import HashingEmbedder, get_embedder
 from veracity.nlp.keywords import select_keywords
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Article, Document
 
 
 def article_text(a: Article) -> str:

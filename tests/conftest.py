@@ -55,7 +55,7 @@ def real_models_dir() -> Path:
 
 
 def _data_dir() -> Path | None:
-    from veracity.config import ConfigError, data_dir
+    from veracity.core.config import ConfigError, data_dir
 
     try:
         return data_dir()

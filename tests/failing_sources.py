@@ -10,11 +10,11 @@ with a fault that is not retried.
 
 from __future__ import annotations
 
-from veracity import registry
+from veracity.core import registry
+from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceBadResponse, SourceUnreachable
 from veracity.retrieval.managed import CombinedSource, ManagedSource
 from veracity.testing import InMemorySource
-from veracity.types import Document
 
 REFUSED = "connection refused"
 DOCS = [

@@ -16,16 +16,16 @@ _EXPORTS: dict[str, str] = {
     "acheck": "veracity.api",
     "as_input": "veracity.api",
     "check": "veracity.api",
-    "LabelSpace": "veracity.labels",
-    "get_label_space": "veracity.labels",
-    "map_label": "veracity.labels",
+    "LabelSpace": "veracity.core.labels",
+    "get_label_space": "veracity.core.labels",
+    "map_label": "veracity.core.labels",
     "load_method": "veracity.methods.base",
     **dict.fromkeys(
         (
             "Article", "Claim", "Document", "Evidence", "Post", "Reply", "Stance", "Trace",
             "TraceEvent", "Usage", "Verdict",
         ),
-        "veracity.types",
+        "veracity.core.types",
     ),
 }  # fmt: skip
 
@@ -67,9 +67,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from veracity.api import acheck, as_input, check
-    from veracity.labels import LabelSpace, get_label_space, map_label
-    from veracity.methods.base import load_method
-    from veracity.types import (
+    from veracity.core.labels import LabelSpace, get_label_space, map_label
+    from veracity.core.types import (
         Article,
         Claim,
         Document,
@@ -82,3 +81,4 @@ if TYPE_CHECKING:
         Usage,
         Verdict,
     )
+    from veracity.methods.base import load_method

@@ -9,12 +9,12 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from veracity.config import RunConfig
-from veracity.errors import InputError
+from veracity.core.config import RunConfig
+from veracity.core.errors import InputError
+from veracity.core.textio import MAX_JSON_DEPTH, depth
+from veracity.core.types import Article, CheckInput, Claim, Post, Verdict
 from veracity.llm.base import LLM
 from veracity.runtime import build_run, resolve_config
-from veracity.textio import MAX_JSON_DEPTH, depth
-from veracity.types import Article, CheckInput, Claim, Post, Verdict
 
 InputKind = Literal["claim", "article", "post"]
 

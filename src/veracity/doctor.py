@@ -31,7 +31,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from veracity.config import (
+from veracity.core.config import (
     ConfigError,
     LLMConfig,
     RunConfig,
@@ -39,8 +39,8 @@ from veracity.config import (
     default_data_dir,
     settings,
 )
-from veracity.redaction import join_path, split_credentials, strip_credentials
-from veracity.storage import check_store, fault, sqlite_writable
+from veracity.core.redaction import join_path, split_credentials, strip_credentials
+from veracity.core.storage import check_store, fault, sqlite_writable
 
 Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
@@ -78,9 +78,9 @@ Raises the source's error (`SourceError`, `ConfigError`) or `TimeoutError`."""
 def search_probe(name: str, options: dict[str, Any]) -> int:
     """One live search of PROBE_QUERY, uncached, within SEARCH_TIMEOUT_S."""
     from veracity.retrieval.base import Query
-    from veracity.retrieval.http import HttpClient
-    from veracity.retrieval.httpparts import HttpConfig
     from veracity.retrieval.registry_setup import build_source
+    from veracity.retrieval.transport.http import HttpClient
+    from veracity.retrieval.transport.parts import HttpConfig
 
     limit = SEARCH_TIMEOUT_S
     http = HttpClient(
@@ -305,7 +305,7 @@ def _searched(
     check: str, name: str, options: dict[str, Any], search: SearchProbe, fix: str
 ) -> Finding:
     """The finding of one test search: ok with the result count, or failed with the error."""
-    from veracity.errors import SourceError
+    from veracity.core.errors import SourceError
 
     try:
         n = search(name, options)
@@ -319,9 +319,9 @@ def _searched(
 
 def _default_index() -> Finding:
     """The default local corpus: what retrieving methods search offline with no source."""
-    from veracity.errors import SourceError
+    from veracity.core.errors import SourceError
     from veracity.retrieval.defaults import DEFAULT_INDEX
-    from veracity.retrieval.local_index import read_manifest
+    from veracity.retrieval.local.index import read_manifest
 
     check, folder = "default index", settings().indexes_dir / DEFAULT_INDEX
     build = "veracity index build ./my-docs (or: veracity index build --dataset scifact)"
@@ -387,7 +387,7 @@ _PACKAGES: dict[str, str | None] = {
 
 
 def _extras() -> list[Finding]:
-    from veracity.extras import install_command
+    from veracity.core.extras import install_command
 
     absent = {m: x for m, x in _PACKAGES.items() if importlib.util.find_spec(m) is None}
     if not absent:

@@ -5,7 +5,7 @@ A template file lives in a package's ``prompts/`` folder and is rendered with
 messages: a line ``<|system|>``, ``<|user|>`` or ``<|assistant|>`` starts a message of
 that role; text before the first marker is a user message.
 
-Untrusted text is data (see `veracity.untrusted`), by construction:
+Untrusted text is data (see `veracity.core.untrusted`), by construction:
 
 - role markers are read from the template file before anything is substituted (they
   become NUL-bracketed marks that no substituted value can contain), so text inside a
@@ -39,12 +39,12 @@ import jinja2
 import jinja2.ext
 import jinja2.meta
 
-from veracity import context
-from veracity.errors import PromptError
+from veracity.core import context
+from veracity.core.errors import PromptError
+from veracity.core.textio import truncate_chars
+from veracity.core.types import Article, CheckInput, Claim, Post
+from veracity.core.untrusted import MARK, Safe, data_notice, fence, neutralize
 from veracity.llm.base import Message
-from veracity.textio import truncate_chars
-from veracity.types import Article, CheckInput, Claim, Post
-from veracity.untrusted import MARK, Safe, data_notice, fence, neutralize
 
 _MARKER = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.M)
 _MARK_SPLIT = re.compile(f"{MARK}role:(system|user|assistant){MARK}\n?")
@@ -66,7 +66,7 @@ class PromptBundle:
 
     @classmethod
     def from_config(cls, cfg: Any) -> PromptBundle:
-        """From a `veracity.config.PromptsConfig` (a folder and/or single templates)."""
+        """From a `veracity.core.config.PromptsConfig` (a folder and/or single templates)."""
         found: dict[str, str] = {}
         if cfg.dir:
             folder = Path(cfg.dir).expanduser()
@@ -290,7 +290,7 @@ def render_input(
 
     Args:
         item: the input (already cut to the run's limits by the method, see
-            `veracity.limits`).
+            `veracity.core.limits`).
         max_chars: the longest main text shown (article body, claim or post text).
         max_replies: the most replies shown (earliest first); the rest are counted.
         setting: the method setting that raises `max_chars`, named in the trace note

@@ -5,6 +5,9 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
 1. Layers. A module may import its own layer and the layers below it, never one above.
    Lowest first:
 
+   The foundation modules live in ``veracity.core`` and count as their own parts
+   (``veracity.core.types`` is the part ``types``).
+
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
@@ -42,8 +45,8 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"errors", "infra", "dates", "readers", "textio", "redaction", "untrusted", "extras"}
-        | {"weblinks"}
+        {"core", "errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"}
+        | {"extras", "weblinks"}
         | {"storage"}
         | {"dirlock", "netguard"},
         {
@@ -119,6 +122,8 @@ def part_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "veracity":
         return None
+    if len(parts) > 2 and parts[1] == "core":  # the foundation package holds two layers
+        return parts[2]
     return parts[1] if len(parts) > 1 else "__init__"
 
 

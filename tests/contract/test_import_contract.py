@@ -46,8 +46,12 @@ def _plant(root: Path, module: str, line: str) -> None:
             "def f():\n    from veracity.testing import ScriptedLLM",
             "only tests",
         ),
-        ("veracity.retrieval.local", "from veracity.datasets import get_dataset", "higher layer"),
-        ("veracity.infra", "from veracity import types", "higher layer"),
+        (
+            "veracity.retrieval.local.corpus",
+            "from veracity.datasets import get_dataset",
+            "higher layer",
+        ),
+        ("veracity.core.infra", "from veracity.core import types", "higher layer"),
         ("veracity.nlp.text", "from veracity.evidence import memory", "import cycle"),
     ],
 )

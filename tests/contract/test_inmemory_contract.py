@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from veracity.core.types import Document
 from veracity.retrieval.base import (
     Query,
     SourceAuthError,
@@ -15,7 +16,6 @@ from veracity.retrieval.base import (
 )
 from veracity.testing import InMemorySource
 from veracity.testing.contract import SourceContract
-from veracity.types import Document
 
 _DOCS = [
     Document(

@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
+from veracity.core.types import Document
 from veracity.retrieval.base import Query
-from veracity.retrieval.local import LocalCorpus, build_local_corpus
+from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus
 from veracity.testing.contract import SourceContract
-from veracity.types import Document
 
 _DOCS = [
     Document(

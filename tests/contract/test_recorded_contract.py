@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from veracity.retrieval.base import Query
-from veracity.retrieval.recorded import RecordedSource
+from veracity.retrieval.recorded.source import RecordedSource
 from veracity.testing.contract import SourceContract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "recorded"

@@ -9,7 +9,7 @@ import pytest
 from http_fixtures import body, mock, text
 
 from veracity.retrieval.base import Query
-from veracity.retrieval.scholarly import ArxivSource, PubMedSource, SemanticScholarSource
+from veracity.retrieval.engines.scholarly import ArxivSource, PubMedSource, SemanticScholarSource
 from veracity.testing.contract import SourceContract, http_client_for_tests
 
 

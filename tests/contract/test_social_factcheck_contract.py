@@ -9,9 +9,9 @@ import pytest
 from http_fixtures import body, mock
 
 from veracity.retrieval.base import Query
-from veracity.retrieval.factcheck import FactCheckSiteSearch, GoogleFactCheckSource
-from veracity.retrieval.social import TOKEN_URL, RedditSource
-from veracity.retrieval.web import BraveSearchSource
+from veracity.retrieval.engines.factcheck import FactCheckSiteSearch, GoogleFactCheckSource
+from veracity.retrieval.engines.social import TOKEN_URL, RedditSource
+from veracity.retrieval.engines.web import BraveSearchSource
 from veracity.testing.contract import SourceContract, http_client_for_tests
 
 LISTING_OK = httpx.Response(200, json=body("reddit/search.json"))

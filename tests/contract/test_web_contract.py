@@ -9,8 +9,8 @@ import pytest
 from http_fixtures import body, mock
 
 from veracity.retrieval.base import Query
-from veracity.retrieval.web import BraveSearchSource, SerperSource, TavilySource
-from veracity.retrieval.web_free import DuckDuckGoSource, SearxngSource
+from veracity.retrieval.engines.web import BraveSearchSource, SerperSource, TavilySource
+from veracity.retrieval.engines.web_free import DuckDuckGoSource, SearxngSource
 from veracity.testing.contract import SourceContract, http_client_for_tests
 
 QUERY = Query(text="apollo 11 moon landing", top_k=10)

@@ -7,7 +7,7 @@ import pytest
 from http_fixtures import body, fault
 
 from veracity.retrieval.base import Query
-from veracity.retrieval.wikipedia import WikipediaSource
+from veracity.retrieval.engines.wikipedia import WikipediaSource
 from veracity.testing.contract import SourceContract, http_client_for_tests
 
 API = "https://en.wikipedia.org/w/api.php"

@@ -12,13 +12,13 @@ from typing import Any
 import httpx
 
 from gated import GatedLLM  # noqa: F401  (re-exported for the server tests)
-from veracity import registry
-from veracity.config import RunConfig
+from veracity.core import registry
+from veracity.core.config import RunConfig
+from veracity.core.types import Document
 from veracity.llm.base import LLMRequest
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import InMemorySource, ScriptedLLM
 from veracity.testing.radar import ScriptedRound, radar_script
-from veracity.types import Document
 
 CLAIM = "Klitschko auctioned his Olympic medal to help Ukrainian children"
 DOCS = [
@@ -159,11 +159,11 @@ def s2mad_llm(latency_s: float = 0.0) -> ScriptedLLM:
 
 # --------------------------------------------------------------------------- plugin method
 
-from veracity.context import CheckContext  # noqa: E402
+from veracity.core.context import CheckContext  # noqa: E402
+from veracity.core.types import CheckInput, Evidence, Stance, Verdict  # noqa: E402
 from veracity.llm.base import user  # noqa: E402
 from veracity.methods.base import BaseMethod  # noqa: E402
 from veracity.retrieval.base import Query  # noqa: E402
-from veracity.types import CheckInput, Evidence, Stance, Verdict  # noqa: E402
 
 QUOTE = "sold his Olympic gold medal"
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import veracity
-from veracity.config import LLMConfig
-from veracity.labels import get_label_space
+from veracity.core.config import LLMConfig
+from veracity.core.labels import get_label_space
 from veracity.llm.base import LLMRequest, user
 from veracity.llm.factory import build_llm
 from veracity.llm.probs import choice_probabilities

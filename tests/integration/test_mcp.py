@@ -22,17 +22,17 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from scripted_openai import scripted_endpoint
-from veracity import context
-from veracity.config import RunConfig
+from veracity.core import context
+from veracity.core.config import RunConfig
+from veracity.core.types import Claim, Document
 from veracity.retrieval.guards import EvalGuards, eval_guards
-from veracity.retrieval.local import build_local_corpus
-from veracity.retrieval.recorded import claim_binding
+from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.retrieval.recorded.source import claim_binding
 from veracity.runtime import build_run, build_sources, resolve_config
 from veracity.testing import ScriptedLLM, ScriptedReply
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import ToolServerSpec
 from veracity.tools.mcp_client import McpServerConfig, McpToolset, ToolServerError
-from veracity.types import Claim, Document
 
 pytestmark = pytest.mark.slow
 

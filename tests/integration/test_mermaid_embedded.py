@@ -12,15 +12,15 @@ import json
 
 import pytest
 
+from veracity.core.types import Claim
 from veracity.runtime import build_run, resolve_config
-from veracity.types import Claim
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
 
 
 def _scifact_claim_and_abstracts(root, n_other: int = 30):
     """A SUPPORT claim of SciFact with its cited abstracts plus `n_other` others."""
-    from veracity.types import Document
+    from veracity.core.types import Document
 
     claims = [json.loads(x) for x in (root / "scifact" / "claims_train.jsonl").open()]
     claim = next(c for c in claims if c["evidence"])
@@ -37,7 +37,7 @@ def _scifact_claim_and_abstracts(root, n_other: int = 30):
 
 
 async def test_mermaid_checks_a_scifact_claim_on_the_embedded_model(benchmark_data_dir, tmp_path):
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     text, docs = _scifact_claim_and_abstracts(benchmark_data_dir)
     build_local_corpus("scifact-e2e", docs, mode="bm25")

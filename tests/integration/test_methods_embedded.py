@@ -21,13 +21,13 @@ import time
 import pytest
 from test_toe_embedded import BOUNDED as TOE_BOUNDED  # its bounded search
 
-from veracity import registry
-from veracity.config import LLMConfig
-from veracity.labels import get_label_space
+from veracity.core import registry
+from veracity.core.config import LLMConfig
+from veracity.core.labels import get_label_space
+from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.factory import build_llm
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, resolve_config
-from veracity.types import Article, Claim, Document, Post, Reply
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 

@@ -11,11 +11,11 @@ import datetime as dt
 
 import pytest
 
-from veracity.config import LLMConfig
+from veracity.core.config import LLMConfig
+from veracity.core.types import Claim, Document
 from veracity.llm.factory import build_llm
 from veracity.methods.radar import RadarMethod
-from veracity.retrieval.local import build_local_corpus
-from veracity.types import Claim, Document
+from veracity.retrieval.local.corpus import build_local_corpus
 
 pytestmark = [pytest.mark.embedded, pytest.mark.nlp, pytest.mark.slow]
 

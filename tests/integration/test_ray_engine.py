@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from veracity import registry, runtime
+from veracity import runtime
+from veracity.core import registry
 from veracity.datasets.generic import ColumnSpec, GenericDataset
 from veracity.evaluation.batch import Rows, prepare_batch, read_rows, run_batch
 from veracity.evaluation.ray_engine import RayEngine, RayOptions

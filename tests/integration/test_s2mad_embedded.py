@@ -10,11 +10,11 @@ from datetime import datetime
 
 import pytest
 
-from veracity.config import LLMConfig
-from veracity.labels import RUMOR
+from veracity.core.config import LLMConfig
+from veracity.core.labels import RUMOR
+from veracity.core.types import Post, Reply, Stance
 from veracity.llm.factory import build_llm
 from veracity.methods.s2mad import S2MADMethod
-from veracity.types import Post, Reply, Stance
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.slow]
 

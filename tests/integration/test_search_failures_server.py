@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from server_support import live_server, sse_events, wait_status
 
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.testing.schema import schema_llm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))

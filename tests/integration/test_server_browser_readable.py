@@ -9,10 +9,10 @@ import pytest
 from server_support import CLAIM, POST, THREAD, cot_llm, live_server, run_config, s2mad_llm
 from test_server_browser import browser, page, shots  # noqa: F401  (fixtures)
 
-from veracity.config import RunConfig
-from veracity.retrieval.local import build_local_corpus
+from veracity.core.config import RunConfig
+from veracity.core.types import Document
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.testing import ScriptedLLM
-from veracity.types import Document
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.datasets import DatasetInfo, Example
 from veracity.evaluation.training import collect
 from veracity.methods.toe.models import ToEModels
 from veracity.methods.toe.training import ToETrainer
 from veracity.methods.toe.tree import ArgumentTree
 from veracity.runtime import build_run, resolve_config
-from veracity.types import Claim, Document
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -51,7 +51,7 @@ BOUNDED = {  # configs/toe_embedded_bounded.yaml, smaller still
 
 
 async def test_toe_checks_trains_and_reloads_on_the_embedded_model(tmp_path):
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     build_local_corpus("toe-e2e", DOCS, mode="bm25")
     flags = {

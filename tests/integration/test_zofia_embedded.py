@@ -4,11 +4,11 @@ offline, so this run uses the no_wikipedia setting)."""
 
 import pytest
 
-from veracity.config import LLMConfig
+from veracity.core.config import LLMConfig
+from veracity.core.types import Document
 from veracity.llm.factory import build_llm
 from veracity.methods.zofia import ZoFiaMethod
-from veracity.retrieval.local import build_local_corpus
-from veracity.types import Document
+from veracity.retrieval.local.corpus import build_local_corpus
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
 

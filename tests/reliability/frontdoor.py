@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from gated import GatedLLM
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing import ScriptedLLM
 

@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 import veracity
 from veracity.cli import app
-from veracity.config import RunConfig
-from veracity.errors import ConfigError, InputError
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError, InputError
+from veracity.core.types import MAX_INPUT_CHARS
 from veracity.runtime import resolve_config
 from veracity.testing import ScriptedLLM
-from veracity.types import MAX_INPUT_CHARS
 
 from .tally import Tally
 

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.textio import (
+from veracity.core.textio import (
     MAX_CONFIG_BYTES,
     MAX_DOCUMENT_FILE_BYTES,
     MAX_JSON_FILE_BYTES,

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.infra import RetryPolicy
+from veracity.core.infra import RetryPolicy
+from veracity.core.types import Verdict
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.llm.openai_compat import OpenAICompatLLM
 from veracity.testing.fake_openai import FAULTS, FakeOpenAIServer
 from veracity.testing.injection import LOCATIONS, documents, make_input, offline_method
-from veracity.types import Verdict
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

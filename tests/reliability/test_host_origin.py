@@ -1,7 +1,7 @@
 """DNS rebinding and cross-site calls (issue 23, item 2): the REST server and the MCP
 server answer only to their own names (421 for another ``Host``) and refuse browser calls
 from other sites (403 for a foreign ``Origin``), through one shared check
-(`veracity.netguard.HostGuard`); an operator allows more names with ``--allow-host`` /
+(`veracity.core.netguard.HostGuard`); an operator allows more names with ``--allow-host`` /
 ``VERACITY_SERVER_ALLOWED_HOSTS``.
 
 Real components: a server on 127.0.0.1 reached over HTTP, `veracity serve` through the

@@ -18,12 +18,12 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
+from veracity.core.textio import is_blank
 from veracity.mcp.server import build_server
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing.fake_openai import FakeOpenAIServer
 from veracity.testing.schema import schema_llm
-from veracity.textio import is_blank
 
 from .tally import Tally
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from browser_support import CHROMIUM, chromium
-from veracity import registry
-from veracity.config import RunConfig
+from veracity.core import registry
+from veracity.core.config import RunConfig
+from veracity.core.types import Evidence
+from veracity.core.weblinks import web_link
 from veracity.methods.base import BaseMethod
 from veracity.testing import InMemorySource, ScriptedLLM
-from veracity.types import Evidence
-from veracity.weblinks import web_link
 
 from .conftest import run_cli, write_liar
 

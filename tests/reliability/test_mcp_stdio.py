@@ -37,10 +37,10 @@ from mcp.types import (
     jsonrpc_message_adapter,
 )
 
+from veracity.core.types import Document
 from veracity.mcp.stdio import MAX_LINE_BYTES
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.testing.fake_openai import FakeOpenAIServer
-from veracity.types import Document
 
 PARSE, INVALID, PARAMS, NO_METHOD = -32700, -32600, -32602, -32601
 ANSWER_S = 15.0  # how long an answer may take on a loaded machine

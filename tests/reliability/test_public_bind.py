@@ -1,6 +1,6 @@
 """A public bind without a token (issue 23, item 3): `veracity serve` and `veracity mcp
 --http` refuse a non-loopback address unless a token is set, through one rule
-(`veracity.netguard.check_bind`), or the operator passes the loud opt-out
+(`veracity.core.netguard.check_bind`), or the operator passes the loud opt-out
 ``--allow-public-without-token``, which prints a warning at every start.
 
 The command runs for real (in-process through the CLI, and once in a subprocess); only
@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app as cli_app
-from veracity.errors import ConfigError
+from veracity.core.errors import ConfigError
 
 from .frontdoor import (
     Tally,
@@ -97,7 +97,7 @@ def test_the_opt_out_serves_and_says_so_loudly(tmp_path, binds):
 
 
 def test_the_python_entry_point_keeps_the_rule(tmp_path, binds):
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.server import ServerSettings, create_app, serve
     from veracity.testing import ScriptedLLM
 

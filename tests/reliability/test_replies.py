@@ -8,8 +8,9 @@ import sqlite3
 
 import pytest
 
-from veracity.errors import LLMBadReply
-from veracity.infra import RetryPolicy
+from veracity.core.errors import LLMBadReply
+from veracity.core.infra import RetryPolicy
+from veracity.core.types import Claim
 from veracity.llm.base import LLMRequest, LLMResponse, TokenLogprob, user
 from veracity.llm.cache import ResponseCache
 from veracity.llm.chat_format import parse_chat_completion
@@ -18,7 +19,6 @@ from veracity.llm.openai_compat import OpenAICompatLLM
 from veracity.llm.probs import ChoiceProbs, choice_probabilities
 from veracity.methods.base import load_method
 from veracity.testing.fake_openai import FAULTS, FakeOpenAIServer
-from veracity.types import Claim
 
 GOOD = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}]}
 

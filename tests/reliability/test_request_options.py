@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.mcp.server import build_server
 from veracity.server import BackgroundServer, ServerSettings, create_app
 from veracity.testing.fake_openai import FakeOpenAIServer

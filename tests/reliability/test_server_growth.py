@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
+from veracity.core.types import Verdict
 from veracity.server.retention import RetentionPolicy
 from veracity.server.store import JobStore
 from veracity.testing import ScriptedLLM
-from veracity.types import Verdict
 
 from .conftest import run_cli
 

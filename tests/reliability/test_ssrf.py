@@ -7,11 +7,11 @@ import httpx
 import pytest
 import respx
 
-from veracity import context
-from veracity.redaction import strip_credentials
+from veracity.core import context
+from veracity.core.redaction import strip_credentials
 from veracity.retrieval.base import Query, SourceUnreachable
-from veracity.retrieval.netsafe import UnsafeURL, check_public_url
-from veracity.retrieval.web_free import DuckDuckGoSource
+from veracity.retrieval.engines.web_free import DuckDuckGoSource
+from veracity.retrieval.transport.netsafe import UnsafeURL, check_public_url
 from veracity.testing.contract import http_client_for_tests
 from veracity.testing.sources import table_resolver
 

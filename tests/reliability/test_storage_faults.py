@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from veracity.errors import StorageError
+from veracity.core.errors import StorageError
+from veracity.core.infra import open_sqlite
 from veracity.evidence.memory import EvidenceMemory
 from veracity.evidence.memory_models import MemoryConfig
-from veracity.infra import open_sqlite
-from veracity.retrieval.httpcache import CachedResponse, HttpCache
+from veracity.retrieval.transport.cache import CachedResponse, HttpCache
 
 from .conftest import cli_env, run_cli, veracity_cmd
 
@@ -180,7 +180,7 @@ def test_a_garbage_http_cache_is_rebuilt(tmp_path, caplog):
     path = tmp_path / "http.sqlite"
     path.write_bytes(GARBAGE)
     cache = HttpCache(path)
-    with caplog.at_level("WARNING", logger="veracity.storage"):
+    with caplog.at_level("WARNING", logger="veracity.core.storage"):
         cache.put("k", method="GET", url="https://example.org/", params=None, body=None,
                   response=CachedResponse(200, "text/plain", b"body", 1.0))  # fmt: skip
     assert cache.get("k").body == b"body"
@@ -292,7 +292,7 @@ def test_batch_on_a_full_disk_leaves_no_temp_file_and_loses_no_result(
 def test_the_server_on_a_full_disk_answers_503_and_readyz_says_storage(full_dir):
     httpx = pytest.importorskip("httpx")
     server_mod = pytest.importorskip("veracity.server")
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.testing import ScriptedLLM
 
     (full_dir / "filler").unlink()  # room to start

@@ -18,11 +18,11 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from veracity import registry
 from veracity.cli import app
 from veracity.cli.app import console, out
+from veracity.core import registry
+from veracity.core.types import Document, Evidence
 from veracity.methods.base import BaseMethod
-from veracity.types import Document, Evidence
 
 from .conftest import run_cli, write_liar
 

@@ -10,14 +10,14 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from veracity import registry
+from veracity.core import registry
+from veracity.core.types import Claim, Document, Verdict
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.evaluation.experiment import ExperimentConfig
 from veracity.methods.base import BaseMethod
 from veracity.retrieval.base import Query
 from veracity.testing import InMemorySource, ScriptedLLM
 from veracity.testing.echo import EchoBackend
-from veracity.types import Claim, Document, Verdict
 
 # id, gold, what the scripted model answers (S = SUPPORTED, R = REFUTED)
 TOY = [

@@ -24,9 +24,9 @@ import httpx
 import pytest
 import respx
 
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.datasets import get_dataset
-from veracity.retrieval.local import build_local_corpus, index_folder
+from veracity.retrieval.local.corpus import build_local_corpus, index_folder
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA_DIR = TESTS / "data" / "datasets"

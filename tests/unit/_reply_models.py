@@ -109,7 +109,7 @@ def structured_call_sites() -> dict[tuple[str, str], list[str]]:
 
 
 def _label_spaces() -> list[Any]:
-    from veracity.labels import LABEL_SPACES
+    from veracity.core.labels import LABEL_SPACES
     from veracity.methods.s2mad import DEBATE_ANSWERS
 
     return [*LABEL_SPACES.values(), DEBATE_ANSWERS]

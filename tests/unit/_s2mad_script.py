@@ -6,8 +6,8 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
+from veracity.core.types import Post, Reply
 from veracity.testing import ScriptedLLM, ScriptedReply
-from veracity.types import Post, Reply
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -7,9 +7,9 @@ import json
 import re
 from collections.abc import Callable
 
+from veracity.core.types import Claim, Document
 from veracity.llm.base import LLMRequest
 from veracity.testing import InMemorySource, ScriptedLLM
-from veracity.types import Claim, Document
 
 # Our own invented example: no real town or canal.
 CLAIM = Claim(text="The town of Brellin opened a 40 km flood canal in 2019 paid by the state.")

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.cli.common import engine_for
-from veracity.errors import ConfigError
+from veracity.core.errors import ConfigError
 from veracity.evaluation.store import RunStore
 
 runner = CliRunner()

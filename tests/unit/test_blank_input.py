@@ -1,13 +1,13 @@
-"""Text that shows nothing is empty (`veracity.textio.is_blank`), for every input type."""
+"""Text that shows nothing is empty (`veracity.core.textio.is_blank`), for every input type."""
 
 from __future__ import annotations
 
 import pytest
 
 import veracity
-from veracity.errors import InputError
-from veracity.textio import is_blank
-from veracity.types import Article, Claim, Post
+from veracity.core.errors import InputError
+from veracity.core.textio import is_blank
+from veracity.core.types import Article, Claim, Post
 
 
 @pytest.mark.parametrize(

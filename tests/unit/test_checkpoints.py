@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.checkpoints import (
+from veracity.core.checkpoints import (
     CheckpointError,
     CheckpointManifest,
     checkpoint_folder,

@@ -5,17 +5,17 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from veracity import context
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
+from veracity.core.labels import get_label_space
+from veracity.core.types import Claim
 from veracity.deliberation import LLMJudge, Transcript
 from veracity.deliberation.debate import DebateState
-from veracity.errors import StructuredOutputError
-from veracity.labels import get_label_space
 from veracity.llm.base import user
 from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
 from veracity.methods.baselines import DirectMethod
 from veracity.methods.s2mad import S2MADMethod
 from veracity.testing import ScriptedLLM, ScriptedReply
-from veracity.types import Claim
 
 
 class Stop(BaseModel):
@@ -169,7 +169,7 @@ async def test_s2mad_subjectivity_question_records_its_estimator():
 
 
 def _post():
-    from veracity.types import Post
+    from veracity.core.types import Post
 
     return Post(text="They say the dam broke.")
 

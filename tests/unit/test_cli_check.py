@@ -113,7 +113,7 @@ def test_models_pull_failure_is_clear(monkeypatch):
 
 def test_parse_source_options():
     from veracity.cli.common import parse_source_options
-    from veracity.config import ConfigError
+    from veracity.core.config import ConfigError
 
     assert parse_source_options(["web=local:pf", "wikipedia", "w2=web:brave", "x=duckduckgo"]) == {
         "web": {"type": "local", "index": "pf"},
@@ -126,8 +126,8 @@ def test_parse_source_options():
 
 
 def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatch):
-    from veracity.retrieval.local import build_local_corpus
-    from veracity.types import Document
+    from veracity.core.types import Document
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     monkeypatch.setenv("VERACITY_HOME", str(tmp_path))
     build_local_corpus("tiny", [Document(id="d1", text="The moon orbits Earth.")], mode="bm25")

@@ -196,14 +196,14 @@ def test_eval_on_a_missing_dataset_prints_the_get_command(tmp_path, monkeypatch)
 
 def test_recorded_source_without_traces_prints_the_get_command():
     from veracity.retrieval.base import SourceUnreachable
-    from veracity.retrieval.recorded import RecordedSource
+    from veracity.retrieval.recorded.source import RecordedSource
 
     with pytest.raises(SourceUnreachable, match="veracity datasets get mermaid_eval_sets"):
         RecordedSource()
 
 
 def test_doctor_reports_the_data_directory_and_the_sets_present(tmp_path):
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.datasets.catalogue import entries
     from veracity.doctor import _data
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.config import settings
+from veracity.core.config import settings
 
 runner = CliRunner()
 
@@ -119,7 +119,7 @@ def test_list_when_empty():
 
 
 def test_build_from_a_registered_dataset(monkeypatch):
-    from veracity.types import Document
+    from veracity.core.types import Document
 
     class Fake:
         def corpus(self, data_dir=None):

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from veracity.cli import app
 from veracity.cli.progress import JobProgress, Part, as_text, clock_text, fit, run_stats_parts
 from veracity.cli.progress_view import ProgressView
+from veracity.core.trace import TraceEvent
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
-from veracity.trace import TraceEvent
 
 runner = CliRunner()
 
@@ -343,7 +343,7 @@ def test_train_toe_prints_claims_done_and_eta_to_a_log(tmp_path, monkeypatch, pl
     from _toe_script import FACTCHECK_DOCS, WIKI_DOCS, toe_llm
     from test_toe_training import PLAN, _liar_rows
 
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     plain_lines(every=0.0)
     data = tmp_path / "data"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _eval_fixtures import TOY, ToyDataset, config, scripted_llm
 
-from veracity import registry
+from veracity.core import registry
 from veracity.evaluation.compare import (
     compare_runs,
     macro_f1_batch,

@@ -1,6 +1,6 @@
 import pytest
 
-from veracity.config import (
+from veracity.core.config import (
     ConfigError,
     LLMConfig,
     data_dir,
@@ -8,7 +8,7 @@ from veracity.config import (
     load_run_config,
     settings,
 )
-from veracity.registry import Registry, RegistryError
+from veracity.core.registry import Registry, RegistryError
 
 
 def test_settings_from_environment(monkeypatch, tmp_path):

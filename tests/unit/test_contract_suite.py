@@ -14,7 +14,7 @@ import pytest
 
 from veracity.retrieval.base import Query
 from veracity.testing.contract import SourceContract
-from veracity.types import Document
+from veracity.core.types import Document
 
 SECRET = "leaky-secret-key-123"
 DOCS = [

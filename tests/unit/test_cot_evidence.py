@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.baselines import CoTMethod
 from veracity.retrieval.base import SourceUnreachable
 from veracity.testing import InMemorySource, ScriptedLLM
-from veracity.types import Claim, Document
 
 DOCS = [
     Document(id="eiffel", title="Eiffel Tower", text="The Eiffel Tower stands in Paris, France."),

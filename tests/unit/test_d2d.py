@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from veracity.labels import get_label_space
+from veracity.core.labels import get_label_space
+from veracity.core.types import Article, Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.d2d import D2DMethod
 from veracity.methods.d2d.judging import label_for_share, score_model
 from veracity.methods.d2d.roles import schedule
 from veracity.testing import InMemorySource, ScriptedLLM
-from veracity.types import Article, Claim, Document
 
 DOCS = [
     Document(id="eiffel", title="Eiffel Tower", text="The Eiffel Tower stands in Paris, France."),

@@ -150,8 +150,8 @@ class _PluginDataset:
         )
 
     def load(self, split=None, data_dir=None):
+        from veracity.core.types import Claim
         from veracity.datasets import Example
-        from veracity.types import Claim
 
         return [
             Example(id=str(i), input=Claim(text=f"c{i}"), label="true", label_space="true_false")
@@ -163,7 +163,7 @@ class _PluginDataset:
 
 
 def test_plugin_dataset_through_the_registry(monkeypatch):
-    from veracity import registry
+    from veracity.core import registry
 
     # registered for this test only (a class is accepted as well as an object)
     monkeypatch.setitem(registry.datasets._items, "plugin_demo", _PluginDataset)

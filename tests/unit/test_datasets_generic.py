@@ -7,8 +7,8 @@ from datetime import date, datetime
 
 import pytest
 
+from veracity.core.types import Article, Claim, Post
 from veracity.datasets import DatasetError, GenericDataset, GenericSpec, load_file
-from veracity.types import Article, Claim, Post
 
 
 def test_csv_claims_with_optional_columns(tmp_path):

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from veracity.core.labels import get_label_space
+from veracity.core.types import Article, Claim, Post
 from veracity.datasets import (
     BaseDataset,
     DatasetError,
@@ -18,8 +20,6 @@ from veracity.datasets import (
 from veracity.datasets.averitec import article_domain
 from veracity.datasets.feverous import strip_wiki_links
 from veracity.datasets.scifact import SciFactDataset
-from veracity.labels import get_label_space
-from veracity.types import Article, Claim, Post
 
 FIX = Path(__file__).resolve().parents[1] / "data" / "datasets"
 

@@ -1,10 +1,10 @@
-"""`veracity.dates.parse_date`: the one date parser."""
+"""`veracity.core.dates.parse_date`: the one date parser."""
 
 import datetime as dt
 
 import pytest
 
-from veracity.dates import UTC, parse_date
+from veracity.core.dates import UTC, parse_date
 
 
 def test_strict_forms_and_errors():

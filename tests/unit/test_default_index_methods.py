@@ -7,15 +7,15 @@ from __future__ import annotations
 import pytest
 
 from failing_sources import DOCS
-from veracity.errors import ConfigError
+from veracity.core.errors import ConfigError
+from veracity.core.types import Claim
 from veracity.methods.base import MethodConfigError
 from veracity.methods.toe import ToEMethod
 from veracity.retrieval.defaults import DEFAULT_INDEX
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, resolve_config
 from veracity.testing import InMemorySource
 from veracity.testing.schema import schema_llm
-from veracity.types import Claim
 
 MERMAID = {"tool_transport": "inprocess", "memory": "off", "max_steps": 2}
 CLAIM = Claim(text="The town council approved the budget in March.")
@@ -66,7 +66,7 @@ def test_mermaid_with_its_own_mcp_servers_needs_no_default_sources():
 
 
 def load_needs(method: str, config: dict) -> list:
-    from veracity import registry
+    from veracity.core import registry
 
     return registry.methods.get(method).source_needs(config)
 

@@ -13,13 +13,13 @@ from typer.testing import CliRunner
 
 from veracity import api
 from veracity.cli import app
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError
 from veracity.datasets import get_dataset
-from veracity.errors import ConfigError
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval import defaults
 from veracity.retrieval.defaults import DEFAULT_INDEX, SourceNeed, default_sources
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, with_default_sources
 from veracity.testing import ScriptedLLM, ScriptedReply
 

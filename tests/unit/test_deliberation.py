@@ -1,6 +1,7 @@
 import pytest
 
-from veracity import context
+from veracity.core import context
+from veracity.core.labels import get_label_space
 from veracity.deliberation import (
     INSUFFICIENT,
     Consensus,
@@ -16,7 +17,6 @@ from veracity.deliberation import (
     Transcript,
     verdict_fields,
 )
-from veracity.labels import get_label_space
 from veracity.llm.base import user
 from veracity.testing import ScriptedLLM, ScriptedReply
 

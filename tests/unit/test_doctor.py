@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.doctor import diagnose
 from veracity.testing.fake_openai import FakeOpenAIServer
 
@@ -181,8 +181,8 @@ def test_a_configured_source_whose_search_fails_says_why(monkeypatch):
 
 
 def test_the_default_index_is_reported_with_its_size_or_how_to_build_it():
-    from veracity.retrieval.local import build_local_corpus
-    from veracity.types import Document
+    from veracity.core.types import Document
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     missing = by_check(diagnose(network=False))["default index"]
     assert missing.status == "warn" and "not built" in missing.detail

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.config import LLMConfig
+from veracity.core.config import LLMConfig
 from veracity.llm.embedded import DEFAULT_PARALLEL, DEFAULT_POLL, EmbeddedLLM, default_threads
 from veracity.llm.factory import build_embedded
 from veracity.runtime import resolve_config

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from veracity import context
-from veracity.context import EventStream
+from veracity.core import context
+from veracity.core.context import EventStream
 from veracity.testing import ScriptedLLM
 
 

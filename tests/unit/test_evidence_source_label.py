@@ -9,14 +9,14 @@ from pathlib import Path
 import httpx
 import respx
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.retrieval.base import Query
 from veracity.retrieval.defaults import DEFAULT_INDEX, SourceNeed, default_sources
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.engines.web import BraveSearchSource
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.retrieval.registry_setup import build_sources
-from veracity.retrieval.web import BraveSearchSource
 from veracity.testing.contract import http_client_for_tests
-from veracity.types import Document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "http"
 

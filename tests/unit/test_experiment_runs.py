@@ -16,7 +16,7 @@ import asyncio
 import pytest
 from _offline_world import DATA_DIR, build_checkpoints, build_indexes, recorded_network
 
-from veracity import registry
+from veracity.core import registry
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.evaluation.repeats import run_repeats
 from veracity.evaluation.runner import prepare_run, run_session
@@ -45,9 +45,9 @@ def build_memories(cfg) -> list[str]:
         return []
     if not memory.get("name") or memory.get("mode") != "read-only":
         return []
+    from veracity.core.types import Document
     from veracity.evidence.memory import EvidenceMemory
     from veracity.methods.mermaid.memory import named_memory_path
-    from veracity.types import Document
 
     built = EvidenceMemory(path=named_memory_path(memory["name"]), embedder=None)
     if built.stats().entries:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from veracity import registry
+from veracity.core import registry
+from veracity.core.labels import get_label_space
 from veracity.evaluation.experiment import ExperimentConfig, experiment_dir, load_experiment
 from veracity.evaluation.runner import gold_mapper, map_gold, open_dataset, select_examples
-from veracity.labels import get_label_space
 
 CONFIGS = sorted(experiment_dir().glob("*.yaml"))
 # One config per main table of each paper (issue 5), and our own baseline comparison.

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from veracity.labels import get_label_space
+from veracity.core.labels import get_label_space
+from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.fire import FireMethod
 from veracity.methods.fire.steps import SEARCH, repeats, similarity, step_model
 from veracity.retrieval.base import SourceUnreachable
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Claim, Document
 
 DOCS = [
     Document(id="eiffel", title="Eiffel Tower", text="The Eiffel Tower stands in Paris, France."),
@@ -171,7 +171,7 @@ def test_step_model_takes_a_label_or_search():
 
 async def test_offline_without_sources_fire_searches_the_default_index():
     from veracity.retrieval.defaults import DEFAULT_INDEX
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
     from veracity.runtime import build_run, resolve_config
 
     build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25")

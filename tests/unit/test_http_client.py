@@ -11,23 +11,23 @@ import httpx
 import pytest
 import respx
 
-from veracity import context
-from veracity.retrieval import http as http_mod
-from veracity.retrieval import httpparts
+from veracity.core import context
 from veracity.retrieval.base import (
     SourceAuthError,
     SourceBadResponse,
     SourceRateLimited,
     SourceUnreachable,
 )
-from veracity.retrieval.http import (
+from veracity.retrieval.transport import http as http_mod
+from veracity.retrieval.transport import parts as httpparts
+from veracity.retrieval.transport.cache import HttpCache, request_key
+from veracity.retrieval.transport.http import (
     HttpClient,
     HttpConfig,
     HttpStatusError,
     ReplayMiss,
     track_requests,
 )
-from veracity.retrieval.httpcache import HttpCache, request_key
 from veracity.testing.contract import http_client_for_tests
 
 URL = "https://api.example.com/search"

@@ -7,7 +7,7 @@ import pytest
 import respx
 
 from veracity.retrieval.base import SourceUnreachable
-from veracity.retrieval.netsafe import (
+from veracity.retrieval.transport.netsafe import (
     REDACTED,
     UnsafeURL,
     check_public_url,

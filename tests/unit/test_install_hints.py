@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from veracity import extras
 from veracity.cli import app
 from veracity.cli.common import engine_for
-from veracity.errors import ConfigError, EngineError
-from veracity.extras import Installation, install_command, installation
+from veracity.core import extras
+from veracity.core.errors import ConfigError, EngineError
+from veracity.core.extras import Installation, install_command, installation
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]

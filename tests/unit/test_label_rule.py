@@ -5,9 +5,9 @@ stated — whatever method produced the verdict."""
 import pytest
 from rich.console import Console
 
-from veracity import context
 from veracity.cli.render import verdict_panel
-from veracity.labels import get_label_space
+from veracity.core import context
+from veracity.core.labels import get_label_space
 from veracity.methods.labelling import settle_probabilities
 
 BINARY = get_label_space("real_fake")
@@ -47,7 +47,7 @@ def test_an_unreadable_distribution_is_stated_not_shown():
 
 
 def test_the_verdict_panel_shows_the_note():
-    from veracity.types import Verdict
+    from veracity.core.types import Verdict
 
     fields = settle_probabilities(
         {"label": "REAL", "probabilities": {"REAL": 0.4, "FAKE": 0.6}}, BINARY

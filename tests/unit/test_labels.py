@@ -1,6 +1,6 @@
 import pytest
 
-from veracity.labels import (
+from veracity.core.labels import (
     LABEL_MAPS,
     LABEL_SPACES,
     TRUE_UNCERTAIN_FALSE,

@@ -2,7 +2,8 @@ import asyncio
 
 import pytest
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import cost_text
 from veracity.llm.base import (
     Capabilities,
     LLMAuthError,
@@ -16,7 +17,6 @@ from veracity.llm.base import (
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, ensure_managed
 from veracity.testing import ScriptedLLM
-from veracity.types import cost_text
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.0, max_delay_s=0.0)
 

@@ -8,12 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from veracity import context
-from veracity.config import settings
+from veracity.core import context
+from veracity.core.config import settings
+from veracity.core.types import Document
 from veracity.datasets.base import DatasetInfo
 from veracity.nlp.embeddings import get_embedder
 from veracity.retrieval.base import Query, SourceError, SourceUnreachable
-from veracity.retrieval.local import (
+from veracity.retrieval.local.corpus import (
     LocalCorpus,
     add_documents,
     build_local_corpus,
@@ -21,7 +22,7 @@ from veracity.retrieval.local import (
     index_folder,
     list_indexes,
 )
-from veracity.retrieval.local_index import (
+from veracity.retrieval.local.index import (
     ChunkingConfig,
     IndexBuildError,
     IndexCorrupt,
@@ -29,7 +30,6 @@ from veracity.retrieval.local_index import (
     light_stem,
     tokenize,
 )
-from veracity.types import Document
 
 EMB = "hashing:128"
 RECALL20_FLOOR = 0.92  # SciFact BM25 recall@20, first 100 evidence claims: measured 0.9775
@@ -159,7 +159,7 @@ def test_keyword_phrases_match_whole_words(corpus):
 def test_keyword_matching_agrees_with_a_regex_scan(corpus):
     import re
 
-    from veracity.retrieval.local import _keyword_mask
+    from veracity.retrieval.local.corpus import _keyword_mask
 
     index = corpus.load()
     texts = [" ".join(c.search_text().lower().split()) for c in index.chunks]
@@ -264,7 +264,7 @@ def test_incremental_add_embeds_only_new_chunks(corpus, monkeypatch):
             embedded.extend(texts)
             return real.embed(texts)
 
-    monkeypatch.setattr("veracity.retrieval.local_build.get_embedder", lambda ref: Counting())
+    monkeypatch.setattr("veracity.retrieval.local.build.get_embedder", lambda ref: Counting())
     before = corpus.manifest.chunks
     new = [_doc(9, "Coffee drinking and sleep quality.", year=2020), DOCS[0]]
     manifest, added, skipped = add_documents("tiny", new)
@@ -321,7 +321,7 @@ def test_scifact_bm25_recall_at_20_floor(benchmark_data_dir):
     Measured 0.9775 with this code (abstract-level index, light stemming, gold = keys
     of ``evidence``); the floor leaves a margin of about 0.05 so only regressions fail.
     """
-    from veracity.retrieval.local_docs import read_scifact_corpus
+    from veracity.retrieval.local.docs import read_scifact_corpus
 
     folder = benchmark_data_dir / "scifact"
     if not (folder / "corpus.jsonl").is_file():

@@ -1,4 +1,4 @@
-"""Reading documents for local corpora (veracity.retrieval.local_docs)."""
+"""Reading documents for local corpora (veracity.retrieval.local.docs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from veracity.retrieval.local_docs import (
+from veracity.retrieval.local.docs import (
     CorpusInputError,
     FieldMap,
     html_to_text,

@@ -9,7 +9,8 @@ import httpx
 import pytest
 import respx
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.llm.client import RetryPolicy
 from veracity.retrieval import managed as managed_mod
 from veracity.retrieval.base import (
@@ -21,7 +22,6 @@ from veracity.retrieval.base import (
 )
 from veracity.retrieval.managed import CombinedSource, ManagedSource, dedup_key, normalize_url
 from veracity.testing.contract import http_client_for_tests
-from veracity.types import Document
 
 
 def doc(i: str, url: str | None = None, year: int | None = None, **kw) -> Document:

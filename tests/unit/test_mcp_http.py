@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from veracity.retrieval.netsafe import UnsafeURL
+from veracity.retrieval.transport.netsafe import UnsafeURL
 from veracity.testing.sources import table_resolver
 from veracity.tools.mcp_http import check_server_url, guarded_transport
 

@@ -9,7 +9,8 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.evidence.memory import (
     EvidenceMemory,
     EvidenceMemoryError,
@@ -17,7 +18,6 @@ from veracity.evidence.memory import (
     normalise_entity,
 )
 from veracity.nlp.embeddings import get_embedder
-from veracity.types import Document
 
 WHO = Document(id="w1", text="WHO declared a pandemic in March 2020.", url="https://who.int/a")
 UN = Document(id="u1", text="The UN was founded in 1945.", url="https://un.org/b")

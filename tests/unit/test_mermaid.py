@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.mermaid import Decomposition, MermaidMethod, MermaidSingleMethod
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Claim, Document
 
 DOCS = [
     Document(id="d1", title="Eiffel Tower", text="The Eiffel Tower is a tower in Paris, France."),
@@ -276,7 +276,7 @@ def test_an_evaluation_keeps_its_memory_in_its_run_directory(tmp_path):
     from veracity.evaluation.report import load_run, method_counters, render_markdown
     from veracity.evaluation.runner import prepare_run, run_session
     from veracity.evidence.memory import EvidenceMemory
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     build_local_corpus("toy-docs", [Document(id="e", text="claim evidence")], mode="bm25")
 

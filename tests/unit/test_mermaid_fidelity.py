@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from test_mermaid import EIFFEL, answer, call, method, scripted
 
-from veracity.errors import MethodConfigError
+from veracity.core.errors import MethodConfigError
+from veracity.core.types import Claim, Document
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.methods.mermaid import Decomposition, MermaidMethod
 from veracity.testing import InMemorySource, ScriptedLLM
-from veracity.types import Claim, Document
 
 README = Path(__file__).parents[2] / "src/veracity/methods/mermaid/README.md"
 

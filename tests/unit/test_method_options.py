@@ -10,8 +10,8 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from veracity import registry
-from veracity.errors import MethodConfigError, RequestOptionError
+from veracity.core import registry
+from veracity.core.errors import MethodConfigError, RequestOptionError
 from veracity.methods.base import ChoiceConfig, MethodConfig
 from veracity.methods.options import _unsafe, allowed_options, request_config
 

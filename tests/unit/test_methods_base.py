@@ -1,13 +1,13 @@
 import pytest
 
 import veracity
+from veracity.core.registry import RegistryError
+from veracity.core.types import Article, Claim, Post
 from veracity.llm.base import LLMAuthError, LLMServerError
 from veracity.llm.client import ManagedLLM, RetryPolicy
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.methods.baselines import CoTMethod, DirectMethod
-from veracity.registry import RegistryError
 from veracity.testing import ScriptedLLM, ScriptedReply
-from veracity.types import Article, Claim, Post
 
 
 def _answer(label, alternatives=None, reasoning=None):
@@ -114,7 +114,7 @@ async def test_sync_check_inside_event_loop_points_to_acheck():
 
 
 def test_methods_are_registered_through_entry_points():
-    from veracity import registry
+    from veracity.core import registry
 
     assert {"direct", "cot"} <= set(registry.methods.names())
     assert registry.methods.get("cot") is CoTMethod

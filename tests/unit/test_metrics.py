@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from veracity.core.labels import get_label_space
+from veracity.core.types import Usage, Verdict
 from veracity.evaluation.metrics import (
     MetricsError,
     accuracy,
@@ -16,8 +18,6 @@ from veracity.evaluation.metrics import (
     usage_stats,
 )
 from veracity.evaluation.store import PredictionRecord
-from veracity.labels import get_label_space
-from veracity.types import Usage, Verdict
 
 GOLD = ["A", "A", "A", "B", "B", "C"]
 PRED = ["A", "A", "B", "B", None, "A"]

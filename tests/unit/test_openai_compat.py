@@ -5,8 +5,9 @@ import httpx
 import pytest
 import respx
 
-from veracity import context
-from veracity.labels import get_label_space
+from veracity.core import context
+from veracity.core.labels import get_label_space
+from veracity.core.types import Claim
 from veracity.llm.base import (
     LLMAuthError,
     LLMRateLimited,
@@ -21,7 +22,6 @@ from veracity.llm.client import ManagedLLM, RetryPolicy
 from veracity.llm.openai_compat import OpenAICompatLLM
 from veracity.llm.probs import choice_probabilities
 from veracity.methods.baselines import DirectMethod
-from veracity.types import Claim
 
 DATA = Path(__file__).parents[1] / "data" / "openai"
 URL = "https://api.example.test/v1/chat/completions"

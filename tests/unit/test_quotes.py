@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from veracity.core.types import Document, Evidence, Verdict
 from veracity.evidence.quotes import (
     QuoteError,
     find_quote,
@@ -11,7 +12,6 @@ from veracity.evidence.quotes import (
     verify_evidence,
     verify_verdict,
 )
-from veracity.types import Document, Evidence, Verdict
 
 SOURCE = (
     "The study, published in 2019, found that “vitamin D supplements” did not reduce "

@@ -6,13 +6,13 @@ import datetime as dt
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.llm.base import Capabilities
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.methods.radar import RadarMethod, RadarSingleMethod
 from veracity.retrieval.base import SourceUnreachable
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 from veracity.testing.radar import ScriptedRound, radar_script
-from veracity.types import Claim, Document
 
 CLAIM = Claim(text="Klitschko auctioned his Olympic medal to help Ukrainian children")
 DOCS = [
@@ -336,7 +336,7 @@ async def test_judge_output_that_never_validates_is_an_error_not_a_label():
 
 
 async def test_local_corpus_in_dense_mode_from_the_method_config(tmp_path):
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     build_local_corpus("radar-test", DOCS, mode="dense", embedder="hashing", indexes_dir=tmp_path)
     llm = radar_script(plan(("TRUE", 0.9, 0.9)))

@@ -9,10 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from veracity import registry
 from veracity.cli import app
 from veracity.cli import calibrate as calibrate_cli
-from veracity.config import load_run_config
+from veracity.core import registry
+from veracity.core.config import load_run_config
+from veracity.core.types import Claim, Document
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.evaluation.experiment import load_experiment
 from veracity.methods.base import load_method
@@ -29,7 +30,6 @@ from veracity.methods.radar.calibration import (
     sensitivity,
 )
 from veracity.testing.radar import ScriptedRound, radar_script
-from veracity.types import Claim, Document
 
 LABELS = ("TRUE", "HALF-TRUE", "FALSE")
 

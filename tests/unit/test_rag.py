@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Claim, Document
 
 DOCS = [
     Document(id="d1", title="Vitamin C", text="Vitamin C does not prevent colds in trials."),

@@ -2,13 +2,13 @@ import json
 
 import pytest
 
+from veracity.core.types import Claim, Document
 from veracity.deliberation.react import Observation, SourceTool, Trajectory, react_loop
 from veracity.llm.base import user
 from veracity.methods.base import MethodConfigError
 from veracity.methods.react import ReActMethod
 from veracity.retrieval.base import SourceUnreachable
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Claim, Document
 
 DOCS = [
     Document(id="d1", title="Eiffel Tower", text="The Eiffel Tower is a tower in Paris, France."),

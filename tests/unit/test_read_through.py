@@ -6,9 +6,9 @@ import pytest
 from _eval_fixtures import scripted_llm
 from typer.testing import CliRunner
 
-from veracity import registry
 from veracity.cli import app
-from veracity.config import LLMConfig, settings
+from veracity.core import registry
+from veracity.core.config import LLMConfig, settings
 from veracity.llm.base import LLMRequest, user
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM

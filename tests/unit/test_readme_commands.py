@@ -135,7 +135,7 @@ def test_every_readme_command_runs_or_says_what_it_needs(scratch):
 
 
 def test_the_readme_run_file_is_a_valid_run_config():
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
 
     text = re.search(r"```yaml\n(# run\.yaml.*?)```", README.read_text(), re.S).group(1)
     RunConfig.model_validate(yaml.safe_load(text))

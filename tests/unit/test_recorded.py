@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from veracity import context
+from veracity.core import context
 from veracity.retrieval.base import Query, SourceBadResponse, SourceUnreachable
-from veracity.retrieval.recorded import RecordedSource, content_words, dice
-from veracity.retrieval.recorded_traces import load_trace_file, parse_observation, parse_payload
+from veracity.retrieval.recorded.source import RecordedSource, content_words, dice
+from veracity.retrieval.recorded.traces import load_trace_file, parse_observation, parse_payload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "recorded"
 DEMO = str(FIXTURES / "demo_gpt-4o.json")

@@ -11,12 +11,7 @@ import httpx
 import pytest
 import respx
 
-from veracity.evaluation.store import redact
-from veracity.llm.base import LLMAuthError, LLMRequest, user
-from veracity.llm.cache import ResponseCache
-from veracity.llm.client import ManagedLLM
-from veracity.llm.openai_compat import OpenAICompatLLM
-from veracity.redaction import (
+from veracity.core.redaction import (
     REDACTED,
     RedactingFilter,
     join_path,
@@ -24,8 +19,13 @@ from veracity.redaction import (
     split_credentials,
     strip_credentials,
 )
-from veracity.retrieval.netsafe import redact_url
-from veracity.trace import Trace
+from veracity.core.trace import Trace
+from veracity.evaluation.store import redact
+from veracity.llm.base import LLMAuthError, LLMRequest, user
+from veracity.llm.cache import ResponseCache
+from veracity.llm.client import ManagedLLM
+from veracity.llm.openai_compat import OpenAICompatLLM
+from veracity.retrieval.transport.netsafe import redact_url
 
 DATA = Path(__file__).parents[1] / "data" / "openai"
 KEY = "QK-unit-secret-5150"

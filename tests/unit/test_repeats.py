@@ -11,8 +11,9 @@ from _eval_fixtures import TOY, config, scripted_llm
 from typer.testing import CliRunner
 
 from veracity.cli import app
+from veracity.core.errors import EvalError
+from veracity.core.types import Claim
 from veracity.datasets.base import Example
-from veracity.errors import EvalError
 from veracity.evaluation.prepare import check_resumable, prepare_run, select_examples
 from veracity.evaluation.repeats import Spread, plan_repeats, run_repeats, summarize_repeats
 from veracity.evaluation.report import write_report
@@ -20,7 +21,6 @@ from veracity.evaluation.runner import run_session
 from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
-from veracity.types import Claim
 
 GOLD = {i: gold for i, gold, _ in TOY}
 

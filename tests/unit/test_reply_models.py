@@ -297,7 +297,7 @@ def test_phrases_and_clamped_numbers():
 async def test_the_embedded_decoder_takes_every_reply_schema(capfd):
     """Each distinct reply schema goes to llama.cpp once: the converter neither fails nor
     warns that it left part of the schema out (it says so on stderr)."""
-    from veracity.config import LLMConfig
+    from veracity.core.config import LLMConfig
     from veracity.llm.base import LLMRequest, user
     from veracity.llm.factory import build_llm
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 import veracity
 from veracity.cli import app
-from veracity.errors import InputError
+from veracity.core.errors import InputError
+from veracity.core.types import Post, Reply, reply_fields
 from veracity.llm.client import ManagedLLM
 from veracity.testing import ScriptedLLM
-from veracity.types import Post, Reply, reply_fields
 
 runner = CliRunner()
 POST = "The bridge on Main Street closed for good today."

@@ -76,9 +76,9 @@ def test_paper_rows_are_shown_beside_ours_on_the_paper_scale(tmp_path):
 
 
 def test_metric_value_names():
+    from veracity.core.labels import get_label_space
     from veracity.evaluation.metrics import compute_metrics
     from veracity.evaluation.store import PredictionRecord
-    from veracity.labels import get_label_space
 
     space = get_label_space("true_false")
     rec = PredictionRecord(id="1", gold="true", gold_original="true", predicted="true", status="ok")

@@ -9,12 +9,12 @@ import re
 
 from _eval_fixtures import ToyDataset, config, scripted_llm
 
-from veracity import registry
+from veracity.core import registry
+from veracity.core.types import Article, Claim, Document, Evidence, Post, Reply, Stance
 from veracity.evaluation.report import write_report
 from veracity.evaluation.report_examples import example_rows, md_cell
 from veracity.evaluation.runner import prepare_run, run_session
 from veracity.evaluation.store import PredictionRecord, input_summary
-from veracity.types import Article, Claim, Document, Evidence, Post, Reply, Stance
 
 # id, gold, what the toy method does: say a label, crash or abstain
 ROWS = [

@@ -104,7 +104,7 @@ def test_a_crash_is_recorded_with_traceback_and_the_run_goes_on(tmp_path):
     rows = [("a", "SUPPORTED", "SUPPORTED"), ("b", "REFUTED", "crash"), ("c", "REFUTED", "abstain")]
     from _eval_fixtures import ToyDataset
 
-    from veracity import registry
+    from veracity.core import registry
 
     registry.datasets.register("toy_crash", ToyDataset(rows, "toy_crash"))
     run, m = _run(config(tmp_path, method="toy_special", dataset="toy_crash"), tmp_path / "r")
@@ -236,10 +236,10 @@ def test_finalize_without_predictions_is_an_error(tmp_path):
 def test_gold_evidence_setting_hands_evidence_to_the_method_or_refuses(tmp_path):
     from _eval_fixtures import ToyDataset
 
-    from veracity import registry
+    from veracity.core import registry
+    from veracity.core.types import Claim, Document, Post
     from veracity.datasets.base import Example
     from veracity.evaluation.prepare import with_gold_evidence
-    from veracity.types import Claim, Document, Post
 
     class WithEvidence(ToyDataset):
         def load(self, split=None, data_dir=None, **options):
@@ -284,9 +284,9 @@ def test_dataset_options_the_loader_does_not_take_fail_clearly(tmp_path):
 
 
 def test_example_level_exclusions_join_the_dataset_guards():
+    from veracity.core.types import Claim
     from veracity.datasets.base import DatasetInfo, Example
     from veracity.evaluation.runner import guards_for
-    from veracity.types import Claim
 
     info = DatasetInfo(
         name="x",

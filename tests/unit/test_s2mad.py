@@ -13,11 +13,11 @@ from _s2mad_script import (
     subjectivity,
 )
 
-from veracity.labels import RUMOR
+from veracity.core.labels import RUMOR
+from veracity.core.types import Claim, Post, Stance
 from veracity.methods.base import MethodConfigError, load_method
 from veracity.methods.s2mad import ANSWER_TO_RUMOR, S2MADConfig, S2MADMethod
 from veracity.testing import ScriptedLLM
-from veracity.types import Claim, Post, Stance
 
 SUPPORTING = [t for t, s in THREAD.items() if s > 0]
 OPPOSING = [t for t, s in THREAD.items() if s < 0]

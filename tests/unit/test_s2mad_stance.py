@@ -6,7 +6,8 @@ import json
 import pytest
 from _s2mad_script import CLAIM, THREAD, comments_in, make_post, scorer
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Reply
 from veracity.llm.base import LLMRequest, LLMResponse
 from veracity.methods.s2mad import (
     ScoredReply,
@@ -16,7 +17,6 @@ from veracity.methods.s2mad import (
     select_top_k,
 )
 from veracity.testing import ScriptedLLM
-from veracity.types import Reply
 
 
 def _scored(*scores):

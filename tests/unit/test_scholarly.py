@@ -11,13 +11,13 @@ import pytest
 import respx
 
 from veracity.retrieval.base import Query, SourceBadResponse
-from veracity.retrieval.scholarly import (
+from veracity.retrieval.engines.scholarly import (
     ArxivSource,
     PubMedSource,
     SemanticScholarSource,
     arxiv_query,
 )
-from veracity.retrieval.scholarly_xml import end_of_period, parse_xml, pubmed_articles
+from veracity.retrieval.engines.scholarly_xml import end_of_period, parse_xml, pubmed_articles
 from veracity.testing.contract import http_client_for_tests
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "http"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from failing_sources import REFUSED, register
 from veracity.cli import app
-from veracity.config import RunConfig
+from veracity.core.config import RunConfig
 from veracity.llm.client import ManagedLLM
 from veracity.mcp.server import build_server
 from veracity.testing.schema import schema_llm

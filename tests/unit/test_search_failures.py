@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from failing_sources import DOCS, REFUSED, down, half_down
-from veracity import context
-from veracity.labels import get_label_space
+from veracity.core import context
+from veracity.core.labels import get_label_space
+from veracity.core.types import Evidence, Verdict
 from veracity.methods.base import load_method
 from veracity.methods.failures import weigh_search_failures
 from veracity.nlp.embeddings import HashingEmbedder
@@ -23,7 +24,6 @@ from veracity.testing.schema import schema_llm
 from veracity.tools.base import SourceTool
 from veracity.tools.evidence import BrowseTool, TitleInput
 from veracity.tools.mcp_client import _observation
-from veracity.types import Evidence, Verdict
 
 FIRST_ERROR = f"SourceUnreachable: broken: {REFUSED}"
 # methods whose verdict is built after retrieval failed (they abstain); the others stop at
@@ -119,7 +119,7 @@ async def test_searches_that_answer_leave_the_verdict_alone():
 
 
 def test_radar_retrieves_from_its_own_corpus_but_not_with_given_evidence(tmp_path):
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     build_local_corpus("own", DOCS, mode="bm25", indexes_dir=tmp_path)
     corpus = {"corpus": {"index": "own", "indexes_dir": str(tmp_path)}}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from unittest.mock import MagicMock
 
+from veracity.core.types import Trace
 from veracity.server.guards import RateLimiter, TokenCheck
 from veracity.server.jobs import LiveJob
 from veracity.server.store import JobStore
-from veracity.types import Trace
 
 
 def test_a_client_gets_its_burst_then_the_rate_and_others_are_apart():

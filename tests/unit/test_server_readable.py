@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from veracity.core.types import Document, Evidence, Stance, Trace, Verdict
 from veracity.server import views
 from veracity.server.inputs import OPENING_CHARS, input_view
 from veracity.server.store import JobRow
 from veracity.server.summaries import JobSummaryRow, summarize
 from veracity.server.ui import templates
-from veracity.types import Document, Evidence, Stance, Trace, Verdict
 
 SCRIPT = "<script>alert(1)</script>"
 

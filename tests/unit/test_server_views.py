@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from veracity.core.types import Document, Evidence, Trace, Verdict
 from veracity.server import views
 from veracity.server.store import JobRow
 from veracity.server.ui import templates
-from veracity.types import Document, Evidence, Trace, Verdict
 
 
 def _verdict(trace: Trace, **fields) -> dict:

@@ -11,9 +11,9 @@ import pytest
 import respx
 
 from veracity.retrieval.base import Query, SourceAuthError
-from veracity.retrieval.factcheck import FactCheckSiteSearch, GoogleFactCheckSource
-from veracity.retrieval.social import TOKEN_URL, RedditSource
-from veracity.retrieval.web import BraveSearchSource
+from veracity.retrieval.engines.factcheck import FactCheckSiteSearch, GoogleFactCheckSource
+from veracity.retrieval.engines.social import TOKEN_URL, RedditSource
+from veracity.retrieval.engines.web import BraveSearchSource
 from veracity.testing.contract import http_client_for_tests
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "http"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from veracity import registry
-from veracity.config import ConfigError, RunConfig
+from veracity.core import registry
+from veracity.core.config import ConfigError, RunConfig
 from veracity.retrieval.base import Source
-from veracity.retrieval.factcheck import FactCheckSiteSearch
+from veracity.retrieval.engines.factcheck import FactCheckSiteSearch
+from veracity.retrieval.engines.web import BraveSearchSource
+from veracity.retrieval.engines.web_free import DuckDuckGoSource
+from veracity.retrieval.engines.wikipedia import WikipediaSource
 from veracity.retrieval.managed import CombinedSource, ManagedSource
 from veracity.retrieval.registry_setup import (
     available_web_engines,
@@ -16,9 +19,6 @@ from veracity.retrieval.registry_setup import (
     build_sources,
     build_web,
 )
-from veracity.retrieval.web import BraveSearchSource
-from veracity.retrieval.web_free import DuckDuckGoSource
-from veracity.retrieval.wikipedia import WikipediaSource
 from veracity.testing.contract import http_client_for_tests
 
 KEYS = (

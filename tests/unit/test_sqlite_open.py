@@ -9,10 +9,10 @@ import sqlite3
 
 import pytest
 
-from veracity import storage
-from veracity.errors import StorageError
-from veracity.infra import _enable_wal, open_sqlite
-from veracity.storage import StoreHealth, fault_kind, write_atomically
+from veracity.core import storage
+from veracity.core.errors import StorageError
+from veracity.core.infra import _enable_wal, open_sqlite
+from veracity.core.storage import StoreHealth, fault_kind, write_atomically
 
 
 class _Refusing:
@@ -57,7 +57,7 @@ GARBAGE = bytes(range(256)) * 16
 def test_a_garbage_cache_is_moved_aside_and_a_new_one_started(tmp_path, caplog):
     path = tmp_path / "llm.sqlite"
     path.write_bytes(GARBAGE)
-    with caplog.at_level("WARNING", logger="veracity.storage"):
+    with caplog.at_level("WARNING", logger="veracity.core.storage"):
         conn = open_sqlite(path, "CREATE TABLE IF NOT EXISTS t (x)", what="LLM cache", rebuild=True)
     conn.execute("INSERT INTO t VALUES (1)")
     conn.commit()

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from veracity import context
+from veracity.core import context
 from veracity.llm.base import LLMRequest, LLMResponse, LLMTimeout, TokenUsage, user
 from veracity.llm.client import ManagedLLM, RetryPolicy
 from veracity.llm.embedded import EmbeddedLLM

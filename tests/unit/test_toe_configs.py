@@ -15,9 +15,9 @@ from _offline_world import DATA_DIR, build_checkpoints, build_indexes, recorded_
 from _toe_script import toe_llm
 from typer.testing import CliRunner
 
-from veracity.checkpoints import checkpoint_folder, read_manifest
 from veracity.cli import app
-from veracity.errors import EvalError
+from veracity.core.checkpoints import checkpoint_folder, read_manifest
+from veracity.core.errors import EvalError
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.evaluation.prepare import prepare_run
 from veracity.evaluation.store import RunStore

@@ -9,13 +9,13 @@ from collections import Counter
 import pytest
 from _toe_script import CLAIM, DECOMPOSITION, FACTCHECK_DOCS, WIKI_DOCS, sources, toe_llm
 
-from veracity.errors import MethodConfigError
+from veracity.core.errors import MethodConfigError
+from veracity.core.types import Claim
 from veracity.methods.base import load_method
 from veracity.methods.toe import ToEMethod
 from veracity.methods.toe.models import ToEModels
 from veracity.methods.toe.networks import EvalSample, train_evaluation
 from veracity.testing import InMemorySource
-from veracity.types import Claim
 
 
 async def run(plan, *, config=None, srcs=None, **kw):

@@ -10,20 +10,20 @@ import pytest
 from _toe_script import FACTCHECK_DOCS, WIKI_DOCS, sources, toe_llm
 from typer.testing import CliRunner
 
-from veracity.checkpoints import checkpoint_folder, read_manifest
 from veracity.cli import app
+from veracity.core.checkpoints import checkpoint_folder, read_manifest
+from veracity.core.labels import get_label_space
+from veracity.core.types import Claim
 from veracity.datasets import DatasetInfo, Example, load_dataset
 from veracity.evaluation.training import collect
-from veracity.labels import get_label_space
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.methods.toe import ToEMethod
 from veracity.methods.toe.training import ToETrainer, eval_samples
 from veracity.methods.toe.tree import ArgumentTree
 from veracity.retrieval.base import Query
-from veracity.retrieval.local import build_local_corpus
+from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.testing import ScriptedLLM
-from veracity.types import Claim
 
 runner = CliRunner()
 SPACE = get_label_space("true_uncertain_false")
@@ -221,7 +221,7 @@ async def test_advfact_build_load_corpus_and_flip_rates(toe_cli, tmp_path):
     from veracity.evaluation.advfact import BuildOptions, build_advfact, flip_rates
     from veracity.evaluation.store import PredictionRecord, RunStore
     from veracity.retrieval.base import Query
-    from veracity.retrieval.local import LocalCorpus
+    from veracity.retrieval.local.corpus import LocalCorpus
 
     data, _ = toe_cli
     options = BuildOptions(n=3, seed=1, passages_per_claim=2, index="adv")
@@ -292,7 +292,7 @@ async def test_advfact_leaves_out_claims_whose_replies_stay_invalid(toe_cli):
 
 async def test_training_never_shows_a_claim_its_own_fact_check_record(toe_cli, tmp_path):
     from veracity.datasets import get_dataset
-    from veracity.retrieval.local import LocalCorpus
+    from veracity.retrieval.local.corpus import LocalCorpus
 
     data, _ = toe_cli
     liar = get_dataset("liar")
@@ -336,7 +336,7 @@ async def test_advfact_rows_keep_the_two_attacks_apart(toe_cli):
     the poisoned passages, and the clean control meets neither attack."""
     from veracity.evaluation.advfact import BuildOptions, build_advfact
     from veracity.evaluation.experiment import experiment_dir, load_experiment
-    from veracity.retrieval.local import LocalCorpus
+    from veracity.retrieval.local.corpus import LocalCorpus
 
     data, _ = toe_cli
     await build_advfact(advfact_llm(), BuildOptions(n=3, passages_per_claim=2), data_dir=data)

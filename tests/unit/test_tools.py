@@ -9,20 +9,20 @@ import pytest
 import respx
 from pydantic import ValidationError
 
-from veracity import context
 from veracity.cli.common import with_memory_mode
-from veracity.config import RunConfig
+from veracity.core import context
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError
+from veracity.core.types import Document
 from veracity.deliberation.react import Observation, Step, Trajectory
-from veracity.errors import ConfigError
 from veracity.evaluation.report import method_counters
 from veracity.evaluation.store import PredictionRecord
+from veracity.retrieval.engines.wikipedia import WikipediaSource
 from veracity.retrieval.guards import EvalGuards, eval_guards, guards_with_cutoff
-from veracity.retrieval.wikipedia import WikipediaSource
 from veracity.testing import InMemorySource
 from veracity.testing.contract import http_client_for_tests
 from veracity.tools import evidence_tools
 from veracity.tools.schema import model_from_schema
-from veracity.types import Document
 from wikipedia_http import API, answer, dispatch
 
 

@@ -1,11 +1,11 @@
-"""Trace events in words (`veracity.trace.describe_event`): what the web UI's progress
+"""Trace events in words (`veracity.core.trace.describe_event`): what the web UI's progress
 list, its full trace and the run report show instead of JSON."""
 
 from __future__ import annotations
 
 import pytest
 
-from veracity.trace import EVENT_DATA, Trace, describe_event, event_sentence
+from veracity.core.trace import EVENT_DATA, Trace, describe_event, event_sentence
 
 
 def _sentences(trace: Trace) -> list[str]:

@@ -3,7 +3,7 @@ from datetime import date, datetime, timezone
 import pytest
 from pydantic import ValidationError
 
-from veracity.types import (
+from veracity.core.types import (
     MAX_INPUT_CHARS,
     Article,
     Claim,
@@ -131,7 +131,7 @@ def test_usage_add_sums_counts_not_wall_time():
 
 
 def test_trace_events_are_typed_per_kind():
-    from veracity.types import LLMCallData, RulingData
+    from veracity.core.types import LLMCallData, RulingData
 
     trace = Trace()
     event = trace.add("ruling", "judge", round=2, decision="TRUE", extra_field="kept")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 
 from veracity.cli.render import cut_notes, verdict_panel
+from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.methods.base import load_method
 from veracity.methods.labelling import whole_sentences
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Article, Claim, Document, Post, Reply
 
 
 def _shown(verdict, text="input") -> str:

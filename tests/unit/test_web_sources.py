@@ -10,22 +10,22 @@ import httpx
 import pytest
 import respx
 
-from veracity import context
-from veracity.dates import UTC, parse_date
+from veracity.core import context
+from veracity.core.dates import UTC, parse_date
 from veracity.retrieval.base import (
     Query,
     SourceAuthError,
     SourceRateLimited,
     SourceUnreachable,
 )
-from veracity.retrieval.common import (
+from veracity.retrieval.engines.common import (
     MissingCredentials,
     QueryLimits,
     engine_query,
     fitted_engine_query,
 )
-from veracity.retrieval.web import BraveSearchSource, SerperSource, TavilySource
-from veracity.retrieval.web_free import DuckDuckGoSource, SearxngSource
+from veracity.retrieval.engines.web import BraveSearchSource, SerperSource, TavilySource
+from veracity.retrieval.engines.web_free import DuckDuckGoSource, SearxngSource
 from veracity.testing.contract import http_client_for_tests
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "http"

@@ -10,8 +10,8 @@ import pytest
 import respx
 
 from veracity.retrieval.base import Query, SourceBadResponse, SourceRateLimited
-from veracity.retrieval.wikipedia import WikipediaSource
-from veracity.retrieval.wikipedia_api import first_sentences, lead_paragraphs
+from veracity.retrieval.engines.wikipedia import WikipediaSource
+from veracity.retrieval.engines.wikipedia_api import first_sentences, lead_paragraphs
 from veracity.testing.contract import http_client_for_tests
 from wikipedia_http import API, DATA, answer, dispatch
 

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import pytest
 
+from veracity.core.types import Article, Claim, Document
 from veracity.deliberation import INSUFFICIENT
 from veracity.methods.base import MethodConfigError
 from veracity.methods.zofia import VARIANTS, ZoFiaMethod
@@ -13,7 +14,6 @@ from veracity.methods.zofia.config import resolve_config
 from veracity.nlp.embeddings import HashingEmbedder
 from veracity.nlp.entities import EntitySpan
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
-from veracity.types import Article, Claim, Document
 
 ARTICLE = Article(
     title="Jamie Foxx to marry Katie Holmes in Paris",
@@ -267,10 +267,10 @@ async def test_wikipedia_source_is_adapted_for_stage_one(tmp_path):
     import httpx
     import respx
 
-    from veracity import context
+    from veracity.core import context
     from veracity.methods.zofia.retrieval import WikipediaEncyclopedia, as_encyclopedia
+    from veracity.retrieval.engines.wikipedia import WikipediaSource
     from veracity.retrieval.managed import ManagedSource
-    from veracity.retrieval.wikipedia import WikipediaSource
     from veracity.testing.contract import http_client_for_tests
 
     data = Path(__file__).resolve().parents[1] / "data" / "http" / "wikipedia"

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from veracity.cli.app import PLAIN, app, console, fail, out
 from veracity.cli.common import BASE_URL_OPTION, PROVIDER_OPTION, ensure_model
-from veracity.errors import ConfigError, DatasetError, RunStoreError
+from veracity.core.errors import ConfigError, DatasetError, RunStoreError
 
 advfact_app = typer.Typer(
     help="ToE's adversarial robustness set (AdvFact).",

@@ -42,7 +42,7 @@ class WrappingGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a storage fault (a damaged store, a read-only folder, a full
         disk) ends it with its one-line message and exit status 3, whatever the command."""
-        from veracity.errors import StorageError
+        from veracity.core.errors import StorageError
 
         try:
             return super().invoke(ctx)
@@ -51,7 +51,7 @@ class WrappingGroup(TyperGroup):
         except OSError as exc:  # raised where no store named its file
             if exc.errno not in _DISK_FAULTS:
                 raise
-            from veracity.storage import storage_error
+            from veracity.core.storage import storage_error
 
             where = Path(str(exc.filename or ""))
             what = "folder" if where.is_dir() or not where.suffix else "file"
@@ -172,7 +172,7 @@ def leave_interrupted() -> NoReturn:
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit non-zero."""
-    from veracity.redaction import strip_credentials
+    from veracity.core.redaction import strip_credentials
 
     # a message quoting input ("[/INST]", "[E1]") is text, not console markup;
     # not wrapped, so commands in it paste whole

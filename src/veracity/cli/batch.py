@@ -26,7 +26,7 @@ from veracity.cli.common import (
     parse_source_options,
 )
 from veracity.cli.eval import resolve_config
-from veracity.errors import (
+from veracity.core.errors import (
     ConfigError,
     DatasetError,
     EngineError,
@@ -143,8 +143,8 @@ def batch_(
 def _check_paths(input_path: str, out_file: Path | None) -> None:
     """Refuse an input that is not a readable file, and a results file that is the input,
     a directory or cannot be written, before anything is built or checked."""
-    from veracity.errors import InputError
-    from veracity.textio import input_file, output_file
+    from veracity.core.errors import InputError
+    from veracity.core.textio import input_file, output_file
 
     source = None if input_path == STDIN else Path(input_path).expanduser()
     try:
@@ -176,9 +176,9 @@ def _run(
 ) -> BatchSummary:
     from veracity.cli.progress import JobProgress, run_stats_parts
     from veracity.cli.progress_view import ProgressView
+    from veracity.core.infra import run_interruptible
     from veracity.evaluation.batch import output_line, run_batch
     from veracity.evaluation.runner import FATAL, RunningStats
-    from veracity.infra import run_interruptible
 
     stats = RunningStats()
     earlier = {r.id for r in batch.store.read_predictions()} if show else set()
@@ -228,7 +228,7 @@ def _run(
 def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
     from rich.table import Table
 
-    from veracity.types import cost_text
+    from veracity.core.types import cost_text
 
     table = Table("", "", title=f"batch: {batch.config.method}, {s.rows} rows")
     labels = ", ".join(f"{k} {v}" for k, v in s.labels.items()) or "none"

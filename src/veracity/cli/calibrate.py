@@ -17,12 +17,12 @@ import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out, styled
 from veracity.cli.common import BASE_URL_OPTION, MODEL_OPTION, PROVIDER_OPTION, ensure_model
-from veracity.errors import ConfigError, EvalError, LabelError, RunStoreError
+from veracity.core.errors import ConfigError, EvalError, LabelError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
     from rich.table import Table
 
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.methods.radar.calibration import CalibrationResult, Objective, SignalRecord
 
 calibrate_app = typer.Typer(
@@ -72,7 +72,7 @@ def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
     """The inference pass's config: the base YAML, the flags, then RADAR recording every
     round's signals (early stopping off)."""
     from veracity import runtime
-    from veracity.config import load_yaml
+    from veracity.core.config import load_yaml
 
     named = load_yaml(config).get("method") if config is not None else None
     if named not in (None, "radar"):
@@ -273,7 +273,7 @@ def radar(
         else:
             records = _infer(cfg, run_dir(out_file), concurrency)
             write_signals(cache, {**header, "limit": cfg.limit}, records)
-        from veracity.labels import get_label_space
+        from veracity.core.labels import get_label_space
 
         labels = get_label_space(cfg.labels or "true_half_false").labels
         result = grid_search(

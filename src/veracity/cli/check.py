@@ -20,13 +20,13 @@ from veracity.cli.common import (
     parse_source_options,
     with_memory_mode,
 )
-from veracity.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
+from veracity.core.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 
 
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
     if file is not None and text is not None:
         fail("give the text as an argument or with --file, not both")
-    from veracity.textio import (
+    from veracity.core.textio import (
         MAX_RECORD_BYTES,
         MAX_TEXT_BYTES,
         decode_text,
@@ -193,7 +193,7 @@ def labels_() -> None:
     """List the label spaces and their labels."""
     from rich.table import Table
 
-    from veracity.labels import LABEL_SPACES
+    from veracity.core.labels import LABEL_SPACES
 
     table = Table("label space", "labels (veracity score)")
     for space in LABEL_SPACES.values():
@@ -206,7 +206,7 @@ def sources_() -> None:
     """List the evidence source types and which web engines have keys set."""
     from rich.table import Table
 
-    from veracity import registry
+    from veracity.core import registry
     from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
 
     table = Table("source type", "notes")

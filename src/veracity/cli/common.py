@@ -9,10 +9,10 @@ import typer
 from pydantic import ValidationError
 
 from veracity.cli.app import console, fail, styled
-from veracity.errors import ConfigError, EngineError, ModelNotAvailable
+from veracity.core.errors import ConfigError, EngineError, ModelNotAvailable
 
 if TYPE_CHECKING:
-    from veracity.config import LLMConfig
+    from veracity.core.config import LLMConfig
 
 
 # The options every model-using command takes: declared once, so help and spelling agree.
@@ -120,7 +120,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     if cfg.backend != "embedded":
         return
-    from veracity.config import settings
+    from veracity.core.config import settings
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):

@@ -187,7 +187,7 @@ def get(
 ) -> None:
     """Download benchmarks from their public releases into the data directory: checksum
     checked, converted to the loaders' layout, installed only when complete."""
-    from veracity.config import default_data_dir
+    from veracity.core.config import default_data_dir
     from veracity.datasets.fetch import Fetcher, FetchError, offline_requested
 
     chosen = _resolve(list(names or []), all_)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import app, fail, out
-from veracity.errors import ConfigError
+from veracity.core.errors import ConfigError
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim"}
 

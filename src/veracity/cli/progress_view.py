@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from rich.console import Group
 from rich.text import Text
 
-from veracity import context
 from veracity.cli.progress import JobProgress
+from veracity.core import context
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.live import Live
 
-    from veracity.trace import TraceEvent
+    from veracity.core.trace import TraceEvent
 
 PLAIN_EVERY_S = 15.0  # without a terminal: a line at least this often while the job runs
 PLAIN_STAGE_GAP_S = 3.0  # ... and at a change of stage, once the last line is this old
@@ -119,7 +119,7 @@ class ProgressView:
     # ------------------------------------------------------------ what the job tells
 
     def event(self, event: TraceEvent) -> None:
-        """One trace event (a `veracity.context.observe` callback; never raises)."""
+        """One trace event (a `veracity.core.context.observe` callback; never raises)."""
         try:
             ctx = context.active()
             with self._lock:

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from veracity.types import TraceEvent, Verdict, cost_text
+from veracity.core.types import TraceEvent, Verdict, cost_text
 
 _COLOURS = {1.0: "green", 0.0: "red"}
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from veracity.cli.app import app, console, fail, out, styled
-from veracity.errors import LabelError, MetricsError, RunStoreError
+from veracity.core.errors import LabelError, MetricsError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
     from rich.table import Table
@@ -66,7 +66,7 @@ def comparison_tables(result: Comparison, width: int) -> list[Table]:
     from rich.measure import Measurement
     from rich.table import Table
 
-    from veracity.types import cost_text
+    from veracity.core.types import cost_text
 
     def latency(r: RunRow) -> str:
         return "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f} / {r.latency_p95_s:.2f}"

@@ -8,7 +8,7 @@ import typer
 
 from veracity.cli.app import app, console, fail
 from veracity.cli.common import ensure_model, input_message
-from veracity.errors import ConfigError, DirLocked
+from veracity.core.errors import ConfigError, DirLocked
 
 
 @app.command()
@@ -66,7 +66,7 @@ def serve(
         from veracity.server.runner import serve as run_server
         from veracity.server.store import data_dir_lock
     except ImportError as exc:
-        from veracity.extras import install_command
+        from veracity.core.extras import install_command
 
         fail(f"the server needs its extra: {install_command('server')} ({exc})")
     given = {
@@ -84,7 +84,7 @@ def serve(
     except (ConfigError, ValidationError, DirLocked) as exc:
         fail(input_message(exc))
     if public:
-        from veracity.netguard import public_warning
+        from veracity.core.netguard import public_warning
 
         console.print(public_warning(settings.host, settings.port), style="bold red")
     from veracity.runtime import resolve_config

@@ -17,8 +17,8 @@ from veracity.cli.common import (
     ensure_model,
     parse_source_options,
 )
-from veracity.errors import ConfigError, DatasetError, EvalError
-from veracity.types import Usage, cost_text
+from veracity.core.errors import ConfigError, DatasetError, EvalError
+from veracity.core.types import Usage, cost_text
 
 train_app = typer.Typer(
     help="Train a method's learned parts on a labelled dataset split.",
@@ -54,7 +54,7 @@ def train_toe(
     """Run ToE over labelled claims (the LLM judge scoring nodes, the policy learning
     online), keep every tree, then train the evaluation and aggregation networks.
     Re-run the same command to resume."""
-    from veracity.checkpoints import CheckpointError
+    from veracity.core.checkpoints import CheckpointError
 
     try:
         trainer, examples, info, space = _setup(
@@ -104,7 +104,7 @@ def _setup(
     freeze_policy: bool,
     fresh: bool,
 ) -> tuple[Any, list, Any, Any]:
-    from veracity.checkpoints import checkpoint_folder
+    from veracity.core.checkpoints import checkpoint_folder
     from veracity.datasets import load_dataset
     from veracity.evaluation.prepare import open_dataset, select_examples
     from veracity.methods.toe.training import ToETrainer
@@ -139,8 +139,8 @@ def _setup(
 def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, show: bool) -> None:
     from veracity.cli.progress import JobProgress, Part
     from veracity.cli.progress_view import ProgressView
+    from veracity.core.infra import run_interruptible
     from veracity.evaluation.training import collect
-    from veracity.infra import run_interruptible
 
     total = Usage()
     errors = 0

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from veracity import registry
+from veracity.core import registry
+from veracity.core.labels import LabelMap
 from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, ExampleList
 from veracity.datasets.base import Dataset, DatasetError, DatasetInfo, Example
 from veracity.datasets.generic import ColumnSpec, GenericDataset, GenericSpec, load_file, row_input
-from veracity.labels import LabelMap
 
 __all__ = [
     "FACT_CHECK_SITES",

@@ -1,12 +1,12 @@
-"""The shared record readers (`veracity.readers`), raising `DatasetError`."""
+"""The shared record readers (`veracity.core.readers`), raising `DatasetError`."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from veracity import readers
-from veracity.errors import DatasetError
-from veracity.readers import Loc
+from veracity.core import readers
+from veracity.core.errors import DatasetError
+from veracity.core.readers import Loc
 
 read_jsonl = partial(readers.read_jsonl, error=DatasetError)
 read_json = partial(readers.read_json, error=DatasetError)

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
+from veracity.core.dates import parse_date
+from veracity.core.types import Claim, Document
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,
@@ -34,8 +36,6 @@ from veracity.datasets._common import (
 )
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.dates import parse_date
-from veracity.types import Claim, Document
 
 _ARCHIVE = re.compile(r"^https?://web\.archive\.org/web/[^/]+/(.*)$")
 NEE = "Not Enough Evidence"

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.errors import DatasetError  # noqa: F401  (re-exported)
-from veracity.types import Article, Claim, Document, Post
+from veracity.core.errors import DatasetError  # noqa: F401  (re-exported)
+from veracity.core.types import Article, Claim, Document, Post
 
 
 class Example(BaseModel):

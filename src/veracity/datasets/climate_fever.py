@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim, Document
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim, Document
 
 
 class ClimateFeverDataset(BaseDataset):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from veracity.errors import DatasetError
+from veracity.core.errors import DatasetError
 
 Reader = Callable[[str], bytes]
 

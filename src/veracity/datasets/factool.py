@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, bool_label, text_field
 from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.datasets.factcheck_bench import answer_claim
-from veracity.types import Claim
 
 _LICENCE = "Apache-2.0"
 

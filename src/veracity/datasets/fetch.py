@@ -28,9 +28,9 @@ from typing import Protocol
 
 import httpx
 
+from veracity.core.errors import DatasetError
 from veracity.datasets.catalogue import Download, Entry
 from veracity.datasets.convert import CONVERTERS, read_member
-from veracity.errors import DatasetError
 
 LOCK_FILE = "datasets.lock.json"
 DOWNLOADS = ".downloads"

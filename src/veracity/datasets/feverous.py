@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim, Document
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim, Document
 
 _LINK = re.compile(r"\[\[([^\]|]*)\|([^\]]*)\]\]|\[\[([^\]]*)\]\]")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from veracity.core.types import Claim
 from veracity.datasets._common import BaseDataset, Loc, bool_label, text_field
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim
 
 
 class ClaimLabelDataset(BaseDataset):

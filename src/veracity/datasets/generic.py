@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from veracity.core.labels import LabelError, get_label_space
+from veracity.core.textio import parse_json
+from veracity.core.types import Article, Claim, Post, Reply, reply_fields
 from veracity.datasets._common import BaseDataset, Loc, bool_label, optional_text
 from veracity.datasets._readers import read_csv, read_json_array, read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
-from veracity.labels import LabelError, get_label_space
-from veracity.textio import parse_json
-from veracity.types import Article, Claim, Post, Reply, reply_fields
 
 Format = Literal["jsonl", "json", "csv", "tsv"]
 _SUFFIX: dict[str, Format] = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim
 
 
 def hover_example(ds: BaseDataset, raw: dict[str, Any], loc: Loc, split: str) -> Example:

@@ -18,7 +18,7 @@ occurs once in the set, as a short fact-check record (speaker, statement, venue,
 of its evidence (statements that occur twice are left out of the archive for the same
 reason).
 
-Label maps for the papers' conventions live in `veracity.labels`: ``liar6_to_toe3``,
+Label maps for the papers' conventions live in `veracity.core.labels`: ``liar6_to_toe3``,
 ``liar6_to_tracer3`` (RADAR), ``liar6_to_binary``; load with ``labels=...`` to apply one.
 """
 
@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim, Document
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,
@@ -40,7 +41,6 @@ from veracity.datasets._common import (
 )
 from veracity.datasets._readers import read_tsv_rows
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim, Document
 
 _CREDIT = ("barely_true", "false", "half_true", "mostly_true", "pants_fire")
 

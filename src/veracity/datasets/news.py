@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Article
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
     BaseDataset,
@@ -31,7 +32,6 @@ from veracity.datasets._common import (
 )
 from veracity.datasets._readers import read_csv, read_json
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
-from veracity.types import Article
 
 _PARTS = {"HF": ("human", "fake"), "HR": ("human", "real"), "MF": ("machine", "fake"),
           "MR": ("machine", "real")}  # fmt: skip

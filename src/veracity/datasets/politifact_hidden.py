@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim
 from veracity.datasets._common import FACT_CHECK_SITES, BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.types import Claim
 
 
 class PolitiFactHiddenDataset(BaseDataset):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from veracity.core.dates import parse_date
+from veracity.core.types import Post, Reply
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.dates import parse_date
-from veracity.types import Post, Reply
 
 TWITTER_TIME = "%a %b %d %H:%M:%S %z %Y"  # "Wed Jan 07 11:07:51 +0000 2015"
 

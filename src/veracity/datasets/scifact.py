@@ -17,10 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.types import Claim, Document
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
-from veracity.types import Claim, Document
 
 SOURCE = "local:scifact"
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity import context
+from veracity.core import context
 from veracity.deliberation.state import DebateState
 from veracity.deliberation.transcript import Turn
 from veracity.llm.base import LLM, LLMRequest, Message

@@ -25,13 +25,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.labels import LabelSpace
 from veracity.deliberation.agents import Speaker
 from veracity.deliberation.judges import Judge
 from veracity.deliberation.state import DebateState, JudgeDecision, StopCheck
 from veracity.deliberation.stopping import StoppingPolicy
 from veracity.deliberation.transcript import Transcript
-from veracity.labels import LabelSpace
 from veracity.llm.probs import normalised
 
 

@@ -13,9 +13,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity import context
+from veracity.core import context
+from veracity.core.labels import LabelSpace
 from veracity.deliberation.state import DebateState, JudgeDecision
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ChoicePolicy, ask_choice
 

@@ -32,13 +32,13 @@ from typing import Any, Literal, Protocol, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, RootModel, create_model
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
+from veracity.core.untrusted import fence
 from veracity.llm.base import LLM, Message, StructuredOutputError, assistant, user
 from veracity.llm.structured import complete_structured
 from veracity.prompting import truncate_chars
 from veracity.tools.base import Observation, SourceTool, Tool, primary_argument
-from veracity.types import Document
-from veracity.untrusted import fence
 
 __all__ = [
     "FINISH",

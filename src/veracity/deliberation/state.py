@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.labels import LabelSpace
 from veracity.deliberation.transcript import Transcript
-from veracity.labels import LabelSpace
 
 
 class JudgeDecision(BaseModel):

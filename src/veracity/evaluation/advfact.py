@@ -27,14 +27,14 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veracity.core.errors import DatasetError, StructuredOutputError
+from veracity.core.types import Claim, Document
 from veracity.datasets import Example, get_dataset, load_dataset
 from veracity.datasets.advfact import advfact_root
-from veracity.errors import DatasetError, StructuredOutputError
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.nlp.text import content_overlap
 from veracity.prompting import render_messages
-from veracity.types import Claim, Document
 
 PROMPTS = "veracity.evaluation"
 
@@ -233,7 +233,7 @@ def build_indexes(
     passages: list[dict], name: str, data_dir: Path | None, indexes_dir: Path | None
 ) -> dict[str, int]:
     """``name`` (archive + poisoned passages) and ``name-clean`` (archive only), BM25."""
-    from veracity.retrieval.local import build_local_corpus
+    from veracity.retrieval.local.corpus import build_local_corpus
 
     archive = list(get_dataset("liar").corpus(data_dir))
     poison = [Document.model_validate(p) for p in passages]

@@ -26,19 +26,19 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
+from veracity.core.errors import ConfigError, DatasetError, EvalError, InputError
+from veracity.core.labels import LabelSpace
+from veracity.core.readers import Loc, Stream
+from veracity.core.storage import write_atomically
+from veracity.core.textio import input_file
 from veracity.datasets.generic import ColumnSpec, row_input
-from veracity.errors import ConfigError, DatasetError, EvalError, InputError
 from veracity.evaluation.engines import Engine, Job, LocalEngine, WorkerSpec
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
-from veracity.readers import Loc, Stream
 from veracity.runtime import CachePaths, build_run
-from veracity.storage import write_atomically
-from veracity.textio import input_file
 
 STDIN = "-"
 
@@ -61,7 +61,7 @@ __all__ = [
 class BatchRun:
     """A batch resolved and checked before any row is checked."""
 
-    config: Any  # a veracity.config.RunConfig, label space resolved
+    config: Any  # a veracity.core.config.RunConfig, label space resolved
     method: Any
     space: LabelSpace
     columns: ColumnSpec
@@ -137,7 +137,7 @@ def prepare_batch(
 
 def read_rows(source: str | Path, columns: ColumnSpec) -> Iterator[tuple[Loc, Any]]:
     """The raw records of `source` (a file, or ``-`` for standard input, read lazily),
-    through the shared bounded readers (`veracity.readers`), which check and bound files
+    through the shared bounded readers (`veracity.core.readers`), which check and bound files
     and standard input alike.
 
     Raises:

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from veracity.errors import MetricsError
+from veracity.core.errors import MetricsError
+from veracity.core.types import cost_text
 from veracity.evaluation.metrics import accuracy, macro_f1
 from veracity.evaluation.report import RunResult, load_run
-from veracity.types import cost_text
 
 
 class RunRow(BaseModel):

@@ -23,12 +23,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from veracity.errors import LLMAuthError, ModelNotAvailable, SourceAuthError, StorageError
+from veracity.core.errors import LLMAuthError, ModelNotAvailable, SourceAuthError, StorageError
+from veracity.core.labels import LabelSpace
+from veracity.core.types import CheckInput, Verdict
 from veracity.evaluation.store import PredictionRecord, input_summary
-from veracity.labels import LabelSpace
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.runtime import CachePaths
-from veracity.types import CheckInput, Verdict
 
 # Errors that concern the whole run, not one example: they stop the run.
 # a run stops on these: every later example would meet them too (a storage fault: a
@@ -71,7 +71,7 @@ class WorkerSpec:
         caches: the run's LLM and HTTP caches; None: the user-level caches.
     """
 
-    config: object  # a veracity.config.RunConfig (kept loose: it only travels)
+    config: object  # a veracity.core.config.RunConfig (kept loose: it only travels)
     caches: CachePaths | None = None
 
 

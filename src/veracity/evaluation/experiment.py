@@ -1,7 +1,7 @@
 """Experiment configs: run configs with variants and the paper's reported numbers.
 
 An experiment YAML (``configs/experiments/``) uses the one run-config schema,
-`veracity.config.RunConfig`: its evaluation keys (dataset, split, limit, sample, gold_map,
+`veracity.core.config.RunConfig`: its evaluation keys (dataset, split, limit, sample, gold_map,
 stand_in), ``variants`` (named overrides for the other rows or columns of the same
 table; ``--variant NAME`` picks one) and ``paper`` (`PaperTable`). `ExperimentConfig` is
 the same class under the name the evaluation code has always used.
@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veracity.config import RunConfig, Variant, load_run_config
-from veracity.paper_table import PaperRow, PaperTable
+from veracity.core.config import RunConfig, Variant, load_run_config
+from veracity.core.paper_table import PaperRow, PaperTable
 
 ExperimentConfig = RunConfig
 

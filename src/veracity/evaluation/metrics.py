@@ -26,9 +26,9 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.errors import MetricsError
-from veracity.labels import LabelSpace
-from veracity.labels.scores import (
+from veracity.core.errors import MetricsError
+from veracity.core.labels import LabelSpace
+from veracity.core.labels.scores import (
     ClassScores,
     accuracy,
     check_pair,
@@ -36,7 +36,7 @@ from veracity.labels.scores import (
     macro_f1,
     per_class,
 )
-from veracity.types import Usage
+from veracity.core.types import Usage
 
 
 class ReliabilityBin(BaseModel):
@@ -172,7 +172,7 @@ class UsageStats(BaseModel):
 
 
 def usage_stats(usages: Sequence[Usage | dict], latencies: Sequence[float]) -> UsageStats:
-    """Aggregate per-example usage (`veracity.types.Usage`, or its fields as dicts) and
+    """Aggregate per-example usage (`veracity.core.types.Usage`, or its fields as dicts) and
     latencies."""
     n = len(usages)
     if n == 0:

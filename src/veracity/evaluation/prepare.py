@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from veracity import registry
-from veracity.config import RunConfig
+from veracity.core import registry
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError, DatasetError, EvalError, LabelError
+from veracity.core.labels import LabelMap, LabelSpace, get_label_map, get_label_space
+from veracity.core.types import Claim
 from veracity.datasets.base import Dataset, DatasetInfo, Example
-from veracity.errors import ConfigError, DatasetError, EvalError, LabelError
 from veracity.evaluation.store import RunStore, redact
-from veracity.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
-from veracity.types import Claim
 
 # Config keys that must match when a run directory is resumed.
 _RESUME_KEYS = (
@@ -121,7 +121,7 @@ def gold_mapper(dataset_space: str, method_space: str) -> Callable[[str], str]:
     try:
         return get_label_map(dataset_space, method_space)
     except LabelError:
-        from veracity.labels import LABEL_MAPS
+        from veracity.core.labels import LABEL_MAPS
 
         targets = sorted({m.target for m in LABEL_MAPS.values() if m.source == dataset_space})
         hint = f"--labels {' or --labels '.join(targets)}" if targets else "register a LabelMap"

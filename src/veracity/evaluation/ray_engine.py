@@ -1,6 +1,6 @@
 """`RayEngine`: the jobs of a run spread over worker processes of a Ray cluster.
 
-Ray is an optional extra (``veracity[ray]``; `veracity.extras.install_command` says how
+Ray is an optional extra (``veracity[ray]``; `veracity.core.extras.install_command` says how
 to add it to this installation); nothing here imports it
 until an engine runs. The design keeps everything that must stay consistent in the
 driver:
@@ -37,11 +37,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.errors import EngineError
+from veracity.core.errors import EngineError
+from veracity.core.extras import install_command
 from veracity.evaluation.engines import FATAL, Job, Sink, WorkerSpec, check_job
 from veracity.evaluation.ray_slots import LLMSlots, SlotLimit
 from veracity.evaluation.store import PredictionRecord, input_summary
-from veracity.extras import install_command
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths
 

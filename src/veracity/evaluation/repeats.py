@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from veracity.config import RunConfig
-from veracity.errors import EvalError, RunStoreError
+from veracity.core.config import RunConfig
+from veracity.core.errors import EvalError, RunStoreError
 from veracity.evaluation.metrics import Metrics, percentile
 from veracity.evaluation.prepare import check_resumable, prepare_run
 from veracity.evaluation.runner import run_session

@@ -4,7 +4,7 @@ predicted label, the outcome, and each verdict's reasons, evidence and trace in 
 Wrong ones come first, then abstentions, errors and crashes, then examples without a
 gold label (a batch), then correct ones; dataset order within each group. Texts are
 untrusted: the HTML template escapes them (autoescape) and makes links of http(s)
-addresses only (`veracity.weblinks.web_link`); `md_cell` makes them safe in a Markdown
+addresses only (`veracity.core.weblinks.web_link`); `md_cell` makes them safe in a Markdown
 table cell.
 """
 
@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from veracity.core.trace import describe_event
+from veracity.core.weblinks import web_link
 from veracity.evaluation.store import PredictionRecord
-from veracity.trace import describe_event
-from veracity.weblinks import web_link
 
 MAX_ROWS = 2000  # examples listed; the rest are counted
 MAX_DETAILED = 300  # examples with their reasons, evidence and trace

@@ -20,8 +20,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
+from veracity.core.errors import EvalError, RunStoreError
+from veracity.core.labels import LabelSpace, get_label_space
+from veracity.core.types import cost_text
 from veracity.datasets.base import DatasetInfo, Example
-from veracity.errors import EvalError, RunStoreError
 from veracity.evaluation.engines import (
     FATAL,
     Engine,
@@ -42,9 +44,7 @@ from veracity.evaluation.prepare import (
 from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
-from veracity.labels import LabelSpace, get_label_space
 from veracity.retrieval.guards import EvalGuards
-from veracity.types import cost_text
 
 __all__ = [
     "FATAL",

@@ -38,12 +38,12 @@ from typing import IO, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from veracity.errors import RunStoreError
+from veracity.core.errors import RunStoreError
+from veracity.core.infra import append_line, cut_torn_line
+from veracity.core.redaction import strip_credentials
+from veracity.core.storage import write_atomically
+from veracity.core.types import CheckInput, Usage, Verdict
 from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
-from veracity.infra import append_line, cut_torn_line
-from veracity.redaction import strip_credentials
-from veracity.storage import write_atomically
-from veracity.types import CheckInput, Usage, Verdict
 
 __all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
 

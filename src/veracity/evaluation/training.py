@@ -13,11 +13,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from veracity.core.labels import LabelSpace
+from veracity.core.types import Verdict
 from veracity.datasets import DatasetInfo, Example
 from veracity.evaluation.runner import guards_for
-from veracity.labels import LabelSpace
 from veracity.retrieval.guards import eval_guards
-from veracity.types import Verdict
 
 
 class Trainer(Protocol):

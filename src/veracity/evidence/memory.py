@@ -29,8 +29,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from veracity import context
-from veracity.config import settings
+from veracity.core import context
+from veracity.core.config import settings
+from veracity.core.types import Document
 from veracity.evidence.memory_db import EvidenceMemoryError, SharedConnection
 from veracity.evidence.memory_models import (
     MatchKind,
@@ -40,7 +41,6 @@ from veracity.evidence.memory_models import (
 )
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.nlp.entities import normalise_entity
-from veracity.types import Document
 
 __all__ = [
     "EvidenceMemory",

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
-from veracity.errors import EvidenceMemoryError
-from veracity.infra import open_sqlite
+from veracity.core.errors import EvidenceMemoryError
+from veracity.core.infra import open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS evidence (

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.types import Document
+from veracity.core.types import Document
 
 MatchKind = Literal["exact", "normalised", "semantic"]
 

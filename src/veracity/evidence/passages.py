@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.errors import InputError
+from veracity.core.errors import InputError
+from veracity.core.types import CheckInput, Claim, Document
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.guards import guard_query
 from veracity.retrieval.managed import CombinedSource
-from veracity.types import CheckInput, Claim, Document
 
 EvidenceMode = Literal["auto", "given", "retrieved", "none"]
 

@@ -25,7 +25,7 @@ from itertools import accumulate
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.types import Evidence, Verdict
+from veracity.core.types import Evidence, Verdict
 
 DEFAULT_THRESHOLD = 0.8  # word-level similarity needed for a non-verbatim quote
 _MIN_FUZZY_WORDS = 3  # shorter quotes must occur verbatim

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from veracity.errors import (  # noqa: F401  (re-exported)
+from veracity.core.errors import (  # noqa: F401  (re-exported)
     CacheMiss,
     LLMAuthError,
     LLMBadReply,

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from veracity.infra import CacheMode, open_sqlite
+from veracity.core.infra import CacheMode, open_sqlite
 from veracity.llm.base import CacheMiss, LLMRequest, LLMResponse
 
 _SCHEMA = """

@@ -26,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
-from veracity.errors import StructuredOutputError
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
 from veracity.llm.base import LLM, LLMResponse, Message
 from veracity.llm.probs import (
     ChoiceProbs,

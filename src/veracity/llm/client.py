@@ -13,8 +13,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from veracity import context
-from veracity.infra import LoopSemaphore, RetryPolicy, retrying
+from veracity.core import context
+from veracity.core.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.llm.base import (
     LLM,
     Capabilities,

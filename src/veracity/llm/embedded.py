@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from veracity.infra import LoopSemaphore, available_cpus
+from veracity.core.infra import LoopSemaphore, available_cpus
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
@@ -98,7 +98,7 @@ class EmbeddedLLM:
         repeat_penalty: float = 1.1,
     ):
         if models_dir is None:
-            from veracity.config import settings
+            from veracity.core.config import settings
 
             models_dir = settings().models_dir
         self.models_dir = Path(models_dir)

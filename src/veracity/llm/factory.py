@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from veracity import registry
-from veracity.config import LLMConfig, settings
+from veracity.core import registry
+from veracity.core.config import LLMConfig, settings
 from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit

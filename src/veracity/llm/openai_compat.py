@@ -18,6 +18,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from veracity.core.redaction import (
+    install_log_redaction,
+    join_path,
+    query_secrets,
+    scrub_secrets,
+    split_credentials,
+    strip_credentials,
+)
 from veracity.llm.base import (
     Capabilities,
     LLMAuthError,
@@ -31,14 +39,6 @@ from veracity.llm.base import (
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
-from veracity.redaction import (
-    install_log_redaction,
-    join_path,
-    query_secrets,
-    scrub_secrets,
-    split_credentials,
-    strip_credentials,
-)
 
 JsonMode = Literal["json_schema", "json_object", "none"]
 

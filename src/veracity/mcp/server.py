@@ -25,22 +25,22 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, Field, ValidationError
 
-from veracity import context
 from veracity.api import as_input
-from veracity.config import RunConfig
-from veracity.errors import (
+from veracity.core import context
+from veracity.core.config import RunConfig
+from veracity.core.errors import (
     ConfigError,
     InputError,
     LLMAuthError,
     ModelNotAvailable,
     RequestOptionError,
 )
+from veracity.core.types import SearchFailures, TraceEvent, Usage, Verdict
 from veracity.llm.client import ManagedLLM
 from veracity.methods.base import method_info
 from veracity.methods.options import allowed_options, request_config
 from veracity.retrieval.base import Query, SourceError
 from veracity.runtime import Run, build_llm, build_run, build_sources, resolve_config
-from veracity.types import SearchFailures, TraceEvent, Usage, Verdict
 
 
 class EvidenceItem(BaseModel):
@@ -249,7 +249,7 @@ class VeracityService:
         return SearchResult(query=query, documents=docs)
 
     def methods(self) -> MethodList:
-        from veracity import registry
+        from veracity.core import registry
 
         rows = [
             MethodItem(
@@ -261,7 +261,7 @@ class VeracityService:
         return MethodList(methods=rows, default=self.config.method)
 
     def sources(self) -> SourceList:
-        from veracity import registry
+        from veracity.core import registry
 
         configured = [
             SourceItem(name=n, kind=str((o or {}).get("type", n)))

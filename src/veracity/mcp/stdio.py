@@ -5,7 +5,7 @@ client that sent it waits forever. Here each line is screened before the SDK see
 (`screen`), and what the SDK would drop gets a JSON-RPC error instead:
 
 - -32700 parse error: not JSON (including bytes that are not UTF-8 outside a string, a
-  nesting or a number past `veracity.textio`'s bounds, a line over `MAX_LINE_BYTES`);
+  nesting or a number past `veracity.core.textio`'s bounds, a line over `MAX_LINE_BYTES`);
 - -32600 invalid request: JSON that is not one JSON-RPC 2.0 message (a batch, a scalar,
   a wrong ``jsonrpc``, an ``id`` that is not a string or an integer, a ``method`` that is
   not text);
@@ -38,8 +38,8 @@ from mcp.server.stdio import stdio_server
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from veracity.errors import InputError
-from veracity.textio import parse_json
+from veracity.core.errors import InputError
+from veracity.core.textio import parse_json
 
 log = logging.getLogger("veracity.mcp")
 

@@ -18,9 +18,9 @@ from typing import Any
 import mcp_types as types
 from pydantic import Field, ValidationError
 
-from veracity import context
-from veracity.config import LLMConfig, RunConfig
-from veracity.errors import ConfigError, SourceAuthError, SourceError
+from veracity.core import context
+from veracity.core.config import LLMConfig, RunConfig
+from veracity.core.errors import ConfigError, SourceAuthError, SourceError
 from veracity.runtime import CachePaths, build_sources
 from veracity.tools.base import Observation, Tool, failure
 from veracity.tools.evidence import evidence_tools

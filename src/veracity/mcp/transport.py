@@ -1,6 +1,6 @@
 """Serving an MCP server over stdio or streamable HTTP (with an optional bearer token).
 
-Over HTTP the REST server's front-door rules hold (`veracity.netguard`): a non-loopback
+Over HTTP the REST server's front-door rules hold (`veracity.core.netguard`): a non-loopback
 address needs a token, and ``Host`` / ``Origin`` are checked (421 / 403).
 """
 
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from veracity.netguard import HostGuard, HostPolicy, check_bind
+from veracity.core.netguard import HostGuard, HostPolicy, check_bind
 
 PUBLIC_OPT_OUT = "--allow-public-without-token"
 
@@ -59,7 +59,7 @@ def http_app(
     allowed_hosts: Iterable[str] = (),
 ) -> Any:
     """The streamable-HTTP ASGI app of `server` (at ``/mcp``), behind `token` if given,
-    answering only to this machine's names and `allowed_hosts` (`veracity.netguard`)."""
+    answering only to this machine's names and `allowed_hosts` (`veracity.core.netguard`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     # the SDK's own Host/Origin check is off: HostGuard is the one every front end shares
@@ -97,7 +97,7 @@ async def serve_http(
     if public:
         import sys
 
-        from veracity.netguard import public_warning
+        from veracity.core.netguard import public_warning
 
         print(public_warning(host, port), file=sys.stderr, flush=True)
     import uvicorn

@@ -19,11 +19,12 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from veracity import context, registry
-from veracity.context import CheckContext
-from veracity.errors import InputError, MethodConfigError
-from veracity.labels import LabelSpace, get_label_space
-from veracity.limits import InputLimits
+from veracity.core import context, registry
+from veracity.core.context import CheckContext
+from veracity.core.errors import InputError, MethodConfigError
+from veracity.core.labels import LabelSpace, get_label_space
+from veracity.core.limits import InputLimits
+from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import (
     LLM,
     CacheMiss,
@@ -41,7 +42,6 @@ from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
-from veracity.types import CheckInput, Verdict
 
 # Faults of one input that are recorded in its verdict instead of aborting a batch.
 RECORDED_FAULTS: tuple[type[BaseException], ...] = (
@@ -281,7 +281,7 @@ class BaseMethod(ABC):
         self.state_namespace = namespace
 
     def use_limits(self, limits: InputLimits) -> None:
-        """Cut inputs to `limits` before checking them (see `veracity.limits`)."""
+        """Cut inputs to `limits` before checking them (see `veracity.core.limits`)."""
         self.limits = limits
 
     def prompt_hashes(self) -> dict[str, str]:

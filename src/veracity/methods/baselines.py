@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.evidence.passages import (
     EvidenceMode,
     Passages,
@@ -31,7 +32,6 @@ from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
-from veracity.types import CheckInput, Evidence, Verdict
 
 
 class DirectConfig(ChoiceConfig):

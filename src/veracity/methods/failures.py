@@ -16,8 +16,8 @@ check's context (`CheckContext.record_search_failure`). After a method has run,
 
 from __future__ import annotations
 
-from veracity.context import CheckContext
-from veracity.types import SearchFailures, Verdict
+from veracity.core.context import CheckContext
+from veracity.core.types import SearchFailures, Verdict
 
 _KEPT = ("label", "score", "confidence", "probabilities", "probability_note")
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from veracity import context
-from veracity.labels import LabelSpace
+from veracity.core import context
+from veracity.core.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
 from veracity.llm.probs import most_probable, normalised

@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from veracity import registry
-from veracity.errors import MethodConfigError, RegistryError, RequestOptionError
+from veracity.core import registry
+from veracity.core.errors import MethodConfigError, RegistryError, RequestOptionError
 
 __all__ = ["allowed_options", "check_declaration", "request_config"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.types import CheckInput
 from veracity.evidence.passages import Passages, gather_passages, search_source
 from veracity.methods.base import MethodConfigError
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.types import CheckInput
 
 __all__ = ["PassageReading"]
 

@@ -16,8 +16,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.context import CheckContext
-from veracity.labels import LabelSpace
+from veracity.core.context import CheckContext
+from veracity.core.labels import LabelSpace
+from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
@@ -25,7 +26,6 @@ from veracity.prompting import input_kind_name, render_input, render_messages, t
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import guard_query
-from veracity.types import CheckInput, Document, Evidence, Verdict
 
 
 class RagConfig(ChoiceConfig):

@@ -15,9 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.labels import LabelSpace
+from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation.react import react_loop
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
@@ -25,7 +26,6 @@ from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.tools import SOURCE_HINTS, SourceTool
-from veracity.types import CheckInput, Evidence, Verdict
 
 
 class ReActConfig(ChoiceConfig):

@@ -1,5 +1,12 @@
 """Evidence sources: the Source protocol, the built-in sources, and what wraps them.
 
+Layout: `base` (the protocol), `managed` and `guards` (what wraps every source),
+`registry_setup` and `defaults` (building sources by name, zero-config choices);
+`transport/` (the guarded HTTP client, its cache and page fetching), `engines/` (online
+search engines: Wikipedia, web, scholarly, social, fact-check sites), `local/` (the
+on-disk corpus: reading, building and searching an index) and `recorded/` (replaying
+recorded search results).
+
 Names are imported lazily (on first use), so `import veracity.retrieval` stays cheap.
 """
 
@@ -25,20 +32,20 @@ _EXPORTS = {
     "guard_query": "guards",
     "build_source": "registry_setup",
     "build_sources": "registry_setup",
-    "LocalCorpus": "local",
-    "build_local_corpus": "local",
-    "WikipediaSource": "wikipedia",
-    "BraveSearchSource": "web",
-    "SerperSource": "web",
-    "TavilySource": "web",
-    "SearxngSource": "web_free",
-    "DuckDuckGoSource": "web_free",
-    "ArxivSource": "scholarly",
-    "PubMedSource": "scholarly",
-    "SemanticScholarSource": "scholarly",
-    "RedditSource": "social",
-    "GoogleFactCheckSource": "factcheck",
-    "RecordedSource": "recorded",
+    "LocalCorpus": "local.corpus",
+    "build_local_corpus": "local.corpus",
+    "WikipediaSource": "engines.wikipedia",
+    "BraveSearchSource": "engines.web",
+    "SerperSource": "engines.web",
+    "TavilySource": "engines.web",
+    "SearxngSource": "engines.web_free",
+    "DuckDuckGoSource": "engines.web_free",
+    "ArxivSource": "engines.scholarly",
+    "PubMedSource": "engines.scholarly",
+    "SemanticScholarSource": "engines.scholarly",
+    "RedditSource": "engines.social",
+    "GoogleFactCheckSource": "engines.factcheck",
+    "RecordedSource": "recorded.source",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -14,14 +14,14 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from veracity.errors import (  # noqa: F401  (re-exported)
+from veracity.core.errors import (  # noqa: F401  (re-exported)
     SourceAuthError,
     SourceBadResponse,
     SourceError,
     SourceRateLimited,
     SourceUnreachable,
 )
-from veracity.types import Document
+from veracity.core.types import Document
 
 
 class Query(BaseModel):

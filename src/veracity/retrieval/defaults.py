@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from veracity.config import settings
-from veracity.errors import ConfigError
+from veracity.core.config import settings
+from veracity.core.errors import ConfigError
 
 DEFAULT_INDEX = "default"  # the local corpus retrieving methods use offline
 PROBE_HOSTS = ("duckduckgo.com", "en.wikipedia.org")

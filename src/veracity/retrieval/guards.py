@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from veracity.core.types import Document
 from veracity.retrieval.base import Query, Source
-from veracity.types import Document
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from veracity import context
-from veracity.infra import LoopSemaphore, RetryPolicy, retrying
+from veracity.core import context
+from veracity.core.infra import LoopSemaphore, RetryPolicy, retrying
+from veracity.core.types import Document
 from veracity.retrieval.base import (
     Query,
     Source,
@@ -36,8 +37,7 @@ from veracity.retrieval.base import (
     apply_rules,
 )
 from veracity.retrieval.guards import guard_query
-from veracity.retrieval.http import track_requests
-from veracity.types import Document
+from veracity.retrieval.transport.http import track_requests
 
 TRANSIENT = (SourceRateLimited, SourceUnreachable)
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid", "ref_src", "igshid")

@@ -1,6 +1,6 @@
 """Building sources by name from a config mapping.
 
-Built-in sources register in ``veracity.registry.sources`` through entry points (group
+Built-in sources register in ``veracity.core.registry.sources`` through entry points (group
 ``veracity.sources`` in pyproject.toml), exactly as a plugin would. A run config names
 sources as a mapping from instance name to options::
 
@@ -25,16 +25,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from veracity import registry
-from veracity.config import ConfigError
-from veracity.registry import RegistryError
+from veracity.core import registry
+from veracity.core.config import ConfigError
+from veracity.core.registry import RegistryError
 from veracity.retrieval.base import Source
-from veracity.retrieval.common import MissingCredentials
-from veracity.retrieval.factcheck import FACT_CHECK_SITES, FactCheckSiteSearch
-from veracity.retrieval.http import HttpClient
+from veracity.retrieval.engines.common import MissingCredentials
+from veracity.retrieval.engines.factcheck import FACT_CHECK_SITES, FactCheckSiteSearch
+from veracity.retrieval.engines.web import (
+    BraveSearchSource,
+    SerperSource,
+    TavilySource,
+    WebSearchSource,
+)
+from veracity.retrieval.engines.web_free import DuckDuckGoSource, SearxngSource
 from veracity.retrieval.managed import CombinedSource, ManagedSource
-from veracity.retrieval.web import BraveSearchSource, SerperSource, TavilySource, WebSearchSource
-from veracity.retrieval.web_free import DuckDuckGoSource, SearxngSource
+from veracity.retrieval.transport.http import HttpClient
 
 # Web engines in the order `engine: auto` tries them, with what each needs.
 WEB_ENGINES: dict[str, tuple[type[WebSearchSource], str | None]] = {

@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
 
+from veracity.core.trace import describe_event
+from veracity.core.types import SearchFailures
 from veracity.server.jobs import JobManager, QueueFull
 from veracity.server.runs import RequestProblem, RunBuilder
 from veracity.server.schemas import (
@@ -29,8 +31,6 @@ from veracity.server.schemas import (
 )
 from veracity.server.store import JobRow
 from veracity.server.summaries import JobSummaryRow
-from veracity.trace import describe_event
-from veracity.types import SearchFailures
 
 KEEPALIVE_S = 15.0
 MAX_POSITION = 2**63 - 1  # the largest event id SQLite stores

@@ -18,10 +18,10 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.base import BaseHTTPMiddleware
 
 import veracity
-from veracity.config import RunConfig
-from veracity.errors import StorageError
+from veracity.core.config import RunConfig
+from veracity.core.errors import StorageError
+from veracity.core.netguard import HostGuard, HostPolicy
 from veracity.llm.base import LLM
-from veracity.netguard import HostGuard, HostPolicy
 from veracity.runtime import resolve_config
 from veracity.server import api, ui
 from veracity.server.guards import (

@@ -4,7 +4,7 @@ post and how many replies it has.
 Built from the request a job stored (``JobRow.request``), so every job, old ones
 included, shows what it has; fields a request lacks are left out. Texts are untrusted:
 the templates escape them, and only http(s) addresses become links
-(`veracity.weblinks.web_link`).
+(`veracity.core.weblinks.web_link`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from veracity.weblinks import web_link
+from veracity.core.weblinks import web_link
 
 OPENING_CHARS = 300  # an article's opening, as shown on its check's page
 FULL_CHARS = 1200  # a claim or a post is shown whole up to here

@@ -20,14 +20,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity import context
-from veracity.context import EventStream
-from veracity.errors import StorageError
+from veracity.core import context
+from veracity.core.context import EventStream
+from veracity.core.errors import StorageError
+from veracity.core.types import CheckInput, TraceEvent
 from veracity.runtime import Run
 from veracity.server.runs import RequestProblem, RunBuilder
 from veracity.server.schemas import FINISHED, CheckRequest
 from veracity.server.store import JobStore
-from veracity.types import CheckInput, TraceEvent
 
 log = logging.getLogger("veracity.server")
 

@@ -10,14 +10,14 @@ import time
 import uvicorn
 from fastapi import FastAPI
 
-from veracity.netguard import check_bind
+from veracity.core.netguard import check_bind
 from veracity.server.settings import ServerSettings
 
 PUBLIC_OPT_OUT = "--allow-public-without-token"
 
 
 def check_public_bind(settings: ServerSettings, allow_public: bool = False) -> bool:
-    """The rule every network front end keeps (`veracity.netguard.check_bind`): a
+    """The rule every network front end keeps (`veracity.core.netguard.check_bind`): a
     non-loopback `settings.host` needs a token unless `allow_public`.
 
     Returns:

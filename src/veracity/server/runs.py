@@ -11,10 +11,11 @@ import asyncio
 import threading
 from typing import Any
 
-from veracity import registry
-from veracity.config import RunConfig
-from veracity.errors import ConfigError, MethodConfigError
-from veracity.labels import LABEL_SPACES, get_label_space
+from veracity.core import registry
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError, MethodConfigError
+from veracity.core.labels import LABEL_SPACES, get_label_space
+from veracity.core.types import CheckInput
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.methods.options import allowed_options, request_config
@@ -28,7 +29,6 @@ from veracity.server.schemas import (
     SourcesInfo,
 )
 from veracity.server.settings import ServerSettings
-from veracity.types import CheckInput
 
 
 class RequestProblem(Exception):

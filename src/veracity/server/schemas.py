@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.types import Article, Claim, Post, Verdict
+from veracity.core.types import Article, Claim, Post, Verdict
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})

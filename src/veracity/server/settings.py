@@ -2,7 +2,7 @@
 
 Read from ``VERACITY_SERVER_*`` environment variables (e.g. ``VERACITY_SERVER_TOKEN``),
 then `veracity serve` flags. The run config the server starts from (model, sources,
-default method) is an ordinary run YAML (`veracity.config.RunConfig`); callers choose
+default method) is an ordinary run YAML (`veracity.core.config.RunConfig`); callers choose
 among what it offers and cannot add to it.
 """
 
@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from veracity.config import settings as veracity_settings
-from veracity.netguard import ANY_HOST, split_host
+from veracity.core.config import settings as veracity_settings
+from veracity.core.netguard import ANY_HOST, split_host
 from veracity.server.retention import RetentionPolicy
 
 

@@ -15,11 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from veracity.dirlock import DirLock
-from veracity.infra import open_sqlite
+from veracity.core.dirlock import DirLock
+from veracity.core.infra import open_sqlite
+from veracity.core.storage import check_store
 from veracity.server import retention
 from veracity.server.summaries import SUMMARY_SELECT, JobSummaryRow, migrate, summarize
-from veracity.storage import check_store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -136,7 +136,7 @@ class JobStore:
 
     def storage(self) -> str:
         """``ok``, or the storage fault the database is in (``full``, ``read-only``,
-        ``corrupt``, ``io``): see `veracity.storage.StoreHealth`."""
+        ``corrupt``, ``io``): see `veracity.core.storage.StoreHealth`."""
         health = getattr(self._db, "health", None)
         return health.state() if health is not None else "ok"
 

@@ -1,6 +1,6 @@
 """What the web UI shows of a verdict, read from the verdict and its typed trace events.
 
-Every view is built from event kinds and payload fields (`veracity.types.EVENT_DATA`),
+Every view is built from event kinds and payload fields (`veracity.core.types.EVENT_DATA`),
 never from a method's name, so a new method's debate, stop signals, trajectory or tree
 appears without changes here; kinds no view knows are listed generically.
 """
@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity.trace import describe_event
-from veracity.weblinks import web_link
+from veracity.core.trace import describe_event
+from veracity.core.weblinks import web_link
 
 PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
 

@@ -79,7 +79,8 @@ from typing import ClassVar, Literal
 
 import pytest
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.retrieval.base import (
     Query,
     Source,
@@ -90,7 +91,6 @@ from veracity.retrieval.base import (
     SourceUnreachable,
     domain_matches,
 )
-from veracity.types import Document
 
 Scenario = Literal["ok", "empty", "auth", "rate_limited", "unreachable", "malformed"]
 MakeSource = Callable[[Scenario], Source]
@@ -107,7 +107,7 @@ def http_client_for_tests(
     cache_dir: Path, cache_mode: str = "auto", max_attempts: int = 2, **config: object
 ):
     """An `HttpClient` for tests: no retry delay, no rate limits, cache under `cache_dir`."""
-    from veracity.retrieval.http import HttpClient, HttpConfig
+    from veracity.retrieval.transport.http import HttpClient, HttpConfig
 
     return HttpClient(
         HttpConfig(

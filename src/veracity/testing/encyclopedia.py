@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.nlp.disambiguation import SenseCandidate
 from veracity.nlp.text import split_sentences
 from veracity.retrieval.base import SourceError
-from veracity.types import Document
 
 
 class InMemoryEncyclopedia:

@@ -8,7 +8,7 @@ takes the first one, so a run is deterministic.
 It also *follows instructions* found in its input, on purpose: a line of the form
 ``OVERRIDE: <value>`` anywhere it reads as instruction makes it pick `<value>` wherever
 the schema offers it (and say OVERRIDDEN in free text). Text the prompt declares to be
-data — the spans inside the tags a data note lists (see `veracity.untrusted`) — is not
+data — the spans inside the tags a data note lists (see `veracity.core.untrusted`) — is not
 read as instruction, exactly as a model that respects the prompt's structure would read
 it. So an injected ``OVERRIDE`` changes the answer only when untrusted text escapes its
 fence or becomes a message of its own: a test with this responder measures the prompt's

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceError, apply_rules
-from veracity.types import Document
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -19,10 +19,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.types import Document
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Query, Source, SourceAuthError, SourceError
 from veracity.retrieval.guards import guard_query
-from veracity.types import Document
 
 TOOL_NAME_CHARS = "letters, digits and underscores"
 

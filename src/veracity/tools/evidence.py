@@ -24,13 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
-from veracity.retrieval.http import HttpClient, default_http_client, track_requests
-from veracity.retrieval.pages import fetch_main_text
+from veracity.retrieval.transport.http import HttpClient, default_http_client, track_requests
+from veracity.retrieval.transport.pages import fetch_main_text
 from veracity.tools.base import Observation, SourceTool, Tool, failure, render_documents
-from veracity.types import Document
 
 # What each kind of source is good for, as a model sees it in a tool list.
 SOURCE_HINTS = {

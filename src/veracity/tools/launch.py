@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.errors import MethodConfigError
+from veracity.core.errors import MethodConfigError
 from veracity.retrieval.base import Source
 from veracity.tools.mcp_client import McpServerConfig
 

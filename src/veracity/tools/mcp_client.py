@@ -35,10 +35,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from veracity import context
-from veracity.errors import SourceError
+from veracity.core import context
+from veracity.core.errors import SourceError
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
-from veracity.retrieval.recorded import bound_claim, claim_binding
+from veracity.retrieval.recorded.source import bound_claim, claim_binding
 from veracity.tools.base import Observation
 from veracity.tools.mcp_http import check_server_url, http_streams
 from veracity.tools.schema import model_from_schema

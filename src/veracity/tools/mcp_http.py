@@ -16,7 +16,7 @@ import ipaddress
 from collections.abc import AsyncIterator
 from typing import Any
 
-from veracity.retrieval.netsafe import Resolver, UnsafeURL, check_public_url
+from veracity.retrieval.transport.netsafe import Resolver, UnsafeURL, check_public_url
 
 # the MCP SDK's own defaults: 30 s to connect and write, 5 minutes to read an event stream
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 30.0, 300.0

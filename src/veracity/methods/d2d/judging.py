@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity import context
+from veracity.core import context
+from veracity.core.labels import LabelSpace
 from veracity.deliberation import DebateState, JudgeDecision
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, LLMRequest
 from veracity.llm.structured import complete_structured
 from veracity.methods.d2d.config import DIMENSIONS, D2DConfig

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation import Debate, FixedRounds
 from veracity.evidence.passages import passage_rows
 from veracity.llm.base import LLM
@@ -24,7 +25,6 @@ from veracity.methods.d2d.judging import D2DPanel
 from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input
 from veracity.retrieval.base import Source
-from veracity.types import CheckInput, Evidence, Verdict
 
 
 class D2DMethod(PassageReading, BaseMethod):

@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
-from veracity.context import CheckContext
-from veracity.labels import LabelSpace
+from veracity.core import context
+from veracity.core.context import CheckContext
+from veracity.core.labels import LabelSpace
+from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.choice import ChoiceResult, ask_choice
 from veracity.llm.probs import normalised
@@ -29,9 +30,8 @@ from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.retrieval.recorded import claim_binding
+from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools import SOURCE_HINTS, SourceTool
-from veracity.types import CheckInput, Document, Evidence, Verdict
 
 PROMPTS = "veracity.methods.fire"
 

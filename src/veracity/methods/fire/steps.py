@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.labels import LabelSpace
+from veracity.core.labels import LabelSpace
 
 SEARCH = "SEARCH"  # the step's decision to search once more instead of answering
 

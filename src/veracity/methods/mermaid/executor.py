@@ -21,10 +21,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from veracity import context
+from veracity.core import context
+from veracity.core.errors import MethodConfigError
+from veracity.core.labels import LabelSpace
+from veracity.core.untrusted import neutralize
 from veracity.deliberation.react import ToolCallSteps, Trajectory, react_loop
-from veracity.errors import MethodConfigError
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, LLMResponse, Message
 from veracity.llm.structured import complete_structured
 from veracity.methods.mermaid.config import MermaidConfig
@@ -35,7 +36,6 @@ from veracity.tools.base import Tool
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import ToolServerSpec
 from veracity.tools.mcp_client import McpServerConfig, McpToolset
-from veracity.untrusted import neutralize
 
 PACKAGE = "veracity.methods.mermaid"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from veracity.config import settings
+from veracity.core.config import settings
 from veracity.deliberation.react import Trajectory
 from veracity.evidence.memory import EvidenceMemory, MemoryHit
 from veracity.methods.mermaid.config import MemoryMode, MemoryOptions

@@ -15,9 +15,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from veracity import context
-from veracity.context import CheckContext
-from veracity.errors import MethodConfigError
+from veracity.core import context
+from veracity.core.context import CheckContext
+from veracity.core.errors import MethodConfigError
+from veracity.core.types import CheckInput, Evidence, Stance, Verdict
 from veracity.evidence.memory import EvidenceMemory
 from veracity.llm.base import LLM
 from veracity.llm.probs import choice_probabilities
@@ -33,8 +34,7 @@ from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import eval_guards, guards_with_cutoff
-from veracity.retrieval.recorded import claim_binding
-from veracity.types import CheckInput, Evidence, Stance, Verdict
+from veracity.retrieval.recorded.source import claim_binding
 
 PACKAGE = "veracity.methods.mermaid"
 MAX_NER_KEYS = 8  # as many entity keys as four triplets give (subjects and objects)

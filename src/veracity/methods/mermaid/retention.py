@@ -18,13 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity import context
+from veracity.core import context
+from veracity.core.errors import LLMTransientError, StructuredOutputError
+from veracity.core.types import Document
 from veracity.deliberation.react import Trajectory
-from veracity.errors import LLMTransientError, StructuredOutputError
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.prompting import render_messages, truncate_chars
-from veracity.types import Document
 
 PACKAGE = "veracity.methods.mermaid"
 TAG = "retain"

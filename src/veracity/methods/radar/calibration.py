@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from veracity.labels.scores import accuracy, macro_f1
-from veracity.types import Verdict
+from veracity.core.labels.scores import accuracy, macro_f1
+from veracity.core.types import Verdict
 
 
 class CalibrationError(ValueError):

@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.types import CheckInput, Claim, LLMCallData, Trace, Verdict
 from veracity.deliberation import (
     Debate,
     Debater,
@@ -48,7 +49,6 @@ from veracity.prompting import render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.managed import ensure_managed_source
-from veracity.types import CheckInput, Claim, LLMCallData, Trace, Verdict
 
 _CITE = re.compile(r"\[E(\d+)\]")
 
@@ -74,7 +74,7 @@ class _RadarBase(BaseMethod):
     def _pick_source(self) -> Source:
         cfg = self.config
         if cfg.source is None and cfg.corpus is not None:
-            from veracity.retrieval.local import LocalCorpus
+            from veracity.retrieval.local.corpus import LocalCorpus
 
             c = cfg.corpus
             # wrapped like the injected sources (retries, rule guard, search accounting)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Claim, Document, Evidence
 from veracity.methods.base import MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Query, Source
 from veracity.retrieval.guards import guard_query
-from veracity.types import Claim, Document, Evidence
 
 CHARS_PER_TOKEN = 4
 MIN_TURN_CHARS = 400  # a turn shown in a prompt is never cut shorter than this

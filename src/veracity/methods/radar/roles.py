@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.labels import LabelSpace
 from veracity.deliberation import DebateState, Role, Transcript
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured

@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
 from veracity.deliberation import (
     DebateState,
     JudgeDecision,
@@ -29,7 +30,6 @@ from veracity.deliberation import (
     ProbabilityStop,
     StopCheck,
 )
-from veracity.errors import StructuredOutputError
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ask_choice
 from veracity.methods.radar.config import RadarConfig

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from veracity.config import LLMConfig
-from veracity.labels import RUMOR, LabelSpace
+from veracity.core.config import LLMConfig
+from veracity.core.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
 
 # What debaters and the judge answer (the paper's "Fake, Real" options).

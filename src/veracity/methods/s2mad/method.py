@@ -20,8 +20,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from veracity import context
-from veracity.context import CheckContext
+from veracity.core import context
+from veracity.core.context import CheckContext
+from veracity.core.types import (
+    CheckInput,
+    Document,
+    Evidence,
+    InputError,
+    Post,
+    Reply,
+    Stance,
+    Verdict,
+)
 from veracity.deliberation import DebateResult
 from veracity.llm.base import LLM
 from veracity.llm.choice import ask_choice
@@ -37,7 +47,6 @@ from veracity.methods.s2mad.stance import (
     select_top_k,
 )
 from veracity.prompting import render_messages
-from veracity.types import CheckInput, Document, Evidence, InputError, Post, Reply, Stance, Verdict
 
 
 class SubjectivityAnswer(BaseModel):

@@ -24,12 +24,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Reply
 from veracity.llm.base import LLM, StructuredOutputError
 from veracity.llm.structured import complete_structured
 from veracity.methods.s2mad.config import S2MADConfig
 from veracity.prompting import render_messages
-from veracity.types import Reply
 
 PROMPTS = "veracity.methods.s2mad"
 

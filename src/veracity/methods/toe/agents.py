@@ -7,8 +7,8 @@ Every reply is validated against its model in `schema.py` (re-asked on failure b
 
 from __future__ import annotations
 
-from veracity import context
-from veracity.errors import StructuredOutputError
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.config import ToEConfig

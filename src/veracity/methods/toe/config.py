@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from veracity.checkpoints import checkpoint_folder
+from veracity.core.checkpoints import checkpoint_folder
 from veracity.methods.base import MethodConfig
 
 # The eight actions of the retrieval agent, in the order of the policy's output layer.

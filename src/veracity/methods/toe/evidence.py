@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 
-from veracity import context
-from veracity.errors import StructuredOutputError
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
+from veracity.core.types import Document
 from veracity.evidence.quotes import find_quote
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
@@ -23,7 +24,6 @@ from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.schema import CleanedChunk, EvidenceAnalysis, EvidenceItem
 from veracity.nlp.text import chunk_text
 from veracity.prompting import render_messages
-from veracity.types import Document
 
 PROMPTS = "veracity.methods.toe"
 MAX_STATEMENTS = 3  # per chunk (CleanedChunk's cap)

@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity import context
-from veracity.context import CheckContext
-from veracity.errors import MethodConfigError, StructuredOutputError
+from veracity.core import context
+from veracity.core.context import CheckContext
+from veracity.core.errors import MethodConfigError, StructuredOutputError
+from veracity.core.types import CheckInput, Claim, Document, Verdict
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.toe.agents import ToEAgents
@@ -44,7 +45,6 @@ from veracity.methods.toe.tree import (
 )
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.types import CheckInput, Claim, Document, Verdict
 
 
 def resolve_actions(

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from veracity.checkpoints import (
+from veracity.core.checkpoints import (
     CheckpointError,
     CheckpointManifest,
     checkpoint_folder,
@@ -18,7 +18,7 @@ from veracity.checkpoints import (
     save_part,
     write_manifest,
 )
-from veracity.errors import MethodConfigError
+from veracity.core.errors import MethodConfigError
 from veracity.methods.toe.config import ToEConfig, TrainedOn, training_command
 from veracity.methods.toe.features import claim_vector, evidence_matrix
 from veracity.methods.toe.networks import AggregationNet, EvaluationNet, one_thread

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.labels import LabelSpace
+from veracity.core.types import Document, Evidence, Stance
 from veracity.evidence.quotes import verify_evidence
-from veracity.labels import LabelSpace
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.tree import ArgumentTree, Node, decisive_flag, expansion_flag, priority
-from veracity.types import Document, Evidence, Stance
 
 _STANCE = {"supports": Stance.SUPPORTS, "refutes": Stance.REFUTES, "neutral": Stance.NEUTRAL}
 

@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.methods.toe.agents import ToEAgents
 from veracity.methods.toe.config import ACTIONS, SEARCH_ACTIONS, ToEConfig
 from veracity.methods.toe.evidence import EvidenceEvaluator
@@ -25,7 +26,6 @@ from veracity.methods.toe.trajectory import Step, Trajectory, heuristic_action, 
 from veracity.methods.toe.tree import Node
 from veracity.retrieval.base import Query, Source, SourceAuthError, SourceError
 from veracity.retrieval.guards import guard_query
-from veracity.types import Document
 
 PolicyMode = Literal["heuristic", "policy"]
 # (veracity, reliability, scorer name) of a node given its evidence so far

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from veracity.checkpoints import CheckpointError
-from veracity.infra import append_line, cut_torn_line
+from veracity.core.checkpoints import CheckpointError
+from veracity.core.infra import append_line, cut_torn_line
+from veracity.core.types import Verdict
 from veracity.methods.toe.aggregation import TreeSample, rule_targets, train_aggregation
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.features import claim_vector, evidence_matrix
@@ -25,7 +26,6 @@ from veracity.methods.toe.method import ToEMethod
 from veracity.methods.toe.models import ToEModels
 from veracity.methods.toe.networks import EvalSample, train_evaluation
 from veracity.methods.toe.tree import ArgumentTree
-from veracity.types import Verdict
 
 RECORDS = "records.jsonl"
 _STATS = ("iterations", "stop_reason", "nodes", "depth", "status_counts", "actions", "category")

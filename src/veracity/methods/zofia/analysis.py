@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document, Evidence, Stance
 from veracity.evidence.quotes import QuoteError, find_quote
 from veracity.llm.base import LLM
 from veracity.llm.reply_schema import short_name
@@ -20,7 +21,6 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.rag import ClaimRAG
 from veracity.prompting import render_messages
-from veracity.types import Document, Evidence, Stance
 
 PROMPTS = "veracity.methods.zofia"
 

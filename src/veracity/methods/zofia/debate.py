@@ -8,6 +8,7 @@ the judge rules REAL, FAKE or INSUFFICIENT; INSUFFICIENT continues the debate, u
 
 from __future__ import annotations
 
+from veracity.core.labels import LabelSpace
 from veracity.deliberation import (
     Debate,
     Debater,
@@ -18,7 +19,6 @@ from veracity.deliberation import (
     Role,
     Schedule,
 )
-from veracity.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.prompting import render_messages

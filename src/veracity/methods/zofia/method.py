@@ -12,7 +12,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from veracity.context import CheckContext
+from veracity.core.context import CheckContext
+from veracity.core.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
@@ -30,7 +31,6 @@ from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.prompting import truncate_chars
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.defaults import SourceNeed
-from veracity.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 
 
 class ZoFiaMethod(BaseMethod):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from veracity.core.types import Document
 from veracity.nlp.embeddings import Embedder
 from veracity.nlp.text import chunk_text
-from veracity.types import Document
 
 
 class ClaimRAG:

@@ -16,7 +16,8 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from veracity import context
+from veracity.core import context
+from veracity.core.types import Document
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
@@ -36,7 +37,6 @@ from veracity.nlp.text import split_sentences
 from veracity.prompting import render_messages
 from veracity.retrieval.base import Query, Source, SourceBadResponse, SourceError
 from veracity.retrieval.guards import guard_query
-from veracity.types import Document
 
 
 class Encyclopedia(Protocol):
@@ -48,7 +48,7 @@ class Encyclopedia(Protocol):
 
 
 class WikipediaEncyclopedia:
-    """`Encyclopedia` over `veracity.retrieval.wikipedia.WikipediaSource`.
+    """`Encyclopedia` over `veracity.retrieval.engines.wikipedia.WikipediaSource`.
 
     Converts its candidates (a blank description falls back to the page title, which
     Eq. 7 can still compare) and page summaries into the shapes stage 1 uses, and
@@ -107,7 +107,7 @@ class WikipediaEncyclopedia:
 def as_encyclopedia(obj: Any) -> Encyclopedia:
     """`obj` as an Encyclopedia: a (managed) WikipediaSource is adapted, anything that
     already has candidates() and summary() is used as it is."""
-    from veracity.retrieval.wikipedia import WikipediaSource
+    from veracity.retrieval.engines.wikipedia import WikipediaSource
 
     inner = getattr(obj, "inner", obj)
     if isinstance(inner, WikipediaSource):

@@ -45,7 +45,7 @@ async function problemText(resp) {
 
 // ------------------------------------------------------------------ fragments and links
 
-// Only http(s) addresses stay links: the rule `veracity.weblinks.web_link` applies to the
+// Only http(s) addresses stay links: the rule `veracity.core.weblinks.web_link` applies to the
 // pages rendered in Python, applied again here to every fragment this script inserts.
 // Relative links (our own pages, anchors) resolve to this page's http(s) origin.
 const LINK_PROTOCOLS = new Set(["http:", "https:"]);

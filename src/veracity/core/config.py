@@ -1,0 +1,385 @@
+"""Settings and per-run configuration.
+
+Three layers, later ones winning: built-in defaults, environment variables ``VERACITY_*``
+(`Settings`), and a per-run YAML file (`RunConfig`). Every config model forbids unknown
+keys, so a typo in a YAML file is an error rather than a silently ignored option.
+Secrets are never stored in config: a config names the environment variable that holds
+an API key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from veracity.core.errors import ConfigError, InputError
+from veracity.core.infra import CacheMode, default_concurrency
+from veracity.core.limits import InputLimits
+from veracity.core.paper_table import PaperRow, PaperTable
+from veracity.core.textio import MAX_CONFIG_BYTES, decode_text, read_file_limited
+
+
+def _default_home() -> Path:
+    return Path.home() / ".cache" / "veracity"
+
+
+class Settings(BaseSettings):
+    """Process-wide settings from ``VERACITY_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="VERACITY_", extra="ignore")
+
+    home: Path = Field(default_factory=_default_home)  # models, caches, indexes
+    models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
+    data_dir: Path | None = None  # benchmark data; see `data_dir()`
+    llm: Literal["embedded", "openai"] = "embedded"
+    model: str = "smollm2-135m"
+    base_url: str | None = None
+    provider: str | None = None
+    api_key_env: str | None = None
+    cache_mode: CacheMode = "auto"
+    max_concurrency: int = 4
+    auto_pull: bool = True
+    threads: int | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
+    user_cache: bool = True  # runs read deterministic replies through the user-level cache
+
+    @property
+    def models_dir(self) -> Path:
+        return self.models_dir_override or self.home / "models"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.home / "cache" / "llm.sqlite"
+
+    @property
+    def indexes_dir(self) -> Path:
+        return self.home / "indexes"
+
+
+def settings() -> Settings:
+    """Current settings (re-read each call so tests and CLIs can change the environment)."""
+    return Settings()
+
+
+def default_data_dir() -> Path:
+    """Where `veracity datasets get` puts benchmarks: ``VERACITY_DATA_DIR`` if set, else
+    ``VERACITY_HOME/datasets``. The folder need not exist yet."""
+    s = settings()
+    return s.data_dir if s.data_dir is not None else s.home / "datasets"
+
+
+def data_dir(explicit: str | Path | None = None) -> Path:
+    """Where benchmark data lives: the explicit argument, else `default_data_dir()`.
+
+    Raises:
+        ConfigError: that folder does not exist (the message says how to fill it).
+    """
+    root = Path(explicit) if explicit is not None else default_data_dir()
+    if root.is_dir():
+        return root
+    origin = (
+        "given"
+        if explicit is not None
+        else "VERACITY_DATA_DIR"
+        if settings().data_dir is not None
+        else "the default, VERACITY_HOME/datasets"
+    )
+    raise ConfigError(
+        f"no benchmark data directory at {root} ({origin}); download a benchmark with "
+        "`veracity datasets get NAME` (`veracity datasets` lists them), or point "
+        "VERACITY_DATA_DIR at a folder that holds them"
+    )
+
+
+class LLMConfig(BaseModel):
+    """Which model to use and how to call it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["embedded", "openai"] = "embedded"
+    model: str = "smollm2-135m"  # catalog name or GGUF path (embedded); model id (openai)
+    # openai-compatible endpoints
+    provider: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    json_mode: Literal["json_schema", "json_object", "none"] | None = None
+    logprobs: bool | None = None
+    context_window: int | None = None
+    # per-request limit in seconds; None: scaled by max_tokens and the measured speed
+    timeout_s: float | None = Field(default=None, gt=0)
+    # embedded llama.cpp (defaults measured on a shared 2-core machine; README "Performance")
+    n_ctx: int = 8192  # tokens per request; each parallel slot has its own
+    n_parallel: int = Field(default=2, ge=1)
+    n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
+    poll: int = Field(default=0, ge=0, le=100)  # llama.cpp busy-wait level; 0: sleep
+    auto_pull: bool = True
+    # penalty on recently generated tokens, sent alike to the embedded model and to
+    # endpoints that take it (llama.cpp, vLLM, local servers); 1.0 turns it off
+    repeat_penalty: float = Field(default=1.1, gt=0)
+    # shared behaviour
+    cache_mode: CacheMode = "auto"
+    # a run directory's cache reads temperature-0 replies through the user-level cache
+    # (and adds its own), so the same run elsewhere asks the model nothing again
+    user_cache: bool = True
+    max_concurrency: int = 4
+    max_attempts: int = 4
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
+        """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
+        s = s or settings()
+        base = cls(
+            model=s.model,
+            cache_mode=s.cache_mode,
+            max_concurrency=s.max_concurrency,
+            auto_pull=s.auto_pull,
+            api_key_env=s.api_key_env,
+            user_cache=s.user_cache,
+        )
+        # an endpoint in the environment means using it, unless VERACITY_LLM says otherwise
+        backend = s.llm if "llm" in s.model_fields_set else None
+        env = {"backend": backend, "base_url": s.base_url, "provider": s.provider}
+        env["n_threads"] = s.threads  # VERACITY_THREADS (None: the measured default)
+        return base.merged(env).merged(overrides)
+
+    @classmethod
+    def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:
+        """A config file's ``llm:`` section over the environment's settings (as a dict).
+
+        Environment settings fill what the file leaves out; a file that names its own
+        backend or endpoint starts from the built-in defaults instead, so an endpoint
+        from the environment never leaks into a file's different backend.
+        """
+        own = {"backend", "base_url", "provider"} & set(file_llm)
+        base = cls() if own else cls.from_settings()
+        return base.merged(file_llm).model_dump()
+
+    def merged(self, overrides: Mapping[str, Any]) -> LLMConfig:
+        """A copy with `overrides` (None: not given) applied.
+
+        The one rule for endpoints: giving `base_url` or `provider` without a `backend`
+        selects the OpenAI-compatible backend; giving a different `backend` alone drops
+        an endpoint that belonged to the old one.
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        data = self.model_dump()
+        data.update(given)
+        if ("base_url" in given or "provider" in given) and "backend" not in given:
+            data["backend"] = "openai"  # naming an endpoint means using it
+        try:
+            return LLMConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"llm: {validation_message(exc)}") from exc
+
+
+class Variant(BaseModel):
+    """Overrides of one variant; mappings (method_config, llm, sources) are merged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    method: str | None = None
+    method_config: dict[str, Any] = Field(default_factory=dict)
+    # false: start from an empty method_config instead of the base's (a variant that runs
+    # another method, e.g. a baseline, whose config does not take the base method's keys)
+    inherit_method_config: bool = True
+    llm: dict[str, Any] = Field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    dataset: str | None = None
+    split: str | None = None
+    limit: int | None = None
+    labels: str | None = None
+    gold_map: dict[str, str] | None = None
+    sample: bool | None = None
+    sample_per_class: int | None = None
+    repeats: int | None = None
+    stand_in: str | None = None
+    gold_evidence: bool | None = None
+
+
+class PromptsConfig(BaseModel):
+    """Prompt overrides for the run's method (see `veracity.prompting`).
+
+    Attributes:
+        dir: a folder of templates; a file named like one of the method's templates
+            (e.g. ``judge.j2``) replaces it.
+        templates: template name -> file, replacing single templates (wins over `dir`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dir: str | None = None
+    templates: dict[str, str] = Field(default_factory=dict)
+
+
+class RunConfig(BaseModel):
+    """Everything one run needs; one YAML file reproduces a run.
+
+    A plain run file sets `method`, `method_config`, `llm`, `sources`; an experiment file
+    (``configs/experiments/``) is the same schema with the evaluation keys (`dataset`,
+    `split`, `limit`, ...), `variants` (named overrides: ablations, other columns of a
+    table) and `paper` (the table as printed). `veracity check` and `veracity eval`
+    accept either; command-line flags always override the file (`with_overrides`).
+
+    The method's label space is `labels`; a ``labels`` key inside `method_config` is
+    moved here (a conflicting pair is an error), so it lives in one place.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    description: str = ""
+    method: str = "direct"
+    method_config: dict[str, Any] = Field(default_factory=dict)
+    labels: str | None = None
+    llm: LLMConfig = Field(default_factory=lambda: LLMConfig.from_settings())
+    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
+    limits: InputLimits = Field(default_factory=InputLimits)  # what a check shows the model
+    # evaluation
+    dataset: str | None = None
+    dataset_options: dict[str, Any] = Field(default_factory=dict)  # extra loader arguments
+    # Give each example's gold evidence to the method (Claim.evidence): the papers'
+    # "full evidence" settings. Off by default: methods retrieve their own evidence.
+    gold_evidence: bool = False
+    gold_map: dict[str, str] | None = None
+    split: str | None = None
+    limit: int | None = None
+    sample: bool = False  # with limit: a seeded random sample instead of the first N
+    # a balanced sample: this many examples of each gold class (seeded; all of a smaller
+    # class), instead of `limit`
+    sample_per_class: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    # evaluate this many times, with seeds seed, seed + 1, ...; each repeat is a run
+    # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
+    repeats: int = Field(default=1, ge=1)
+    # examples checked at once (LLM calls at once: llm.max_concurrency); default: the
+    # core count, 2 to 8 (README "Performance")
+    concurrency: int = Field(default_factory=default_concurrency, ge=1)
+    data_dir: str | None = None
+    stand_in: str | None = None
+    # experiments
+    variant: str | None = None
+    variants: dict[str, Variant] = Field(default_factory=dict)
+    paper: PaperTable | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_place_for_labels(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        mcfg = data.get("method_config")
+        if isinstance(mcfg, dict) and "labels" in mcfg:
+            inner = mcfg.get("labels")
+            outer = data.get("labels")
+            if outer is not None and inner is not None and outer != inner:
+                raise ValueError(
+                    f"labels {outer!r} and method_config.labels {inner!r} disagree; "
+                    "set the label space once, with `labels:`"
+                )
+            data = {**data, "method_config": {k: v for k, v in mcfg.items() if k != "labels"}}
+            data["labels"] = outer if outer is not None else inner
+        if isinstance(data.get("llm"), dict):
+            data["llm"] = LLMConfig.layered(data["llm"])
+        return data
+
+    @model_validator(mode="after")
+    def _rows_name_variants(self) -> RunConfig:
+        if self.paper is not None:
+            unknown = {r.variant for r in self.paper.rows} - set(self.variants) - {None}
+            if unknown:
+                raise ValueError(f"paper rows name unknown variants: {sorted(unknown)}")
+        if self.variant is not None and self.variant not in self.variants:
+            raise ValueError(f"variant {self.variant!r} is not one of {sorted(self.variants)}")
+        return self
+
+    def with_variant(self, name: str | None) -> RunConfig:
+        """A copy with variant `name` applied (None: the base run, unchanged)."""
+        if name is None:
+            return self
+        if name not in self.variants:
+            known = ", ".join(sorted(self.variants)) or "none"
+            label = self.name or "config"
+            raise ConfigError(f"{label} has no variant {name!r} (variants: {known})")
+        v = self.variants[name]
+        update = {k: getattr(v, k) for k in _VARIANT_KEYS if getattr(v, k) is not None}
+        update.update(method_config=v.method_config, llm=v.llm, sources=v.sources, variant=name)
+        base = self if v.inherit_method_config else self.model_copy(update={"method_config": {}})
+        try:
+            return base.with_overrides(update)
+        except ConfigError as exc:
+            raise ConfigError(f"variant {name!r}: {exc}") from exc
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> RunConfig:
+        """A copy with `overrides` applied; None values mean "not given".
+
+        Top-level keys replace; `method_config` and `sources` are merged by key; `llm`
+        keys are merged with `LLMConfig.merged` (naming an endpoint selects the OpenAI-
+        compatible backend).
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        data = self.model_dump()
+        for key, value in given.items():
+            if key in ("method_config", "sources", "limits"):
+                data[key] = {**data[key], **value}
+            elif key == "llm":
+                data["llm"] = self.llm.merged(value).model_dump()
+            else:
+                data[key] = value
+        try:
+            return RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(validation_message(exc)) from exc
+
+    def paper_rows(self) -> list[PaperRow]:
+        return self.paper.rows_for(self.variant) if self.paper else []
+
+
+_VARIANT_KEYS = (
+    "method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in",
+    "gold_evidence", "sample_per_class", "repeats",
+)  # fmt: skip
+
+
+def validation_message(exc: ValidationError) -> str:
+    """A pydantic error as ``field.path: message`` lines (no pydantic boilerplate)."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (not one of this section's options)"
+        lines.append(f"{where}: {msg}")
+    return "; ".join(lines)
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        raw = read_file_limited(p, MAX_CONFIG_BYTES, "config file")
+        text = decode_text(raw, f"config file {p}")
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: the top level must be a mapping")
+    return data
+
+
+def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
+    """Read a run or experiment YAML; `overrides` that are not None win (see
+    `RunConfig.with_overrides`)."""
+    data = load_yaml(path)
+    try:
+        cfg = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {validation_message(exc)}") from exc
+    return cfg.with_overrides(overrides) if overrides else cfg

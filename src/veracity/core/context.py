@@ -1,0 +1,208 @@
+"""Per-check accounting: the trace and usage that every LLM call and search adds to.
+
+A method runs inside `check_context()`. Shared parts (the LLM layer, sources, agents)
+call `current()` to record what they did; when no check is running the records go to a
+throw-away context, so shared parts can also be used on their own. The context is held
+in a `contextvars.ContextVar`, so concurrent tasks started with `asyncio.gather` inside
+one check record into the same trace and usage, and concurrent checks stay apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from veracity.core.types import EventKind, Trace, TraceEvent, Usage
+
+
+@dataclass
+class CheckContext:
+    trace: Trace = field(default_factory=Trace)
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.perf_counter)
+    first_search_error: str | None = None  # the first failed search's error
+    # evidence tool calls that answered without being recorded as searches (tools of an
+    # external MCP server): they count as answered when failed searches are weighed
+    tool_answers: int = 0
+
+    def event(self, kind: EventKind, name: str, **data: Any) -> None:
+        event = self.trace.add(kind, name, **data)
+        for observer in _observers.get():
+            observer(event)
+
+    def record_llm(
+        self,
+        *,
+        name: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached: bool,
+        cost_usd: float | None = 0.0,
+        **data: Any,
+    ) -> None:
+        """Count one LLM call; `cost_usd` None means the model has no known price."""
+        u = self.usage
+        u.llm_calls += 1
+        u.cached_llm_calls += int(cached)
+        # Cached replies cost nothing now, but their tokens are still counted so that a
+        # replayed run reports the same token figures as the original run.
+        u.prompt_tokens += prompt_tokens
+        u.completion_tokens += completion_tokens
+        if not cached:
+            if cost_usd is None:
+                u.unpriced_llm_calls += 1
+            else:
+                u.cost_usd += cost_usd
+        self.event(
+            "llm_call",
+            name,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cached=cached,
+            **data,
+        )
+
+    def record_search(self, *, name: str, cached: bool, **data: Any) -> None:
+        self.usage.searches += 1
+        self.usage.cached_searches += int(cached)
+        self.event("search", name, cached=cached, **data)
+
+    def record_search_failure(self, *, name: str, error: str, **data: Any) -> None:
+        """Count one search that failed after its retries (an ``error`` event marked
+        ``search_failed``); the first error is kept for the verdict's warning."""
+        self.usage.failed_searches += 1
+        if self.first_search_error is None:
+            self.first_search_error = error
+        self.event("error", name, error=error, search_failed=True, **data)
+
+    def finish(self) -> Usage:
+        self.usage.wall_time_s = round(time.perf_counter() - self.started, 4)
+        return self.usage
+
+
+_current: ContextVar[CheckContext | None] = ContextVar("veracity_check_context", default=None)
+_observers: ContextVar[tuple[Callable[[TraceEvent], None], ...]] = ContextVar(
+    "veracity_trace_observers", default=()
+)
+
+
+@contextlib.contextmanager
+def observe(callback: Callable[[TraceEvent], None]) -> Iterator[None]:
+    """Call `callback` with every trace event recorded inside the block (e.g. progress UIs).
+
+    Observers must be quick and must not raise; they run on the event loop.
+    """
+    token = _observers.set((*_observers.get(), callback))
+    try:
+        yield
+    finally:
+        _observers.reset(token)
+
+
+T = TypeVar("T")
+
+
+class EventStream(Generic[T]):
+    """A replayable stream of items (trace events, by default) for live views.
+
+    `push` may be called from any thread (it is a valid `observe` callback); any number of
+    readers `follow` the stream in their own event loops, each from any position, so a
+    late reader first gets what it missed and then each new item as it arrives. The
+    stream ends for its readers when `close` is called.
+
+    Example:
+        >>> stream = EventStream()
+        >>> with observe(stream.push):
+        ...     verdict = await method.check(item)   # elsewhere: async for i, ev in
+        ...     stream.close()                       #   stream.follow(): ...
+    """
+
+    def __init__(self) -> None:
+        self._items: list[T] = []
+        self._closed = False
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    def push(self, item: T) -> None:
+        """Append `item` and wake the readers (safe from any thread)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("push to a closed EventStream")
+            self._items.append(item)
+            self._wake()
+
+    def close(self) -> None:
+        """End the stream: readers finish once they have read every item."""
+        with self._lock:
+            self._closed = True
+            self._wake()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def items(self, start: int = 0) -> list[T]:
+        """A copy of the items from index `start` on."""
+        with self._lock:
+            return self._items[start:]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _wake(self) -> None:  # holds the lock
+        waiters, self._waiters = self._waiters, []
+        for loop, fut in waiters:
+            loop.call_soon_threadsafe(_resolve, fut)
+
+    async def follow(self, start: int = 0) -> AsyncIterator[tuple[int, T]]:
+        """Yield ``(index, item)`` from index `start` on, live until the stream closes."""
+        loop = asyncio.get_running_loop()
+        position = start
+        while True:
+            with self._lock:
+                batch = self._items[position:]
+                done = self._closed
+                fut: asyncio.Future[None] | None = None
+                if not batch and not done:
+                    fut = loop.create_future()
+                    self._waiters.append((loop, fut))
+            for item in batch:
+                yield position, item
+                position += 1
+            if not batch and done:
+                return
+            if fut is not None:
+                await fut
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def current() -> CheckContext:
+    """The running check's context, or a detached one when no check is running."""
+    ctx = _current.get()
+    return ctx if ctx is not None else CheckContext()
+
+
+def active() -> CheckContext | None:
+    return _current.get()
+
+
+@contextlib.contextmanager
+def check_context(ctx: CheckContext | None = None) -> Iterator[CheckContext]:
+    """Run a block as one check: records go to `ctx` (a new one by default)."""
+    ctx = ctx or CheckContext()
+    token = _current.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _current.reset(token)
+        ctx.finish()

@@ -1,0 +1,401 @@
+"""The trace of a check: typed events in order of occurrence.
+
+Each event kind has a payload model (`EVENT_DATA`) that every consumer (CLI, server
+stream, web UI, reports) may rely on. `veracity.core.types` re-exports these names.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.core.redaction import scrub_value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+EventKind = Literal[
+    "llm_call", "search", "agent_turn", "ruling", "stop_signal", "tool_call", "tree_node",
+    "memory_recall", "stage", "decision", "error", "note",
+]  # fmt: skip
+
+
+class EventData(BaseModel):
+    """Base of the typed payload of a trace event.
+
+    Each kind declares the fields every consumer (CLI, server stream, UI, reports) may
+    rely on; a method may add fields of its own (kept, JSON-serialisable).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+class LLMCallData(EventData):
+    """One model call: tokens, whether it came from the cache, the request hash."""
+
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    cached: bool
+    model: str | None = None
+    latency_s: float | None = None
+    request_hash: str | None = None
+    round: int | None = None  # debate round the call belongs to, when there is one
+    purpose: str | None = None  # who or what the call was for (a role, stop, judge, ...)
+    sample: int | None = None  # index of a sampled answer (probability estimates)
+
+
+class SearchData(EventData):
+    """One search of a source, with the ids/URLs it returned."""
+
+    cached: bool
+    source_kind: str | None = None
+    query: dict[str, Any] | str | None = None
+    results: list[dict[str, Any] | str] = Field(default_factory=list)
+    latency_s: float | None = None
+
+
+class AgentTurnData(EventData):
+    """An agent's contribution: a debate turn or a ReAct step."""
+
+    round: int | None = None
+    phase: str | None = None
+    text: str | None = None
+    stance: str | None = None
+    step: int | None = None
+    steps: int | None = None  # the step limit of the loop the step belongs to
+    thought: str | None = None
+    action: str | None = None
+
+
+class RulingData(EventData):
+    """A judge's decision (a label, or that the debate is not settled yet)."""
+
+    round: int | None = None
+    decision: str | None = None
+    reason: str | None = None
+    probabilities: dict[str, float] | None = None
+
+
+class StopSignalData(EventData):
+    """A stopping policy's reading after a round (RADAR's margin and confidence, ...)."""
+
+    round: int | None = None
+    stop: bool | None = None
+    margin: float | None = None
+    confidence: float | None = None
+
+
+class ToolCallData(EventData):
+    """A tool call made by an agent (ReAct, MCP) and what it returned."""
+
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class TreeNodeData(EventData):
+    """A node of an argument tree at one iteration (ToE)."""
+
+    node_id: str
+    parent_id: str | None = None
+    claim: str | None = None
+    veracity: float | None = None
+    reliability: float | None = None
+    status: str | None = None
+    iteration: int | None = None
+
+
+class MemoryData(EventData):
+    """An evidence-memory recall or store."""
+
+    action: Literal["recall", "store"]
+    entities: list[str] = Field(default_factory=list)
+    hits: int | None = None
+
+
+class StageData(EventData):
+    """A stage of a method starting or ending."""
+
+    step: str | None = None
+    round: int | None = None  # a debate round starting (``step="round"``) ...
+    rounds: int | None = None  # ... and the number of the last round it may run
+    iterations: int | None = None  # the iteration limit of a method that iterates (ToE)
+
+
+class ErrorData(EventData):
+    """A fault: retried (``attempt``) or final (``attempts`` / ``fatal``)."""
+
+    error: str
+
+
+EVENT_DATA: dict[str, type[EventData]] = {
+    "llm_call": LLMCallData,
+    "search": SearchData,
+    "agent_turn": AgentTurnData,
+    "ruling": RulingData,
+    "stop_signal": StopSignalData,
+    "tool_call": ToolCallData,
+    "tree_node": TreeNodeData,
+    "memory_recall": MemoryData,
+    "stage": StageData,
+    "decision": EventData,
+    "error": ErrorData,
+    "note": EventData,
+}
+
+
+class TraceEvent(_Strict):
+    """One step of a check, in order of occurrence.
+
+    The JSON form is stable: ``{"kind", "name", "t", "data"}``; `data` follows the
+    kind's payload model (`EVENT_DATA`), available typed as `payload`.
+    """
+
+    kind: EventKind
+    name: str  # who or what: an agent role, a source name, a stage name
+    t: float  # seconds since the trace started
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def payload(self) -> EventData:
+        """`data` as the kind's typed payload model."""
+        return EVENT_DATA[self.kind].model_validate(self.data)
+
+
+class Trace(_Strict):
+    """The ordered, JSON-serialisable record of everything a check did."""
+
+    events: list[TraceEvent] = Field(default_factory=list)
+    started: float = Field(default_factory=time.time, exclude=True)
+
+    def add(self, kind: EventKind, name: str, **data: Any) -> TraceEvent:
+        """Append an event; `data` is validated against the kind's payload model.
+
+        Raises:
+            ValueError: `data` does not fit the kind (a bug in the caller).
+        """
+        model = EVENT_DATA.get(kind)
+        if model is None:
+            raise ValueError(f"unknown trace event kind {kind!r}")
+        payload = model.model_validate(data)
+        clean = scrub_value(payload.model_dump(mode="json", exclude_unset=True))
+        event = TraceEvent(kind=kind, name=name, t=round(time.time() - self.started, 4), data=clean)
+        self.events.append(event)
+        return event
+
+    def of_kind(self, kind: EventKind) -> list[TraceEvent]:
+        return [e for e in self.events if e.kind == kind]
+
+
+# --------------------------------------------------------------------------- sentences
+
+SENTENCE_CHARS = 160  # free text (a turn, a query, an error) is cut here in a sentence
+
+
+def describe_event(kind: str, name: str, data: Mapping[str, Any]) -> str:
+    """One plain sentence saying what a trace event records, for people: progress lists,
+    reports ("Searched wikipedia for “…”: 4 results", "Politician, round 2 (rebuttal):
+    …", "Setup: …").
+
+    Every kind has a sentence of its own; a kind it does not know, and fields a sentence
+    does not name, come out as ``key: value`` pairs, never as JSON. The sentence is plain
+    text that quotes untrusted parts (queries, turns, errors): escape it where it is shown.
+    """
+    sentence = _SENTENCES.get(kind)
+    if sentence is not None:
+        try:
+            return sentence(name, data)
+        except (TypeError, ValueError, KeyError, AttributeError):  # a field of an odd type
+            pass
+    return f"{_who(kind)} from {name}: {_pairs(data)}".rstrip(": ")
+
+
+def event_sentence(event: TraceEvent) -> str:
+    """`describe_event` of a `TraceEvent`."""
+    return describe_event(event.kind, event.name, event.data)
+
+
+def _short(value: Any, limit: int = SENTENCE_CHARS) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _who(name: str) -> str:
+    """`name` to start a sentence: ``round_judge`` -> ``Round judge``."""
+    text = name.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def _plural(n: Any, word: str) -> str:
+    count = f"{n:,}" if isinstance(n, int) else str(n)
+    return f"{count} {word}{'' if n == 1 else 's'}"
+
+
+def _percent(value: Any) -> str:
+    return f"{value * 100:.0f}%" if isinstance(value, int | float) else str(value)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, Mapping):
+        return f"({_pairs(value, limit=60)})" if value else "none"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "none"
+        if len(value) <= 5 and all(isinstance(v, str | int | float) for v in value):
+            return _short(", ".join(_value(v) for v in value), 80)
+        return _plural(len(value), "item")
+    return _short(value, 80)
+
+
+def _pairs(data: Mapping[str, Any], skip: tuple[str, ...] = (), limit: int = 240) -> str:
+    """``key: value; key: value`` of the fields of `data` not in `skip` (unset ones left out)."""
+    parts = [
+        f"{k.replace('_', ' ')}: {_value(v)}"
+        for k, v in data.items()
+        if k not in skip and v is not None
+    ]
+    return _short("; ".join(parts), limit)
+
+
+def _with_rest(text: str, data: Mapping[str, Any], named: tuple[str, ...]) -> str:
+    rest = _pairs(data, named)
+    return f"{text} ({rest})" if rest else text
+
+
+def _llm_call(name: str, d: Mapping[str, Any]) -> str:
+    tokens = (d.get("prompt_tokens") or 0) + (d.get("completion_tokens") or 0)
+    where = f", round {d['round']}" if d.get("round") is not None else ""
+    cached = " (cached)" if d.get("cached") else ""
+    return f"Model call for {d.get('purpose') or name}{where}: {_plural(tokens, 'token')}{cached}"
+
+
+def _search(name: str, d: Mapping[str, Any]) -> str:
+    query = d.get("query")
+    text = query.get("text") if isinstance(query, Mapping) else query
+    kind = d.get("source_kind")
+    source = f"{name} ({kind})" if kind and kind != name else name
+    found = _plural(len(d.get("results") or []), "result")
+    cached = " (cached)" if d.get("cached") else ""
+    asked = f" for “{_short(text, 100)}”" if text else ""
+    return f"Searched {source}{asked}: {found}{cached}"
+
+
+def _agent_turn(name: str, d: Mapping[str, Any]) -> str:
+    if d.get("step") is not None:
+        steps = f" of {d['steps']}" if d.get("steps") else ""
+        action = str(d.get("action") or "")
+        if action and d.get("input"):
+            action += f" “{_short(d['input'], 80)}”"
+        said = " — ".join(p for p in (action, _short(d.get("thought") or "")) if p)
+        return f"{_who(name)}, step {d['step']}{steps}: {said}".rstrip(": ")
+    where = [f"round {d['round']}" if d.get("round") is not None else "", d.get("phase") or ""]
+    head = ", ".join([_who(name), *(w for w in where if w)])
+    if d.get("stance"):
+        head += f" ({d['stance']})"
+    return f"{head}: {_short(d['text'])}" if d.get("text") else head
+
+
+def _ruling(name: str, d: Mapping[str, Any]) -> str:
+    after = f" after round {d['round']}" if d.get("round") is not None else ""
+    if d.get("decision"):
+        sure = f" ({_percent(d['confidence'])})" if d.get("confidence") is not None else ""
+        text = f"{_who(name)} ruled {d['decision']}{sure}{after}"
+    else:
+        text = f"{_who(name)}: no ruling yet{after}"
+    return f"{text}: {_short(d['reason'])}" if d.get("reason") else text
+
+
+def _stop_signal(name: str, d: Mapping[str, Any]) -> str:
+    after = f" after round {d['round']}" if d.get("round") is not None else ""
+    reading = {True: "stop", False: "continue"}.get(d.get("stop"), "reading")
+    figures = [
+        f"margin {d['margin']:.2f}" if isinstance(d.get("margin"), int | float) else "",
+        f"confidence {_percent(d['confidence'])}" if d.get("confidence") is not None else "",
+    ]
+    text = ", ".join([f"{_who(name)}{after}: {reading}", *(f for f in figures if f)])
+    return _with_rest(text, d, ("round", "stop", "margin", "confidence"))
+
+
+def _tool_call(name: str, d: Mapping[str, Any]) -> str:
+    args = d.get("arguments")
+    text = f"{_who(name)} called {d.get('tool') or 'a tool'}"
+    if isinstance(args, Mapping) and args:
+        text += f" ({_pairs(args, limit=100)})"
+    return f"{text}, which failed: {_short(d['error'])}" if d.get("error") else text
+
+
+def _tree_node(name: str, d: Mapping[str, Any]) -> str:
+    status = f" ({d['status']})" if d.get("status") else ""
+    text = f"Argument {d.get('node_id')}{status}"
+    text += f": {_short(d['claim'])}" if d.get("claim") else " updated"
+    scores = [
+        f"veracity {_percent(d['veracity'])}" if d.get("veracity") is not None else "",
+        f"reliability {_percent(d['reliability'])}" if d.get("reliability") is not None else "",
+    ]
+    shown = ", ".join(s for s in scores if s)
+    return f"{text} — {shown}" if shown else text
+
+
+def _memory(name: str, d: Mapping[str, Any]) -> str:
+    about = f" for {_value(d['entities'])}" if d.get("entities") else ""
+    if d.get("action") == "store":
+        return f"Evidence memory stored{about}"
+    return f"Evidence memory recall{about}: {_plural(d.get('hits') or 0, 'hit')}"
+
+
+def _stage(name: str, d: Mapping[str, Any]) -> str:
+    step = str(d.get("step") or "stage").replace("_", " ")
+    if d.get("round") is not None:
+        step = f"round {d['round']}" if step == "round" else f"{step}, round {d['round']}"
+        step += f" of {d['rounds']}" if d.get("rounds") else ""
+    shown = ("step", "round", "rounds", "prompts")  # prompt hashes are for reruns, not people
+    return _with_rest(f"{_who(name)}: {step}", d, shown)
+
+
+def _decision(name: str, d: Mapping[str, Any]) -> str:
+    said = d.get("label") or d.get("decision")
+    text = f"{_who(name)} decided {said}" if said else f"{_who(name)} decided"
+    return _with_rest(text, d, ("label", "decision"))
+
+
+def _error(name: str, d: Mapping[str, Any]) -> str:
+    text = f"Fault in {name}: {_short(d.get('error') or 'unknown error')}"
+    if d.get("attempt") is not None:
+        delay = d.get("retry_in_s")
+        wait = f" in {delay:.1f} s" if isinstance(delay, int | float) else ""
+        return f"{text} (attempt {d['attempt']}, retrying{wait})"
+    if d.get("attempts") is not None:
+        return f"{text} (gave up after {_plural(d['attempts'], 'attempt')})"
+    return text
+
+
+def _note(name: str, d: Mapping[str, Any]) -> str:
+    said = d.get("text") or d.get("note")
+    if said:
+        return _with_rest(f"{_who(name)}: {_short(said, 240)}", d, ("text", "note"))
+    return f"{_who(name)}: {_pairs(d)}".rstrip(": ")
+
+
+_SENTENCES: dict[str, Callable[[str, Mapping[str, Any]], str]] = {
+    "llm_call": _llm_call,
+    "search": _search,
+    "agent_turn": _agent_turn,
+    "ruling": _ruling,
+    "stop_signal": _stop_signal,
+    "tool_call": _tool_call,
+    "tree_node": _tree_node,
+    "memory_recall": _memory,
+    "stage": _stage,
+    "decision": _decision,
+    "error": _error,
+    "note": _note,
+}

@@ -1,0 +1,1 @@
+"""The local corpus: reading documents, building an on-disk index and searching it."""

@@ -1,0 +1,1 @@
+"""Replaying the search results recorded runs saw (MERMAID's published traces)."""

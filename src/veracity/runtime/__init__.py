@@ -1,0 +1,312 @@
+"""The composition root: a run config in, a ready run (model, sources, method) out.
+
+Every entry point builds its runs here — the Python API, `veracity check`, `eval`,
+`calibrate`, and the server, MCP and batch front ends — so a run is assembled one way:
+
+1. `resolve_config` — a run or experiment YAML (or none), its variant, then the
+   command-line flags, which always win over the file;
+2. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
+   sources (each wrapped once in `ManagedSource`, which applies the evaluation guards,
+   retries and search accounting), and the method with its label space and prompt
+   overrides. A retrieving method given no sources gets the defaults of
+   `veracity.retrieval.defaults` (`with_default_sources`): live keyless sources when the
+   network answers, else the default local corpus; the resolved config records them.
+
+Nothing here checks inputs or writes run directories; `veracity.evaluation` does that
+on top of a `Run`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veracity.core import registry
+from veracity.core.config import RunConfig, load_run_config
+from veracity.core.errors import (
+    ConfigError,
+    LabelError,
+    MethodConfigError,
+    PromptError,
+    RegistryError,
+)
+from veracity.core.types import CheckInput, Verdict
+from veracity.llm.base import LLM
+from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
+from veracity.llm.models import Progress
+from veracity.methods.base import BaseMethod, load_method
+from veracity.prompting import PromptBundle
+from veracity.retrieval.base import Source
+
+log = logging.getLogger("veracity")
+
+
+@dataclass(frozen=True)
+class CachePaths:
+    """Where a run keeps its caches; None means the user-level cache under VERACITY_HOME.
+
+    Attributes:
+        llm, http: the model's and the HTTP client's SQLite caches.
+        state: a folder for methods' persistent state (MERMAID's evidence memory).
+        namespace: what that state belongs to (an evaluation's ``dataset/split``), so
+            state kept for one set of examples is never read while checking another.
+    """
+
+    llm: Path | None = None
+    http: Path | None = None
+    state: Path | None = None
+    namespace: str | None = None
+
+
+@dataclass
+class Run:
+    """A built run: the resolved config and the objects it made.
+
+    Attributes:
+        config: the resolved config (label space filled in).
+        llm: the model, with cache, retries, concurrency limit and accounting.
+        sources: the configured sources by name, each managed once.
+        method: the method instance.
+        prompts: template name -> sha256 of the text the method will render.
+        notes: what the user should know about how the run was assembled (default
+            sources chosen, settings turned off for want of a source).
+    """
+
+    config: RunConfig
+    llm: ManagedLLM
+    sources: dict[str, Source]
+    method: BaseMethod
+    prompts: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    async def check(self, item: CheckInput) -> Verdict:
+        """Check one input with this run's method."""
+        return await self.method.check(item)
+
+
+def resolve_config(
+    path: str | Path | None = None,
+    *,
+    variant: str | None = None,
+    flags: Mapping[str, Any] | None = None,
+    base: RunConfig | None = None,
+) -> RunConfig:
+    """The run config: `base` or the file at `path` (or the defaults), its `variant`, then
+    `flags` (None values mean "not given"; see `RunConfig.with_overrides`).
+
+    Raises:
+        ConfigError: the file, the variant or a flag does not fit the schema.
+    """
+    if base is not None:
+        cfg = base
+    elif path is not None:
+        cfg = load_run_config(path)
+    else:
+        cfg = RunConfig()
+    cfg = cfg.with_variant(variant)
+    return cfg.with_overrides(flags) if flags else cfg
+
+
+def build_llm(
+    config: RunConfig,
+    caches: CachePaths | None = None,
+    progress: Progress | None = None,
+    *,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
+) -> ManagedLLM:
+    """The configured model, its replies cached in ``caches.llm`` (or the user cache).
+
+    `backend` replaces the configured backend (wrapped the same way); `shared_limit`
+    caps live calls together with other processes (see `ManagedLLM`).
+    """
+    from veracity.llm.factory import build_llm as build
+
+    extra = {"backend": backend, "shared_limit": shared_limit}
+    extra = {k: v for k, v in extra.items() if v is not None}
+    return build(config.llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
+
+
+def _source_options(config: RunConfig) -> dict[str, dict[str, Any]]:
+    """Each source's options, with the run's data directory handed to recorded sources that
+    name no path (their traces live in the benchmark data, which a run may set with
+    ``data_dir``; without one they look in the default data directory)."""
+    from veracity.retrieval.recorded.source import TRACES_SUBDIR
+
+    options = {name: dict(opts or {}) for name, opts in config.sources.items()}
+    if config.data_dir is not None:
+        for opts in options.values():
+            if opts.get("type") == "recorded" and not opts.get("path"):
+                opts["path"] = str(Path(config.data_dir) / TRACES_SUBDIR)
+    return options
+
+
+def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[str, Source]:
+    """The config's sources by name, each wrapped once in `ManagedSource`.
+
+    HTTP answers are kept in ``caches.http`` when given (without expiry, so a resumed or
+    replayed run sees the same evidence; read-only when the LLM cache replays), else in
+    the user-level HTTP cache.
+    """
+    if not config.sources:
+        return {}
+    from veracity.retrieval.managed import ManagedSource
+    from veracity.retrieval.registry_setup import build_sources as build_configured
+    from veracity.retrieval.transport.http import HttpClient
+    from veracity.retrieval.transport.parts import HttpConfig
+
+    http = None
+    if caches is not None and caches.http is not None:
+        mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
+        http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
+    options = _source_options(config)
+    built = build_configured(options, http=http, managed=False)
+    cache = str(caches.http) if caches is not None and caches.http is not None else None
+    return {
+        name: ManagedSource(
+            source,
+            # how to build it again elsewhere (MERMAID's tool server process)
+            spec={
+                "options": options[name],
+                "http_cache": cache,
+                "cache_mode": config.llm.cache_mode,
+            },
+        )
+        for name, source in built.items()
+    }
+
+
+def with_default_sources(
+    config: RunConfig, *, online: bool | None = None
+) -> tuple[RunConfig, list[str]]:
+    """`config` with default sources for its method when it names none, and notes saying
+    what was chosen (see `veracity.retrieval.defaults`).
+
+    Args:
+        online: whether the network answers (None: probe it, only when defaults are needed).
+
+    Raises:
+        ConfigError: the method retrieves, nothing is configured, and no default can be had
+            (the message gives the commands that fix it).
+    """
+    if config.sources or config.method not in registry.methods:
+        return config, []
+    try:
+        cls = registry.methods.get(config.method)
+    except RegistryError:
+        return config, []  # build_method reports it
+    needs_of = getattr(cls, "source_needs", None)
+    needs = needs_of(config.method_config) if needs_of is not None else []
+    if not needs:
+        return config, []
+    from veracity.retrieval.defaults import default_sources
+
+    chosen = default_sources(config.method, needs, online=online)
+    update = {"sources": chosen.sources, "method_config": chosen.method_config}
+    return config.with_overrides(update), chosen.notes
+
+
+def build_method(
+    config: RunConfig,
+    llm: LLM | None,
+    sources: Mapping[str, Source],
+    *,
+    prefer_labels: str | None = None,
+    caches: CachePaths | None = None,
+) -> BaseMethod:
+    """The registered method `config.method` with its label space and prompt overrides.
+
+    Methods that keep persistent state get ``caches.state`` and ``caches.namespace``.
+
+    Label space: `config.labels` when set; else `prefer_labels` (a dataset's own space)
+    if the method accepts it; else the method's default.
+
+    Raises:
+        ConfigError: unknown method, invalid method config or label space, bad prompts.
+    """
+    if config.method not in registry.methods:
+        known = ", ".join(registry.methods.names())
+        raise ConfigError(f"unknown method {config.method!r}; registered: {known}")
+    prompts = PromptBundle.from_config(config.prompts)
+    mcfg = dict(config.method_config)
+
+    def make(labels: str | None) -> BaseMethod:
+        cfg = {**mcfg, "labels": labels} if labels else mcfg
+        return load_method(config.method, llm=llm, config=cfg, sources=dict(sources))
+
+    try:
+        if config.labels or prefer_labels is None:
+            method = make(config.labels)
+        else:
+            try:
+                method = make(prefer_labels)
+            except (MethodConfigError, LabelError):
+                method = make(None)
+        method.use_prompts(prompts)
+        if caches is not None:
+            method.use_state(caches.state, caches.namespace)
+        method.use_limits(config.limits)
+    except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
+        raise ConfigError(str(exc)) from exc
+    return method
+
+
+def build_run(
+    config: RunConfig,
+    *,
+    llm: LLM | None = None,
+    caches: CachePaths | None = None,
+    prefer_labels: str | None = None,
+    progress: Progress | None = None,
+    online: bool | None = None,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
+) -> Run:
+    """Assemble a run from its resolved config.
+
+    Args:
+        config: the resolved run config (see `resolve_config`).
+        llm: a model to use instead of building the configured one (tests, servers
+            sharing one loaded model); it is wrapped for accounting when it is not managed.
+        caches: where the run's LLM and HTTP caches live (a run directory's, for eval).
+        prefer_labels: the label space to use when the config names none and the method
+            accepts it (a dataset's own space).
+        progress: model-download progress callback for the embedded backend.
+        online: whether the network answers, for default sources (None: probe it when a
+            retrieving method has no sources).
+        backend: a backend to use instead of the configured one, wrapped like it (the
+            run's cache, limits, retries); ignored when `llm` is given.
+        shared_limit: a limit on live LLM calls shared with other processes (the global
+            limit of a Ray run); ignored when `llm` is given.
+
+    Raises:
+        ConfigError: anything in the config that cannot be built, with what to change.
+    """
+    config, notes = with_default_sources(config, online=online)
+    if llm is not None:
+        managed = ensure_managed(llm)
+    else:
+        managed = build_llm(config, caches, progress, backend=backend, shared_limit=shared_limit)
+    managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
+    sources = build_sources(config, caches)
+    method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)
+    resolved = config.model_copy(update={"labels": method.label_space.name})
+    method.setup_notes = list(notes)
+    for note in notes:
+        log.info("%s", note)
+    return Run(resolved, managed, method.sources, method, method.prompt_hashes(), notes)
+
+
+__all__ = [
+    "CachePaths",
+    "Run",
+    "build_llm",
+    "build_method",
+    "build_run",
+    "build_sources",
+    "resolve_config",
+    "with_default_sources",
+]
