@@ -234,6 +234,13 @@ def render_messages(package: str, name: str, **variables: Any) -> list[Message]:
     Messages are cut at the template's own role markers only; when the prompt holds
     fenced data, the system message says that the fenced parts are data.
     """
+    messages, used = render_parts(package, name, **variables)
+    return with_data_notice(messages, used)
+
+
+def render_parts(package: str, name: str, **variables: Any) -> tuple[list[Message], list[str]]:
+    """The messages of a template before the data notice is added, and its fence tags
+    (for a caller that places the notice itself, as `veracity.prompt_layout` does)."""
     text, used = _render_marked(package, name, variables)
     pieces = _MARK_SPLIT.split(text)
     messages: list[Message] = []
@@ -244,7 +251,7 @@ def render_messages(package: str, name: str, **variables: Any) -> list[Message]:
             messages.append(Message(role=role, content=content.strip()))
     if not messages:
         raise PromptError(f"{package}/prompts/{name} rendered to no messages")
-    return with_data_notice(messages, used)
+    return messages, used
 
 
 def with_data_notice(messages: list[Message], tags: Iterable[str]) -> list[Message]:
@@ -262,6 +269,8 @@ def with_system(messages: list[Message], text: str, *, first: bool = True) -> li
         first: put `text` before the existing system text (a persona) instead of after
             it (a note).
     """
+    if not text:
+        return messages
     if messages and messages[0].role == "system":
         own = messages[0].content
         merged = f"{text}\n\n{own}" if first else f"{own}\n\n{text}"

@@ -61,7 +61,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
             "checkpoints",
             "paper_table",
         },
-        {"llm", "prompting"},
+        {"llm", "prompting", "prompt_layout"},
         {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},
         {"methods"},

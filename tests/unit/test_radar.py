@@ -184,7 +184,7 @@ async def test_four_agents_infer_a_domain_for_the_expert():
     verdict = await radar(llm, agents=4).check(CLAIM)
     assert tags(llm)[0] == "domain" and verdict.metadata["domain"] == "Sports"
     expert = llm.calls_tagged("domain_expert:rebuttal:2")[0]
-    assert "specialist in Sports" in expert.messages[0].content
+    assert "specialist in Sports" in expert.messages[-1].content.split("=== Your role ===")[1]
     for who in ("Journalist", "Politician", "Scientist"):
         assert f"Latest argument of the {who}" in expert.messages[-1].content
 
@@ -201,7 +201,7 @@ async def test_domain_answers_that_are_not_a_short_name_are_re_asked():
 
 async def test_position_based_roles():
     llm = radar_script(plan(("FALSE", 0.9, 0.9)))
-    verdict = await radar(llm, roles="position").check(CLAIM)
+    verdict = await radar(llm, roles="position", prompt_layout="paper").check(CLAIM)
     assert verdict.metadata["agents"] == ["advocate", "critic"]
     advocate = llm.calls_tagged("advocate:opening:1")[0]
     assert "argue FOR the claim" in advocate.messages[-1].content
@@ -213,18 +213,45 @@ async def test_position_based_roles():
 
 async def test_judge_prompts_follow_the_paper_and_the_omission_checklist_is_a_variant():
     llm = radar_script(plan(("FALSE", 0.9, 0.9)))
-    await radar(llm).check(CLAIM)
+    await radar(llm, prompt_layout="paper").check(CLAIM)
     system, user = (m.content for m in llm.calls_tagged("round_judge:1")[0].messages)
     assert "families and communities" in system and "leave out context" not in system
     assert "omits context" not in user
     llm = radar_script(plan(("FALSE", 0.9, 0.9)))
-    await radar(llm, judge_prompt="omission").check(CLAIM)
+    await radar(llm, judge_prompt="omission", prompt_layout="paper").check(CLAIM)
     system, user = (m.content for m in llm.calls_tagged("round_judge:1")[0].messages)
     assert "leave out context" in system and "omits context" in user
     llm = radar_script(plan(("FALSE", 0.9, 0.9)))
-    await radar(llm, roles="position", judge_prompt="omission").check(CLAIM)
+    await radar(llm, roles="position", judge_prompt="omission", prompt_layout="paper").check(CLAIM)
     system = llm.calls_tagged("round_judge:1")[0].messages[0].content
     assert "whether a claim is accurate" in system and "leave out context" in system
+
+
+async def test_shared_layout_opens_every_prompt_of_a_check_alike():
+    llm = radar_script(plan(("HALF-TRUE", 0.9, 0.0)))
+    await radar(llm, agents=3).check(CLAIM)
+    calls = [c for c in llm.calls if c.tag != "domain"]
+    assert len({c.tag for c in calls}) >= 5  # three debaters, the stop agent and judges
+    systems = {c.messages[0].content for c in calls}
+    assert len(systems) == 1 and systems.pop().startswith("Parts of this conversation")
+    users = [c.messages[1].content for c in calls]
+    material = users[0][: users[0].index("</evidence>") + len("</evidence>")]
+    assert CLAIM.text in material and all(u.startswith(material) for u in users)
+    # what differs comes after the material: the turn, then the role under its heading
+    politician = llm.calls_tagged("politician:opening:1")[0].messages[1].content
+    head, role = politician.split("=== Your role ===")
+    assert "Opening statement" in head and "role of a politician" in role
+    judge = [c for c in calls if "judge" in c.tag][-1].messages[1].content
+    assert "=== The debate ===" in judge.split("=== Your role ===")[0]
+    assert "judge" in judge.split("=== Your role ===")[1]
+
+
+async def test_paper_layout_keeps_the_persona_first():
+    llm = radar_script(plan(("HALF-TRUE", 0.9, 0.0)))
+    await radar(llm, prompt_layout="paper").check(CLAIM)
+    politician = llm.calls_tagged("politician:opening:1")[0].messages
+    assert politician[0].role == "system" and "role of a politician" in politician[0].content
+    assert "=== Your role ===" not in politician[-1].content
 
 
 async def test_radar_single_is_one_agent_then_the_judge():

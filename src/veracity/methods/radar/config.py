@@ -68,6 +68,11 @@ class RadarBaseConfig(ChoiceConfig):
     # more); "omission" is ours, adding an explicit omitted-context checklist to both
     # (it leans the judge towards HALF-TRUE).
     judge_prompt: Literal["paper", "omission"] = "paper"
+    # Where each prompt's parts go: "shared" (ours, default) opens every prompt of a check
+    # with the same system note, claim and evidence pool, and puts the role's persona and
+    # the turn's instructions last, so a serving stack reuses the long shared prefix
+    # (veracity.prompt_layout); "paper" keeps Appendix A's order, persona first.
+    prompt_layout: Literal["shared", "paper"] = "shared"
 
 
 class RadarConfig(RadarBaseConfig):

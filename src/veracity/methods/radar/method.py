@@ -145,7 +145,13 @@ class _RadarBase(BaseMethod):
         roles = [make_role(n, domain) for n in names]
         titles = {r.name: r.display for r in roles}
         prompts = RadarPrompts(
-            render_input(item), pool, cfg.roles, titles, self.label_space, cfg.judge_prompt
+            render_input(item),
+            pool,
+            cfg.roles,
+            titles,
+            self.label_space,
+            cfg.judge_prompt,
+            cfg.prompt_layout,
         )
         result = await self._debate(roles, names, prompts, item, pool).run()
         return self._verdict(result, pool, ctx, names, domain)
@@ -166,6 +172,7 @@ class _RadarBase(BaseMethod):
                 prompts.turn,
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens_turn,
+                layout=cfg.prompt_layout,
             )
             for r in roles
         ]

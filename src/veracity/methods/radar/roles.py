@@ -22,6 +22,7 @@ from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured
 from veracity.methods.radar.config import RoleSet
 from veracity.methods.radar.pool import PassagePool
+from veracity.prompt_layout import PromptLayout, SharedPrefix, render_laid_out
 from veracity.prompting import render, render_messages, truncate_chars
 
 PROMPTS = "veracity.methods.radar"
@@ -95,6 +96,8 @@ class RadarPrompts:
         labels: the verdict's label space.
         judge_prompt: ``paper`` (Appendix A's judge) or ``omission`` (ours, with an
             omitted-context checklist).
+        layout: ``shared`` (claim and evidence open every prompt, so a server reuses
+            them; see `veracity.prompt_layout`) or ``paper`` (personas lead).
     """
 
     def __init__(
@@ -105,9 +108,14 @@ class RadarPrompts:
         titles: dict[str, str],
         labels: LabelSpace,
         judge_prompt: str = "paper",
+        layout: PromptLayout = "shared",
     ):
         self.pool = pool
         self.material = render(PROMPTS, "_material.j2", claim=claim, evidence=pool.render())
+        self.layout: PromptLayout = layout
+        self.prefix = (
+            SharedPrefix.of(self.material, ("argument", "debate")) if layout == "shared" else None
+        )
         self.judge_prompt = judge_prompt
         self.judge_persona = render(
             PROMPTS, "personas/judge.j2", roles=roles, judge_prompt=judge_prompt
@@ -132,9 +140,11 @@ class RadarPrompts:
             own_previous=self._cut(own.text) if own and own.text.strip() else "",
             others=others,
         )
-        return render_messages(
+        return render_laid_out(
             PROMPTS,
             f"{phase}.j2",
+            self.prefix,
+            persona_text=role.persona if self.prefix is not None else "",
             role=role.name,
             title=role.display,
             domain=role.metadata.get("domain", ""),
@@ -147,9 +157,10 @@ class RadarPrompts:
 
     def judge(self, state: DebateState) -> list[Message]:
         """The judge's prompt over the debate so far (round judge and final judge alike)."""
-        return render_messages(
+        return render_laid_out(
             PROMPTS,
             "judge.j2",
+            self.prefix,
             persona=self.judge_persona,
             material=self.material,
             transcript=self.transcript(state),
@@ -161,9 +172,10 @@ class RadarPrompts:
     def stop(self, state: DebateState) -> list[Message]:
         """The stop agent's prompt: continue to the next round, or stop now?"""
         upcoming = "closing" if state.round + 1 >= state.last_round else "rebuttal"
-        return render_messages(
+        return render_laid_out(
             PROMPTS,
             "stop.j2",
+            self.prefix,
             material=self.material,
             transcript=self.transcript(state),
             upcoming=upcoming,

@@ -25,7 +25,8 @@ from veracity.deliberation import (
 from veracity.llm.base import LLM, Message
 from veracity.methods.s2mad.config import DEBATE_ANSWERS, S2MADConfig
 from veracity.methods.s2mad.stance import PROMPTS, ScoredReply
-from veracity.prompting import render_messages
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import render
 
 AGENT_P = Role(name="agent_p", title="Agent P")  # D_p, starts from the supporting set P
 AGENT_N = Role(name="agent_n", title="Agent N")  # D_n, starts from the opposing set N
@@ -52,9 +53,10 @@ def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) ->
     other = state.transcript.last(OPPONENT[role.name], before_round=round_no)
     if own is None or other is None:
         raise RuntimeError(f"{role.name} has no earlier turns to update from in round {round_no}")
-    return render_messages(
+    return render_laid_out(
         PROMPTS,
         "update.j2",
+        ctx["prefix"],
         claim=ctx["claim"],
         own=own.text,
         own_answer=own.stance,
@@ -64,9 +66,10 @@ def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) ->
 
 
 def render_initial(ctx: dict[str, Any], groups: list[dict[str, Any]]) -> list[Message]:
-    return render_messages(
+    return render_laid_out(
         PROMPTS,
         f"initial_{ctx['family']}.j2",
+        ctx["prefix"],
         claim=ctx["claim"],
         groups=groups,
         max_chars=ctx["max_chars"],
@@ -79,15 +82,23 @@ def judge_prompt(state: DebateState) -> list[Message]:
     n = state.transcript.last(AGENT_N.name)
     if p is None or n is None:
         raise RuntimeError("the judge needs a reply from both debaters")
-    return render_messages(
+    return render_laid_out(
         PROMPTS,
         "judge.j2",
+        state.materials["prefix"],
         claim=state.materials["claim"],
         p_text=p.text,
         p_answer=p.stance,
         n_text=n.text,
         n_answer=n.stance,
     )
+
+
+def shared_prefix(cfg: S2MADConfig, claim: str) -> SharedPrefix | None:
+    """The post, opening every debate prompt of the check (None: the paper's layout)."""
+    if cfg.prompt_layout != "shared":
+        return None
+    return SharedPrefix.of(render(PROMPTS, "_post.j2", claim=claim), ("reply", "argument"))
 
 
 def _plan(round_no: int, last: int) -> tuple[str, list[list[str]]]:
@@ -135,6 +146,7 @@ def build_debate(
             "family": family,
             "max_chars": cfg.max_reply_chars,
             "groups": {AGENT_P.name: p_groups, AGENT_N.name: n_groups},
+            "prefix": shared_prefix(cfg, claim),
         },
     )
 
@@ -156,5 +168,10 @@ def build_single(
         Schedule.uniform("initial", [[SINGLE.name]], max_rounds=1, first_round=0),
         Consensus([SINGLE.name]),
         DEBATE_ANSWERS,
-        materials={"claim": claim, "family": family, "max_chars": cfg.max_reply_chars},
+        materials={
+            "claim": claim,
+            "family": family,
+            "max_chars": cfg.max_reply_chars,
+            "prefix": shared_prefix(cfg, claim),
+        },
     )

@@ -110,6 +110,10 @@ class ZoFiaConfig(ChoiceConfig):
     debate: bool = True
     max_rounds: int = 5  # the judge may ask for more debate up to 5 rounds
     temperature: float = 0.0  # all agents at temperature 0
+    # "shared" (ours, default): the debaters' and the judge's prompts open with the same
+    # system note, news and analysts' material, each agent's own instructions last
+    # (veracity.prompt_layout), so a server reuses that prefix; "paper": own system first.
+    prompt_layout: Literal["shared", "paper"] = "shared"
     max_tokens: int = 600
     max_article_chars: int = 4000  # article text shown to agents (small-context models)
     max_pool_chars: int = 6000  # evidence pool shown to debaters and the judge

@@ -21,7 +21,8 @@ from veracity.deliberation import (
 )
 from veracity.llm.base import LLM, Message
 from veracity.methods.zofia.config import ZoFiaConfig
-from veracity.prompting import render_messages
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import render, render_messages
 
 PROMPTS = "veracity.methods.zofia"
 SIDES = {
@@ -33,9 +34,10 @@ NAMES = {"pro": "Proponent (REAL)", "con": "Opponent (FAKE)"}
 
 def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -> list[Message]:
     transcript = state.transcript.render(names=NAMES, with_headers=True)
-    return render_messages(
+    return render_laid_out(
         PROMPTS,
         "debater.j2",
+        state.materials["prefix"],
         news=state.materials["news"],
         pool=state.materials["pool"],
         transcript=transcript,
@@ -45,9 +47,10 @@ def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -
 
 
 def _judge_prompt(state: DebateState) -> list[Message]:
-    return render_messages(
+    return render_laid_out(
         PROMPTS,
         "judge.j2",
+        state.materials["prefix"],
         news=state.materials["news"],
         pool=state.materials["pool"],
         transcript=state.transcript.render(names=NAMES),
@@ -83,8 +86,16 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
         JudgeDecides(judge),
         labels,
-        materials={"news": news, "pool": pool},
+        materials={"news": news, "pool": pool, "prefix": shared_prefix(config, news, pool)},
     )
+
+
+def shared_prefix(config: ZoFiaConfig, news: str, pool: str) -> SharedPrefix | None:
+    """The news and the analysts' material, opening every debate prompt of the check
+    (None: the paper's layout, each prompt's own system text first)."""
+    if config.prompt_layout != "shared":
+        return None
+    return SharedPrefix.of(render(PROMPTS, "_material.j2", news=news, pool=pool), ("debate",))
 
 
 async def judge_without_debate(
