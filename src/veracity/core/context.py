@@ -44,9 +44,11 @@ class CheckContext:
         completion_tokens: int,
         cached: bool,
         cost_usd: float | None = 0.0,
+        cached_prompt_tokens: int = 0,
         **data: Any,
     ) -> None:
-        """Count one LLM call; `cost_usd` None means the model has no known price."""
+        """Count one LLM call; `cost_usd` None means the model has no known price;
+        `cached_prompt_tokens`: prompt tokens the server reused from its prefix cache."""
         u = self.usage
         u.llm_calls += 1
         u.cached_llm_calls += int(cached)
@@ -54,6 +56,9 @@ class CheckContext:
         # replayed run reports the same token figures as the original run.
         u.prompt_tokens += prompt_tokens
         u.completion_tokens += completion_tokens
+        u.cached_prompt_tokens += cached_prompt_tokens
+        if cached_prompt_tokens:
+            data["cached_prompt_tokens"] = cached_prompt_tokens
         if not cached:
             if cost_usd is None:
                 u.unpriced_llm_calls += 1

@@ -17,6 +17,8 @@ class Usage(_Strict):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # of prompt_tokens, those the server reused from its prefix cache (servers that say)
+    cached_prompt_tokens: int = 0
     llm_calls: int = 0
     cached_llm_calls: int = 0
     searches: int = 0
@@ -37,6 +39,7 @@ class Usage(_Strict):
         for name in (
             "prompt_tokens",
             "completion_tokens",
+            "cached_prompt_tokens",
             "llm_calls",
             "cached_llm_calls",
             "searches",

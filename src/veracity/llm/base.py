@@ -137,6 +137,8 @@ class TokenUsage(BaseModel):
 
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
+    # of prompt_tokens, those the server reused from its prefix cache instead of computing
+    cached_prompt_tokens: int = Field(default=0, ge=0)
 
 
 class LLMResponse(BaseModel):

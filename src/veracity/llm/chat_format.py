@@ -109,9 +109,21 @@ class _WireChoice(_Wire):
     finish_reason: str | None = None
 
 
+class _WirePromptDetails(_Wire):
+    cached_tokens: int | None = Field(default=None, ge=0)
+
+
 class _WireUsage(_Wire):
     prompt_tokens: int | None = Field(default=None, ge=0)
     completion_tokens: int | None = Field(default=None, ge=0)
+    # OpenAI, vLLM and llama.cpp: usage.prompt_tokens_details.cached_tokens
+    prompt_tokens_details: _WirePromptDetails | None = None
+    # DeepSeek: usage.prompt_cache_hit_tokens (and _miss_tokens)
+    prompt_cache_hit_tokens: int | None = Field(default=None, ge=0)
+
+
+class _WireTimings(_Wire):
+    cache_n: int | None = Field(default=None, ge=0)  # llama.cpp: prompt tokens reused
 
 
 class _WireCompletion(_Wire):
@@ -119,7 +131,27 @@ class _WireCompletion(_Wire):
 
     choices: list[_WireChoice] = Field(min_length=1)
     usage: _WireUsage | None = None
+    timings: _WireTimings | None = None
     model: str | None = None
+
+    def cached_prompt_tokens(self) -> int:
+        """Prompt tokens the server says it reused from its cache, whichever way it says
+        so (at most the prompt's own count)."""
+        usage = self.usage or _WireUsage()
+        details = usage.prompt_tokens_details
+        found = next(
+            (
+                n
+                for n in (
+                    details.cached_tokens if details else None,
+                    usage.prompt_cache_hit_tokens,
+                    self.timings.cache_n if self.timings else None,
+                )
+                if n is not None
+            ),
+            0,
+        )
+        return min(found, usage.prompt_tokens) if usage.prompt_tokens is not None else found
 
 
 def sampling_suffix(repeat_penalty: float | None) -> str:
@@ -150,6 +182,7 @@ def parse_chat_completion(
             usage=TokenUsage(
                 prompt_tokens=usage.prompt_tokens or 0,
                 completion_tokens=usage.completion_tokens or 0,
+                cached_prompt_tokens=wire.cached_prompt_tokens(),
             ),
             latency_s=round(latency, 4),
             model=wire.model or fallback_model,

@@ -32,17 +32,28 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# USD per million tokens (input, output), list prices as published by each provider;
-# used only for the cost estimate in Usage. Override or extend through `prices=`.
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-5-mini": (0.25, 2.00),
-    "deepseek-chat": (0.27, 1.10),
-    "deepseek-reasoner": (0.55, 2.19),
+# USD per million tokens (input, output, cached input), list prices as published by each
+# provider; used only for the cost estimate in Usage. Override or extend through `prices=`
+# (a price without its third number bills cached input at the full input rate: an upper
+# bound, never free).
+Price = tuple[float, float] | tuple[float, float, float]
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o": (2.50, 10.00, 1.25),
+    "gpt-4o-mini": (0.15, 0.60, 0.075),
+    "gpt-4.1": (2.00, 8.00, 0.50),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10),
+    "gpt-5-mini": (0.25, 2.00, 0.025),
+    "deepseek-chat": (0.27, 1.10, 0.07),
+    "deepseek-reasoner": (0.55, 2.19, 0.14),
 }
+
+
+def priced(price: Price, prompt: int, completion: int, cached_prompt: int = 0) -> float:
+    """USD for one reply at `price`; cached prompt tokens at the cached-input rate (the
+    input rate when the price names none)."""
+    cached = min(cached_prompt, prompt)
+    cached_rate = price[2] if len(price) > 2 else price[0]
+    return ((prompt - cached) * price[0] + cached * cached_rate + completion * price[1]) / 1e6
 
 
 class SharedLimit(Protocol):
@@ -59,7 +70,8 @@ class ManagedLLM:
         cache: a `ResponseCache` (or a run's `ReadThroughCache`), or None for no caching.
         max_concurrency: most requests in flight at once through this object.
         retry: retry policy for `LLMTransientError`s.
-        prices: USD per million (input, output) tokens by model name. Replies are priced
+        prices: USD per million (input, output[, cached input]) tokens by model name
+            (`Price`). Replies are priced
             as the requested model; an entry here for the model an endpoint reports
             instead maps that reply to this price.
         trace_prompts: store full prompts and replies in the trace (default on; turn off
@@ -81,7 +93,7 @@ class ManagedLLM:
         cache: ResponseCache | ReadThroughCache | None = None,
         max_concurrency: int = 8,
         retry: RetryPolicy | None = None,
-        prices: Mapping[str, tuple[float, float]] | None = None,
+        prices: Mapping[str, Price] | None = None,
         trace_prompts: bool = True,
         run_seed: int | None = None,
         shared_limit: SharedLimit | None = None,
@@ -131,7 +143,7 @@ class ManagedLLM:
         if price is None:
             return 0.0 if self.inner.capabilities.local else None
         u = response.usage
-        return (u.prompt_tokens * price[0] + u.completion_tokens * price[1]) / 1e6
+        return priced(price, u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens)
 
     async def complete(self, request: LLMRequest, *, accept: Accept | None = None) -> LLMResponse:
         """Answer `request` from the cache or the backend.
@@ -222,6 +234,7 @@ class ManagedLLM:
             name=request.tag or "llm",
             prompt_tokens=response.usage.prompt_tokens,
             completion_tokens=response.usage.completion_tokens,
+            cached_prompt_tokens=response.usage.cached_prompt_tokens,
             cached=response.cached,
             cost_usd=self.cost(response),
             **data,
