@@ -212,6 +212,20 @@ def _stance_scores() -> list[type[BaseModel]]:
     return [_batch_model(["c1"], True), _batch_model(["c1", "c2", "c3"], False)]
 
 
+def _claim_lists() -> list[type[BaseModel]]:
+    from veracity.evidence.claims import Category, _claim_text, _list_model
+
+    text = _claim_text(300)
+    return [_list_model("A", text, 0, 6, "d"), _list_model("B", text, 2, 2, "d"),
+            _list_model("C", Category, 3, 3, "d")]  # fmt: skip
+
+
+def _safe() -> list[type[BaseModel]]:
+    from veracity.methods.safe.method import _query_model, _rating_model
+
+    return [_query_model(200), _rating_model(1200)]
+
+
 CLAIM = "The Eiffel Tower was moved to Berlin in 2019 by the French state."
 _Z, _T = "veracity.methods.zofia", "veracity.methods.toe"
 # (module, output expression at the call) -> the models it stands for
@@ -270,6 +284,9 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
     ("veracity.nlp.ner_llm", "output_model"): _call(
         "veracity.nlp.ner_llm", "output_model", (("PERSON", "LOCATION"), True), (("MISC",), False)
     ),
+    ("veracity.evidence.claims", "_list_model"): _claim_lists,
+    ("veracity.methods.safe.method", "_query_model"): _safe,
+    ("veracity.methods.safe.method", "_rating_model"): _safe,
 }
 
 

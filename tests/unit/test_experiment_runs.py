@@ -123,7 +123,7 @@ def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
 # The papers' baselines that run as methods here (paper's name -> registered method). A
 # published row of one of them must sit beside a variant that runs it, so the cases
 # above run it on one example and `veracity report` puts ours beside the paper's.
-BASELINES = {"FIRE": "fire", "D2D": "d2d"}
+BASELINES = {"FIRE": "fire", "D2D": "d2d", "SAFE": "safe"}
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)

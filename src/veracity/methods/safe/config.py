@@ -1,0 +1,32 @@
+"""SAFE's configuration (Wei et al., *Long-form factuality in large language models*,
+NeurIPS 2024). Defaults follow the paper and its public release as we read them; see
+README.md for where each comes from."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from veracity.evidence.claims import ExtractionConfig
+from veracity.methods.base import ChoiceConfig
+
+
+class SafeConfig(ChoiceConfig):
+    """Settings of the ``safe`` method."""
+
+    request_options = ("max_searches", "top_k", "max_facts")
+
+    source: str | None = None  # which source the searches go to (None: the only one)
+    max_searches: int = Field(default=5, ge=1, le=10)  # SAFE: searches per fact (max_steps)
+    top_k: int = Field(default=3, ge=1, le=10)  # SAFE: results per search (num_searches)
+    max_facts: int = Field(default=10, ge=1, le=50)  # facts checked per input, in text order
+    # the shared claim-extraction stage: SAFE splits into atomic facts and revises each to
+    # be self-contained; it has no check-worthiness step (its relevance step needs a prompt)
+    extraction: ExtractionConfig = Field(
+        default_factory=lambda: ExtractionConfig(checkworthiness=False)
+    )
+    max_result_chars: int = Field(default=400, ge=50)  # each result's text in the knowledge
+    query_chars: int = Field(default=200, ge=20)  # a search query's cap
+    max_reasoning_chars: int = Field(default=1200, ge=100)
+    max_input_chars: int = 4000
+    temperature: float = 0.0
+    max_tokens: int = 512

@@ -1,0 +1,176 @@
+"""``safe``: SAFE, the search-augmented factuality evaluator (a baseline).
+
+The input is split into atomic facts, each rewritten to stand alone (the shared
+claim-extraction stage, `veracity.evidence.claims`). Each fact is then checked on its
+own: the model writes a search query, reads the results, writes the next query from
+what it has, for a fixed number of searches; then it rates the fact SUPPORTED or
+NOT_SUPPORTED from the results. The input's label is the conjunction of its facts
+(`claims.conjunction_label`). See README.md for the map from SAFE to this code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from veracity.core.context import CheckContext
+from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
+from veracity.llm.base import LLM
+from veracity.llm.choice import ask_choice
+from veracity.llm.structured import complete_structured
+from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.labelling import whole_sentences
+from veracity.methods.safe.config import SafeConfig
+from veracity.prompting import render_messages, truncate_chars
+from veracity.retrieval.defaults import SourceNeed
+from veracity.retrieval.recorded.source import claim_binding
+from veracity.tools.searching import source_tool, traced_search
+
+PROMPTS = "veracity.methods.safe"
+SUPPORTED, NOT_SUPPORTED = "SUPPORTED", "NOT_SUPPORTED"
+
+
+class FactCheck(BaseModel):
+    """One atomic fact and what SAFE found for it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    spans: list[tuple[int, int]]
+    queries: list[str]
+    rating: Literal["SUPPORTED", "NOT_SUPPORTED"]
+    reasoning: str
+    p_supported: float | None = None
+    documents: list[Document] = Field(default_factory=list)
+
+
+def _query_model(chars: int) -> type[BaseModel]:
+    return create_model(
+        "SafeQuery", query=(str, Field(min_length=1, max_length=chars, description="the query"))
+    )
+
+
+def _rating_model(chars: int) -> type[BaseModel]:
+    return create_model(
+        "SafeRating",
+        reasoning=(str, Field(max_length=chars, description="what the results say")),
+        rating=(Literal[SUPPORTED, NOT_SUPPORTED], Field(description="the fact's rating")),
+    )
+
+
+class SafeMethod(BaseMethod):
+    """Atomic facts, each checked with several searches, then a conjunction (SAFE)."""
+
+    name = "safe"
+    config_class = SafeConfig
+    description = "SAFE: atomic self-contained facts, each rated from several searches (baseline)"
+    config: SafeConfig
+
+    def __init__(
+        self,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
+    ):
+        super().__init__(llm, config, **parts)
+        self.source = self.pick_source(self.config.source)
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, SafeConfig):
+            return []
+        return [SourceNeed(cfg.source or "web", purpose="SAFE's searches")]
+
+    async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
+        # recorded sources answer only this claim's recorded searches (see RecordedSource)
+        with claim_binding(item.content):
+            facts = await self._facts(item, ctx)
+            checked = [await self._check_fact(item, f, ctx) for f in facts]
+        return self._verdict(checked)
+
+    async def _facts(self, item: CheckInput, ctx: CheckContext) -> list[ExtractedClaim]:
+        cfg = self.config
+        text = truncate_chars(item.content, cfg.max_input_chars)
+        found = await ClaimExtractor(self.llm, cfg.extraction, tag=f"{self.name}:facts").extract(
+            text
+        )
+        facts = found.checkworthy[: cfg.max_facts]
+        if not facts:  # nothing extracted: the input itself is the one fact
+            ctx.event("note", self.name, text="no atomic facts extracted: checking the input whole")
+            whole = " ".join(text.split())
+            facts = [ExtractedClaim(id="c1", text=whole, atomic=whole, spans=[(0, len(text))],
+                                    sentence=0)]  # fmt: skip
+        return facts
+
+    async def _check_fact(self, item: CheckInput, fact: ExtractedClaim, ctx: CheckContext):
+        cfg = self.config
+        tool = source_tool(
+            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
+        )
+        knowledge: list[str] = []
+        queries: list[str] = []
+        docs: list[Document] = []
+        for n in range(1, cfg.max_searches + 1):
+            reply = await complete_structured(
+                self.llm,
+                render_messages(PROMPTS, "query.j2", fact=fact.text, knowledge=knowledge, n=n),
+                _query_model(cfg.query_chars),
+                temperature=cfg.temperature,
+                max_tokens=cfg.max_tokens,
+                tag=f"{self.name}:{fact.id}:query{n}",
+            )
+            query = " ".join(reply.value.query.split()) or fact.text  # type: ignore[attr-defined]
+            obs = await traced_search(tool, query, actor=self.name, fact=fact.id, step=n)
+            queries.append(query)
+            knowledge.append(obs.text)
+            docs += obs.documents
+        rated = await ask_choice(
+            self.llm,
+            render_messages(
+                PROMPTS, "rate.j2", fact=fact.text, knowledge=knowledge,
+                supported=SUPPORTED, not_supported=NOT_SUPPORTED,
+            ),
+            _rating_model(cfg.max_reasoning_chars),
+            "rating",
+            (SUPPORTED, NOT_SUPPORTED),
+            tag=f"{self.name}:{fact.id}:rate",
+            policy=cfg.choice,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+        )  # fmt: skip
+        probs = rated.probabilities or {}
+        ctx.event("stage", self.name, step=f"fact {fact.id} rated", rating=rated.label)
+        return FactCheck(
+            id=fact.id, text=fact.text, spans=fact.spans, queries=queries,
+            rating=rated.label, reasoning=whole_sentences(rated.value.reasoning),
+            p_supported=probs.get(SUPPORTED), documents=docs,
+        )  # fmt: skip
+
+    def _verdict(self, checked: list[FactCheck]) -> Verdict:
+        space = self.label_space
+        holds = [c.rating == SUPPORTED for c in checked]
+        label = conjunction_label(space, holds)
+        share = sum(holds) / len(holds)
+        bad = [c for c in checked if c.rating != SUPPORTED]
+        rationale = " ".join(f"{c.text}: {c.reasoning}" for c in (bad or checked))
+        evidence, seen = [], set()
+        for c in checked:
+            for d in c.documents:
+                if d.id not in seen:
+                    seen.add(d.id)
+                    evidence.append(Evidence(document=d, note=f"fact {c.id}: {c.text}"))
+        return self.verdict(
+            label=label,
+            score=share,  # the share of facts supported (no label probabilities: see README)
+            rationale=truncate_chars(rationale, 2000),
+            evidence=evidence,
+            metadata={
+                "factuality": share,
+                "facts": [c.model_dump(exclude={"documents"}) for c in checked],
+            },
+        )

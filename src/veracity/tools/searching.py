@@ -1,0 +1,46 @@
+"""One search tool over a method's source, with each search recorded in the trace.
+
+The baselines that search for one statement at a time (SAFE, FacTool, FactCheck-GPT,
+FOLK, ProgramFC, Self-Ask) share this: `source_tool` builds the `SourceTool` (the
+input's date as the cutoff, the evaluation's guards through `SourceTool.run`) and
+`traced_search` runs one query and records it as a ``tool_call`` event, so every front
+end shows it and a failed search is knowledge the model reads, never an exception.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+from veracity.core import context
+from veracity.retrieval.base import Source
+from veracity.tools.base import Observation, SourceTool
+from veracity.tools.evidence import SOURCE_HINTS
+
+__all__ = ["source_tool", "traced_search"]
+
+
+def source_tool(
+    source: Source, *, top_k: int, max_chars: int, before: _dt.date | None = None
+) -> SourceTool:
+    """A `SourceTool` named after `source` (``search_<name>``)."""
+    kind = getattr(source, "kind", "")
+    return SourceTool(
+        source,
+        re.sub(r"\W+", "_", f"search_{getattr(source, 'name', 'source')}"),
+        SOURCE_HINTS.get(kind, f"{kind or 'a'} source"),
+        top_k=top_k,
+        max_chars=max_chars,
+        before=before,
+    )
+
+
+async def traced_search(tool: SourceTool, query: str, *, actor: str, **data: Any) -> Observation:
+    """Search `query` with `tool`; a ``tool_call`` event by `actor` records it (with `data`)."""
+    obs = await tool.run(query)
+    context.current().event(
+        "tool_call", actor, tool=tool.name, arguments={"query": query}, error=obs.error,
+        documents=[d.id for d in obs.documents], **data,
+    )  # fmt: skip
+    return obs
