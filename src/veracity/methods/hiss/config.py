@@ -1,0 +1,38 @@
+"""HiSS's configuration (Zhang and Gao, Towards LLM-based Fact Verification on News
+Claims with a Hierarchical Step-by-Step Prompting Method, AACL 2023).
+
+See README.md for where each default comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from veracity.methods.base import ChoiceConfig
+
+
+class HissConfig(ChoiceConfig):
+    """Settings of the ``hiss`` method."""
+
+    request_options = ("max_subclaims", "max_questions", "search", "omission_aware", "temperature")
+
+    # passages shown at every step: the claim's own (given) evidence, or none; auto: the
+    # claim's evidence when it carries some
+    evidence: Literal["auto", "given", "none"] = "auto"
+    search: bool = True  # search the web for a question the model is not confident about
+    source: str | None = None  # the source searched (None: every source given, combined)
+    # "+RA" (RADAR Table 2): an omission-aware pass (TRACER's intent, assumptions and
+    # hidden context) before the verdict
+    omission_aware: bool = False
+    max_subclaims: int = Field(default=4, ge=1, le=10)
+    max_questions: int = Field(default=3, ge=1, le=10)  # questions per sub-claim
+    top_k: int = Field(default=3, ge=1, le=20)  # results per search
+    max_result_chars: int = Field(default=400, ge=50)
+    max_passage_chars: int = Field(default=1000, ge=100)
+    max_input_chars: int = 4000
+    text_chars: int = Field(default=300, ge=40)  # a sub-claim's, question's or answer's cap
+    max_reasoning_chars: int = Field(default=1500, ge=100)
+    temperature: float = 0.0
+    max_tokens: int = 600
