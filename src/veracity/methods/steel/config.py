@@ -1,0 +1,26 @@
+"""STEEL's configuration (Li et al., Re-Search for The Truth: Multi-round
+Retrieval-augmented Large Language Models are Strong Fake News Detectors, WWW 2024).
+See README.md for where each default comes from."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from veracity.methods.base import ChoiceConfig
+
+
+class SteelConfig(ChoiceConfig):
+    """Settings of the ``steel`` method."""
+
+    request_options = ("max_rounds", "top_k")
+
+    source: str | None = None  # the source searched (None: every source given, combined)
+    max_rounds: int = Field(default=3, ge=1, le=10)  # retrieval rounds before a forced verdict
+    top_k: int = Field(default=5, ge=1, le=20)  # results per search
+    max_kept: int = Field(default=8, ge=1, le=40)  # established evidence carried over
+    max_result_chars: int = Field(default=500, ge=50)
+    query_chars: int = Field(default=200, ge=20)
+    max_input_chars: int = 4000
+    max_reasoning_chars: int = Field(default=1200, ge=100)
+    temperature: float = 0.0
+    max_tokens: int = 600
