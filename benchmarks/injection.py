@@ -39,18 +39,23 @@ from veracity.testing.injection import LOCATIONS, run_case, summarize
 
 def inner_model(kind: str, threads: int | None = None, endpoint: dict | None = None):
     if kind == "endpoint":
-        from veracity.core import registry
+        from veracity.llm.options import resolve_llm
+
         from veracity.core.config import LLMConfig
+        from veracity.llm.factory import build_backend
 
         cfg = LLMConfig.from_settings(**{k: v for k, v in (endpoint or {}).items() if v})
-        return registry.llm_backends.get(cfg.backend)(cfg, None)
+        return build_backend(resolve_llm(cfg))
     if kind == "embedded":
-        from veracity.core.config import LLMConfig
-        from veracity.llm.factory import build_embedded
+        from veracity.llm.options import resolve_llm
 
-        return build_embedded(LLMConfig(n_threads=threads))
-    from veracity.llm.openai_compat import OpenAICompatLLM
+        from veracity.core.config import LLMConfig
+        from veracity.llm.factory import build_backend
+
+        return build_backend(resolve_llm(LLMConfig(n_threads=threads)))
     from veracity.testing.fake_openai import FakeOpenAIServer
+
+    from veracity.llm.openai_compat import OpenAICompatLLM
 
     server = FakeOpenAIServer().start()
     return OpenAICompatLLM("fake", base_url=server.url, logprobs=True)

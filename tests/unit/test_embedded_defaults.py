@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 from typer.testing import CliRunner
-
 from veracity.cli import app
+from veracity.llm.options import resolve_llm
+
 from veracity.core.config import LLMConfig
 from veracity.llm.embedded import DEFAULT_PARALLEL, DEFAULT_POLL, EmbeddedLLM, default_threads
-from veracity.llm.factory import build_embedded
+from veracity.llm.factory import build_backend
 from veracity.runtime import resolve_config
 
 
@@ -16,10 +17,10 @@ def test_default_threads_leave_half_the_cores():
     assert [default_threads(n) for n in (1, 2, 3, 4, 16)] == [1, 1, 1, 2, 8]
 
 
-def test_config_defaults_match_the_backend():
-    cfg = LLMConfig()
-    assert (cfg.n_parallel, cfg.poll, cfg.n_threads) == (DEFAULT_PARALLEL, DEFAULT_POLL, None)
-    assert cfg.timeout_s is None  # scaled per request
+def test_config_defaults_are_the_backend_defaults():
+    opts = resolve_llm(LLMConfig()).options  # the defaults live once, in EmbeddedOptions
+    assert (opts.n_parallel, opts.poll, opts.n_threads) == (DEFAULT_PARALLEL, DEFAULT_POLL, None)
+    assert opts.timeout_s is None  # scaled per request
 
 
 def test_threads_from_the_environment_and_the_command_line(monkeypatch):
@@ -54,7 +55,7 @@ def test_llama_cpp_gets_threads_and_polling(tmp_path, monkeypatch):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     cfg = LLMConfig(model=str(model), n_threads=3, poll=10, n_parallel=1)
-    build_embedded(cfg).load()
+    build_backend(resolve_llm(cfg)).load()
     assert seen == {"threads": (3, 3), "poll": (10, 10), "parallel": 1}
     with pytest.raises(ValueError, match="poll"):
         EmbeddedLLM(str(model), models_dir=tmp_path, poll=101)

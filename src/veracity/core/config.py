@@ -16,7 +16,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
 from veracity.core.errors import ConfigError, InputError
 from veracity.core.infra import CacheMode, default_concurrency
 from veracity.core.limits import InputLimits
@@ -36,16 +35,18 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=_default_home)  # models, caches, indexes
     models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
     data_dir: Path | None = None  # benchmark data; see `data_dir()`
-    llm: Literal["embedded", "openai"] = "embedded"
-    model: str = "smollm2-135m"
+    # The model settings: None means "not set in the environment". Their defaults live
+    # once, in `LLMConfig` (shared options) and in each backend's options model.
+    llm: Literal["embedded", "openai"] | None = None
+    model: str | None = None
     base_url: str | None = None
     provider: str | None = None
     api_key_env: str | None = None
-    cache_mode: CacheMode = "auto"
-    max_concurrency: int = 4
-    auto_pull: bool = True
+    cache_mode: CacheMode | None = None
+    max_concurrency: int | None = Field(default=None, ge=1)
+    auto_pull: bool | None = None
     threads: int | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
-    user_cache: bool = True  # runs read deterministic replies through the user-level cache
+    user_cache: bool | None = None  # runs read deterministic replies through the user cache
 
     @property
     def models_dir(self) -> Path:
@@ -95,13 +96,40 @@ def data_dir(explicit: str | Path | None = None) -> Path:
     )
 
 
+DEFAULT_MODEL = "smollm2-135m"  # the embedded catalog model a run uses when none is named
+
+# What the environment may set in a run's ``llm:`` section: ``VERACITY_*`` name -> key.
+_ENV_LLM_KEYS = {
+    "llm": "backend", "model": "model", "base_url": "base_url", "provider": "provider",
+    "api_key_env": "api_key_env", "cache_mode": "cache_mode",
+    "max_concurrency": "max_concurrency", "auto_pull": "auto_pull", "threads": "n_threads",
+    "user_cache": "user_cache",
+}  # fmt: skip
+# The keys that say which model answers; a file that names its own backend or endpoint
+# takes none of them from the environment (the rest, e.g. cache mode, still apply).
+_IDENTITY_KEYS = ("backend", "model", "base_url", "provider", "api_key_env")
+# Options of one backend (None: not given; the backend's options model holds the
+# defaults and the ranges, see `veracity.llm.embedded.EmbeddedOptions` and
+# `veracity.llm.openai_compat.EndpointOptions`).
+BACKEND_OPTION_KEYS = (
+    "provider", "base_url", "api_key_env", "json_mode", "logprobs", "context_window",
+    "timeout_s", "n_ctx", "n_parallel", "n_threads", "poll", "auto_pull", "repeat_penalty",
+)  # fmt: skip
+
+
 class LLMConfig(BaseModel):
-    """Which model to use and how to call it."""
+    """Which model to use and how to call it, as a run file or the flags give it.
+
+    The shared options (cache, concurrency, retries, prices) have their defaults here. The
+    backend options are None when not given: each backend declares its own options model
+    with their defaults and ranges, and `veracity.runtime.spec` resolves them into the
+    run's spec (a key the chosen backend does not take is an error there).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["embedded", "openai"] = "embedded"
-    model: str = "smollm2-135m"  # catalog name or GGUF path (embedded); model id (openai)
+    backend: str = "embedded"  # a registered backend (`veracity.llms`): embedded, openai
+    model: str = DEFAULT_MODEL  # catalog name or GGUF path (embedded); model id (openai)
     # openai-compatible endpoints
     provider: str | None = None
     base_url: str | None = None
@@ -110,54 +138,57 @@ class LLMConfig(BaseModel):
     logprobs: bool | None = None
     context_window: int | None = None
     # per-request limit in seconds; None: scaled by max_tokens and the measured speed
-    timeout_s: float | None = Field(default=None, gt=0)
-    # embedded llama.cpp (defaults measured on a shared 2-core machine; README "Performance")
-    n_ctx: int = 8192  # tokens per request; each parallel slot has its own
-    n_parallel: int = Field(default=2, ge=1)
+    timeout_s: float | None = None
+    # embedded llama.cpp
+    n_ctx: int | None = None
+    n_parallel: int | None = None
     n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
-    poll: int = Field(default=0, ge=0, le=100)  # llama.cpp busy-wait level; 0: sleep
-    auto_pull: bool = True
-    # penalty on recently generated tokens, sent alike to the embedded model and to
-    # endpoints that take it (llama.cpp, vLLM, local servers); 1.0 turns it off
-    repeat_penalty: float = Field(default=1.1, gt=0)
+    poll: int | None = None
+    auto_pull: bool | None = None
+    # penalty on recently generated tokens (embedded, and endpoints that take it)
+    repeat_penalty: float | None = None
+    # options of a plugin backend (checked by that backend's options model)
+    options: dict[str, Any] = Field(default_factory=dict)
     # shared behaviour
     cache_mode: CacheMode = "auto"
     # a run directory's cache reads temperature-0 replies through the user-level cache
     # (and adds its own), so the same run elsewhere asks the model nothing again
     user_cache: bool = True
-    max_concurrency: int = 4
-    max_attempts: int = 4
+    max_concurrency: int = Field(default=4, ge=1)
+    max_attempts: int = Field(default=4, ge=1)
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+
+    def backend_options(self) -> dict[str, Any]:
+        """The backend options given (not None), `options` included."""
+        given = {k: getattr(self, k) for k in BACKEND_OPTION_KEYS if getattr(self, k) is not None}
+        return {**given, **self.options}
+
+    @staticmethod
+    def environment(s: Settings | None = None) -> dict[str, Any]:
+        """The ``llm:`` keys the ``VERACITY_*`` environment sets (nothing else)."""
+        s = s or settings()
+        values = {key: getattr(s, name) for name, key in _ENV_LLM_KEYS.items()}
+        return {k: v for k, v in values.items() if v is not None}
 
     @classmethod
     def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
         """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
-        s = s or settings()
-        base = cls(
-            model=s.model,
-            cache_mode=s.cache_mode,
-            max_concurrency=s.max_concurrency,
-            auto_pull=s.auto_pull,
-            api_key_env=s.api_key_env,
-            user_cache=s.user_cache,
-        )
-        # an endpoint in the environment means using it, unless VERACITY_LLM says otherwise
-        backend = s.llm if "llm" in s.model_fields_set else None
-        env = {"backend": backend, "base_url": s.base_url, "provider": s.provider}
-        env["n_threads"] = s.threads  # VERACITY_THREADS (None: the measured default)
-        return base.merged(env).merged(overrides)
+        return cls().merged(cls.environment(s)).merged(overrides)
 
     @classmethod
     def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:
         """A config file's ``llm:`` section over the environment's settings (as a dict).
 
-        Environment settings fill what the file leaves out; a file that names its own
-        backend or endpoint starts from the built-in defaults instead, so an endpoint
-        from the environment never leaks into a file's different backend.
+        Precedence: the file over the environment over the defaults. A file that names its
+        own backend or endpoint takes no model identity from the environment (backend,
+        model, endpoint, key variable), so an endpoint from the environment never leaks
+        into a file's different backend; the other environment settings (cache mode,
+        concurrency, threads, ...) still apply.
         """
-        own = {"backend", "base_url", "provider"} & set(file_llm)
-        base = cls() if own else cls.from_settings()
-        return base.merged(file_llm).model_dump()
+        env = cls.environment()
+        if {"backend", "base_url", "provider"} & set(file_llm):
+            env = {k: v for k, v in env.items() if k not in _IDENTITY_KEYS}
+        return cls().merged(env).merged(file_llm).model_dump()
 
     def merged(self, overrides: Mapping[str, Any]) -> LLMConfig:
         """A copy with `overrides` (None: not given) applied.

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
 from veracity.core.infra import LoopSemaphore, available_cpus
 from veracity.llm.base import (
     Capabilities,
@@ -37,13 +38,28 @@ from veracity.llm.base import (
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.models import Progress, pull, resolve
+from veracity.llm.options import DEFAULT_REPEAT_PENALTY, BackendOptions
 from veracity.llm.stream import join_chunks
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
+
+from veracity.core.config import DEFAULT_MODEL
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PARALLEL = 2  # generation slots; see README "Performance" for the measurements
 DEFAULT_POLL = 0  # llama.cpp's busy-wait level (0-100); 0: threads sleep while they wait
+DEFAULT_N_CTX = 8192  # tokens per request; each parallel slot has its own
+
+
+class EmbeddedOptions(BackendOptions):
+    """The embedded backend's options (defaults measured on a shared 2-core machine;
+    README "Performance"). See `EmbeddedLLM` for what each one does."""
+
+    n_ctx: int = Field(default=DEFAULT_N_CTX, ge=1)
+    n_parallel: int = Field(default=DEFAULT_PARALLEL, ge=1)
+    n_threads: int | None = Field(default=None, ge=1)  # None: `default_threads()`
+    poll: int = Field(default=DEFAULT_POLL, ge=0, le=100)
+    auto_pull: bool = True
 
 
 def default_threads(cpus: int | None = None) -> int:
@@ -65,7 +81,7 @@ class EmbeddedLLM:
     """A local GGUF model.
 
     Args:
-        model: a catalog name (default ``smollm2-135m``) or a path to a GGUF file.
+        model: a catalog name (default `DEFAULT_MODEL`) or a path to a GGUF file.
         models_dir: where catalog models live (default: settings().models_dir).
         n_ctx: context per request (prompt + reply) in tokens. Every one of the
             `n_parallel` slots gets its own, so concurrent requests never squeeze each
@@ -85,17 +101,17 @@ class EmbeddedLLM:
 
     def __init__(
         self,
-        model: str = "smollm2-135m",
+        model: str = DEFAULT_MODEL,
         *,
         models_dir: Path | None = None,
-        n_ctx: int = 8192,
+        n_ctx: int = DEFAULT_N_CTX,
         n_parallel: int = DEFAULT_PARALLEL,
         n_threads: int | None = None,
         poll: int = DEFAULT_POLL,
         timeout_s: float | None = None,
         auto_pull: bool = True,
         progress: Progress | None = None,
-        repeat_penalty: float = 1.1,
+        repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     ):
         if models_dir is None:
             from veracity.core.config import settings
@@ -124,6 +140,15 @@ class EmbeddedLLM:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self.load_time_s: float | None = None
+
+    options_class = EmbeddedOptions
+
+    @classmethod
+    def from_options(
+        cls, model: str, options: EmbeddedOptions, progress: Progress | None = None
+    ) -> EmbeddedLLM:
+        """The backend for `model` with validated `options` (see `veracity.llm.options`)."""
+        return cls(model, progress=progress, **options.model_dump())
 
     def __repr__(self) -> str:
         return f"EmbeddedLLM(model={self.name!r}, path={str(self.path)!r})"

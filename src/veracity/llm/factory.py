@@ -1,52 +1,35 @@
-"""Build a ready-to-use `ManagedLLM` from an `LLMConfig`."""
+"""Build a ready-to-use `ManagedLLM` from a run's resolved model (`LLMSpec`).
+
+Each backend builds itself from its own options model (`veracity.llm.options`); nothing
+here knows a backend's fields.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from veracity.core import registry
-from veracity.core.config import LLMConfig, settings
 from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit
 from veracity.llm.models import Progress
+from veracity.llm.options import LLMSpec, options_class, resolve_llm
 from veracity.llm.read_through import ReadThroughCache
 
-
-def build_embedded(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
-    from veracity.llm.embedded import EmbeddedLLM
-
-    return EmbeddedLLM(
-        cfg.model,
-        n_ctx=cfg.n_ctx,
-        n_parallel=cfg.n_parallel,
-        n_threads=cfg.n_threads,
-        poll=cfg.poll,
-        timeout_s=cfg.timeout_s,
-        auto_pull=cfg.auto_pull,
-        progress=progress,
-        repeat_penalty=cfg.repeat_penalty,
-    )
+from veracity.core import registry
+from veracity.core.config import LLMConfig, settings
 
 
-def build_openai(cfg: LLMConfig, progress: Progress | None = None) -> LLM:
-    from veracity.llm.openai_compat import OpenAICompatLLM
-
-    return OpenAICompatLLM(
-        cfg.model,
-        base_url=cfg.base_url,
-        provider=cfg.provider,
-        api_key_env=cfg.api_key_env,
-        json_mode=cfg.json_mode,
-        logprobs=cfg.logprobs,
-        context_window=cfg.context_window,
-        timeout_s=cfg.timeout_s,
-        repeat_penalty=cfg.repeat_penalty,
-    )
+def build_backend(spec: LLMSpec, progress: Progress | None = None) -> LLM:
+    """The registered backend `spec.backend` built from the spec's typed options (a
+    plain-callable plugin gets the run's flat ``llm:`` config instead)."""
+    backend = registry.llm_backends.get(spec.backend)
+    if options_class(backend) is None:
+        return backend(spec.to_config(), progress)
+    return backend.from_options(spec.model, spec.options, progress)
 
 
 def build_cache(
-    cfg: LLMConfig, cache_path: Path | None = None
+    cfg: LLMSpec | LLMConfig, cache_path: Path | None = None
 ) -> ResponseCache | ReadThroughCache | None:
     """The response cache for `cfg`: the user-level cache, or `cache_path` (a run's own)
     reading deterministic replies through to the user-level cache unless `cfg.user_cache`
@@ -67,7 +50,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def build_llm(
-    cfg: LLMConfig | None = None,
+    cfg: LLMSpec | LLMConfig | None = None,
     *,
     cache_path: Path | None = None,
     progress: Progress | None = None,
@@ -77,23 +60,24 @@ def build_llm(
     """The configured backend wrapped with cache, retries, concurrency and accounting.
 
     Args:
-        cfg: the LLM config (default: from ``VERACITY_*`` settings).
+        cfg: the resolved model, or a ``llm:`` config to resolve (default: from the
+            ``VERACITY_*`` settings).
         cache_path: SQLite cache file (default: the user cache under VERACITY_HOME); a
             run directory's, read through to the user cache (see `build_cache`).
         progress: model-pull progress callback for the embedded backend.
         backend: a backend to wrap instead of building `cfg.backend` (tests, benchmarks).
         shared_limit: a limit on live calls shared with other processes (Ray workers).
+
+    Raises:
+        ConfigError: the backend is unknown or its options do not fit it.
     """
-    cfg = cfg or LLMConfig.from_settings()
-    inner = backend
-    if inner is None:
-        inner = registry.llm_backends.get(cfg.backend)(cfg, progress)
-    cache = build_cache(cfg, cache_path)
+    spec = cfg if isinstance(cfg, LLMSpec) else resolve_llm(cfg or LLMConfig.from_settings())
+    inner = backend if backend is not None else build_backend(spec, progress)
     return ManagedLLM(
         inner,
-        cache=cache,
-        max_concurrency=cfg.max_concurrency,
-        retry=RetryPolicy(max_attempts=cfg.max_attempts),
-        prices=cfg.prices,
+        cache=build_cache(spec, cache_path),
+        max_concurrency=spec.max_concurrency,
+        retry=RetryPolicy(max_attempts=spec.max_attempts),
+        prices=spec.prices,
         shared_limit=shared_limit,
     )

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-
+from pydantic import Field
 from veracity.core.redaction import (
     install_log_redaction,
     join_path,
@@ -38,6 +38,7 @@ from veracity.llm.base import (
     LLMTimeout,
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
+from veracity.llm.options import BackendOptions
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 JsonMode = Literal["json_schema", "json_object", "none"]
@@ -86,6 +87,19 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "logprobs": False,
     },
 }
+
+
+class EndpointOptions(BackendOptions):
+    """The OpenAI-compatible backend's options (see `OpenAICompatLLM`): an endpoint by
+    `base_url` or a `provider` preset, and what it supports where the preset does not
+    say."""
+
+    provider: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    json_mode: JsonMode | None = None
+    logprobs: bool | None = None
+    context_window: int | None = Field(default=None, ge=1)
 
 
 class OpenAICompatLLM:
@@ -159,6 +173,16 @@ class OpenAICompatLLM:
         # sent only where the endpoint takes it (hosted APIs reject unknown fields)
         self.repeat_penalty = repeat_penalty if self.penalty_field else None
         self._client = client
+
+    options_class = EndpointOptions
+
+    @classmethod
+    def from_options(
+        cls, model: str, options: EndpointOptions, progress: Any = None
+    ) -> OpenAICompatLLM:
+        """The backend for `model` with validated `options` (`progress` is unused: an
+        endpoint has nothing to download)."""
+        return cls(model, **options.model_dump())
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAICompatLLM(model={self.model!r}, base_url={self.base_url!r})"

@@ -5,7 +5,10 @@ Every entry point builds its runs here — the Python API, `veracity check`, `ev
 
 1. `resolve_config` — a run or experiment YAML (or none), its variant, then the
    command-line flags, which always win over the file;
-2. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
+2. `veracity.runtime.spec.resolve_spec` — the effective run (`RunSpec`), resolved once:
+   the method's own config class validates ``method_config``, the label space is chosen,
+   the backend's options model validates the model's options;
+3. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
    sources (each wrapped once in `ManagedSource`, which applies the evaluation guards,
    retries and search accounting), and the method with its label space and prompt
    overrides. A retrieving method given no sources gets the defaults of
@@ -24,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veracity.core import registry
-from veracity.core.config import RunConfig, load_run_config
 from veracity.core.errors import (
     ConfigError,
     LabelError,
@@ -37,9 +38,14 @@ from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
+from veracity.llm.options import LLMSpec
 from veracity.methods.base import BaseMethod, load_method
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
+from veracity.runtime.spec import RunSpec, resolve_spec
+
+from veracity.core import registry
+from veracity.core.config import RunConfig, load_run_config
 
 log = logging.getLogger("veracity")
 
@@ -73,6 +79,7 @@ class Run:
         prompts: template name -> sha256 of the text the method will render.
         notes: what the user should know about how the run was assembled (default
             sources chosen, settings turned off for want of a source).
+        spec: the effective run, every default filled in (what a run directory records).
     """
 
     config: RunConfig
@@ -81,6 +88,7 @@ class Run:
     method: BaseMethod
     prompts: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    spec: RunSpec | None = None
 
     async def check(self, item: CheckInput) -> Verdict:
         """Check one input with this run's method."""
@@ -111,7 +119,7 @@ def resolve_config(
 
 
 def build_llm(
-    config: RunConfig,
+    config: RunConfig | RunSpec | LLMSpec,
     caches: CachePaths | None = None,
     progress: Progress | None = None,
     *,
@@ -127,10 +135,11 @@ def build_llm(
 
     extra = {"backend": backend, "shared_limit": shared_limit}
     extra = {k: v for k, v in extra.items() if v is not None}
-    return build(config.llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
+    llm = config if isinstance(config, LLMSpec) else config.llm
+    return build(llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
 
 
-def _source_options(config: RunConfig) -> dict[str, dict[str, Any]]:
+def _source_options(config: RunConfig | RunSpec) -> dict[str, dict[str, Any]]:
     """Each source's options, with the run's data directory handed to recorded sources that
     name no path (their traces live in the benchmark data, which a run may set with
     ``data_dir``; without one they look in the default data directory)."""
@@ -144,7 +153,9 @@ def _source_options(config: RunConfig) -> dict[str, dict[str, Any]]:
     return options
 
 
-def build_sources(config: RunConfig, caches: CachePaths | None = None) -> dict[str, Source]:
+def build_sources(
+    config: RunConfig | RunSpec, caches: CachePaths | None = None
+) -> dict[str, Source]:
     """The config's sources by name, each wrapped once in `ManagedSource`.
 
     HTTP answers are kept in ``caches.http`` when given (without expiry, so a resumed or
@@ -210,45 +221,35 @@ def with_default_sources(
 
 
 def build_method(
-    config: RunConfig,
+    config: RunConfig | RunSpec,
     llm: LLM | None,
     sources: Mapping[str, Source],
     *,
     prefer_labels: str | None = None,
     caches: CachePaths | None = None,
 ) -> BaseMethod:
-    """The registered method `config.method` with its label space and prompt overrides.
+    """The method of `config` (resolved to a `RunSpec` first when it is a `RunConfig`) with
+    its label space and prompt overrides.
 
     Methods that keep persistent state get ``caches.state`` and ``caches.namespace``.
-
-    Label space: `config.labels` when set; else `prefer_labels` (a dataset's own space)
-    if the method accepts it; else the method's default.
+    The label space is the spec's (see `veracity.runtime.spec.resolve_labels`;
+    `prefer_labels` is a dataset's own space, used when the config names none).
 
     Raises:
         ConfigError: unknown method, invalid method config or label space, bad prompts.
     """
-    if config.method not in registry.methods:
-        known = ", ".join(registry.methods.names())
-        raise ConfigError(f"unknown method {config.method!r}; registered: {known}")
-    prompts = PromptBundle.from_config(config.prompts)
-    mcfg = dict(config.method_config)
-
-    def make(labels: str | None) -> BaseMethod:
-        cfg = {**mcfg, "labels": labels} if labels else mcfg
-        return load_method(config.method, llm=llm, config=cfg, sources=dict(sources))
-
+    spec = (
+        config if isinstance(config, RunSpec) else resolve_spec(config, prefer_labels=prefer_labels)
+    )
     try:
-        if config.labels or prefer_labels is None:
-            method = make(config.labels)
-        else:
-            try:
-                method = make(prefer_labels)
-            except (MethodConfigError, LabelError):
-                method = make(None)
+        prompts = PromptBundle.from_config(spec.prompts)
+        method = load_method(
+            spec.method, llm=llm, config=spec.method_options(), sources=dict(sources)
+        )
         method.use_prompts(prompts)
         if caches is not None:
             method.use_state(caches.state, caches.namespace)
-        method.use_limits(config.limits)
+        method.use_limits(spec.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
     return method
@@ -286,27 +287,32 @@ def build_run(
         ConfigError: anything in the config that cannot be built, with what to change.
     """
     config, notes = with_default_sources(config, online=online)
+    spec = resolve_spec(config, prefer_labels=prefer_labels)
+    notes += [spec.labels_note] if spec.labels_note else []
     if llm is not None:
         managed = ensure_managed(llm)
     else:
-        managed = build_llm(config, caches, progress, backend=backend, shared_limit=shared_limit)
-    managed.run_seed = config.seed  # sampled calls get seeds derived from the run seed
-    sources = build_sources(config, caches)
-    method = build_method(config, managed, sources, prefer_labels=prefer_labels, caches=caches)
-    resolved = config.model_copy(update={"labels": method.label_space.name})
+        managed = build_llm(spec, caches, progress, backend=backend, shared_limit=shared_limit)
+    managed.run_seed = spec.seed  # sampled calls get seeds derived from the run seed
+    sources = build_sources(spec, caches)
+    method = build_method(spec, managed, sources, caches=caches)
+    resolved = config.model_copy(update={"labels": spec.labels})
     method.setup_notes = list(notes)
     for note in notes:
         log.info("%s", note)
-    return Run(resolved, managed, method.sources, method, method.prompt_hashes(), notes)
+    prompts = method.prompt_hashes()
+    return Run(resolved, managed, method.sources, method, prompts, notes, spec=spec)
 
 
 __all__ = [
     "CachePaths",
     "Run",
+    "RunSpec",
     "build_llm",
     "build_method",
     "build_run",
     "build_sources",
     "resolve_config",
+    "resolve_spec",
     "with_default_sources",
 ]
