@@ -122,3 +122,21 @@ async def test_an_unknown_model_stays_unpriced_with_cached_tokens():
         await llm.complete(LLMRequest(messages=[user("a")]))
     assert (ctx.usage.cost_usd, ctx.usage.unpriced_llm_calls) == (0.0, 1)
     assert ctx.usage.cached_prompt_tokens == 800
+
+
+def test_the_cli_line_and_run_metrics_show_reused_prompt_tokens():
+    from veracity.cli.render import usage_line
+    from veracity.core.types import Usage, Verdict
+    from veracity.evaluation.metrics import usage_stats
+
+    used = Usage(prompt_tokens=5000, completion_tokens=80, cached_prompt_tokens=4100, llm_calls=4)
+    verdict = Verdict(label="TRUE", label_space="liar3", method="radar", usage=used)
+    assert "(4,100 prompt tokens reused)" in usage_line(verdict)
+    assert "reused" not in usage_line(
+        Verdict(label="TRUE", label_space="liar3", method="radar", usage=Usage())
+    )
+    stats = usage_stats([used, used.model_dump()], [1.0, 2.0])
+    assert (stats.prompt_tokens, stats.cached_prompt_tokens) == (10000, 8200)
+    # metrics stored before the field existed still read back (as 0)
+    old = stats.model_dump(exclude={"cached_prompt_tokens"})
+    assert type(stats).model_validate(old).cached_prompt_tokens == 0

@@ -32,7 +32,8 @@ def usage_line(verdict: Verdict) -> str:
     parts = [
         f"{u.llm_calls} LLM calls"
         + (f" ({u.cached_llm_calls} cached)" if u.cached_llm_calls else ""),
-        f"{u.prompt_tokens:,}+{u.completion_tokens:,} tokens",
+        f"{u.prompt_tokens:,}+{u.completion_tokens:,} tokens"
+        + (f" ({u.cached_prompt_tokens:,} prompt tokens reused)" if u.cached_prompt_tokens else ""),
         f"{u.searches} searches" + (f" ({u.failed_searches} failed)" if u.failed_searches else ""),
         f"{u.wall_time_s:.1f}s",
     ]

@@ -162,6 +162,8 @@ class UsageStats(BaseModel):
     searches: int
     cost_usd: float
     unpriced_llm_calls: int = 0  # calls to a model with no known price (not in cost_usd)
+    # prompt tokens the server reused from its prefix cache (0 in runs made before it counted)
+    cached_prompt_tokens: int = 0
     tokens_per_example: float
     llm_calls_per_example: float
     searches_per_example: float
@@ -192,6 +194,7 @@ def usage_stats(usages: Sequence[Usage | dict], latencies: Sequence[float]) -> U
         searches=int(total("searches")),
         cost_usd=total("cost_usd"),
         unpriced_llm_calls=int(total("unpriced_llm_calls")),
+        cached_prompt_tokens=int(total("cached_prompt_tokens")),
         tokens_per_example=tokens / n,
         llm_calls_per_example=total("llm_calls") / n,
         searches_per_example=total("searches") / n,

@@ -167,6 +167,11 @@ def _usage_rows(run: RunResult) -> list[tuple[str, str]]:
         ("searches / example", f"{u.searches_per_example:.2f}"),
         ("prompt + completion tokens", f"{u.prompt_tokens:,} + {u.completion_tokens:,}"),
         ("cached LLM calls", f"{u.cached_llm_calls:,} of {u.llm_calls:,}"),
+        *(
+            [("prompt tokens reused by the server", f"{u.cached_prompt_tokens:,}")]
+            if u.cached_prompt_tokens
+            else []
+        ),
         ("latency p50 / p95 (s)", f"{_fmt(u.latency_p50_s, 2)} / {_fmt(u.latency_p95_s, 2)}"),
         ("cost (USD)", _cost(u)),
         ("wall time (s)", f"{run.wall_time_s:.1f} over {run.sessions} session(s)"),

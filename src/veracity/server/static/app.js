@@ -265,7 +265,7 @@ function initCheck(root) {
   const status = $("#status");
   const list = $("#progress");
   const pageError = $("#page-error");
-  const counters = { calls: 0, tokens: 0, searches: 0 };
+  const counters = { calls: 0, tokens: 0, reused: 0, searches: 0 };
 
   function setStatus(s, extra) {
     status.textContent = s + (extra ? ` — ${extra}` : "");
@@ -276,9 +276,11 @@ function initCheck(root) {
     if (e.kind === "llm_call") {
       counters.calls += 1;
       counters.tokens += (e.data.prompt_tokens || 0) + (e.data.completion_tokens || 0);
+      counters.reused += e.data.cached_prompt_tokens || 0;
     }
     if (e.kind === "search") counters.searches += 1;
-    $("#counters").textContent = `${plural(counters.calls, "model call")} · ${counters.tokens.toLocaleString()} tokens · ${plural(counters.searches, "search")}`;
+    const reused = counters.reused ? ` (${counters.reused.toLocaleString()} reused)` : "";
+    $("#counters").textContent = `${plural(counters.calls, "model call")} · ${counters.tokens.toLocaleString()} tokens${reused} · ${plural(counters.searches, "search")}`;
   }
   function addLine(text, kind) {
     const li = document.createElement("li");

@@ -1,0 +1,188 @@
+"""Prefix reuse per check: the shared-first prompt layout against the paper layout.
+
+Run: python benchmarks/prefix_cache.py [--claims 10] [--methods radar s2mad]
+     [--threads 1] [--max-tokens 96] [--http]
+
+For each method with a `prompt_layout` option, the same claims are checked twice in one
+run, once per layout, on the embedded model (llama.cpp in-process, `--threads` threads,
+the response cache off so every call reaches the model). llama.cpp reports per call how
+many prompt tokens it took from its prefix cache (`prompt_tokens_details.cached_tokens`);
+"prefilled" is prompt tokens minus those. Printed per method and layout, per check:
+LLM calls, prompt tokens sent, tokens prefilled, the reused share, and wall time.
+
+`--http` runs the same against llama.cpp's own HTTP server on loopback (the same wheel,
+`xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
+counts the server reports.
+
+The inputs are synthetic and offline: each RADAR claim carries ten evidence passages of
+about 60 words (`evidence: given`), each S2MAD post eight replies. The model is the
+135M-parameter default, so verdicts mean nothing; the figures measure where the prompt
+tokens go. Replies are capped at `--max-tokens` to keep the run short (the prefill share
+is what the layout changes). Figures are ratios within one run; state the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import time
+from datetime import datetime, timezone
+
+from veracity.core.types import Claim, Document, Post, Reply
+from veracity.llm.client import ManagedLLM
+from veracity.methods.base import load_method
+
+TOPICS = ["bridge", "vaccine", "tax", "river", "school", "rail", "wage", "forest", "port", "dam"]
+
+
+def radar_inputs(n: int) -> list[Claim]:
+    claims = []
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        evidence = [
+            Document(
+                id=f"c{i}-e{j}",
+                title=f"Report {j} on the {topic}",
+                text=" ".join(
+                    f"The {topic} project {i} reached stage {j} in {1990 + j} according to "
+                    f"the regional office, which counted {100 + 7 * j} workers and a budget "
+                    f"of {3 + j} million.".split()
+                )
+                * 2,
+            )
+            for j in range(10)
+        ]
+        claims.append(
+            Claim(
+                id=f"c{i}",
+                text=f"The {topic} project {i} was finished ahead of schedule.",
+                evidence=evidence,
+            )
+        )
+    return claims
+
+
+def s2mad_inputs(n: int) -> list[Post]:
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    posts = []
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        replies = [
+            Reply(
+                id=f"p{i}-r{j}",
+                text=(
+                    f"I saw the {topic} news {j} times today, and the pictures look real to me."
+                    if j % 2
+                    else f"This {topic} story {j} is made up, no outlet has confirmed it."
+                ),
+                created_at=when,
+            )
+            for j in range(8)
+        ]
+        posts.append(
+            Post(
+                id=f"p{i}",
+                text=f"BREAKING: the {topic} {i} collapsed this morning!",
+                replies=replies,
+                created_at=when,
+            )
+        )
+    return posts
+
+
+INPUTS = {"radar": radar_inputs, "s2mad": s2mad_inputs}
+CONFIG = {
+    "radar": lambda m: {"evidence": "given", "max_tokens_turn": m, "max_tokens_judge": m},
+    "s2mad": lambda m: {"max_tokens": m},
+}
+
+
+async def run_layout(llm, method: str, layout: str, items, max_tokens: int) -> dict:
+    config = {**CONFIG[method](max_tokens), "prompt_layout": layout}
+    checker = load_method(method, llm=llm, config=config)
+    totals = {"calls": 0, "prompt": 0, "cached": 0, "wall": 0.0, "errors": 0}
+    for item in items:
+        started = time.perf_counter()
+        verdict = await checker.check(item)
+        totals["wall"] += time.perf_counter() - started
+        totals["calls"] += verdict.usage.llm_calls
+        totals["prompt"] += verdict.usage.prompt_tokens
+        totals["cached"] += verdict.usage.cached_prompt_tokens
+        totals["errors"] += verdict.error is not None
+    return totals
+
+
+def show(method: str, layout: str, t: dict, n: int) -> None:
+    prefilled = t["prompt"] - t["cached"]
+    share = t["cached"] / t["prompt"] if t["prompt"] else 0.0
+    print(
+        f"{method:<7} {layout:<7} {t['calls'] / n:>6.1f} {t['prompt'] / n:>9.0f} "
+        f"{prefilled / n:>10.0f} {share:>7.1%} {t['wall'] / n:>8.1f}   errors {t['errors']}"
+    )
+
+
+def embedded_llm(threads: int):
+    from veracity.llm.embedded import EmbeddedLLM
+
+    return ManagedLLM(EmbeddedLLM(n_threads=threads), cache=None)
+
+
+def http_llm(threads: int):
+    """llama.cpp's HTTP server on loopback and the OpenAI-compatible client to it."""
+    import httpx
+    import xllamacpp as xlc
+
+    from veracity.llm.embedded import EmbeddedLLM
+    from veracity.llm.openai_compat import OpenAICompatLLM
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    params = xlc.CommonParams()
+    params.model.path = str(EmbeddedLLM().ensure_model())
+    params.n_ctx, params.n_parallel = 8192 * 2, 2
+    params.kv_unified = False
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+    params.verbosity = -1
+    params.port, params.hostnames, params.model_alias = port, ["127.0.0.1"], {"smollm2-135m"}
+    server = xlc.Server(params)
+    for _ in range(300):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    client = OpenAICompatLLM(
+        base_url=f"http://127.0.0.1:{port}/v1", model="smollm2-135m", api_key="none"
+    )
+    return ManagedLLM(client, cache=None), server
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--claims", type=int, default=10)
+    parser.add_argument("--methods", nargs="+", default=list(INPUTS), choices=list(INPUTS))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
+    backends = [("embedded", embedded_llm(args.threads), None)]
+    if args.http:
+        llm, server = http_llm(args.threads)
+        backends.append(("llama.cpp HTTP", llm, server))
+    for backend, llm, _server in backends:
+        print(f"\n{backend}: per check, means")
+        print("method  layout   calls    prompt  prefilled  reused     wall s")
+        for method in args.methods:
+            items = INPUTS[method](args.claims)
+            for layout in ("paper", "shared"):
+                totals = await run_layout(llm, method, layout, items, args.max_tokens)
+                show(method, layout, totals, len(items))
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
