@@ -70,16 +70,24 @@ def resolve_config(
     out_dir: Path | None,
     variant: str | None,
     flags: dict[str, Any],
+    spec: Path | None = None,
 ) -> RunConfig:
-    """The run config: the YAML (or the run directory's own config when resuming) with
-    its variant, then the command-line flags, which always win; a default ``auto`` LLM
-    cache mode becomes ``record``."""
+    """The run config: the YAML (or the run spec another run directory recorded, with
+    `spec`; or the run directory's own config when resuming) with its variant, then the
+    command-line flags, which always win; a default ``auto`` LLM cache mode becomes
+    ``record``."""
     from veracity import runtime
     from veracity.core.config import RunConfig
     from veracity.evaluation.store import RunStore
 
     base = None
-    if config is None and out_dir is not None and RunStore(out_dir).exists():
+    if spec is not None:
+        if config is not None or variant is not None:
+            raise ConfigError("--spec runs a recorded spec: give it without --config/--variant")
+        from veracity.runtime.spec import read_spec
+
+        base = read_spec(spec).to_config()
+    elif config is None and out_dir is not None and RunStore(out_dir).exists():
         base = RunConfig.model_validate(RunStore(out_dir).read_config())
         if variant is not None and variant != base.variant:
             raise ConfigError(f"{out_dir} holds variant {base.variant!r}, not {variant!r}")
@@ -168,6 +176,12 @@ def eval_(
     concurrency: int = typer.Option(None, help="examples checked at once (default: cores, 2-8)"),
     config: Path = typer.Option(None, help="run or experiment YAML (configs/experiments/)"),
     variant: str = typer.Option(None, help="variant of the experiment config"),
+    spec: Path = typer.Option(
+        None,
+        "--spec",
+        help="run again the effective spec a run directory recorded (RUN_DIR/spec.json); "
+        "flags still win",
+    ),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
     labels: str = typer.Option(None, help="the method's label space (gold labels are mapped)"),
     model: str = MODEL_OPTION,
@@ -225,7 +239,8 @@ def eval_(
             "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
         runner = engine_for(engine, ray_address, workers, llm_limit)
-        cfg = with_memory_mode(resolve_config(config, out_dir, variant, flags), memory)
+        cfg = resolve_config(config, out_dir, variant, flags, spec)
+        cfg = with_memory_mode(cfg, memory)
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
                           concurrency, progress, runner)  # fmt: skip

@@ -39,6 +39,7 @@ from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, build_run
+from veracity.runtime.provenance import run_record
 
 STDIN = "-"
 
@@ -68,6 +69,7 @@ class BatchRun:
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)
     caches: CachePaths | None = None
+    spec: Any = None  # the effective run (veracity.runtime.spec.RunSpec), in spec.json
 
 
 class BatchSummary(BaseModel):
@@ -128,8 +130,9 @@ def prepare_batch(
         )
     store.acquire()  # one session at a time; repairs a torn last line before any read
     return BatchRun(
-        run.config, run.method, run.method.label_space, columns, store, run.prompts, paths
-    )
+        run.config, run.method, run.method.label_space, columns, store, run.prompts, paths,
+        spec=run.spec,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- input
@@ -268,6 +271,8 @@ async def run_batch(
         done = {r.id: r for r in store.read_predictions()}
         store.write_config(batch.config.model_dump(mode="json"))
         store.write_prompts(batch.prompts)
+        if batch.spec is not None:
+            store.write_spec(run_record(batch.spec, batch.prompts))
         started = time.perf_counter()
         async with session(store, engine) as current:
 

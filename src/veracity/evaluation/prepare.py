@@ -23,7 +23,7 @@ from veracity.core.types import Claim
 from veracity.datasets.base import Dataset, DatasetInfo, Example
 from veracity.evaluation.store import RunStore, redact
 from veracity.llm.base import LLM
-from veracity.runtime import CachePaths, build_run
+from veracity.runtime import CachePaths, RunSpec, build_run
 
 # Config keys that must match when a run directory is resumed.
 _RESUME_KEYS = (
@@ -47,6 +47,7 @@ class PreparedRun:
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
     notes: list[str] = field(default_factory=list)  # what the user should know before it runs
     caches: CachePaths | None = None  # the caches workers of other engines open too
+    spec: RunSpec | None = None  # the effective run, recorded in spec.json
 
     @property
     def todo(self) -> list[Example]:
@@ -199,10 +200,12 @@ def prepare_run(
     method, cfg = run.method, run.config
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:
-        return _finish_preparing(cfg, ds, store, method, run.prompts, run.notes, paths)
+        prepared = _finish_preparing(cfg, ds, store, method, run.prompts, run.notes, paths)
     except BaseException:
         store.release()
         raise
+    prepared.spec = run.spec
+    return prepared
 
 
 def _finish_preparing(

@@ -45,6 +45,7 @@ from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.retrieval.guards import EvalGuards
+from veracity.runtime.provenance import run_record
 
 __all__ = [
     "FATAL",
@@ -138,6 +139,8 @@ async def execute(
     run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
+    if run.spec is not None:
+        run.store.write_spec(run_record(run.spec, run.prompts))
     finished = 0
 
     def saved(record: PredictionRecord) -> None:

@@ -5,6 +5,10 @@ Layout of a run directory::
     RUN_DIR/
       config.yaml        the resolved run config (secrets removed); reproduces the run
       prompts.json       template name -> hash of each prompt the method renders
+      spec.json          the effective run spec (every default filled in), the package
+                         version, the source revision where known and the prompt hashes;
+                         `veracity eval --spec RUN_DIR` runs it again (runs made before
+                         it was written have none and still resume and report)
       predictions.jsonl  one `PredictionRecord` per finished example, in finishing order
       metrics.json       `Metrics` over all records
       usage.json         totals and per-example means of tokens, calls, searches, cost
@@ -252,6 +256,13 @@ class RunStore:
         self.path.mkdir(parents=True, exist_ok=True)
         text = json.dumps(hashes, indent=2, sort_keys=True) + "\n"
         write_atomically(self.path / "prompts.json", lambda f: f.write(text), "run file")
+
+    def write_spec(self, record: dict[str, Any]) -> None:
+        """Record the run's effective spec and provenance (``spec.json``, secrets removed;
+        see `veracity.runtime.provenance`)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(redact(record), indent=2, sort_keys=False) + "\n"
+        write_atomically(self.path / "spec.json", lambda f: f.write(text), "run file")
 
     def read_config(self) -> dict[str, Any]:
         if not self.config_path.is_file():
