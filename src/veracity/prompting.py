@@ -41,6 +41,7 @@ import jinja2.meta
 
 from veracity.core import context
 from veracity.core.errors import PromptError
+from veracity.core.events import Note
 from veracity.core.textio import truncate_chars
 from veracity.core.types import Article, CheckInput, Claim, Post
 from veracity.core.untrusted import MARK, Safe, data_notice, fence, neutralize
@@ -283,8 +284,8 @@ def note_cut(what: str, kept: int, total: int, unit: str, setting: str | None) -
     ``note`` event named ``input_cut``), so the user learns what and how to raise it."""
     ctx = context.active()
     if ctx is not None:
-        ctx.event(
-            "note", "input_cut", what=what, kept=kept, total=total, unit=unit, setting=setting
+        ctx.emit(
+            Note(name="input_cut", what=what, kept=kept, total=total, unit=unit, setting=setting)
         )
 
 

@@ -11,9 +11,9 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``errors``, ``infra``, ``dates``, ``readers``, ``textio``, ``redaction``,
      ``untrusted`` — import nothing from veracity above this layer (bounded decoding,
      credential stripping, neutralising untrusted text);
-   - ``types``, ``trace``, ``usage``, ``labels``, ``config``, ``paper_table``, ``registry``,
-     ``context``, ``limits``, ``checkpoints`` — data models, label spaces, settings and
-     the papers' transcribed tables, registries, per-check accounting, input limits,
+   - ``types``, ``trace``, ``events``, ``usage``, ``labels``, ``config``, ``paper_table``,
+     ``registry``, ``context``, ``limits``, ``checkpoints`` — data models, label spaces,
+     settings and the papers' transcribed tables, registries, per-check accounting, input limits,
      saved trained parts;
    - ``llm``, ``prompting`` — the model layer and prompt templates;
    - ``nlp``, ``retrieval``, ``evidence``, ``tools`` — shared parts on top of the model
@@ -52,6 +52,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {
             "types",
             "trace",
+            "events",
             "usage",
             "labels",
             "config",

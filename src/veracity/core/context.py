@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from veracity.core.events import Fault, ModelCall, SearchDone, make_event
 from veracity.core.types import EventKind, Trace, TraceEvent, Usage
 
 
@@ -31,10 +32,21 @@ class CheckContext:
     # external MCP server): they count as answered when failed searches are weighed
     tool_answers: int = 0
 
-    def event(self, kind: EventKind, name: str, **data: Any) -> None:
-        event = self.trace.add(kind, name, **data)
+    def emit(self, event: TraceEvent) -> TraceEvent:
+        """Record `event` (a `veracity.core.events` class) and show it to the observers."""
+        recorded = self.trace.record(event)
         for observer in _observers.get():
-            observer(event)
+            observer(recorded)
+        return recorded
+
+    def event(self, kind: EventKind, name: str, **data: Any) -> None:
+        """Record the event of a known `kind` from keyword fields (for plugins and tests
+        that have the kind as a string; emitters build the class and call `emit`).
+
+        Raises:
+            ValueError: an unknown kind, or fields that do not fit it.
+        """
+        self.emit(make_event(kind, name, **data))
 
     def record_llm(
         self,
@@ -64,19 +76,20 @@ class CheckContext:
                 u.unpriced_llm_calls += 1
             else:
                 u.cost_usd += cost_usd
-        self.event(
-            "llm_call",
-            name,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cached=cached,
-            **data,
+        self.emit(
+            ModelCall(
+                name=name,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cached=cached,
+                **data,
+            )
         )
 
     def record_search(self, *, name: str, cached: bool, **data: Any) -> None:
         self.usage.searches += 1
         self.usage.cached_searches += int(cached)
-        self.event("search", name, cached=cached, **data)
+        self.emit(SearchDone(name=name, cached=cached, **data))
 
     def record_search_failure(self, *, name: str, error: str, **data: Any) -> None:
         """Count one search that failed after its retries (an ``error`` event marked
@@ -84,7 +97,7 @@ class CheckContext:
         self.usage.failed_searches += 1
         if self.first_search_error is None:
             self.first_search_error = error
-        self.event("error", name, error=error, search_failed=True, **data)
+        self.emit(Fault(name=name, error=error, search_failed=True, **data))
 
     def finish(self) -> Usage:
         self.usage.wall_time_s = round(time.perf_counter() - self.started, 4)

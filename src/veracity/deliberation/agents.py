@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
+from veracity.core.events import AgentTurn, Fault
 from veracity.deliberation.state import DebateState
 from veracity.deliberation.transcript import Turn
 from veracity.llm.base import LLM, LLMRequest, Message
@@ -135,8 +136,10 @@ class Debater:
         turn = Turn(round=round_no, phase=phase, speaker=self.role.name, text=text, stance=stance)
         if not text.strip():  # kept (the protocol goes on) but flagged for the trace and reports
             turn.data["empty"] = True
-            context.current().event("error", self.role.name, error="empty argument", round=round_no)
-        context.current().event(
-            "agent_turn", self.role.name, round=round_no, phase=phase, text=text, stance=stance
+            context.current().emit(
+                Fault(name=self.role.name, error="empty argument", round=round_no)
+            )
+        context.current().emit(
+            AgentTurn(name=self.role.name, round=round_no, phase=phase, text=text, stance=stance)
         )
         return turn

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
+from veracity.core.events import Stage, StopSignal
 from veracity.core.labels import LabelSpace
 from veracity.deliberation.agents import Speaker
 from veracity.deliberation.judges import Judge
@@ -161,10 +162,15 @@ class Debate:
         rounds_run = 0
         for plan in self.schedule.rounds():
             state.round, state.phase = plan.round, plan.phase
-            ctx.event(
-                "stage", "debate", step="round", round=plan.round, phase=plan.phase,
-                rounds=self.schedule.last_round,
-            )  # fmt: skip
+            ctx.emit(
+                Stage(
+                    name="debate",
+                    step="round",
+                    round=plan.round,
+                    phase=plan.phase,
+                    rounds=self.schedule.last_round,
+                )
+            )
             for group in plan.order:
                 turns = await asyncio.gather(
                     *(self.speakers[name].speak(state, plan.phase, plan.round) for name in group)
@@ -174,8 +180,8 @@ class Debate:
             rounds_run += 1
             check = await self.policy.after_round(state)
             state.checks.append(check)
-            ctx.event(
-                "stop_signal", "stopping", **check.model_dump(mode="json", exclude={"decision"})
+            ctx.emit(
+                StopSignal(name="stopping", **check.model_dump(mode="json", exclude={"decision"}))
             )
             if check.stop:
                 break

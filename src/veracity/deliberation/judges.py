@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field, create_model
 
 from veracity.core import context
+from veracity.core.events import Ruling
 from veracity.core.labels import LabelSpace
 from veracity.deliberation.state import DebateState, JudgeDecision
 from veracity.llm.base import LLM, Message
@@ -110,17 +111,18 @@ class LLMJudge:
             answer=answer.answer,
             note=answer.note,
         )
-        context.current().event(
-            "ruling",
-            self.name,
-            round=state.round,
-            decision=choice,
-            reason=decision.reason,
-            probabilities=decision.probabilities,
-            confidence=decision.confidence,
-            answer=answer.answer,
-            estimator=answer.estimator,
-            matched_mass=answer.matched_mass,
-            note=answer.note,
+        context.current().emit(
+            Ruling(
+                name=self.name,
+                round=state.round,
+                decision=choice,
+                reason=decision.reason,
+                probabilities=decision.probabilities,
+                confidence=decision.confidence,
+                answer=answer.answer,
+                estimator=answer.estimator,
+                matched_mass=answer.matched_mass,
+                note=answer.note,
+            )
         )
         return decision

@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol, Union
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, RootModel, create_model
 
 from veracity.core import context
+from veracity.core.events import AgentStep, Fault, ToolCall
 from veracity.core.types import Document
 from veracity.core.untrusted import fence
 from veracity.llm.base import LLM, Message, StructuredOutputError, assistant, user
@@ -332,7 +333,7 @@ async def react_loop(
                 top_logprobs=top_logprobs if wants_probs else None,
             )  # fmt: skip
         except StructuredOutputError as exc:
-            context.current().event("error", tag, error=str(exc), step=index, fatal=True)
+            context.current().emit(Fault(name=tag, error=str(exc), step=index, fatal=True))
             raise
         decision = fmt.parse(result.value, by_name)
         trajectory._last_response = result.response
@@ -367,17 +368,18 @@ async def _act(
         step.from_memory = remembered is not None
         step.observation = remembered or await tool.call(arguments)
     obs = step.observation
-    context.current().event(
-        "tool_call",
-        tag,
-        tool=tool.name,
-        arguments=step.arguments,
-        error=obs.error,
-        step=step.index,
-        reason=step.reason,
-        from_memory=step.from_memory,
-        documents=[d.id for d in obs.documents],
-        latency_s=round(time.perf_counter() - started, 4),
+    context.current().emit(
+        ToolCall(
+            name=tag,
+            tool=tool.name,
+            arguments=step.arguments,
+            error=obs.error,
+            step=step.index,
+            reason=step.reason,
+            from_memory=step.from_memory,
+            documents=[d.id for d in obs.documents],
+            latency_s=round(time.perf_counter() - started, 4),
+        )
     )
 
 
@@ -396,16 +398,17 @@ def _conversation(opening: list[Message], trajectory: Trajectory) -> list[Messag
 
 
 def _record(step: Step, tag: str, on_step: Callable[[Step], None] | None, max_steps: int) -> None:
-    context.current().event(
-        "agent_turn",
-        tag,
-        step=step.index,
-        steps=max_steps,
-        thought=step.thought,
-        action=step.action,
-        input=step.input,
-        answer=step.answer,
-        observation=step.observation.text if step.observation else None,
+    context.current().emit(
+        AgentStep(
+            name=tag,
+            step=step.index,
+            steps=max_steps,
+            thought=step.thought,
+            action=step.action,
+            input=step.input,
+            answer=step.answer,
+            observation=step.observation.text if step.observation else None,
+        )
     )
     if on_step is not None:
         on_step(step)

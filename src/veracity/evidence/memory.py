@@ -31,6 +31,7 @@ import numpy as np
 
 from veracity.core import context
 from veracity.core.config import settings
+from veracity.core.events import MemoryAccess
 from veracity.core.types import Document
 from veracity.evidence.memory_db import EvidenceMemoryError, SharedConnection
 from veracity.evidence.memory_models import (
@@ -150,13 +151,14 @@ class EvidenceMemory:
                     (self.namespace, _query_key(query), source, json.dumps(ids), now),
                 )
             self._bump(db, stored=new, duplicates=dup)
-        context.current().event(
-            "memory_recall",
-            "evidence_memory",
-            action="store",
-            new=new,
-            duplicates=dup,
-            entities=list(names),
+        context.current().emit(
+            MemoryAccess(
+                name="evidence_memory",
+                action="store",
+                new=new,
+                duplicates=dup,
+                entities=list(names),
+            )
         )
         return new
 
@@ -215,8 +217,8 @@ class EvidenceMemory:
         result = list(out.values())[: limit or self.config.max_results]
         with self._shared.transaction() as db:
             self._bump(db, recalls=1, hits=int(bool(result)), misses=int(not result))
-        context.current().event(
-            "memory_recall", "evidence_memory", action="recall", entities=asked, hits=len(result)
+        context.current().emit(
+            MemoryAccess(name="evidence_memory", action="recall", entities=asked, hits=len(result))
         )
         return result
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
+from veracity.core.events import Fault, Note
 from veracity.llm.base import LLM, LLMResponse, Message
 from veracity.llm.probs import (
     ChoiceProbs,
@@ -207,7 +208,7 @@ async def ask_choice(
             )
             mass = probs.mass if probs is not None else None
             result = result.model_copy(update={"logprob_mass": mass})
-            context.current().event("note", tag, note=f"{why}; sampling instead", mass=mass)
+            context.current().emit(Note(name=tag, note=f"{why}; sampling instead", mass=mass))
     sampled = await _sample(llm, messages, output, field, choices, tag, policy, max_tokens, replies)
     return _decide(result.with_probs(sampled), replies, field, tag)
 
@@ -235,7 +236,7 @@ def _decide(result: ChoiceResult, replies: dict[str, Any], field: str, tag: str)
         update["value"] = value
     if notes:
         update["note"] = "; ".join(notes)
-        context.current().event("note", tag, note=update["note"])
+        context.current().emit(Note(name=tag, note=update["note"]))
     return result.model_copy(update=update)
 
 
@@ -283,7 +284,7 @@ async def _sample(
                 tag=f"{tag}:sample{i}",
             )
         except StructuredOutputError as exc:
-            context.current().event("error", tag, error=str(exc), sample=i)
+            context.current().emit(Fault(name=tag, error=str(exc), sample=i))
             return None
         answer = str(getattr(reply.value, field))
         found[i] = (answer, reply.value)

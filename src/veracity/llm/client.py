@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from veracity.core import context
+from veracity.core.events import Fault
 from veracity.core.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.llm.base import (
     LLM,
@@ -172,8 +173,8 @@ class ManagedLLM:
         if hit is None or self.cache.mode == "replay" or _accepts(accept, hit):
             return hit
         self.cache.drop(request, self.backend_id)
-        context.current().event(
-            "error", request.tag or "llm", error="cached reply failed validation; asked again"
+        context.current().emit(
+            Fault(name=request.tag or "llm", error="cached reply failed validation; asked again")
         )
         return None
 
@@ -196,15 +197,15 @@ class ManagedLLM:
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            ctx.event(
-                "error", tag, error=error, attempt=n, retry_in_s=round(delay, 3), **_timeout(exc)
+            ctx.emit(
+                Fault(name=tag, error=error, attempt=n, retry_in_s=round(delay, 3), **_timeout(exc))
             )
             if isinstance(exc, LLMTimeout) and exc.local:
                 log.warning("%s; %s", exc, _LOCAL_RETRY)
 
         def give_up(exc: BaseException, n: int) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            ctx.event("error", tag, error=error, attempts=n, gave_up=True)
+            ctx.emit(Fault(name=tag, error=error, attempts=n, gave_up=True))
 
         return await retrying(
             attempt,

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from veracity.core import context, registry
 from veracity.core.context import CheckContext
 from veracity.core.errors import InputError, MethodConfigError
+from veracity.core.events import Fault, Note, Stage
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
 from veracity.core.types import CheckInput, Verdict
@@ -318,24 +319,25 @@ class BaseMethod(ABC):
         window = self._llm.capabilities.context_window if self._llm is not None else None
         item, cuts = self.limits.apply(item, window)
         with context.check_context(ctx), using_prompts(self._prompts):
-            ctx.event(
-                "stage", self.name, step="start", input_kind=item.kind,
-                prompts=self.prompt_hashes(),
-            )  # fmt: skip
+            ctx.emit(
+                Stage(
+                    name=self.name, step="start", input_kind=item.kind, prompts=self.prompt_hashes()
+                )
+            )
             for note in self.setup_notes:  # how the run was assembled (default sources)
-                ctx.event("note", "setup", text=note)
+                ctx.emit(Note(name="setup", text=note))
             if cuts:
-                ctx.event("note", "input_limits", cuts=[c.model_dump() for c in cuts])
+                ctx.emit(Note(name="input_limits", cuts=[c.model_dump() for c in cuts]))
             try:
                 verdict = await self.run(item, ctx)
             except SourceAuthError:
                 raise
             except RECORDED_FAULTS as exc:
                 message = f"{type(exc).__name__}: {exc}"
-                ctx.event("error", self.name, error=message, fatal=True)
+                ctx.emit(Fault(name=self.name, error=message, fatal=True))
                 verdict = self.verdict(label=None, error=message)
             verdict = weigh_search_failures(verdict, ctx, retrieves=self.retrieves)
-            ctx.event("stage", self.name, step="end", label=verdict.label)
+            ctx.emit(Stage(name=self.name, step="end", label=verdict.label))
         if cuts:
             verdict.metadata["input_cuts"] = [c.model_dump() for c in cuts]
         verdict.usage = ctx.usage

@@ -17,6 +17,7 @@ check's context (`CheckContext.record_search_failure`). After a method has run,
 from __future__ import annotations
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Note
 from veracity.core.types import SearchFailures, Verdict
 
 _KEPT = ("label", "score", "confidence", "probabilities", "probability_note")
@@ -63,7 +64,7 @@ def weigh_search_failures(verdict: Verdict, ctx: CheckContext, *, retrieves: boo
         f"{found.first_error or 'unknown'}), so the method had no evidence; its answer "
         f"({verdict.label}) is kept in the metadata as unsupported_label"
     )
-    ctx.event("note", "search_failures", text=reason, **found.model_dump())
+    ctx.emit(Note(name="search_failures", text=reason, **found.model_dump()))
     update = {name: None for name in _KEPT}
     return verdict.model_copy(
         update={**update, "abstained": True, "abstain_reason": reason, "metadata": metadata}

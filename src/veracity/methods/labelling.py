@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from veracity.core import context
+from veracity.core.events import Decision, Note
 from veracity.core.labels import LabelSpace
 from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
@@ -67,16 +68,17 @@ async def ask_label(
     )
     answer = answer.model_copy(update={"label": space.parse(answer.label or "")})
     if answer.probabilities is not None:
-        context.current().event(
-            "decision",
-            tag,
-            label=answer.label,
-            answer=answer.answer,
-            probabilities=answer.probabilities,
-            estimator=answer.estimator,
-            matched_mass=answer.matched_mass,
-            samples=answer.samples,
-            tie=list(answer.tie),
+        context.current().emit(
+            Decision(
+                name=tag,
+                label=answer.label,
+                answer=answer.answer,
+                probabilities=answer.probabilities,
+                estimator=answer.estimator,
+                matched_mass=answer.matched_mass,
+                samples=answer.samples,
+                tie=list(answer.tie),
+            )
         )
     return answer
 
@@ -126,7 +128,7 @@ def settle_probabilities(fields: dict[str, Any], space: LabelSpace) -> dict[str,
                 f"the answer {label} (p {kept.get(label, 0.0):.2f}) was replaced by the most "
                 f"probable label {decided} (p {kept[decided]:.2f})"
             )
-            context.current().event("note", "verdict", note=notes[-1])
+            context.current().emit(Note(name="verdict", note=notes[-1]))
             out["metadata"] = {**out.get("metadata", {}), "answer_label": label}
             out["label"] = decided
         if tie and not any("tie" in n for n in notes):

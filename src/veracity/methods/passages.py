@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.types import CheckInput
 from veracity.evidence.passages import Passages, gather_passages, search_source
 from veracity.methods.base import MethodConfigError
@@ -69,5 +70,5 @@ class PassageReading:
         )
         if found.origin != "none":
             ids = [d.id for d in found.documents]
-            ctx.event("stage", self.name, step=f"evidence {found.origin}", documents=ids)
+            ctx.emit(Stage(name=self.name, step=f"evidence {found.origin}", documents=ids))
         return found

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
@@ -88,7 +89,7 @@ class RagMethod(BaseMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, space = self.config, self.label_space
         docs = await self.retrieve(item)
-        ctx.event("stage", self.name, step="retrieved", documents=[d.id for d in docs])
+        ctx.emit(Stage(name=self.name, step="retrieved", documents=[d.id for d in docs]))
         messages = render_messages(
             "veracity.methods",
             "rag.j2",

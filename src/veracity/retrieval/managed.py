@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from veracity.core import context
+from veracity.core.events import Fault
 from veracity.core.infra import LoopSemaphore, RetryPolicy, retrying
 from veracity.core.types import Document
 from veracity.retrieval.base import (
@@ -110,7 +111,7 @@ class ManagedSource:
             return await self._limit.run(lambda: self.inner.search(query))
 
         def retry(exc: BaseException, n: int, delay: float) -> None:
-            ctx.event("error", self.name, error=str(exc), attempt=n, retry_in_s=round(delay, 3))
+            ctx.emit(Fault(name=self.name, error=str(exc), attempt=n, retry_in_s=round(delay, 3)))
 
         def give_up(exc: BaseException, n: int) -> None:
             self.failures += 1
@@ -119,7 +120,7 @@ class ManagedSource:
             if self.record:  # a failed search counts in the check's usage
                 ctx.record_search_failure(name=self.name, error=error, **data)
             else:
-                ctx.event("error", self.name, error=error, **data)
+                ctx.emit(Fault(name=self.name, error=error, **data))
 
         with track_requests() as tally:  # every attempt's HTTP answers
             docs = await retrying(
@@ -248,7 +249,9 @@ class CombinedSource:
             raise _all_failed(self.name, failures)
         ctx = context.current()
         for name, exc in failures.items():
-            ctx.event("error", self.name, failed_source=name, error=f"{type(exc).__name__}: {exc}")
+            ctx.emit(
+                Fault(name=self.name, failed_source=name, error=f"{type(exc).__name__}: {exc}")
+            )
         return apply_rules(query, merge_ranked(lists))
 
 

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veracity.core import context
 from veracity.core.errors import SourceError
+from veracity.core.events import Fault, Stage
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
 from veracity.retrieval.recorded.source import bound_claim, claim_binding
 from veracity.tools.base import Observation
@@ -251,7 +252,7 @@ class McpToolset:
                 await conn.close()
             conn = _Connection(server)
             conns[server.name] = conn
-            context.current().event("stage", f"mcp:{server.name}", step="connect", fresh=fresh)
+            context.current().emit(Stage(name=f"mcp:{server.name}", step="connect", fresh=fresh))
             await conn.start()
             return conn
 
@@ -291,7 +292,7 @@ class McpToolset:
         except Exception as exc:
             if conn.alive and not _is_connection_error(exc):
                 return _failed(ctx, server, name, f"failed: {_describe(exc)}")
-            ctx.event("error", f"mcp:{server.name}", error=_describe(exc), attempt=1)
+            ctx.emit(Fault(name=f"mcp:{server.name}", error=_describe(exc), attempt=1))
             try:
                 conn = await self._connection(server, fresh=True)
                 result = await self._call(conn, name, arguments)
@@ -338,7 +339,7 @@ def _observation(
             data = {k: v for k, v in record.items() if k not in ("name", "error", "search_failed")}
             ctx.record_search_failure(name=name, error=error, **data)
         else:
-            ctx.event("error", name, error=error)
+            ctx.emit(Fault(name=name, error=error))
     text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     reported = "searches" in structured or "errors" in structured
     if result.is_error:

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
+from veracity.core.events import Ruling
 from veracity.core.labels import LabelSpace
 from veracity.deliberation import DebateState, JudgeDecision
 from veracity.llm.base import LLM, LLMRequest
@@ -109,10 +110,14 @@ class D2DPanel:
             dimension=dimension, affirmative=aff, negative=cfg.points - aff,
             reason=reply.value.reason,
         )  # fmt: skip
-        context.current().event(
-            "ruling", f"judge:{dimension}", round=state.round, reason=score.reason,
-            decision=f"affirmative {score.affirmative}, negative {score.negative}",
-        )  # fmt: skip
+        context.current().emit(
+            Ruling(
+                name=f"judge:{dimension}",
+                round=state.round,
+                reason=score.reason,
+                decision=f"affirmative {score.affirmative}, negative {score.negative}",
+            )
+        )
         return score
 
     async def judge(self, state: DebateState) -> JudgeDecision:
@@ -130,10 +135,17 @@ class D2DPanel:
             f"the affirmative team scored {aff} and the negative team {total - aff} of {total} "
             "points: " + ("a tie, which decides nothing" if label is None else f"{label}")
         )
-        context.current().event(
-            "ruling", self.name, round=state.round, decision=label, reason=reason,
-            affirmative=aff, negative=total - aff, share=round(share, 4),
-        )  # fmt: skip
+        context.current().emit(
+            Ruling(
+                name=self.name,
+                round=state.round,
+                decision=label,
+                reason=reason,
+                affirmative=aff,
+                negative=total - aff,
+                share=round(share, 4),
+            )
+        )
         return JudgeDecision(label=label, reason=reason, judge=self.name, round=state.round)
 
     async def _summarise(self, state: DebateState, verdict: str, aff: int, total: int) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation import Debate, FixedRounds
 from veracity.evidence.passages import passage_rows
@@ -54,10 +55,10 @@ class D2DMethod(PassageReading, BaseMethod):
         passages = passage_rows(found.documents, cfg.max_passage_chars)
         domain, profiles = "", {}
         if cfg.profiles:
-            ctx.event("stage", self.name, step="profiles")
+            ctx.emit(Stage(name=self.name, step="profiles"))
             domain = await roles.detect_domain(self.llm, kind, shown)
             profiles = await roles.write_profiles(self.llm, cfg, kind, domain)
-            ctx.event("note", self.name, text=f"field: {domain}", domain=domain)
+            ctx.emit(Note(name=self.name, text=f"field: {domain}", domain=domain))
         prompts = roles.TurnPrompts(kind, shown, passages, profiles, cfg.turn_chars)
         panel = D2DPanel(
             self.llm, cfg, self.label_space,

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
 from veracity.core.context import CheckContext
+from veracity.core.events import AgentStep, Note, ToolCall
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
@@ -96,7 +97,7 @@ class FireMethod(BaseMethod):
             )  # fmt: skip
             if why is not None:
                 ended = f"searching stopped at step {step}: the {why} repeated"
-                ctx.event("note", self.name, text=ended, query=query)
+                ctx.emit(Note(name=self.name, text=ended, query=query))
                 break
             searches.append(await self._search(tool, query, step))
         answer = await ask_label(
@@ -153,17 +154,18 @@ class FireMethod(BaseMethod):
         )
         probs = answer.probabilities or {}
         searching = answer.label == SEARCH
-        context.current().event(
-            "agent_turn",
-            self.name,
-            step=step,
-            steps=cfg.max_steps,
-            thought=answer.value.reasoning,
-            action="search" if searching else "answer",
-            input=answer.value.search_query if searching else "",
-            answer=None if searching else answer.label,
-            p_search=probs.get(SEARCH),
-            estimator=answer.estimator,
+        context.current().emit(
+            AgentStep(
+                name=self.name,
+                step=step,
+                steps=cfg.max_steps,
+                thought=answer.value.reasoning,
+                action="search" if searching else "answer",
+                input=answer.value.search_query if searching else "",
+                answer=None if searching else answer.label,
+                p_search=probs.get(SEARCH),
+                estimator=answer.estimator,
+            )
         )
         return answer
 
@@ -174,15 +176,23 @@ class FireMethod(BaseMethod):
         if query:
             return query
         query = truncate_chars(" ".join(item.content.split()), self.config.query_chars)
-        ctx.event("note", self.name, text="no search query written: searching the input", step=step)
+        ctx.emit(
+            Note(name=self.name, text="no search query written: searching the input", step=step)
+        )
         return query
 
     async def _search(self, tool: SourceTool, query: str, step: int) -> Search:
         obs = await tool.run(query)
-        context.current().event(
-            "tool_call", self.name, tool=tool.name, arguments={"query": query},
-            error=obs.error, step=step, documents=[d.id for d in obs.documents],
-        )  # fmt: skip
+        context.current().emit(
+            ToolCall(
+                name=self.name,
+                tool=tool.name,
+                arguments={"query": query},
+                error=obs.error,
+                step=step,
+                documents=[d.id for d in obs.documents],
+            )
+        )
         return Search(
             step=step, query=query, text=obs.text, documents=obs.documents, error=obs.error
         )

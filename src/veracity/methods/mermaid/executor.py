@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from veracity.core import context
 from veracity.core.errors import MethodConfigError
+from veracity.core.events import AgentStep, Note
 from veracity.core.labels import LabelSpace
 from veracity.core.untrusted import neutralize
 from veracity.deliberation.react import ToolCallSteps, Trajectory, react_loop
@@ -155,7 +156,7 @@ async def execute(
     def prompt(trajectory: Trajectory, final: bool = False) -> list[Message]:
         history, how = trajectory.render_bounded(config.max_history_chars, config.history_overflow)
         if how["summarised"] or how["dropped"]:
-            context.current().event("note", tag, message="history shortened", **how)
+            context.current().emit(Note(name=tag, message="history shortened", **how))
         return render_messages(
             PACKAGE,
             "executor.j2",
@@ -214,10 +215,16 @@ async def _force_answer(
         tag=f"{tag}:final",
     )
     value = result.value
-    context.current().event(
-        "agent_turn", tag, step=len(trajectory.steps) + 1, thought=value.thought,
-        action="answer", answer=value.answer, forced=True,
-    )  # fmt: skip
+    context.current().emit(
+        AgentStep(
+            name=tag,
+            step=len(trajectory.steps) + 1,
+            thought=value.thought,
+            action="answer",
+            answer=value.answer,
+            forced=True,
+        )
+    )
     return ExecutorResult(trajectory, value.answer, value.thought, True, result.response)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
+from veracity.core.events import AgentStep, Decision, Note
 from veracity.core.types import CheckInput, Evidence, Stance, Verdict
 from veracity.evidence.memory import EvidenceMemory
 from veracity.llm.base import LLM
@@ -150,8 +151,8 @@ class MermaidMethod(BaseMethod):
         found = await asyncio.to_thread(recognise, text, shared_ner())
         keys = [e.text for e in found][:MAX_NER_KEYS]
         if not keys:
-            context.current().event(
-                "note", "memory", text="no named entities in the input: nothing to recall by"
+            context.current().emit(
+                Note(name="memory", text="no named entities in the input: nothing to recall by")
             )
         return keys
 
@@ -181,10 +182,16 @@ class MermaidMethod(BaseMethod):
         found = await decompose(
             self.llm, messages, tag=tag, attempts=self.config.decomposer_attempts
         )
-        context.current().event(
-            "agent_turn", tag, step=0, phase="decompose", text=found.render(),
-            entities=found.entities, topics=found.topics,
-        )  # fmt: skip
+        context.current().emit(
+            AgentStep(
+                name=tag,
+                step=0,
+                phase="decompose",
+                text=found.render(),
+                entities=found.entities,
+                topics=found.topics,
+            )
+        )
         return found
 
     def _verdict(self, result: Any, decomposition: Decomposition | None, memory: CheckMemory):
@@ -196,8 +203,8 @@ class MermaidMethod(BaseMethod):
             else None
         )
         if probs is not None:
-            context.current().event(
-                "decision", "executor", probabilities=probs.probs, estimator=probs.method
+            context.current().emit(
+                Decision(name="executor", probabilities=probs.probs, estimator=probs.method)
             )
         evidence = [Evidence(document=d) for d in result.trajectory.documents]
         seen = {e.document.id for e in evidence}

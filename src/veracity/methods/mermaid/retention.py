@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
 from veracity.core.errors import LLMTransientError, StructuredOutputError
+from veracity.core.events import Fault, Note
 from veracity.core.types import Document
 from veracity.deliberation.react import Trajectory
 from veracity.llm.base import LLM
@@ -105,7 +106,7 @@ async def _judge(
             temperature=temp, max_tokens=32 + 6 * len(documents), tag=TAG,
         )  # fmt: skip
     except (StructuredOutputError, LLMTransientError) as exc:
-        context.current().event("error", TAG, error=str(exc), fatal=False)
+        context.current().emit(Fault(name=TAG, error=str(exc), fatal=False))
         return Retained(documents, error=f"nothing stored: {exc}")
     picked = sorted(set(result.value.relevant))
     return Retained(documents, {documents[i - 1].id for i in picked})
@@ -113,11 +114,12 @@ async def _judge(
 
 def _record(found: Retained) -> None:
     kept = [d.id for d in found.retrieved if d.id in found.kept]
-    context.current().event(
-        "note",
-        "memory retention",
-        text=f"kept {len(kept)} of {len(found.retrieved)} retrieved documents",
-        kept=kept,
-        dropped=[d.id for d in found.retrieved if d.id not in found.kept],
-        error=found.error,
+    context.current().emit(
+        Note(
+            name="memory retention",
+            text=f"kept {len(kept)} of {len(found.retrieved)} retrieved documents",
+            kept=kept,
+            dropped=[d.id for d in found.retrieved if d.id not in found.kept],
+            error=found.error,
+        )
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
+from veracity.core.events import Note
 from veracity.core.types import Claim, Document, Evidence
 from veracity.methods.base import MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig
@@ -151,18 +152,19 @@ def fit_pool(
         turn_chars=turn_chars,
         context_window=window,
     )
-    context.current().event(
-        "note",
-        "evidence_pool",
-        origin=origin,
-        source=source,
-        candidates=pool.candidates,
-        kept=len(kept),
-        dropped=pool.dropped,
-        shortened=shortened,
-        budget_chars=pool_chars,
-        turn_chars=turn_chars,
-        context_window=window,
-        ids=[d.id for d in kept],
+    context.current().emit(
+        Note(
+            name="evidence_pool",
+            origin=origin,
+            source=source,
+            candidates=pool.candidates,
+            kept=len(kept),
+            dropped=pool.dropped,
+            shortened=shortened,
+            budget_chars=pool_chars,
+            turn_chars=turn_chars,
+            context_window=window,
+            ids=[d.id for d in kept],
+        )
     )
     return pool

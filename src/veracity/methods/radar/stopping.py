@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
+from veracity.core.events import StopSignal
 from veracity.deliberation import (
     DebateState,
     JudgeDecision,
@@ -101,8 +102,8 @@ class RadarStop(ProbabilityStop):
             # set when a logprob reading matched too little mass and was replaced by samples
             "stop_logprob_mass": answer.logprob_mass,
         }
-        context.current().event(
-            "stop_signal", "stop_agent", round=state.round, margin=margin, **details
+        context.current().emit(
+            StopSignal(name="stop_agent", round=state.round, margin=margin, **details)
         )
         return margin, details
 

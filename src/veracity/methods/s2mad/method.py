@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from veracity.core import context
 from veracity.core.context import CheckContext
+from veracity.core.events import Decision, Note, Stage
 from veracity.core.types import (
     CheckInput,
     Document,
@@ -115,8 +116,8 @@ class S2MADMethod(BaseMethod):
             raise TypeError(f"s2mad checks posts, not a {item.kind}")
         cfg = self.config
         replies = self.thread(item)
-        ctx.event(
-            "stage", self.name, step="thread", replies_total=len(item.replies), used=len(replies)
+        ctx.emit(
+            Stage(name=self.name, step="thread", replies_total=len(item.replies), used=len(replies))
         )
         # Stance scoring and the subjectivity question are independent: run them together,
         # and let both finish before re-raising a fault of either (no orphaned calls).
@@ -127,13 +128,14 @@ class S2MADMethod(BaseMethod):
             if isinstance(outcome, BaseException):
                 raise outcome
         sides, family = outcomes
-        ctx.event(
-            "stage",
-            self.name,
-            step="stance_separation",
-            mode=sides.mode,
-            p=[s.reply.id for s in sides.p],
-            n=[s.reply.id for s in sides.n],
+        ctx.emit(
+            Stage(
+                name=self.name,
+                step="stance_separation",
+                mode=sides.mode,
+                p=[s.reply.id for s in sides.p],
+                n=[s.reply.id for s in sides.n],
+            )
         )
         if cfg.debate:
             debate = build_debate(
@@ -184,7 +186,7 @@ class S2MADMethod(BaseMethod):
         """The initial-opinion prompt family: fixed by config, or from the LLM's answer."""
         cfg = self.config
         if cfg.prompt_family != "auto":
-            context.current().event("note", "subjectivity", fixed_family=cfg.prompt_family)
+            context.current().emit(Note(name="subjectivity", fixed_family=cfg.prompt_family))
             return cfg.prompt_family
         answer = await ask_choice(
             self.llm,
@@ -198,16 +200,17 @@ class S2MADMethod(BaseMethod):
             max_tokens=32,
         )
         family = "subjective" if answer.label == "Yes" else "non_subjective"
-        context.current().event(
-            "decision",
-            "subjectivity",
-            label=answer.label,
-            answer=answer.answer,
-            note=answer.note,
-            family=family,
-            probabilities=answer.probabilities,
-            estimator=answer.estimator,
-            matched_mass=answer.matched_mass,
+        context.current().emit(
+            Decision(
+                name="subjectivity",
+                label=answer.label,
+                answer=answer.answer,
+                note=answer.note,
+                family=family,
+                probabilities=answer.probabilities,
+                estimator=answer.estimator,
+                matched_mass=answer.matched_mass,
+            )
         )
         return family
 

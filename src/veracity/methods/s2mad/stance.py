@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
+from veracity.core.events import Decision, Fault, Note
 from veracity.core.types import Reply
 from veracity.llm.base import LLM, StructuredOutputError
 from veracity.llm.structured import complete_structured
@@ -205,11 +206,12 @@ class StanceScorer:
         """Re-score each reply still without a score alone, one reply per call (a small
         model that cannot produce a valid batch often can produce one score); returns
         the replies still unscored and the calls made."""
-        context.current().event(
-            "note",
-            "stance_scorer",
-            note=f"{len(pending)} replies unscored after batched scoring; "
-            "scoring them one per call",
+        context.current().emit(
+            Note(
+                name="stance_scorer",
+                note=f"{len(pending)} replies unscored after batched scoring; "
+                "scoring them one per call",
+            )
         )
         outcomes = await asyncio.gather(
             *(
@@ -235,19 +237,20 @@ class StanceScorer:
         for lid in failed:
             reply = local[lid]
             errors[reply.id] = problems.get(lid, "no score")
-            ctx.event("error", "stance_scorer", reply_id=reply.id, error=errors[reply.id])
+            ctx.emit(Fault(name="stance_scorer", reply_id=reply.id, error=errors[reply.id]))
         scored = [
             ScoredReply(reply=local[lid], score=results[lid][0], reason=results[lid][1])
             for lid in local
             if lid in results
         ]
-        ctx.event(
-            "decision",
-            "stance_scorer",
-            scores={s.reply.id: s.score for s in scored},
-            reasons={s.reply.id: s.reason for s in scored},
-            errors=errors,
-            calls=calls,
+        ctx.emit(
+            Decision(
+                name="stance_scorer",
+                scores={s.reply.id: s.score for s in scored},
+                reasons={s.reply.id: s.reason for s in scored},
+                errors=errors,
+                calls=calls,
+            )
         )
         if local and not scored:
             raise StanceScoringError(
@@ -296,7 +299,7 @@ class StanceScorer:
                 tag=tag,
             )
         except StructuredOutputError as exc:
-            context.current().event("error", "stance_scorer", batch=ids, error=str(exc)[:300])
+            context.current().emit(Fault(name="stance_scorer", batch=ids, error=str(exc)[:300]))
             return {}, dict.fromkeys(ids, "the reply for its batch was not valid JSON")
         return check_scores(ids, result.value.scores)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
+from veracity.core.events import Fault
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.config import ToEConfig
@@ -103,8 +104,8 @@ class ToEAgents:
         except StructuredOutputError as exc:
             # the node's own base query of the same type stands in, on the record
             fallback = self.base_query(action, features)
-            context.current().event(
-                "error", f"toe:query:{action}", error=str(exc), node=node_id, fallback=fallback
+            context.current().emit(
+                Fault(name=f"toe:query:{action}", error=str(exc), node=node_id, fallback=fallback)
             )
             return fallback
         return result.value.query

@@ -15,6 +15,7 @@ import asyncio
 
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
+from veracity.core.events import Fault, Note
 from veracity.core.types import Document
 from veracity.evidence.quotes import find_quote
 from veracity.llm.base import LLM
@@ -52,16 +53,22 @@ class EvidenceEvaluator:
         try:
             statements, verified = await self.clean(claim, doc, node_id)
             if not statements:
-                ctx.event("note", "toe:evidence", node=node_id, doc=doc.id, kept=0)
+                ctx.emit(Note(name="toe:evidence", node=node_id, doc=doc.id, kept=0))
                 return None
             analysis = await self.analyse(claim, doc, statements, action, node_id)
         except StructuredOutputError as exc:  # this document is left out, on the record
-            ctx.event("error", "toe:evidence", error=str(exc), node=node_id, doc=doc.id)
+            ctx.emit(Fault(name="toe:evidence", error=str(exc), node=node_id, doc=doc.id))
             return None
-        ctx.event(
-            "note", "toe:evidence", node=node_id, doc=doc.id, kept=len(statements),
-            stance=analysis.stance, official=analysis.official,
-        )  # fmt: skip
+        ctx.emit(
+            Note(
+                name="toe:evidence",
+                node=node_id,
+                doc=doc.id,
+                kept=len(statements),
+                stance=analysis.stance,
+                official=analysis.official,
+            )
+        )
         return EvidenceItem(
             doc_id=doc.id,
             source=doc.source,
@@ -101,8 +108,8 @@ class EvidenceEvaluator:
                 statements.append(s[: cfg.max_statement_chars])
                 verified.append(ok)
         if dropped:
-            context.current().event(
-                "note", "toe:clean", node=node_id, doc=doc.id, dropped_unverified=dropped
+            context.current().emit(
+                Note(name="toe:clean", node=node_id, doc=doc.id, dropped_unverified=dropped)
             )
         return statements, verified
 

@@ -24,6 +24,7 @@ from typing import Any
 from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError, StructuredOutputError
+from veracity.core.events import Fault, Note, Stage
 from veracity.core.types import CheckInput, Claim, Document, Verdict
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig
@@ -166,11 +167,18 @@ class ToEMethod(BaseMethod):
         budget = StepBudget(cfg.max_search_steps) if cfg.search_steps_per == "claim" else None
         run = _Check(item, ArgumentTree(item.text), self.policy_mode(), budget)
         tree, root = run.tree, run.tree.root
-        ctx.event(
-            "stage", "toe", step="setup", scorer=self.scorer, aggregator=self.aggregator,
-            policy=run.mode, actions={a: s.name for a, s in self.action_sources.items()},
-            masked=self.masked, iterations=cfg.max_iterations,
-        )  # fmt: skip
+        ctx.emit(
+            Stage(
+                name="toe",
+                step="setup",
+                scorer=self.scorer,
+                aggregator=self.aggregator,
+                policy=run.mode,
+                actions={a: s.name for a, s in self.action_sources.items()},
+                masked=self.masked,
+                iterations=cfg.max_iterations,
+            )
+        )
         queue, stop_reason, t = {root.id}, "max_iterations", 0
         for t in range(1, cfg.max_iterations + 1):
             node = self._select(tree, queue)
@@ -231,7 +239,7 @@ class ToEMethod(BaseMethod):
             if node.parent is None:
                 raise
             node.status, node.error = "failed", f"{type(exc).__name__}: {exc}"
-            context.current().event("error", "toe:node", error=node.error, node=node.id)
+            context.current().emit(Fault(name="toe:node", error=node.error, node=node.id))
             return False
         node.evidence, node.belief, node.scorer = search.evidence, search.belief, search.scorer
         node.self_v, node.self_r = search.veracity, search.reliability
@@ -266,7 +274,7 @@ class ToEMethod(BaseMethod):
             metrics = self.models.policy.learn(group)
             if metrics is not None:
                 run.updates.append(metrics)
-                context.current().event("note", "toe:grpo_update", node=node.id, **metrics)
+                context.current().emit(Note(name="toe:grpo_update", node=node.id, **metrics))
         return search
 
     def _scorer(self, node: Node, features: ClaimFeatures, agents: ToEAgents):
@@ -293,8 +301,8 @@ class ToEMethod(BaseMethod):
             subs = await ToEAgents(self.llm, self.config).decompose(node.claim, known, node.id)
         except StructuredOutputError as exc:
             node.expansion_error = f"{type(exc).__name__}: {exc}"
-            context.current().event(
-                "error", "toe:decompose", error=node.expansion_error, node=node.id
+            context.current().emit(
+                Fault(name="toe:decompose", error=node.expansion_error, node=node.id)
             )
             return []
         kids = tree.add_children(node.id, subs)
@@ -302,7 +310,7 @@ class ToEMethod(BaseMethod):
             {"id": k.id, "claim": k.claim, "dimension": k.dimension, "weight": k.weight}
             for k in kids
         ]
-        context.current().event("note", "toe:decompose", node=node.id, subclaims=subclaims)
+        context.current().emit(Note(name="toe:decompose", node=node.id, subclaims=subclaims))
         return kids
 
     def _aggregate(self, tree: ArgumentTree) -> None:

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from veracity.core.context import CheckContext
+from veracity.core.events import TreeNode
 from veracity.core.labels import LabelSpace
 from veracity.core.types import Document, Evidence, Stance
 from veracity.evidence.quotes import verify_evidence
@@ -72,7 +73,7 @@ def emit_iteration(
             data["error"] = node.error
         if node.id == evaluated:
             data["evidence"] = _evidence_brief(node)
-        ctx.event("tree_node", "toe", **data)
+        ctx.emit(TreeNode(name="toe", **data))
 
 
 def cited_evidence(tree: ArgumentTree, documents: dict[str, Document]) -> list[Evidence]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from veracity.core import context
+from veracity.core.events import Decision, Fault
 from veracity.core.types import Document
 from veracity.methods.toe.agents import ToEAgents
 from veracity.methods.toe.config import ACTIONS, SEARCH_ACTIONS, ToEConfig
@@ -196,7 +197,7 @@ class RetrievalAgent:
             data["rollout"] = rollout  # an extra GRPO rollout: not the node's evidence
         if probs is not None:
             data["probabilities"] = dict(zip(ACTIONS, probs, strict=True))
-        context.current().event("decision", "toe:policy", **data)
+        context.current().emit(Decision(name="toe:policy", **data))
         return idx, logp
 
     async def _search(self, action: str, text: str, node_id: str) -> list[Document]:
@@ -208,7 +209,7 @@ class RetrievalAgent:
         except SourceAuthError:
             raise
         except SourceError as exc:
-            context.current().event(
-                "error", f"toe:{action}", error=f"{type(exc).__name__}: {exc}", node=node_id
+            context.current().emit(
+                Fault(name=f"toe:{action}", error=f"{type(exc).__name__}: {exc}", node=node_id)
             )
             return []

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from veracity.core import context
+from veracity.core.events import AgentTurn
 from veracity.core.types import Document, Evidence, Stance
 from veracity.evidence.quotes import QuoteError, find_quote
 from veracity.llm.base import LLM
@@ -222,8 +223,8 @@ class Analysts:
             return key, report
 
         reports = dict(await asyncio.gather(*(one(k) for k in DIMENSIONS)))
-        context.current().event(
-            "agent_turn", "linguist", judgments={k: r.judgment for k, r in reports.items()}
+        context.current().emit(
+            AgentTurn(name="linguist", judgments={k: r.judgment for k, r in reports.items()})
         )
         return reports
 
@@ -238,8 +239,8 @@ class Analysts:
             domain=triage.domain,
             expert=triage.expert,
         )
-        context.current().event(
-            "agent_turn", "expert", domain=triage.domain, judgment=report.judgment
+        context.current().emit(
+            AgentTurn(name="expert", domain=triage.domain, judgment=report.judgment)
         )
         return triage, report
 
@@ -257,8 +258,8 @@ class Analysts:
     async def verify(self, claim: str, core: bool, rag: ClaimRAG) -> ClaimCheck:
         chunks = rag.relevant(claim)
         if not chunks:  # nothing to check against: no call, and never a Supports/Refutes
-            context.current().event(
-                "agent_turn", "claim_verifier", claim=claim, label=NO_MATERIAL, passages=[]
+            context.current().emit(
+                AgentTurn(name="claim_verifier", claim=claim, label=NO_MATERIAL, passages=[])
             )
             return ClaimCheck(
                 claim=claim,
@@ -274,13 +275,14 @@ class Analysts:
             passages=[{"id": i + 1, "text": c.text} for i, c in enumerate(chunks)],
         )
         evidence = [_quoted_evidence(q, chunks, reply.label) for q in reply.quotes if q.strip()]
-        context.current().event(
-            "agent_turn",
-            "claim_verifier",
-            claim=claim,
-            label=reply.label,
-            passages=[c.id for c in chunks],
-            quotes_verified=[e.quote_verified for e in evidence],
+        context.current().emit(
+            AgentTurn(
+                name="claim_verifier",
+                claim=claim,
+                label=reply.label,
+                passages=[c.id for c in chunks],
+                quotes_verified=[e.quote_verified for e in evidence],
+            )
         )
         return ClaimCheck(
             claim=claim,

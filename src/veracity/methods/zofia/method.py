@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Fault
 from veracity.core.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
@@ -188,7 +189,7 @@ class ZoFiaMethod(BaseMethod):
         except SourceError as exc:
             if cfg.on_source_error == "fail":
                 raise
-            ctx.event("error", "zofia:retrieval", error=str(exc), continued=True)
+            ctx.emit(Fault(name="zofia:retrieval", error=str(exc), continued=True))
             stage1 = Stage1Result(mode=cfg.query_mode, notes=[f"retrieval failed: {exc}"])
         pool = await self._analyses(news, stage1, extracted)
         pool_text = pool.render(cfg.max_pool_chars)

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Protocol
 from pydantic import BaseModel, Field
 
 from veracity.core import context
+from veracity.core.events import Decision, Stage
 from veracity.core.types import Document
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
@@ -345,13 +346,14 @@ class EntityGuidedRetrieval:
             else:
                 chosen = result.best
                 scores = {s.candidate.title: round(s.score, 4) for s in result.scores}
-        context.current().event(
-            "decision",
-            "zofia:disambiguation",
-            keyword=keyword.text,
-            chosen=chosen.title,
-            how=how,
-            scores=scores,
+        context.current().emit(
+            Decision(
+                name="zofia:disambiguation",
+                keyword=keyword.text,
+                chosen=chosen.title,
+                how=how,
+                scores=scores,
+            )
         )
         doc = await self.wiki.summary(chosen.title, sentences=self.cfg.wiki_sentences)
         return WikiEntry(
@@ -364,13 +366,14 @@ class EntityGuidedRetrieval:
         ctx = context.current()
         query, keywords, info = await self.build_query(text, cutoff, core_claim)
         result = Stage1Result(mode=self.cfg.query_mode, keywords=keywords, query=query)
-        ctx.event(
-            "stage",
-            "zofia:keywords",
-            mode=self.cfg.query_mode,
-            keywords=[k.model_dump() for k in keywords],
-            query=query.model_dump(mode="json") if query else None,
-            **info,
+        ctx.emit(
+            Stage(
+                name="zofia:keywords",
+                mode=self.cfg.query_mode,
+                keywords=[k.model_dump() for k in keywords],
+                query=query.model_dump(mode="json") if query else None,
+                **info,
+            )
         )
         tasks = []
         if self.web is not None and query is not None:
@@ -384,12 +387,13 @@ class EntityGuidedRetrieval:
             result.wiki = [e for e in done.pop(0) if e is not None]
         if query is None:
             result.notes.append("no keywords were found, so no open-web query was made")
-        ctx.event(
-            "stage",
-            "zofia:retrieval",
-            web=[d.url or d.id for d in result.web],
-            wiki={e.keyword: e.chosen for e in result.wiki},
-            notes=result.notes,
+        ctx.emit(
+            Stage(
+                name="zofia:retrieval",
+                web=[d.url or d.id for d in result.web],
+                wiki={e.keyword: e.chosen for e in result.wiki},
+                notes=result.notes,
+            )
         )
         return result
 

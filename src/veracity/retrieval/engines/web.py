@@ -18,6 +18,7 @@ from pydantic import Field, SecretStr
 
 from veracity.core import context
 from veracity.core.dates import UTC, parse_date
+from veracity.core.events import Note
 from veracity.core.types import Document
 from veracity.retrieval.base import (
     Query,
@@ -88,14 +89,15 @@ class WebSearchSource:
         left to the client-side filter, and the trace says which."""
         text, left_out = fitted_engine_query(query, operators, self.query_limits)
         if left_out:
-            context.current().event(
-                "note",
-                self.name,
-                note=f"{len(left_out)} of {len(query.exclude_domains)} excluded domains did "
-                f"not fit {self.name}'s query limit ({self.query_limits}); they are filtered "
-                "from the results instead",
-                client_side_exclusions=left_out,
-                query_chars=len(text),
+            context.current().emit(
+                Note(
+                    name=self.name,
+                    note=f"{len(left_out)} of {len(query.exclude_domains)} excluded domains did "
+                    f"not fit {self.name}'s query limit ({self.query_limits}); they are filtered "
+                    "from the results instead",
+                    client_side_exclusions=left_out,
+                    query_chars=len(text),
+                )
             )
         return text
 

@@ -36,6 +36,7 @@ from pydantic import Field
 
 from veracity.core import context
 from veracity.core.config import ConfigError, data_dir, default_data_dir
+from veracity.core.events import Note
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceUnreachable, apply_rules
 from veracity.retrieval.engines.common import SourceOptions, doc_id, strip_html
@@ -233,12 +234,13 @@ class RecordedSource:
         text = query.render(quote=False)
         chosen, how, score, restricted = self.match(text)
         if not chosen:
-            context.current().event(
-                "note",
-                self.name,
-                message="no recorded search matched",
-                query=text,
-                best_score=round(score, 3),
+            context.current().emit(
+                Note(
+                    name=self.name,
+                    message="no recorded search matched",
+                    query=text,
+                    best_score=round(score, 3),
+                )
             )
             return []
         idx = self.index()

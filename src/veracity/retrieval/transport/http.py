@@ -29,6 +29,7 @@ import httpx
 
 from veracity.core import context
 from veracity.core.config import settings
+from veracity.core.events import Fault
 from veracity.core.infra import RetryPolicy, retrying
 from veracity.core.redaction import install_log_redaction
 from veracity.retrieval.base import (
@@ -235,14 +236,14 @@ class HttpClient:
     async def _with_retries(self, call: _Call) -> HttpResponse:
         def retry(exc: BaseException, attempt: int, delay: float) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            context.current().event(
-                "error", call.source, error=error, attempt=attempt, retry_in_s=round(delay, 3)
+            context.current().emit(
+                Fault(name=call.source, error=error, attempt=attempt, retry_in_s=round(delay, 3))
             )
             log.info("%s: %s; retry %d in %.2fs", call.source, exc, attempt, delay)
 
         def give_up(exc: BaseException, attempt: int) -> None:
             error = f"{type(exc).__name__}: {exc}"
-            context.current().event("error", call.source, error=error, attempts=attempt)
+            context.current().emit(Fault(name=call.source, error=error, attempts=attempt))
 
         def retry_after(exc: BaseException) -> float | None:
             return getattr(exc, "retry_after", None)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from veracity.core import context
 from veracity.core.dates import UTC, parse_date
+from veracity.core.events import Fault
 from veracity.core.types import Document
 from veracity.retrieval.base import SourceBadResponse, SourceError
 from veracity.retrieval.transport.http import HttpClient
@@ -77,8 +78,10 @@ async def with_full_text(
             try:
                 text, date = await fetch_main_text(http, source, doc.url)
             except SourceError as exc:
-                context.current().event(
-                    "error", source, url=doc.url, error=f"page fetch: {type(exc).__name__}: {exc}"
+                context.current().emit(
+                    Fault(
+                        name=source, url=doc.url, error=f"page fetch: {type(exc).__name__}: {exc}"
+                    )
                 )
                 return doc.model_copy(
                     update={"metadata": {**doc.metadata, "fetch_error": f"{type(exc).__name__}"}}

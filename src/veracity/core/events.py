@@ -1,0 +1,316 @@
+"""Trace events: one class per kind, in a union discriminated by ``kind``.
+
+Every step a check records is an instance of one of these classes, emitted as an object
+(``ctx.emit(SearchDone(name="wikipedia", cached=False, results=ids))``). The fields a
+consumer may rely on are declared (those every emitter gives are required); a method may
+add fields of its own as keyword arguments (kept, JSON-serialisable). Consumers (the CLI,
+the server, the MCP server, reports) dispatch on the class.
+
+The JSON form is the same as before the classes existed, ``{"kind", "name", "t",
+"data"}`` with the payload under ``data``, so stored runs read back unchanged. A stored
+event whose kind is unknown (a plugin's, a newer version's) or that does not fit its class
+(an older version's) reads as an `OtherEvent`, which every consumer renders generically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+
+_ENVELOPE = ("kind", "name", "t")
+
+
+class TraceEvent(BaseModel):
+    """Base of every trace event: what (``kind``), who (``name``), when (``t``).
+
+    Build a subclass (`SearchDone`, `Stage`, ...); `parse_event` turns stored JSON, old or
+    new, into the right class. `data` is the payload (every field but the envelope) as a
+    dict, as it appears in the JSON.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    name: str  # who or what: an agent role, a source name, a stage name
+    t: float = 0.0  # seconds since the trace started (set when the event is recorded)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _open_envelope(cls, value: Any) -> Any:
+        """Accept the stored form ``{"kind", "name", "t", "data": {...}}``."""
+        if isinstance(value, Mapping) and isinstance(value.get("data"), Mapping):
+            head = {k: v for k, v in value.items() if k != "data"}
+            return {**value["data"], **head}
+        return value
+
+    @model_serializer(mode="wrap")
+    def _close_envelope(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        flat = handler(self)
+        keep = self.model_fields_set | set(self.model_extra or ())
+        data = {k: v for k, v in flat.items() if k in keep and k not in _ENVELOPE}
+        return {"kind": self.kind, "name": self.name, "t": self.t, "data": data}
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The payload: the fields given when the event was made (or stored), and extras."""
+        keep = self.model_fields_set | set(self.model_extra or ())
+        full = {**self.__dict__, **(self.model_extra or {})}
+        return {k: v for k, v in full.items() if k in keep and k not in _ENVELOPE}
+
+    @property
+    def payload(self) -> TraceEvent:
+        """The event itself (its typed fields); kept for code written against the old
+        payload models."""
+        return self
+
+
+class ModelCall(TraceEvent):
+    """One model call: tokens, whether it came from the cache, the request hash."""
+
+    kind: Literal["llm_call"] = "llm_call"
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    cached: bool
+    model: str | None = None
+    latency_s: float | None = None
+    request_hash: str | None = None
+    round: int | None = None  # debate round the call belongs to, when there is one
+    purpose: str | None = None  # who or what the call was for (a role, stop, judge, ...)
+    sample: int | None = None  # index of a sampled answer (probability estimates)
+
+
+class SearchDone(TraceEvent):
+    """One search of a source, with the ids/URLs it returned."""
+
+    kind: Literal["search"] = "search"
+    cached: bool
+    source_kind: str | None = None
+    query: dict[str, Any] | str | None = None
+    results: list[dict[str, Any] | str] = Field(default_factory=list)
+    latency_s: float | None = None
+
+
+class AgentTurn(TraceEvent):
+    """An agent's contribution that is not a loop step: a debate turn, an analyst's report."""
+
+    kind: Literal["agent_turn"] = "agent_turn"
+    round: int | None = None
+    phase: str | None = None
+    text: str | None = None
+    stance: str | None = None
+
+
+class AgentStep(TraceEvent):
+    """One step of an agent loop (ReAct, FIRE, MERMAID's executor): thought and action."""
+
+    kind: Literal["agent_turn"] = "agent_turn"
+    step: int
+    steps: int | None = None  # the step limit of the loop the step belongs to
+    thought: str | None = None
+    action: str | None = None
+    input: Any = None  # what the action was given (a query, arguments)
+    answer: str | None = None
+
+
+class Ruling(TraceEvent):
+    """A judge's decision (a label, or ``decision=None``: the debate is not settled yet)."""
+
+    kind: Literal["ruling"] = "ruling"
+    round: int | None = None
+    decision: str | None = None
+    reason: str | None = None
+    confidence: float | None = None
+    probabilities: dict[str, float] | None = None
+
+
+class StopSignal(TraceEvent):
+    """A stopping policy's reading after a round (RADAR's margin and confidence, ...)."""
+
+    kind: Literal["stop_signal"] = "stop_signal"
+    round: int | None = None
+    stop: bool | None = None
+    margin: float | None = None
+    confidence: float | None = None
+
+
+class ToolCall(TraceEvent):
+    """A tool call made by an agent (ReAct, FIRE, MCP) and whether it failed."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    tool: str
+    arguments: dict[str, Any] | None = None
+    error: str | None = None
+    step: int | None = None
+
+
+class TreeNode(TraceEvent):
+    """A node of an argument tree at one iteration (ToE)."""
+
+    kind: Literal["tree_node"] = "tree_node"
+    node_id: str
+    parent_id: str | None = None
+    claim: str | None = None
+    veracity: float | None = None
+    reliability: float | None = None
+    status: str | None = None
+    iteration: int | None = None
+
+
+class MemoryAccess(TraceEvent):
+    """An evidence-memory recall or store."""
+
+    kind: Literal["memory_recall"] = "memory_recall"
+    action: Literal["recall", "store"]
+    entities: list[str] = Field(default_factory=list)
+    hits: int | None = None
+
+
+class Stage(TraceEvent):
+    """A stage of a method starting (``step="start"``), ending (``"end"``) or passing."""
+
+    kind: Literal["stage"] = "stage"
+    step: str | None = None
+    round: int | None = None  # a debate round starting (``step="round"``) ...
+    rounds: int | None = None  # ... and the number of the last round it may run
+    iterations: int | None = None  # the iteration limit of a method that iterates (ToE)
+
+
+class Decision(TraceEvent):
+    """A choice a method made on the way (a label, a policy's action, stance scores)."""
+
+    kind: Literal["decision"] = "decision"
+    label: str | None = None
+    answer: str | None = None
+    probabilities: dict[str, float] | None = None
+
+
+class Fault(TraceEvent):
+    """A fault: retried (``attempt``), final (``attempts``) or ending the check (``fatal``)."""
+
+    kind: Literal["error"] = "error"
+    error: str
+    attempt: int | None = None
+    retry_in_s: float | None = None
+    attempts: int | None = None
+    fatal: bool | None = None
+    search_failed: bool | None = None  # a search that failed after its retries
+
+
+class Note(TraceEvent):
+    """Something worth knowing about how the check ran (in ``text`` or ``note``)."""
+
+    kind: Literal["note"] = "note"
+    text: str | None = None
+    note: str | None = None
+
+
+class OtherEvent(TraceEvent):
+    """An event of a kind this version does not know (a plugin's, a newer version's), or a
+    stored one that does not fit its class; rendered generically."""
+
+
+EVENT_CLASSES: dict[str, type[TraceEvent]] = {
+    "llm_call": ModelCall,
+    "search": SearchDone,
+    "agent_step": AgentStep,
+    "agent_turn": AgentTurn,
+    "ruling": Ruling,
+    "stop_signal": StopSignal,
+    "tool_call": ToolCall,
+    "tree_node": TreeNode,
+    "memory_recall": MemoryAccess,
+    "stage": Stage,
+    "decision": Decision,
+    "error": Fault,
+    "note": Note,
+}
+"""The class of each tag of the union (the event kinds, with ``agent_turn`` split in two:
+a step of a loop, ``agent_step``, has a ``step``)."""
+
+EVENT_KINDS = frozenset(cls.model_fields["kind"].default for cls in EVENT_CLASSES.values())
+
+
+def _tag(value: Any) -> str:
+    """The union tag of a value: its kind, ``agent_step`` for a turn with a step, and
+    ``other`` for a kind this version does not know."""
+    if isinstance(value, TraceEvent):
+        kind, fields = value.kind, value.data
+    elif isinstance(value, Mapping):
+        kind = value.get("kind")
+        data = value.get("data")
+        fields = data if isinstance(data, Mapping) else value
+    else:
+        return "other"
+    if isinstance(value, OtherEvent) or kind not in EVENT_KINDS:
+        return "other"
+    if kind == "agent_turn" and fields.get("step") is not None:
+        return "agent_step"
+    return str(kind)
+
+
+KnownEvent = Annotated[
+    Annotated[ModelCall, Tag("llm_call")]
+    | Annotated[SearchDone, Tag("search")]
+    | Annotated[AgentStep, Tag("agent_step")]
+    | Annotated[AgentTurn, Tag("agent_turn")]
+    | Annotated[Ruling, Tag("ruling")]
+    | Annotated[StopSignal, Tag("stop_signal")]
+    | Annotated[ToolCall, Tag("tool_call")]
+    | Annotated[TreeNode, Tag("tree_node")]
+    | Annotated[MemoryAccess, Tag("memory_recall")]
+    | Annotated[Stage, Tag("stage")]
+    | Annotated[Decision, Tag("decision")]
+    | Annotated[Fault, Tag("error")]
+    | Annotated[Note, Tag("note")]
+    | Annotated[OtherEvent, Tag("other")],
+    Discriminator(_tag),
+]
+"""Any trace event, by its ``kind`` (an unknown kind gives an `OtherEvent`)."""
+
+_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(KnownEvent)
+
+
+def parse_event(value: Mapping[str, Any] | TraceEvent) -> TraceEvent:
+    """The event of a stored (or live) value, old form or new, as its class; one that does
+    not fit its class becomes an `OtherEvent` (nothing stored is refused)."""
+    try:
+        return _ADAPTER.validate_python(value)
+    except ValidationError:
+        if isinstance(value, TraceEvent):
+            value = value.model_dump(mode="json")
+        return OtherEvent.model_validate(value)
+
+
+def make_event(kind: str, name: str, **data: Any) -> TraceEvent:
+    """The event of a known `kind` from keyword fields (strict: for code that has the kind
+    as a string; emitters build the class itself).
+
+    Raises:
+        ValueError: an unknown kind, or fields that do not fit the kind's class.
+    """
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"unknown trace event kind {kind!r}")
+    return _ADAPTER.validate_python({"kind": kind, "name": name, "data": data})
+
+
+__all__ = [
+    "EVENT_CLASSES", "EVENT_KINDS", "AgentStep", "AgentTurn", "Decision", "Fault",
+    "KnownEvent", "MemoryAccess", "ModelCall", "Note", "OtherEvent", "Ruling", "SearchDone",
+    "Stage", "StopSignal", "ToolCall", "TraceEvent", "TreeNode", "make_event", "parse_event",
+]  # fmt: skip
