@@ -66,8 +66,9 @@ class HissMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        **kwargs: Any,  # the rest of BaseMethod's keywords, passed on
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, **kwargs)
         self.source: Source | None = None
         if self.config.search:
             try:

@@ -51,8 +51,9 @@ class SteelMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        **kwargs: Any,  # the rest of BaseMethod's keywords, passed on
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, **kwargs)
         try:
             source = search_source(self.sources, self.config.source)
         except KeyError:
