@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.core.config import DEFAULT_MODEL, RunConfig
-from veracity.core.errors import ConfigError
+from veracity.core.errors import ConfigError, EvalError
 from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
@@ -114,6 +114,18 @@ def test_the_label_space_is_resolved_once():
         resolve_spec(RunConfig(), prefer_labels="no_such_space")
     with pytest.raises(ConfigError, match="radar works in"):
         resolve_spec(RunConfig(method="radar", labels="supported_refuted"))
+
+
+def test_given_evidence_is_read_from_the_typed_method_config(tmp_path):
+    from veracity.evaluation.prepare import prepare_run
+
+    cfg = RunConfig.model_validate(
+        {"method": "radar", "method_config": {"evidence": "given"}, "dataset": "toy_eval"}
+    )
+    assert resolve_spec(cfg).method_config.needs_given_evidence
+    assert not resolve_spec(RunConfig(method="radar")).method_config.needs_given_evidence
+    with pytest.raises(EvalError, match="--gold-evidence"):
+        prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
 
 
 def test_a_spec_round_trips_through_json():

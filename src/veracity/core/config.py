@@ -228,6 +228,8 @@ class Variant(BaseModel):
     gold_map: dict[str, str] | None = None
     sample: bool | None = None
     sample_per_class: int | None = None
+    seed: int | None = None  # the seed of the variant's sample (sample, sample_per_class)
+    dataset_options: dict[str, Any] | None = None  # the loader's options (e.g. HoVer num_hops)
     repeats: int | None = None
     stand_in: str | None = None
     gold_evidence: bool | None = None
@@ -338,7 +340,7 @@ class RunConfig(BaseModel):
             label = self.name or "config"
             raise ConfigError(f"{label} has no variant {name!r} (variants: {known})")
         v = self.variants[name]
-        update = {k: getattr(v, k) for k in _VARIANT_KEYS if getattr(v, k) is not None}
+        update = {k: getattr(v, k) for k in VARIANT_KEYS if getattr(v, k) is not None}
         update.update(method_config=v.method_config, llm=v.llm, sources=v.sources, variant=name)
         base = self if v.inherit_method_config else self.model_copy(update={"method_config": {}})
         try:
@@ -371,10 +373,13 @@ class RunConfig(BaseModel):
         return self.paper.rows_for(self.variant) if self.paper else []
 
 
-_VARIANT_KEYS = (
-    "method", "dataset", "split", "limit", "labels", "gold_map", "sample", "stand_in",
-    "gold_evidence", "sample_per_class", "repeats",
-)  # fmt: skip
+# A variant's keys that replace the run's (the rest are merged, or describe the variant);
+# `Variant` is the one list
+VARIANT_KEYS = tuple(
+    k
+    for k in Variant.model_fields
+    if k not in ("description", "method_config", "inherit_method_config", "llm", "sources")
+)
 
 
 def validation_message(exc: ValidationError) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from veracity.core import registry
-from veracity.core.config import RunConfig
+from veracity.core.config import VARIANT_KEYS, RunConfig
 from veracity.core.errors import ConfigError, DatasetError, EvalError, LabelError
 from veracity.core.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.core.types import Claim
@@ -25,11 +25,14 @@ from veracity.evaluation.store import RunStore, redact
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, RunSpec, build_run
 
-# Config keys that must match when a run directory is resumed.
+# Config keys that must match when a run directory is resumed: what a variant may set,
+# except what a later session may change (a larger limit, more repeats, a stand-in; the
+# seed is compared only when it chose the examples), plus the method config and variant.
 _RESUME_KEYS = (
-    "method", "method_config", "labels", "gold_map", "dataset", "split", "variant", "sample",
-    "gold_evidence", "dataset_options", "sample_per_class",
-)  # fmt: skip
+    *(k for k in VARIANT_KEYS if k not in ("limit", "repeats", "stand_in", "seed")),
+    "method_config",
+    "variant",
+)
 _RESUME_LLM_KEYS = ("backend", "model", "base_url", "provider")
 
 
@@ -181,11 +184,6 @@ def prepare_run(
     if split not in info.splits:
         raise EvalError(f"dataset {info.name!r} has splits {list(info.splits)}, not {split!r}")
     cfg = cfg.model_copy(update={"split": split})
-    if cfg.method_config.get("evidence") == "given" and not cfg.gold_evidence:
-        raise EvalError(
-            f"{cfg.method} is configured for given evidence (method_config.evidence: given) "
-            "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
-        )
     caches = _cache_store(store, replay_from)
     paths = CachePaths(
         llm=caches.llm_cache_path,
@@ -197,6 +195,12 @@ def prepare_run(
         run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
+    given = run.spec is not None and run.spec.method_config.needs_given_evidence
+    if given and not cfg.gold_evidence:
+        raise EvalError(
+            f"{cfg.method} is configured for given evidence (method_config.evidence: given) "
+            "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
+        )
     method, cfg = run.method, run.config
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:

@@ -78,6 +78,13 @@ class MethodConfig(BaseModel):
 
     labels: str | None = None  # label space name; None: the method's default
 
+    @property
+    def needs_given_evidence(self) -> bool:
+        """Whether this config checks a claim only against the evidence it carries (an
+        ``evidence`` setting of ``given``), so an evaluation must hand each claim its
+        gold evidence."""
+        return getattr(self, "evidence", None) == "given"
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
