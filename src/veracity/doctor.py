@@ -224,7 +224,8 @@ def _model(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
         if path.is_file():
             return [Finding(check="model", status="ok", detail=f"{llm.model} at {path}")]
         fix = f"veracity models pull {llm.model}" if spec else "check the GGUF path"
-        status: Status = "warn" if spec and llm.auto_pull else "fail"
+        pulls = llm.auto_pull is not False  # None: the embedded backend's default, which pulls
+        status: Status = "warn" if spec and pulls else "fail"
         return [Finding(check="model", status=status, detail=f"{llm.model} is not downloaded",
                         fix=fix)]  # fmt: skip
     return _endpoint(llm, network, probe)

@@ -124,7 +124,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
-        if not cfg.auto_pull:
+        if cfg.auto_pull is False:  # None: the embedded backend's default, which pulls
             fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
         console.print(
             styled(
