@@ -23,7 +23,9 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    - ``runtime`` — the composition root;
    - ``datasets`` — benchmark loaders (read only by the harness and the front ends);
    - ``api``, ``evaluation``, ``cli``, ``server``, ``mcp``, ``batch``, ``testing``,
-     ``doctor`` and the package's ``__init__``/``__main__`` — the entry points.
+     ``doctor`` and the package's ``__init__``/``__main__`` — the entry points; so is a
+     method's ``commands`` module (``veracity.methods.<m>.commands``, a module or a
+     package: the part ``commands``), the method's front end on the command line.
 
 2. No import cycle between top-level parts (a part may import a sibling of its layer,
    but not in both directions, directly or through others).
@@ -33,6 +35,10 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    package).
 4. Only ``veracity.testing`` itself imports ``veracity.testing`` (tests and benchmarks
    live outside the package and may).
+5. A method's ``commands`` module is loaded only through the ``veracity.commands`` and
+   ``veracity.run_options`` entry points (`veracity.cli.plugins`), as an outside plugin's
+   would be: no other module imports it, neither its own method nor ``veracity.cli``.
+   It fronts its own method, whose modules it may import, and never another method's (rule 3).
 """
 
 from __future__ import annotations
@@ -69,7 +75,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"runtime"},
         {"datasets"},
         {"api", "evaluation", "cli", "server", "mcp", "batch", "testing", "doctor"}
-        | {"__init__", "__main__"},
+        | {"__init__", "__main__"}
+        | {"commands"},
     )
 )
 SHARED_METHOD_MODULES = frozenset(
@@ -125,6 +132,8 @@ def part_of(module: str) -> str | None:
         return None
     if len(parts) > 2 and parts[1] == "core":  # the foundation package holds two layers
         return parts[2]
+    if len(parts) > 3 and parts[1] == "methods" and parts[3] == "commands":
+        return "commands"  # a method's command-line front end (rule 5)
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -169,9 +178,14 @@ def check_tree(root: Path) -> list[Violation]:
     return sorted(violations)
 
 
+COMMANDS_RULE = "a method's commands module is loaded through its entry points, never imported"
+
+
 def _rules(src: str, src_part: str, target: str, dst_part: str) -> Iterator[str]:
     if dst_part == "testing" and src_part != "testing":
         yield "only tests import veracity.testing"
+    if dst_part == "commands" and src_part != "commands":
+        yield COMMANDS_RULE
     src_layer, dst_layer = layer_of(src_part), layer_of(dst_part)
     if src_layer is None:
         yield f"veracity.{src_part} belongs to no layer of the import contract"

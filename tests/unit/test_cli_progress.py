@@ -352,7 +352,7 @@ def test_train_toe_prints_claims_done_and_eta_to_a_log(tmp_path, monkeypatch, pl
     build_local_corpus("toyfc", FACTCHECK_DOCS + WIKI_DOCS, mode="bm25")
     model = toe_llm(PLAN)
     monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg, **kw: ManagedLLM(model))
-    monkeypatch.setattr("veracity.cli.train.ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.methods.toe.commands.ensure_model", lambda cfg: None)
     args = ["train", "toe", "--limit", "3", "--checkpoint", "ck", "--data-dir", str(data),
             "--source", "factcheck=local:toyfc", "--no-fit"]  # fmt: skip
     result = runner.invoke(app, args)

@@ -10,7 +10,6 @@ import yaml
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.cli import calibrate as calibrate_cli
 from veracity.core import registry
 from veracity.core.config import load_run_config
 from veracity.core.types import Claim, Document
@@ -18,6 +17,7 @@ from veracity.datasets.base import DatasetInfo, Example
 from veracity.evaluation.experiment import load_experiment
 from veracity.methods.base import load_method
 from veracity.methods.radar import RadarMethod
+from veracity.methods.radar import commands as calibrate_cli
 from veracity.methods.radar.calibration import (
     CalibrationError,
     RoundSignal,

@@ -1,11 +1,11 @@
-"""The `veracity` command line. Each command group lives in its own module here and
-registers itself on `app` when imported."""
+"""The `veracity` command line. Each built-in command group lives in its own module here
+and registers itself on `app` when imported; commands that belong to one method live in
+that method's package and come in through the ``veracity.commands`` entry points, as an
+installed package's would (`veracity.cli.plugins`)."""
 
 from __future__ import annotations
 
-from veracity.cli import advfact as _advfact  # noqa: F401
 from veracity.cli import batch as _batch  # noqa: F401
-from veracity.cli import calibrate as _calibrate  # noqa: F401
 from veracity.cli import check as _check  # noqa: F401  (registers commands)
 from veracity.cli import datasets as _datasets  # noqa: F401
 from veracity.cli import datasets_get as _datasets_get  # noqa: F401  (after datasets)
@@ -16,7 +16,6 @@ from veracity.cli import mcp as _mcp  # noqa: F401
 from veracity.cli import models as _models  # noqa: F401
 from veracity.cli import runs as _runs  # noqa: F401
 from veracity.cli import serve as _serve  # noqa: F401
-from veracity.cli import train as _train  # noqa: F401
 from veracity.cli.app import PROCESS, app, console, fail  # noqa: F401
 
 

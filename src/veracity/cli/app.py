@@ -59,6 +59,26 @@ class WrappingGroup(TyperGroup):
             fail(str(fault) if fault else f"{exc.strerror}: {_DISK_FIX}", code=3)
 
 
+class CommandLine(WrappingGroup):
+    """The ``veracity`` group: the built-in commands, then those that installed packages
+    add through the ``veracity.commands`` entry points (`veracity.cli.plugins`), each
+    loaded when named or listed; ``check`` and ``eval`` get the packages' run options."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from veracity.cli.plugins import plugin_commands
+
+        return sorted(set(super().list_commands(ctx)) | set(plugin_commands(self).names()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from veracity.cli import plugins
+
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            return plugins.plugin_commands(self).get(cmd_name)
+        plugins.add_run_options(command)
+        return command
+
+
 # Plain (click) help and errors: typer's rich formatting imports rich's markdown stack,
 # which more than doubles the start-up time of every --help. Every group is a
 # WrappingGroup, so that no description is cut.
@@ -71,7 +91,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    **PLAIN,  # type: ignore[arg-type]
+    **{**PLAIN, "cls": CommandLine},  # type: ignore[arg-type]
 )
 
 

@@ -18,8 +18,8 @@ from veracity.cli.common import (
     input_message,
     parse_set_options,
     parse_source_options,
-    with_memory_mode,
 )
+from veracity.cli.plugins import with_run_options
 from veracity.core.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 
 
@@ -54,6 +54,7 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
 
 @app.command()
 def check(
+    ctx: typer.Context,
     text: str = typer.Argument(None, help="the text to check, or '-' to read standard input"),
     file: Path = typer.Option(
         None,
@@ -93,9 +94,6 @@ def check(
         "(repeatable; the method's README lists them)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
-    memory: str = typer.Option(
-        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
-    ),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
     from pydantic import ValidationError
@@ -124,7 +122,8 @@ def check(
             "sources": parse_source_options(source or []) or None,
             "method_config": parse_set_options(settings or []) or None,
         }
-        cfg = with_memory_mode(resolve_config(config, variant=variant, flags=flags), memory)
+        # the options methods add (MERMAID's --memory): veracity.cli.plugins
+        cfg = with_run_options(resolve_config(config, variant=variant, flags=flags), ctx)
         run = build_run(cfg)
     except ConfigError as exc:
         fail(str(exc))

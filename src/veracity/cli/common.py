@@ -83,26 +83,6 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
     return out
 
 
-MEMORY_MODES = ("on", "off", "read-only")
-
-
-def with_memory_mode(cfg: Any, mode: str | None) -> Any:
-    """`cfg` with MERMAID's evidence memory switched to `mode` (``--memory``), keeping
-    the config's other memory options.
-
-    Raises:
-        ConfigError: an unknown mode, or a method without an evidence memory.
-    """
-    if mode is None:
-        return cfg
-    if mode not in MEMORY_MODES:
-        raise ConfigError(f"--memory must be one of {', '.join(MEMORY_MODES)}, not {mode!r}")
-    current = cfg.method_config.get("memory") or {}
-    if isinstance(current, str):
-        current = {"mode": current}
-    return cfg.with_overrides({"method_config": {"memory": {**current, "mode": mode}}})
-
-
 def input_message(exc: Exception) -> str:
     from pydantic import ValidationError
 
@@ -124,7 +104,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     from veracity.llm import models as catalog
 
     if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
-        if cfg.auto_pull is False:  # None: the embedded backend's default, which pulls
+        if not cfg.auto_pull:
             fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
         console.print(
             styled(

@@ -23,8 +23,8 @@ from veracity.cli.common import (
     ensure_model,
     parse_set_options,
     parse_source_options,
-    with_memory_mode,
 )
+from veracity.cli.plugins import with_run_options
 from veracity.core.errors import (
     ConfigError,
     EngineError,
@@ -157,6 +157,7 @@ def _summary(run: PreparedRun, m: Metrics) -> Table:
 
 @app.command("eval")
 def eval_(
+    ctx: typer.Context,
     method: str = typer.Option(
         None, "--method", "-m", help="registered method (see `veracity methods`)"
     ),
@@ -216,9 +217,6 @@ def eval_(
         help="give each claim its gold evidence (full-evidence settings) or let the method "
         "retrieve (default)",
     ),
-    memory: str = typer.Option(
-        None, help="evidence memory of methods that keep one (mermaid): on, off, read-only"
-    ),
     engine: str = typer.Option("local", help=ENGINE_HELP),
     ray_address: str = typer.Option(None, help=RAY_ADDRESS_HELP),
     workers: int = typer.Option(None, help=WORKERS_HELP),
@@ -240,7 +238,7 @@ def eval_(
         }  # fmt: skip
         runner = engine_for(engine, ray_address, workers, llm_limit)
         cfg = resolve_config(config, out_dir, variant, flags, spec)
-        cfg = with_memory_mode(cfg, memory)
+        cfg = with_run_options(cfg, ctx)  # --memory
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
                           concurrency, progress, runner)  # fmt: skip

@@ -1,14 +1,20 @@
-"""`veracity train toe`: train ToE's retrieval policy and networks on a labelled split."""
+"""ToE's commands: `veracity train toe` (the retrieval policy and networks, trained on a
+labelled split) and `veracity advfact build|flips` (ToE's adversarial robustness set).
+
+A front end of the command line, added through the ``veracity.commands`` entry points
+``train.toe`` and ``advfact`` (see `veracity.cli.plugins`); nothing in the method imports
+it. Rich and the method's own code load inside the commands, so ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from veracity.cli.app import PLAIN, app, console, fail, leave_interrupted, out, styled
+from veracity.cli.app import PLAIN, console, fail, leave_interrupted, out, styled
 from veracity.cli.common import (
     BASE_URL_OPTION,
     MODEL_OPTION,
@@ -17,17 +23,13 @@ from veracity.cli.common import (
     ensure_model,
     parse_source_options,
 )
-from veracity.core.errors import ConfigError, DatasetError, EvalError
+from veracity.core.errors import ConfigError, DatasetError, EvalError, RunStoreError
 from veracity.core.types import Usage, cost_text
 
-train_app = typer.Typer(
-    help="Train a method's learned parts on a labelled dataset split.",
-    **PLAIN,  # type: ignore[arg-type]
-)
-app.add_typer(train_app, name="train")
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
-@train_app.command("toe")
 def train_toe(
     dataset: str = typer.Option("liar", "--dataset", "-d", help="registered dataset"),
     split: str = typer.Option("train", help="split to train on"),
@@ -166,6 +168,8 @@ def _collect(trainer: Any, examples: list, info: Any, space: Any, todo: int, sho
 
 
 def _metrics_table(metrics: dict[str, Any], trainer: Any) -> Table:
+    from rich.table import Table
+
     table = Table("part", "result", title=f"checkpoint {trainer.folder}")
     for part in ("eval_net", "agg_net", "policy"):
         m = metrics.get(part) or {}
@@ -180,3 +184,96 @@ def _metrics_table(metrics: dict[str, Any], trainer: Any) -> Table:
             text = f"{m.get('updates', 0)} GRPO updates over {m.get('claims_seen', 0)} claims"
         table.add_row(part, text)
     return table
+
+
+advfact_app = typer.Typer(
+    help="ToE's adversarial robustness set (AdvFact).",
+    **PLAIN,  # type: ignore[arg-type]
+)
+
+
+@advfact_app.command("build")
+def build(
+    n: int = typer.Option(100, help="false LIAR statements to attack"),
+    seed: int = typer.Option(0, help="sampling seed"),
+    split: str = typer.Option("valid", help="LIAR split to sample from"),
+    passages: int = typer.Option(5, help="poisoned passages per statement"),
+    index: str = typer.Option("advfact", help="name of the poisoned index (and NAME-clean)"),
+    out_dir: Path = typer.Option(
+        None, "--out", help="where to write the set (default VERACITY_HOME/datasets/advfact)"
+    ),
+    data_dir: Path = typer.Option(None, help="benchmark data directory (LIAR)"),
+    model: str = typer.Option(None, help="model that writes the attacks"),
+    base_url: str = BASE_URL_OPTION,
+    provider: str = PROVIDER_OPTION,
+    concurrency: int = typer.Option(4, help="statements attacked at once"),
+) -> None:
+    """Build AdvFact: FakeGPT-style rewrites and PoisonedRAG-style poisoned passages over a
+    seeded sample of false LIAR statements, plus the poisoned and clean local indexes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from veracity.evaluation.advfact import BuildOptions, build_advfact
+    from veracity.runtime import build_llm, resolve_config
+
+    try:
+        cfg = resolve_config(
+            None, flags={"llm": {"model": model, "base_url": base_url, "provider": provider}}
+        )
+        options = BuildOptions(
+            n=n, seed=seed, split=split, passages_per_claim=passages, index=index,
+            concurrency=concurrency,
+        )  # fmt: skip
+    except (ConfigError, ValueError) as exc:
+        fail(str(exc))
+    ensure_model(cfg.llm)
+    llm = build_llm(cfg)
+    columns = (TextColumn("advfact"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("build", total=n)
+        try:
+            manifest = asyncio.run(
+                build_advfact(
+                    llm,
+                    options,
+                    data_dir=data_dir,
+                    out=out_dir,
+                    on_claim=lambda _id, _ok: bar.advance(task),
+                )
+            )
+        except DatasetError as exc:
+            fail(str(exc))
+    table = Table("built", "count")
+    for key in ("claims", "samples", "passages"):
+        table.add_row(key, str(manifest[key]))
+    table.add_row("claims left out (invalid replies)", str(len(manifest["failed"])))
+    for name, size in manifest["indexes"].items():
+        table.add_row(f"index {name}", f"{size:,} documents")
+    out.print(table)
+
+
+@advfact_app.command("flips")
+def flips(
+    clean_run: Path = typer.Argument(..., help="run directory of the method on split clean"),
+    attacked_run: Path = typer.Argument(..., help="run directory on split all (or one attack)"),
+) -> None:
+    """Flip rates of one method between the clean claims and their attacked versions."""
+    from rich.table import Table
+
+    from veracity.evaluation.advfact import flip_rates
+
+    try:
+        stats = flip_rates(clean_run, attacked_run)
+    except RunStoreError as exc:
+        fail(str(exc))
+    table = Table("attack", "pairs", "clean acc.", "attacked acc.", "flip rate", "harmful flips")
+
+    def f(x: float | None) -> str:
+        return "—" if x is None else f"{x:.3f}"
+
+    for s in stats:
+        table.add_row(
+            s.attack, str(s.pairs), f(s.clean_accuracy), f(s.attacked_accuracy),
+            f(s.flip_rate), f(s.harmful_flip_rate),
+        )  # fmt: skip
+    out.print(table)

@@ -1,5 +1,8 @@
 """`veracity calibrate radar`: tune RADAR's stopping thresholds on a development set.
 
+A front end of the command line, added through the ``veracity.commands`` entry point
+``calibrate.radar`` (see `veracity.cli.plugins`); nothing in the method imports it.
+
 One inference pass (the evaluation runner, resumable) runs every debate to its last
 round with the per-round signals recorded; the signals are cached as JSONL next to the
 output file, so re-running the command only redoes the offline grid search. The chosen
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from veracity.cli.app import PLAIN, app, console, fail, out, styled
+from veracity.cli.app import console, fail, out, styled
 from veracity.cli.common import BASE_URL_OPTION, MODEL_OPTION, PROVIDER_OPTION, ensure_model
 from veracity.core.errors import ConfigError, EvalError, LabelError, RunStoreError
 
@@ -24,13 +27,6 @@ if TYPE_CHECKING:  # the rest is imported where it is used, so that --help start
 
     from veracity.core.config import RunConfig
     from veracity.methods.radar.calibration import CalibrationResult, Objective, SignalRecord
-
-calibrate_app = typer.Typer(
-    help="Calibrate a method's thresholds on a development set.",
-    no_args_is_help=True,
-    **PLAIN,  # type: ignore[arg-type]
-)
-app.add_typer(calibrate_app, name="calibrate")
 
 _RECORDING = {"early_stop": False, "record_signals": True}
 
@@ -225,8 +221,7 @@ def write_grid(out_file: Path, result: CalibrationResult) -> tuple[Path, Path]:
     return csv_path, png_path
 
 
-@calibrate_app.command("radar")
-def radar(
+def calibrate_radar(
     dataset: str = typer.Option(None, "--dataset", "-d", help="registered dataset name"),
     split: str = typer.Option("dev", help="development split (keep the test split for testing)"),
     limit: int = typer.Option(None, help="use at most N examples"),
