@@ -57,31 +57,33 @@ class RunSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = SCHEMA
-    name: str = ""
-    description: str = ""
-    variant: str | None = None
+    labels_note: str | None = None
+    # Every other field is required: `resolve_spec` fills them from a `RunConfig`, whose
+    # defaults are the run's only ones.
+    name: str
+    description: str
+    variant: str | None
     method: str
     method_config: SerializeAsAny[MethodConfig]
     labels: str
-    labels_note: str | None = None
     llm: LLMSpec
-    sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
-    limits: InputLimits = Field(default_factory=InputLimits)
+    sources: dict[str, dict[str, Any]]
+    prompts: PromptsConfig
+    limits: InputLimits
     concurrency: int = Field(ge=1)
-    seed: int = 0
+    seed: int
     # evaluation
-    dataset: str | None = None
-    split: str | None = None
-    dataset_options: dict[str, Any] = Field(default_factory=dict)
-    gold_evidence: bool = False
-    gold_map: dict[str, str] | None = None
-    limit: int | None = None
-    sample: bool = False
-    sample_per_class: int | None = None
-    repeats: int = 1
-    data_dir: str | None = None
-    stand_in: str | None = None
+    dataset: str | None
+    split: str | None
+    dataset_options: dict[str, Any]
+    gold_evidence: bool
+    gold_map: dict[str, str] | None
+    limit: int | None
+    sample: bool
+    sample_per_class: int | None
+    repeats: int
+    data_dir: str | None
+    stand_in: str | None
 
     @property
     def method_class(self) -> type[BaseMethod]:
@@ -160,9 +162,11 @@ def resolve_labels(
         ConfigError: the given or preferred space is unknown or refused.
     """
     allowed = cls.allowed_labels
+    # the method's default: its config class's `labels` default, else its class default
+    default = cls.config_class.model_fields["labels"].default or cls.default_labels
     wanted = given if given is not None else prefer
     if wanted is None:
-        return cls.default_labels, None
+        return default, None
     try:
         get_label_space(wanted)
     except LabelError as exc:
@@ -173,9 +177,9 @@ def resolve_labels(
         raise ConfigError(f"{cls.name} works in {list(allowed)}, not {given}")
     note = (
         f"{cls.name} answers only in {', '.join(allowed)}; the dataset's labels "
-        f"({prefer}) are mapped to {cls.default_labels}"
+        f"({prefer}) are mapped to {default}"
     )
-    return cls.default_labels, note
+    return default, note
 
 
 def resolve_spec(config: RunConfig, *, prefer_labels: str | None = None) -> RunSpec:
