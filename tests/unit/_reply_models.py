@@ -220,6 +220,36 @@ def _claim_lists() -> list[type[BaseModel]]:
             _list_model("C", Category, 3, 3, "d")]  # fmt: skip
 
 
+def _folk(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.folk.method import answer_model, decomposition_model, prediction_model
+
+    return [decomposition_model(5), answer_model(300), prediction_model(space, 1200)]
+
+
+def _programfc() -> list[type[BaseModel]]:
+    from veracity.methods.programfc.method import VerifyReply, answer_model, program_model
+
+    return [program_model(8, 300), answer_model(200), VerifyReply]
+
+
+def _self_ask(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.self_ask.method import final_model, intermediate_model
+
+    return [intermediate_model(200), final_model(space)]
+
+
+def _factool() -> list[type[BaseModel]]:
+    from veracity.methods.factool.method import queries_model, verification_model
+
+    return [queries_model(2, 200), verification_model(1000)]
+
+
+def _factcheck_gpt() -> list[type[BaseModel]]:
+    from veracity.methods.factcheck_gpt.method import queries_model, stances_model
+
+    return [queries_model(2, 200), stances_model(1), stances_model(6)]
+
+
 def _safe() -> list[type[BaseModel]]:
     from veracity.methods.safe.method import _query_model, _rating_model
 
@@ -287,6 +317,18 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
     ("veracity.evidence.claims", "_list_model"): _claim_lists,
     ("veracity.methods.safe.method", "_query_model"): _safe,
     ("veracity.methods.safe.method", "_rating_model"): _safe,
+    ("veracity.methods.folk.method", "decomposition_model"): _each_space(_folk),
+    ("veracity.methods.folk.method", "answer_model"): _each_space(_folk),
+    ("veracity.methods.folk.method", "prediction_model"): _each_space(_folk),
+    ("veracity.methods.programfc.method", "program_model"): _programfc,
+    ("veracity.methods.programfc.method", "answer_model"): _programfc,
+    ("veracity.methods.programfc.method", "VerifyReply"): _programfc,
+    ("veracity.methods.self_ask.method", "intermediate_model"): _each_space(_self_ask),
+    ("veracity.methods.self_ask.method", "final_model"): _each_space(_self_ask),
+    ("veracity.methods.factool.method", "queries_model"): _factool,
+    ("veracity.methods.factool.method", "verification_model"): _factool,
+    ("veracity.methods.factcheck_gpt.method", "queries_model"): _factcheck_gpt,
+    ("veracity.methods.factcheck_gpt.method", "stances_model"): _factcheck_gpt,
 }
 
 

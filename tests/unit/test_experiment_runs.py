@@ -124,6 +124,8 @@ def test_balanced_sample_repeated_over_seeds(stem, offline_world, tmp_path):
 # published row of one of them must sit beside a variant that runs it, so the cases
 # above run it on one example and `veracity report` puts ours beside the paper's.
 BASELINES = {"FIRE": "fire", "D2D": "d2d", "SAFE": "safe"}
+BASELINES |= {"FOLK": "folk", "ProgramFC": "programfc", "Self-Ask": "self_ask"}  # MERMAID T2
+BASELINES |= {"FacTool": "factool", "FactCheck-GPT": "factcheck_gpt"}  # MERMAID Table 1
 BASELINES |= {"HiSS": "hiss", "HiSS + RA": "hiss", "FactAgent": "factagent"}  # ZoFia, RADAR
 BASELINES |= {"ReAct (search API)": "react"}  # ZoFia Table 1
 

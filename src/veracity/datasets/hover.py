@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from veracity.core.errors import DatasetError
 from veracity.core.types import Claim
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_json_array
@@ -64,6 +65,18 @@ class HoverDataset(BaseDataset):
 
     def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:
         return hover_example(self, raw, loc, split)
+
+    def load(
+        self, split: str | None = None, data_dir: Path | None = None, *, num_hops: int | None = None
+    ) -> list[Example]:
+        """The split's claims; with `num_hops` (2, 3 or 4) only those of that many hops
+        (``dataset_options: {num_hops: 2}``, as FOLK and MERMAID sample per hop count)."""
+        if num_hops is not None and num_hops not in (2, 3, 4):
+            raise DatasetError(f"hover: num_hops must be 2, 3 or 4, not {num_hops!r}")
+        examples = super().load(split, data_dir)
+        if num_hops is None:
+            return examples
+        return [e for e in examples if e.metadata.get("num_hops") == num_hops]
 
 
 HOVER = HoverDataset()

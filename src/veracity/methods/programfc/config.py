@@ -1,0 +1,24 @@
+"""ProgramFC's configuration (Pan, Wu, Lu, Luu, Wang, Kan and Nakov, *Fact-Checking
+Complex Claims with Program-Guided Reasoning*, ACL 2023). See README.md."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from veracity.methods.base import ChoiceConfig
+
+
+class ProgramFCConfig(ChoiceConfig):
+    """Settings of the ``programfc`` method."""
+
+    request_options = ("max_program_steps", "top_k")
+
+    source: str | None = None  # the knowledge source (None: the only one)
+    max_program_steps: int = Field(default=8, ge=1, le=16)  # Question/Verify steps per program
+    top_k: int = Field(default=10, ge=1, le=20)  # ProgramFC open-book: top-10 paragraphs
+    max_result_chars: int = Field(default=400, ge=50)
+    max_answer_chars: int = Field(default=200, ge=20)
+    max_step_chars: int = Field(default=300, ge=20)
+    max_input_chars: int = 2000
+    temperature: float = 0.0
+    max_tokens: int = 800

@@ -1,0 +1,25 @@
+"""Self-Ask's configuration (Press, Zhang, Min, Schmidt, Smith and Lewis, *Measuring and
+Narrowing the Compositionality Gap in Language Models*, Findings of EMNLP 2023). See
+README.md."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from veracity.methods.base import ChoiceConfig
+
+
+class SelfAskConfig(ChoiceConfig):
+    """Settings of the ``self_ask`` method."""
+
+    request_options = ("max_follow_ups", "top_k")
+
+    source: str | None = None  # the search engine for follow-ups (None: the only one)
+    max_follow_ups: int = Field(default=4, ge=1, le=10)  # follow-up questions before answering
+    top_k: int = Field(default=3, ge=1, le=10)  # results read for an intermediate answer
+    max_result_chars: int = Field(default=400, ge=50)
+    max_answer_chars: int = Field(default=200, ge=20)
+    max_trajectory_chars: int = Field(default=4000, ge=500)
+    max_input_chars: int = 2000
+    temperature: float = 0.0
+    max_tokens: int = 400
