@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from veracity.cli import app
 from veracity.cli.progress import JobProgress, Part, as_text, clock_text, fit, run_stats_parts
 from veracity.cli.progress_view import ProgressView
-from veracity.core.trace import TraceEvent
+from veracity.core.events import TraceEvent, parse_event
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 
@@ -34,7 +34,7 @@ class FakeClock:
 
 
 def ev(kind: str, name: str, **data) -> TraceEvent:
-    return TraceEvent(kind=kind, name=name, t=0.0, data=data)
+    return parse_event({"kind": kind, "name": name, "t": 0.0, "data": data})
 
 
 def call(tag: str, purpose: str | None = None, **data) -> TraceEvent:

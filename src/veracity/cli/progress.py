@@ -34,7 +34,16 @@ from veracity.cli.progress_line import (
     searches_text,
     with_bar,
 )
-from veracity.core.trace import TraceEvent
+from veracity.core.events import (
+    AgentStep,
+    Fault,
+    ModelCall,
+    SearchDone,
+    Stage,
+    ToolCall,
+    TraceEvent,
+    TreeNode,
+)
 
 __all__ = [
     "CheckActivity", "Clock", "JobProgress", "Part", "TraceProgress", "as_text",
@@ -100,38 +109,39 @@ class CheckActivity:
     limits: dict[str, int] = field(default_factory=dict)
 
     def observe(self, event: TraceEvent, now: float) -> bool:
-        """Take one event in; True when the stage, round or step changed."""
-        data = event.data
-        if event.kind == "llm_call":
-            self.calls += 1
-            self.actor = str(data.get("purpose") or _short(event.name))
-        elif event.kind == "search":
-            self.searches += 1
-            self.actor = f"searching {event.name}"
-        elif event.kind == "error" and data.get("search_failed"):
-            self.failed_searches += 1
-        elif event.kind == "tool_call" and data.get("tool"):
-            self.actor = str(data["tool"])
-        elif event.kind == "stage":
-            return self._stage(event, now)
-        elif event.kind == "agent_turn" and isinstance(data.get("step"), int):
-            return self._done("step", data["step"], data.get("steps"), now)
-        elif event.kind == "tree_node" and isinstance(data.get("iteration"), int):
-            return self._done("iteration", data["iteration"], self.limits.get("iterations"), now)
+        """Take one event in; True when the stage, round or step changed (an event of a
+        class it does not follow, `OtherEvent` included, changes nothing)."""
+        match event:
+            case ModelCall():
+                self.calls += 1
+                self.actor = str(event.purpose or _short(event.name))
+            case SearchDone():
+                self.searches += 1
+                self.actor = f"searching {event.name}"
+            case Fault(search_failed=True):
+                self.failed_searches += 1
+            case ToolCall():
+                self.actor = event.tool
+            case Stage():
+                return self._stage(event, now)
+            case AgentStep():
+                return self._done("step", event.step, event.steps, now)
+            case TreeNode(iteration=int(iteration)):
+                return self._done("iteration", iteration, self.limits.get("iterations"), now)
         return False
 
-    def _stage(self, event: TraceEvent, now: float) -> bool:
-        data, step = event.data, event.data.get("step")
-        if isinstance(data.get("iterations"), int):
-            self.limits["iterations"] = data["iterations"]
+    def _stage(self, event: Stage, now: float) -> bool:
+        step = event.step
+        if event.iterations is not None:
+            self.limits["iterations"] = event.iterations
         if step == "start" and not self.method:
             self.method = event.name
             return False
         if step == "end" and event.name == self.method:
             self.finished, self.stage, self.loop, self.actor = True, "finished", None, ""
             return True
-        if step == "round" and isinstance(data.get("round"), int):
-            return self._begun("debate round", data["round"], data.get("rounds"), now, data)
+        if step == "round" and event.round is not None:
+            return self._begun("debate round", event.round, event.rounds, now, event.data)
         name = event.name.removeprefix(f"{self.method}:") if self.method else event.name
         step = str(step).replace("_", " ") if step else "done"  # no step: a stage's end
         self.stage = step if name == self.method else f"{name} {step}"
@@ -207,9 +217,9 @@ class TraceProgress:
         activity = self.checks.get(key)
         if activity is None or activity.finished:
             activity = self.checks[key] = CheckActivity(started=now)
-        self.calls += event.kind == "llm_call"
-        self.searches += event.kind == "search"
-        self.failed_searches += event.kind == "error" and bool(event.data.get("search_failed"))
+        self.calls += isinstance(event, ModelCall)
+        self.searches += isinstance(event, SearchDone)
+        self.failed_searches += isinstance(event, Fault) and bool(event.search_failed)
         changed = activity.observe(event, now)
         self.latest = key
         if activity.finished:  # keep the last finished check only, for its final words

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from veracity.core.events import Note, TreeNode
 from veracity.core.types import TraceEvent, Verdict, cost_text
 
 _COLOURS = {1.0: "green", 0.0: "red"}
@@ -47,14 +48,14 @@ def cut_notes(verdict: Verdict) -> list[str]:
     the setting that raises the limit."""
     lines: dict[str, None] = {}
     for event in verdict.trace.events:
-        if event.kind == "note" and event.name == "input_limits":  # the run's input limits
+        if isinstance(event, Note) and event.name == "input_limits":  # the run's input limits
             for c in event.data.get("cuts", []):
                 lines[
                     f"note: the input's {c.get('field')} was cut to {c.get('kept'):,} of "
                     f"{c.get('total'):,} {c.get('unit', 'characters')} (the run's input limits, "
                     "sized to the model's context: a model with a larger context sees more)"
                 ] = None
-        if event.kind != "note" or event.name != "input_cut":
+        if not isinstance(event, Note) or event.name != "input_cut":
             continue
         d = event.data
         line = (
@@ -118,7 +119,7 @@ def latest_tree_nodes(events: list[TraceEvent]) -> dict[str, dict]:
     """The last ``tree_node`` event of each node (the tree as it ended), in first-seen order."""
     nodes: dict[str, dict] = {}
     for event in events:
-        if event.kind == "tree_node":
+        if isinstance(event, TreeNode):
             nodes[event.data["node_id"]] = event.data
     return nodes
 

@@ -246,7 +246,7 @@ a step of a loop, ``agent_step``, has a ``step``)."""
 EVENT_KINDS = frozenset(cls.model_fields["kind"].default for cls in EVENT_CLASSES.values())
 
 
-def _tag(value: Any) -> str:
+def event_tag(value: Any) -> str:
     """The union tag of a value: its kind, ``agent_step`` for a turn with a step, and
     ``other`` for a kind this version does not know."""
     if isinstance(value, TraceEvent):
@@ -279,7 +279,7 @@ KnownEvent = Annotated[
     | Annotated[Fault, Tag("error")]
     | Annotated[Note, Tag("note")]
     | Annotated[OtherEvent, Tag("other")],
-    Discriminator(_tag),
+    Discriminator(event_tag),
 ]
 """Any trace event, by its ``kind`` (an unknown kind gives an `OtherEvent`)."""
 
@@ -312,5 +312,6 @@ def make_event(kind: str, name: str, **data: Any) -> TraceEvent:
 __all__ = [
     "EVENT_CLASSES", "EVENT_KINDS", "AgentStep", "AgentTurn", "Decision", "Fault",
     "KnownEvent", "MemoryAccess", "ModelCall", "Note", "OtherEvent", "Ruling", "SearchDone",
-    "Stage", "StopSignal", "ToolCall", "TraceEvent", "TreeNode", "make_event", "parse_event",
+    "Stage", "StopSignal", "ToolCall", "TraceEvent", "TreeNode", "event_tag", "make_event",
+    "parse_event",
 ]  # fmt: skip

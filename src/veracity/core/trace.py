@@ -21,11 +21,15 @@ from pydantic import (
 
 from veracity.core.events import (
     EVENT_CLASSES,
+    AgentStep,
     AgentTurn,
+    Decision,
     Fault,
     KnownEvent,
     MemoryAccess,
     ModelCall,
+    Note,
+    OtherEvent,
     Ruling,
     SearchDone,
     Stage,
@@ -33,6 +37,7 @@ from veracity.core.events import (
     ToolCall,
     TraceEvent,
     TreeNode,
+    event_tag,
     make_event,
     parse_event,
 )
@@ -117,24 +122,32 @@ SENTENCE_CHARS = 160  # free text (a turn, a query, an error) is cut here in a s
 def describe_event(kind: str, name: str, data: Mapping[str, Any]) -> str:
     """One plain sentence saying what a trace event records, for people: progress lists,
     reports ("Searched wikipedia for “…”: 4 results", "Politician, round 2 (rebuttal):
-    …", "Setup: …").
+    …", "Setup: …"). `data` is the event's payload as stored (see `event_sentence`).
 
     Every kind has a sentence of its own; a kind it does not know, and fields a sentence
     does not name, come out as ``key: value`` pairs, never as JSON. The sentence is plain
     text that quotes untrusted parts (queries, turns, errors): escape it where it is shown.
     """
-    sentence = _SENTENCES.get(kind)
-    if sentence is not None:
-        try:
-            return sentence(name, data)
-        except (TypeError, ValueError, KeyError, AttributeError):  # a field of an odd type
-            pass
-    return f"{_who(kind)} from {name}: {_pairs(data)}".rstrip(": ")
+    return event_sentence(parse_event({"kind": kind, "name": name, "data": dict(data)}))
 
 
 def event_sentence(event: TraceEvent) -> str:
-    """`describe_event` of a `TraceEvent`."""
-    return describe_event(event.kind, event.name, event.data)
+    """The sentence of `event`, chosen by its class (see `describe_event`).
+
+    An `OtherEvent` of a known kind (a stored event that does not fit its class) gets its
+    kind's sentence where its fields allow; any other event comes out as pairs.
+    """
+    data = event.data
+    cls: type[TraceEvent] | None = type(event)
+    if isinstance(event, OtherEvent):
+        cls = EVENT_CLASSES.get(event_tag({"kind": event.kind, "data": data}))
+    sentence = _SENTENCES.get(cls) if cls is not None else None
+    if sentence is not None:
+        try:
+            return sentence(event.name, data)
+        except (TypeError, ValueError, KeyError, AttributeError):  # a field of an odd type
+            pass
+    return f"{_who(event.kind)} from {event.name}: {_pairs(data)}".rstrip(": ")
 
 
 def _short(value: Any, limit: int = SENTENCE_CHARS) -> str:
@@ -206,14 +219,16 @@ def _search(name: str, d: Mapping[str, Any]) -> str:
     return f"Searched {source}{asked}: {found}{cached}"
 
 
+def _agent_step(name: str, d: Mapping[str, Any]) -> str:
+    steps = f" of {d['steps']}" if d.get("steps") else ""
+    action = str(d.get("action") or "")
+    if action and d.get("input"):
+        action += f" “{_short(d['input'], 80)}”"
+    said = " — ".join(p for p in (action, _short(d.get("thought") or "")) if p)
+    return f"{_who(name)}, step {d['step']}{steps}: {said}".rstrip(": ")
+
+
 def _agent_turn(name: str, d: Mapping[str, Any]) -> str:
-    if d.get("step") is not None:
-        steps = f" of {d['steps']}" if d.get("steps") else ""
-        action = str(d.get("action") or "")
-        if action and d.get("input"):
-            action += f" “{_short(d['input'], 80)}”"
-        said = " — ".join(p for p in (action, _short(d.get("thought") or "")) if p)
-        return f"{_who(name)}, step {d['step']}{steps}: {said}".rstrip(": ")
     where = [f"round {d['round']}" if d.get("round") is not None else "", d.get("phase") or ""]
     head = ", ".join([_who(name), *(w for w in where if w)])
     if d.get("stance"):
@@ -302,17 +317,18 @@ def _note(name: str, d: Mapping[str, Any]) -> str:
     return f"{_who(name)}: {_pairs(d)}".rstrip(": ")
 
 
-_SENTENCES: dict[str, Callable[[str, Mapping[str, Any]], str]] = {
-    "llm_call": _llm_call,
-    "search": _search,
-    "agent_turn": _agent_turn,
-    "ruling": _ruling,
-    "stop_signal": _stop_signal,
-    "tool_call": _tool_call,
-    "tree_node": _tree_node,
-    "memory_recall": _memory,
-    "stage": _stage,
-    "decision": _decision,
-    "error": _error,
-    "note": _note,
+_SENTENCES: dict[type[TraceEvent], Callable[[str, Mapping[str, Any]], str]] = {
+    ModelCall: _llm_call,
+    SearchDone: _search,
+    AgentStep: _agent_step,
+    AgentTurn: _agent_turn,
+    Ruling: _ruling,
+    StopSignal: _stop_signal,
+    ToolCall: _tool_call,
+    TreeNode: _tree_node,
+    MemoryAccess: _memory,
+    Stage: _stage,
+    Decision: _decision,
+    Fault: _error,
+    Note: _note,
 }

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity.core.trace import describe_event
+from veracity.core.events import ModelCall
+from veracity.core.trace import event_sentence
 from veracity.core.weblinks import web_link
 from veracity.evaluation.store import PredictionRecord
 
@@ -106,11 +107,9 @@ def _row(n: int, record: PredictionRecord, *, detailed: bool) -> ExampleRow:
         row.evidence = [_evidence(e.model_dump(mode="json")) for e in verdict.evidence]
         row.evidence = row.evidence[:MAX_EVIDENCE]
         events = verdict.trace.events
-        row.model_calls = sum(1 for e in events if e.kind == "llm_call")
-        shown = [e for e in events if e.kind != "llm_call"]
-        row.trace = [
-            (f"{e.t:.2f}", describe_event(e.kind, e.name, e.data)) for e in shown[:MAX_EVENTS]
-        ]
+        row.model_calls = sum(1 for e in events if isinstance(e, ModelCall))
+        shown = [e for e in events if not isinstance(e, ModelCall)]
+        row.trace = [(f"{e.t:.2f}", event_sentence(e)) for e in shown[:MAX_EVENTS]]
         row.more_events = max(0, len(shown) - MAX_EVENTS)
     return row
 

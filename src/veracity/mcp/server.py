@@ -35,6 +35,15 @@ from veracity.core.errors import (
     ModelNotAvailable,
     RequestOptionError,
 )
+from veracity.core.events import (
+    AgentStep,
+    AgentTurn,
+    MemoryAccess,
+    ModelCall,
+    SearchDone,
+    Stage,
+    ToolCall,
+)
 from veracity.core.types import SearchFailures, TraceEvent, Usage, Verdict
 from veracity.llm.client import ManagedLLM
 from veracity.methods.base import method_info
@@ -134,10 +143,12 @@ class SourceList(BaseModel):
 
 
 def _progress_text(event: TraceEvent) -> str | None:
-    if event.kind in ("llm_call", "search", "tool_call", "agent_turn", "memory_recall"):
-        return f"{event.kind}: {event.name}"
-    if event.kind == "stage":
-        return f"{event.name} {event.data.get('step', '')}".strip()
+    """The progress line of an event a client is shown (by its class); None for the rest."""
+    match event:
+        case ModelCall() | SearchDone() | ToolCall() | AgentTurn() | AgentStep() | MemoryAccess():
+            return f"{event.kind}: {event.name}"
+        case Stage():
+            return f"{event.name} {event.step or ''}".strip()
     return None
 
 

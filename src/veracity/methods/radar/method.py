@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from veracity.core.context import CheckContext
-from veracity.core.types import CheckInput, Claim, LLMCallData, Trace, Verdict
+from veracity.core.events import ModelCall
+from veracity.core.types import CheckInput, Claim, Trace, Verdict
 from veracity.deliberation import (
     Debate,
     Debater,
@@ -313,9 +314,7 @@ def tokens_by_round(trace: Trace) -> dict[str, Any]:
     """
     before = 0
     rounds: dict[int, dict[str, int]] = {}
-    for event in trace.of_kind("llm_call"):
-        call = event.payload
-        assert isinstance(call, LLMCallData)
+    for call in trace.of_class(ModelCall):
         n = call.prompt_tokens + call.completion_tokens
         if call.round is None:
             before += n
