@@ -20,6 +20,7 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
      layer (``tools``: the evidence layer as agents' tools, MCP client toolsets);
    - ``deliberation`` — debate engine, judges, stopping, ReAct;
    - ``methods`` — the methods;
+   - ``documents`` — checking a whole document with one claim method;
    - ``runtime`` — the composition root;
    - ``datasets`` — benchmark loaders (read only by the harness and the front ends);
    - ``api``, ``evaluation``, ``cli``, ``server``, ``mcp``, ``batch``, ``testing``,
@@ -72,6 +73,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"nlp", "retrieval", "evidence", "tools"},
         {"deliberation"},
         {"methods"},
+        {"documents"},
         {"runtime"},
         {"datasets"},
         {"api", "evaluation", "cli", "server", "mcp", "batch", "testing", "doctor"}

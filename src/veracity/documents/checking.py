@@ -1,0 +1,148 @@
+"""Checking a document: extract its claims, check each with a claim method, collect.
+
+`DocumentChecker` runs the shared claim-extraction stage (`veracity.evidence.claims`) over
+the document's text, then sends every check-worthy claim, made self-contained by that
+stage, to one registered claim method, several at once (`concurrency`). The method is
+the same object for all of the document's claims, so its caches, its sources' caches
+and any memory it keeps are shared across them. Refuted claims may get a suggested
+correction grounded in the evidence their verdict cites (`corrections=True`).
+
+A claim whose check fails is recorded as an error on that claim; the other claims go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.core import context
+from veracity.core.errors import StructuredOutputError
+from veracity.core.types import Claim, Verdict
+from veracity.documents.reading import DocumentText
+from veracity.documents.report import (
+    ClaimOutcome,
+    Correction,
+    DocumentReport,
+    outcome_of,
+    summarise,
+)
+from veracity.evidence.claims import ClaimExtractor, ExtractedClaim
+from veracity.llm.base import LLM
+from veracity.llm.structured import complete_structured
+from veracity.prompting import render_messages
+
+PROMPTS = "veracity.documents"
+MAX_EVIDENCE_CHARS = 600  # per passage shown to the correction prompt
+
+
+class _CorrectionReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    correction: str | None = Field(default=None, max_length=600)
+    evidence: list[int] = Field(default_factory=list, max_length=10)
+
+
+class DocumentChecker:
+    """Checks a document's claims with one claim method.
+
+    Args:
+        method: a registered claim method, already built (it must check ``claim`` inputs).
+        extractor: the claim-extraction stage (normally on the method's LLM).
+        concurrency: claims checked at once.
+        corrections: suggest a rewrite for each refuted claim that cites evidence.
+        llm: the model that writes corrections (default: the extractor's).
+    """
+
+    def __init__(
+        self,
+        method: Any,
+        extractor: ClaimExtractor,
+        *,
+        concurrency: int = 4,
+        corrections: bool = False,
+        llm: LLM | None = None,
+    ):
+        if "claim" not in method.input_kinds:
+            raise TypeError(f"{method.name} does not check claims, so it cannot check documents")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.method = method
+        self.extractor = extractor
+        self.concurrency = concurrency
+        self.corrections = corrections
+        self.llm = llm or extractor.llm
+
+    async def check(self, document: DocumentText) -> DocumentReport:
+        """Every claim of `document` with its outcome, and the document's totals."""
+        started = time.perf_counter()
+        with context.check_context() as ctx:
+            extraction = await self.extractor.extract(document.text)
+            gate = asyncio.Semaphore(self.concurrency)
+
+            async def one(claim: ExtractedClaim) -> ClaimOutcome:
+                if not claim.checkworthy:
+                    return ClaimOutcome(claim=claim, status="not_checkworthy")
+                async with gate:
+                    return await self._claim(claim, document)
+
+            outcomes = list(await asyncio.gather(*(one(c) for c in extraction.claims)))
+        usage = ctx.usage.model_copy()
+        for outcome in outcomes:
+            if outcome.verdict is not None:
+                usage.add(outcome.verdict.usage)
+        return DocumentReport(
+            document=document,
+            method=self.method.name,
+            label_space=self.method.label_space.name,
+            claims=outcomes,
+            summary=summarise(outcomes),
+            sentences=len(extraction.sentences),
+            duplicates=extraction.duplicates,
+            sentences_truncated=extraction.truncated,
+            usage=usage,
+            wall_time_s=round(time.perf_counter() - started, 3),
+        )
+
+    async def _claim(self, claim: ExtractedClaim, document: DocumentText) -> ClaimOutcome:
+        item = Claim(
+            id=claim.id,
+            text=claim.text,
+            date=document.published_at.date() if document.published_at else None,
+            context=f"a statement in the document {document.title!r}" if document.title else None,
+        )
+        try:
+            verdict = await self.method.check(item)
+        except Exception as exc:  # a method bug must not lose the other claims' results
+            return ClaimOutcome(claim=claim, status="error", error=f"{type(exc).__name__}: {exc}")
+        outcome = outcome_of(claim, verdict)
+        if self.corrections and outcome.support == "refuted" and verdict.evidence:
+            outcome.correction = await self._correct(claim, verdict)
+        return outcome
+
+    async def _correct(self, claim: ExtractedClaim, verdict: Verdict) -> Correction | None:
+        passages = [
+            f"[{i}] {(e.quote or e.document.text)[:MAX_EVIDENCE_CHARS]}"
+            for i, e in enumerate(verdict.evidence, 1)
+        ]
+        messages = render_messages(
+            PROMPTS,
+            "correct.j2",
+            claim=claim.text,
+            evidence="\n\n".join(passages),
+            ids=f"1-{len(passages)}",
+        )
+        try:
+            reply = await complete_structured(
+                self.llm, messages, _CorrectionReply, temperature=0.0, max_tokens=256,
+                tag=f"correct:{claim.id}",
+            )  # fmt: skip
+        except StructuredOutputError:
+            return None
+        value = reply.value
+        cited = sorted({i for i in value.evidence if 1 <= i <= len(passages)})
+        if not value.correction or not value.correction.strip() or not cited:
+            return None  # the evidence does not say what the right statement is
+        return Correction(text=" ".join(value.correction.split()), evidence=cited)
