@@ -173,3 +173,38 @@ def test_a_missing_file_and_a_blank_text_are_clear_errors(tmp_path: Path):
         from_text("  ")
     with pytest.raises(InputError, match="no main text"):
         from_html(b"<p></p>")
+
+
+def _tiny_pdf(text: str) -> bytes:
+    """A one-page PDF showing `text` (written by hand: objects, then the cross-reference)."""
+    stream = f"BT /F1 12 Tf 72 712 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def test_a_pdf_is_read_with_the_pdf_extra(tmp_path: Path):
+    pytest.importorskip("pypdf", reason="the pdf extra (pypdf) is not installed")
+    (tmp_path / "r.pdf").write_bytes(_tiny_pdf("The bridge opened in 1932."))
+    doc = from_file(tmp_path / "r.pdf")
+    assert doc.format == "pdf" and "The bridge opened in 1932." in doc.text
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 this is not a pdf")
+    with pytest.raises(InputError, match="not a readable PDF"):
+        from_file(tmp_path / "bad.pdf")
