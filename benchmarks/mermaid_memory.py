@@ -43,6 +43,7 @@ from veracity.datasets import get_dataset
 from veracity.llm.base import LLMRequest
 from veracity.methods.mermaid import MermaidMethod
 from veracity.runtime import build_sources
+from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM
 
 MAX_SEARCHES = 4  # T_max − 1: the last step answers
@@ -96,8 +97,12 @@ def _sources(name: str, root: Path):
         return "mermaid_factool_qa", "search_google", ("true_false", "true"), spec
     from veracity.retrieval.local.corpus import corpus_from_dataset, index_folder
 
-    if not (index_folder("scifact-bm25") / "manifest.json").exists():
-        corpus_from_dataset("scifact", "scifact-bm25", data_dir=root, mode="bm25")
+    if not (
+        index_folder("scifact-bm25", indexes_dir=home_paths().indexes) / "manifest.json"
+    ).exists():
+        corpus_from_dataset(
+            "scifact", "scifact-bm25", data_dir=root, mode="bm25", indexes_dir=home_paths().indexes
+        )
     spec = {"scifact": {"type": "local", "index": "scifact-bm25"}}
     return "mermaid_scifact", "search_scifact", ("supported_refuted", "SUPPORTED"), spec
 

@@ -36,6 +36,7 @@ from veracity.retrieval.base import Query
 from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus, index_folder
 from veracity.retrieval.local.docs import read_scifact_corpus
 from veracity.retrieval.local.index import ChunkingConfig, IndexNotFound, tokenize
+from veracity.runtime.home import home_paths
 
 MODES = ("bm25", "dense", "hybrid")
 
@@ -49,16 +50,21 @@ def build(
     name: str, folder: Path, chunk_words: int, mode: str, rebuild: bool
 ) -> tuple[float, float]:
     """Build (or reuse) an index; returns (build seconds, embedding seconds)."""
-    target = index_folder(name)
+    target = index_folder(name, indexes_dir=home_paths().indexes)
     if not rebuild and (target / "manifest.json").exists():
-        corpus = LocalCorpus(name)
+        corpus = LocalCorpus(name, indexes_dir=home_paths().indexes)
         m = corpus.manifest
         print(f"  reusing {name} (build time from its manifest)")
         return m.build_seconds, m.embed_seconds
     docs = list(read_scifact_corpus(folder / "corpus.jsonl"))
     started = time.perf_counter()
     corpus = build_local_corpus(
-        name, docs, mode=mode, chunking=ChunkingConfig(max_words=chunk_words), overwrite=True
+        name,
+        docs,
+        mode=mode,
+        chunking=ChunkingConfig(max_words=chunk_words),
+        overwrite=True,
+        indexes_dir=home_paths().indexes,
     )
     total = time.perf_counter() - started
     return total, corpus.manifest.embed_seconds
@@ -137,7 +143,7 @@ def recall(corpus: LocalCorpus, claims: list[dict], mode: str, gold_key: str) ->
 
 
 def report(label: str, name: str, claims: list[dict], args: argparse.Namespace) -> None:
-    corpus = LocalCorpus(name, max_chunks_per_doc=1)
+    corpus = LocalCorpus(name, max_chunks_per_doc=1, indexes_dir=home_paths().indexes)
     m = corpus.manifest
     print(f"\n== {label}: {m.documents} abstracts, {m.chunks} chunks, embedder {m.embedder}")
     lat = latency(corpus, claims, args.latency_queries)

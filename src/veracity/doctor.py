@@ -263,12 +263,12 @@ def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
 
 
 def _sources(cfg: RunConfig, network: bool, search: SearchProbe) -> list[Finding]:
-    from veracity.retrieval.defaults import offline_requested
     from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
+    from veracity.runtime.home import offline
 
     ready = available_web_engines()
     missing = [f"{n} ({v})" for n, (_, v) in WEB_ENGINES.items() if v and n not in ready]
-    live = network and not offline_requested()  # VERACITY_OFFLINE: defaults never go live
+    live = network and not offline()  # VERACITY_OFFLINE: defaults never go live
     engines = [_web_engine(engine, live, network, search) for engine in ready]
     answered = [f.check.removeprefix("web search ") for f in engines if f.status == "ok"]
     if not live:
@@ -341,10 +341,13 @@ def _default_index() -> Finding:
 
 def _source(name: str, options: dict, network: bool, search: SearchProbe) -> Finding:
     from veracity.retrieval.registry_setup import build_sources
+    from veracity.runtime.home import home_paths
 
     check = f"source {name}"
     try:
-        built = build_sources({name: options}, managed=False)[name]
+        built = build_sources({name: options}, indexes_dir=home_paths().indexes, managed=False)[
+            name
+        ]
     except ConfigError as exc:
         return Finding(check=check, status="fail", detail=str(exc), fix="see the message")
     url = _service_url(built)

@@ -49,7 +49,7 @@ from veracity.llm.base import Message
 
 _MARKER = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.M)
 _MARK_SPLIT = re.compile(f"{MARK}role:(system|user|assistant){MARK}\n?")
-_fences_used: ContextVar[list[str] | None] = ContextVar("veracity_fences", default=None)
+_FENCES = "_veracity_fences"  # the render variable that collects a prompt's fence tags
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,8 @@ class PromptBundle:
         return out
 
 
+# Kept ambient (issue 22): a run's prompt overrides reach templates rendered in shared
+# deliberation code (judges, agents, ReAct) that takes no bundle of its own.
 _active: ContextVar[PromptBundle | None] = ContextVar("veracity_prompts", default=None)
 
 
@@ -157,12 +159,14 @@ class _RoleMarkers(jinja2.ext.Extension):
         return _MARKER.sub(lambda m: f"{MARK}role:{m.group(1)}{MARK}", source)
 
 
-def _finalize(value: Any) -> Any:
+@jinja2.pass_context
+def _finalize(ctx: jinja2.runtime.Context, value: Any) -> Any:
     """Applied to every ``{{ … }}`` output: our own text passes, other strings are
-    neutralised; the fences a value carries are noted for the data notice."""
+    neutralised; the fences a value carries are noted for the data notice (in the list
+    `_render_marked` passes as the render variable `_FENCES`; included templates share it)."""
     if isinstance(value, Safe):
-        used = _fences_used.get()
-        if used is not None:
+        used = ctx.get(_FENCES)
+        if isinstance(used, list):
             used.extend(value.tags)
         return value
     if isinstance(value, str):
@@ -205,15 +209,13 @@ def _render_marked(package: str, name: str, variables: dict[str, Any]) -> tuple[
     bundle = _active.get()
     overrides = bundle.overrides if bundle is not None and bundle.package == package else ()
     used: list[str] = []
-    token = _fences_used.set(used)
+    env = _env(package, overrides)
     try:
-        text = _env(package, overrides).get_template(name).render(**variables).strip()
+        text = env.get_template(name).render(**variables, **{_FENCES: used}).strip()
     except jinja2.TemplateNotFound:
         raise PromptError(f"prompt template {name!r} not found in {package}/prompts") from None
     except jinja2.UndefinedError as exc:
         raise PromptError(f"{package}/prompts/{name}: {exc}") from exc
-    finally:
-        _fences_used.reset(token)
     return text, used
 
 

@@ -36,10 +36,27 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    package).
 4. Only ``veracity.testing`` itself imports ``veracity.testing`` (tests and benchmarks
    live outside the package and may).
-5. A method's ``commands`` module is loaded only through the ``veracity.commands`` and
+5. No ambient settings below ``runtime``: a module of a layer below ``runtime`` never
+   calls ``settings()`` or ``LLMConfig.from_settings()`` of ``veracity.core.config``
+   (the environment is read by the composition root, which passes paths and switches
+   down); ``veracity.core.config`` itself, which defines them, is exempt.
+6. A method's ``commands`` module is loaded only through the ``veracity.commands`` and
    ``veracity.run_options`` entry points (`veracity.cli.plugins`), as an outside plugin's
    would be: no other module imports it, neither its own method nor ``veracity.cli``.
-   It fronts its own method, whose modules it may import, and never another method's (rule 3).
+   It fronts its own method, whose modules it may import (it is not one of the front
+   ends of rule 7), and never another method's (rule 3).
+7. Front ends go through the service. The entry points that check inputs —
+   ``veracity.api``, ``veracity.cli``, ``veracity.server``, ``veracity.mcp`` and the batch
+   front end ``veracity.evaluation.batch`` — import none of the machinery between the
+   foundation and ``runtime`` (``llm``, ``prompting``, ``nlp``, ``retrieval``, ``evidence``,
+   ``tools``, ``deliberation``, ``methods``). They reach it through ``veracity.runtime``
+   (the `Veracity` service, its input rule, rules and listing), and may import the public
+   API (``veracity``), the registries (``veracity.core.registry``), the rest of the
+   foundation (``veracity.core``: types, errors, labels, config, trace and textio, for
+   reading input and rendering), ``datasets``, the other entry points and their own
+   package. A module that fronts one piece of machinery itself is named in
+   `FRONT_END_EXEMPT` with its reason. (``doctor`` diagnoses the machinery, and the rest
+   of ``evaluation`` is the harness: neither is a front end here.)
 """
 
 from __future__ import annotations
@@ -55,7 +72,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"core", "errors", "infra", "dates", "readers", "textio", "redaction", "untrusted"}
         | {"extras", "weblinks"}
         | {"storage"}
-        | {"dirlock", "netguard"},
+        | {"dirlock", "netguard"}
+        | {"paths"},
         {
             "types",
             "trace",
@@ -81,6 +99,21 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         | {"commands"},
     )
 )
+MACHINERY = frozenset(
+    {"llm", "prompting", "prompt_layout", "nlp", "retrieval", "evidence", "tools"}
+    | {"deliberation", "methods"}
+)
+FRONT_ENDS = (
+    "veracity.api", "veracity.cli", "veracity.server", "veracity.mcp",
+    "veracity.evaluation.batch",
+)  # fmt: skip
+FRONT_END_EXEMPT = {
+    "veracity.cli.index": "the `index` command builds and searches the local corpus itself",
+    "veracity.cli.models": "the `models` command lists and pulls the model catalogue itself",
+    "veracity.mcp.tool_server": "serves the evidence tools layer itself as MCP tools",
+    "veracity.cli.calibrate": "RADAR's calibration command; moves into its method package",
+    "veracity.cli.train": "ToE's training command; moves into its method package",
+}
 SHARED_METHOD_MODULES = frozenset(
     {"veracity.methods", "veracity.methods.base", "veracity.methods.labelling"}
     | {"veracity.methods.passages"}
@@ -97,6 +130,8 @@ class Violation:
     def __str__(self) -> str:
         if not self.imported:
             return self.rule
+        if self.rule == SETTINGS_RULE:
+            return f"{self.module}:{self.line} calls {self.imported}() — {self.rule}"
         return f"{self.module}:{self.line} imports {self.imported} — {self.rule}"
 
 
@@ -135,12 +170,18 @@ def part_of(module: str) -> str | None:
     if len(parts) > 2 and parts[1] == "core":  # the foundation package holds two layers
         return parts[2]
     if len(parts) > 3 and parts[1] == "methods" and parts[3] == "commands":
-        return "commands"  # a method's command-line front end (rule 5)
+        return "commands"  # a method's command-line front end (rule 6)
     return parts[1] if len(parts) > 1 else "__init__"
 
 
 def layer_of(part: str) -> int | None:
     return next((i for i, layer in enumerate(LAYERS) if part in layer), None)
+
+
+def front_end(module: str) -> bool:
+    """Whether `module` is a front end that reaches the machinery only through runtime."""
+    inside = any(module == f or module.startswith(f + ".") for f in FRONT_ENDS)
+    return inside and module not in FRONT_END_EXEMPT
 
 
 def method_unit(module: str) -> str | None:
@@ -177,7 +218,70 @@ def check_tree(root: Path) -> list[Violation]:
             if src_part != dst_part:
                 graph.setdefault(src_part, set()).add(dst_part)
     violations.update(_cycles(graph))
+    violations.update(_settings_reads(files, root))
     return sorted(violations)
+
+
+CONFIG_MODULE = "veracity.core.config"
+SETTINGS_READERS = frozenset({"settings", "from_settings"})  # functions that read VERACITY_*
+SETTINGS_RULE = "reads the environment's settings below veracity.runtime (pass it down)"
+
+
+def _settings_reads(files: list[Path], root: Path) -> Iterator[Violation]:
+    """Rule 5: calls of `SETTINGS_READERS` in modules below ``runtime``."""
+    runtime = layer_of("runtime")
+    for path in files:
+        module = module_name(path, root)
+        layer = layer_of(part_of(module) or "")
+        if module == CONFIG_MODULE or layer is None or runtime is None or layer >= runtime:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line in settings_calls(tree, module, path.name == "__init__.py"):
+            yield Violation(module, f"{CONFIG_MODULE}.settings", line, SETTINGS_RULE)
+
+
+def settings_calls(tree: ast.AST, module: str, is_package: bool) -> Iterator[int]:
+    """Lines that call ``settings()`` or ``X.from_settings()``, where the name was imported
+    from `CONFIG_MODULE` (directly, as the module, or as a class of it)."""
+    package = module if is_package else module.rpartition(".")[0]
+    direct: set[str] = set()  # names bound to a settings reader
+    owners: set[str] = set()  # names bound to the config module or one of its classes
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if target == CONFIG_MODULE and alias.name in SETTINGS_READERS:
+                    direct.add(bound)
+                elif target == CONFIG_MODULE or f"{target}.{alias.name}" == CONFIG_MODULE:
+                    owners.add(bound)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == CONFIG_MODULE and alias.asname:
+                    owners.add(alias.asname)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        named = isinstance(func, ast.Name) and func.id in direct
+        reached = (
+            isinstance(func, ast.Attribute)
+            and func.attr in SETTINGS_READERS
+            and _root_name(func.value) in owners | {"veracity"}
+        )
+        if named or reached:
+            yield node.lineno
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The leftmost name of ``a.b.c`` (``a``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 COMMANDS_RULE = "a method's commands module is loaded through its entry points, never imported"
@@ -195,6 +299,8 @@ def _rules(src: str, src_part: str, target: str, dst_part: str) -> Iterator[str]
         yield f"veracity.{dst_part} belongs to no layer of the import contract"
     elif dst_layer > src_layer:
         yield f"layer {src_part} may not import the higher layer {dst_part}"
+    if dst_part in MACHINERY and front_end(src):
+        yield f"a front end reaches veracity.{dst_part} only through veracity.runtime"
     unit, other = method_unit(src), method_unit(target)
     if unit is not None and other is not None and unit != other:
         yield "a method imports another method"

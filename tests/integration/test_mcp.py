@@ -29,6 +29,7 @@ from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.runtime import build_run, build_sources, resolve_config
+from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import ToolServerSpec
@@ -51,7 +52,7 @@ def veracity_command(*args: str) -> tuple[str, list[str]]:
 
 @pytest.fixture
 def tiny_index(_isolated_home):
-    build_local_corpus("tiny", DOCS, mode="bm25")
+    build_local_corpus("tiny", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     return "tiny"
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from veracity.core.types import Claim
 from veracity.runtime import build_run, resolve_config
+from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
 
@@ -40,7 +41,7 @@ async def test_mermaid_checks_a_scifact_claim_on_the_embedded_model(benchmark_da
     from veracity.retrieval.local.corpus import build_local_corpus
 
     text, docs = _scifact_claim_and_abstracts(benchmark_data_dir)
-    build_local_corpus("scifact-e2e", docs, mode="bm25")
+    build_local_corpus("scifact-e2e", docs, mode="bm25", indexes_dir=home_paths().indexes)
     flags = {
         "method": "mermaid",
         "labels": "supported_refuted",

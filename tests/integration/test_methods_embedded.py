@@ -28,6 +28,7 @@ from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.factory import build_llm
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, resolve_config
+from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -129,7 +130,7 @@ def test_every_registered_method_is_covered():
 
 @pytest.mark.parametrize("method", sorted(PLAN))
 async def test_method_completes_on_the_embedded_default(method, llm, tmp_path):
-    build_local_corpus("default", DOCS, mode="bm25")
+    build_local_corpus("default", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     inputs, config, sources = PLAN[method]
     if method.startswith("mermaid"):
         config = {**config, "memory": {"path": str(tmp_path / "memory.sqlite"), "embedder": None}}

@@ -12,6 +12,7 @@ from test_server_browser import browser, page, shots  # noqa: F401  (fixtures)
 from veracity.core.config import RunConfig
 from veracity.core.types import Document
 from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -35,7 +36,9 @@ def test_a_claim_checked_on_the_default_local_corpus_reads_as_a_person_expects(
     page,  # noqa: F811
     shots,  # noqa: F811
 ):
-    build_local_corpus("default", TOWER_DOCS, mode="bm25", embedder="hashing:64")
+    build_local_corpus(
+        "default", TOWER_DOCS, mode="bm25", embedder="hashing:64", indexes_dir=home_paths().indexes
+    )
     llm = ScriptedLLM(default='{"cited": [1], "label": "false"}')  # no reasoning asked for
     with live_server(tmp_path, llm, config=RunConfig(method="rag")) as (server, _):
         _submit_claim(page, server.url, TOWER)

@@ -19,6 +19,7 @@ from veracity.methods.toe.models import ToEModels
 from veracity.methods.toe.training import ToETrainer
 from veracity.methods.toe.tree import ArgumentTree
 from veracity.runtime import build_run, resolve_config
+from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
@@ -53,7 +54,7 @@ BOUNDED = {  # configs/toe_embedded_bounded.yaml, smaller still
 async def test_toe_checks_trains_and_reloads_on_the_embedded_model(tmp_path):
     from veracity.retrieval.local.corpus import build_local_corpus
 
-    build_local_corpus("toe-e2e", DOCS, mode="bm25")
+    build_local_corpus("toe-e2e", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     flags = {
         "method": "toe",
         "labels": "true_uncertain_false",

@@ -40,6 +40,7 @@ from mcp.types import (
 from veracity.core.types import Document
 from veracity.mcp.stdio import MAX_LINE_BYTES
 from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime.home import home_paths
 from veracity.testing.fake_openai import FakeOpenAIServer
 
 PARSE, INVALID, PARAMS, NO_METHOD = -32700, -32600, -32602, -32601
@@ -186,7 +187,7 @@ def veracity(*args: str) -> list[str]:
 @pytest.fixture
 def tiny_index(_isolated_home) -> str:
     docs = [Document(id="d1", title="Berlin", text="Berlin is the capital of Germany.")]
-    build_local_corpus("tiny", docs, mode="bm25")
+    build_local_corpus("tiny", docs, mode="bm25", indexes_dir=home_paths().indexes)
     return "tiny"
 
 

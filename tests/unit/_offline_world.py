@@ -27,6 +27,7 @@ import respx
 from veracity.core.config import RunConfig
 from veracity.datasets import get_dataset
 from veracity.retrieval.local.corpus import build_local_corpus, index_folder
+from veracity.runtime.home import home_paths
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA_DIR = TESTS / "data" / "datasets"
@@ -90,10 +91,15 @@ def build_indexes(cfg: RunConfig) -> list[str]:
     when the config searches densely). Returns the names built."""
     built = []
     for name, mode in local_indexes(cfg).items():
-        if (index_folder(name) / "manifest.json").is_file():
+        if (index_folder(name, indexes_dir=home_paths().indexes) / "manifest.json").is_file():
             continue
         docs = list(get_dataset("scifact").corpus(DATA_DIR))
-        build_local_corpus(name, docs, mode="bm25" if mode == "bm25" else "hybrid")
+        build_local_corpus(
+            name,
+            docs,
+            mode="bm25" if mode == "bm25" else "hybrid",
+            indexes_dir=home_paths().indexes,
+        )
         built.append(name)
     return built
 
@@ -111,7 +117,7 @@ def build_checkpoints(cfg: RunConfig) -> list[str]:
     from veracity.methods.toe.models import ToEModels
 
     tcfg = ToEConfig(**cfg.method_config)
-    folder = ToEModels.folder_for(tcfg)
+    folder = ToEModels.folder_for(tcfg, home_paths().checkpoints)
     if (folder / "manifest.json").is_file():
         return []
     models = ToEModels(tcfg)

@@ -13,14 +13,21 @@ from veracity.core.checkpoints import (
     save_part,
     write_manifest,
 )
+from veracity.runtime.home import home_paths
 
 
 def test_names_live_under_the_home_and_paths_are_taken_as_given(tmp_path, _isolated_home):
-    assert checkpoint_folder("toe", "liar") == _isolated_home / "checkpoints" / "toe" / "liar"
-    assert checkpoint_folder("toe", str(tmp_path / "x")) == tmp_path / "x"
+    assert (
+        checkpoint_folder("toe", "liar", root=home_paths().checkpoints)
+        == _isolated_home / "checkpoints" / "toe" / "liar"
+    )
+    assert (
+        checkpoint_folder("toe", str(tmp_path / "x"), root=home_paths().checkpoints)
+        == tmp_path / "x"
+    )
     assert checkpoint_folder("toe", "a", root=tmp_path) == tmp_path / "toe" / "a"
     with pytest.raises(CheckpointError, match="letters, digits"):
-        checkpoint_folder("toe", "bad name!")
+        checkpoint_folder("toe", "bad name!", root=home_paths().checkpoints)
 
 
 def test_parts_and_manifest_round_trip(tmp_path):

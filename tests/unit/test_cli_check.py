@@ -5,6 +5,7 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.llm.client import ManagedLLM
+from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
 
 runner = CliRunner()
@@ -130,7 +131,12 @@ def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatc
     from veracity.retrieval.local.corpus import build_local_corpus
 
     monkeypatch.setenv("VERACITY_HOME", str(tmp_path))
-    build_local_corpus("tiny", [Document(id="d1", text="The moon orbits Earth.")], mode="bm25")
+    build_local_corpus(
+        "tiny",
+        [Document(id="d1", text="The moon orbits Earth.")],
+        mode="bm25",
+        indexes_dir=home_paths().indexes,
+    )
     seen = {}
 
     def fake_load(name, llm=None, config=None, sources=None):

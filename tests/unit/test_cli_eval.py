@@ -21,7 +21,7 @@ def llm(monkeypatch):
     """Every model the CLI builds is one scripted model, cached in the run directory."""
     model = scripted_llm()
 
-    def build_llm(cfg, *, cache_path=None, progress=None):
+    def build_llm(cfg, *, cache_path=None, progress=None, **_paths):
         return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)

@@ -21,6 +21,7 @@ from veracity.cli.progress_view import ProgressView
 from veracity.core.events import TraceEvent, parse_event
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
+from veracity.runtime.home import home_paths
 
 runner = CliRunner()
 
@@ -276,7 +277,7 @@ def plain_lines(monkeypatch):
 def llm(monkeypatch):
     model = scripted_llm()
 
-    def build_llm(cfg, *, cache_path=None, progress=None):
+    def build_llm(cfg, *, cache_path=None, progress=None, **_paths):
         return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
@@ -349,7 +350,9 @@ def test_train_toe_prints_claims_done_and_eta_to_a_log(tmp_path, monkeypatch, pl
     data = tmp_path / "data"
     (data / "liar").mkdir(parents=True)
     (data / "liar" / "train.tsv").write_text(_liar_rows(6))
-    build_local_corpus("toyfc", FACTCHECK_DOCS + WIKI_DOCS, mode="bm25")
+    build_local_corpus(
+        "toyfc", FACTCHECK_DOCS + WIKI_DOCS, mode="bm25", indexes_dir=home_paths().indexes
+    )
     model = toe_llm(PLAN)
     monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg, **kw: ManagedLLM(model))
     monkeypatch.setattr("veracity.methods.toe.commands.ensure_model", lambda cfg: None)

@@ -14,6 +14,7 @@ from veracity.methods.toe import ToEMethod
 from veracity.retrieval.defaults import DEFAULT_INDEX
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, resolve_config
+from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource
 from veracity.testing.schema import schema_llm
 
@@ -30,7 +31,7 @@ def run_of(method: str, method_config: dict | None = None, *, online: bool = Fal
 @pytest.mark.parametrize(("method", "config"), [("mermaid", MERMAID), ("mermaid_single", MERMAID),
                                                 ("toe", None)])  # fmt: skip
 async def test_offline_a_method_searches_the_default_index_by_itself(method, config):
-    build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25")
+    build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     run = run_of(method, config)
     assert run.config.sources == LOCAL
     assert any("default local corpus" in note for note in run.notes)

@@ -21,6 +21,7 @@ from veracity.retrieval import defaults
 from veracity.retrieval.defaults import DEFAULT_INDEX, SourceNeed, default_sources
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import build_run, with_default_sources
+from veracity.runtime.home import home_paths, offline
 from veracity.testing import ScriptedLLM, ScriptedReply
 
 RAG_REPLY = '{"cited": [1], "label": "false"}'
@@ -43,7 +44,7 @@ def online(monkeypatch):
 @pytest.fixture
 def default_corpus():
     docs = list(get_dataset("scifact").corpus(DATA_DIR))
-    return build_local_corpus(DEFAULT_INDEX, docs, mode="bm25")
+    return build_local_corpus(DEFAULT_INDEX, docs, mode="bm25", indexes_dir=home_paths().indexes)
 
 
 def scripted() -> ScriptedLLM:
@@ -52,7 +53,7 @@ def scripted() -> ScriptedLLM:
 
 def test_online_needs_get_keyless_live_sources():
     needs = [SourceNeed("web"), WIKI]
-    chosen = default_sources("zofia", needs, online=True)
+    chosen = default_sources("zofia", needs, online=True, indexes_dir=home_paths().indexes)
     assert chosen.sources == {
         "web": {"type": "web", "engine": "auto"},
         "wiki": {"type": "wikipedia"},
@@ -72,7 +73,7 @@ def test_offline_without_the_default_corpus_gives_the_commands(tmp_path):
 
 def test_offline_uses_the_default_corpus_and_turns_off_wikipedia(default_corpus):
     needs = [SourceNeed("web"), WIKI]
-    chosen = default_sources("zofia", needs, online=False)
+    chosen = default_sources("zofia", needs, online=False, indexes_dir=home_paths().indexes)
     assert chosen.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     assert chosen.method_config == {"use_wikipedia": False}
     assert any("without Wikipedia retrieval" in n for n in chosen.notes)
@@ -80,7 +81,12 @@ def test_offline_uses_the_default_corpus_and_turns_off_wikipedia(default_corpus)
 
 def test_an_encyclopedia_the_method_cannot_do_without_is_refused_offline(default_corpus):
     with pytest.raises(ConfigError, match="--source wiki=TYPE"):
-        default_sources("m", [SourceNeed("wiki", "encyclopedia")], online=False)
+        default_sources(
+            "m",
+            [SourceNeed("wiki", "encyclopedia")],
+            online=False,
+            indexes_dir=home_paths().indexes,
+        )
 
 
 def test_probe_is_cached_and_the_offline_switch_skips_it(monkeypatch):
@@ -88,10 +94,12 @@ def test_probe_is_cached_and_the_offline_switch_skips_it(monkeypatch):
     defaults.set_probe(lambda: calls.append(1) or True)
     try:
         monkeypatch.delenv("VERACITY_OFFLINE", raising=False)
+        assert not offline()
         assert defaults.network_available() and defaults.network_available()
         assert calls == [1]
-        monkeypatch.setenv("VERACITY_OFFLINE", "1")
-        assert not defaults.network_available() and calls == [1]
+        monkeypatch.setenv("VERACITY_OFFLINE", "1")  # read by the composition root only
+        assert offline()
+        assert not defaults.network_available(offline=offline()) and calls == [1]
     finally:
         defaults.set_probe(None)
 
@@ -193,7 +201,12 @@ def test_cli_eval_offline_uses_the_default_corpus_or_says_how(tmp_path, monkeypa
     args += ["--data-dir", str(DATA_DIR), "--out", str(tmp_path / "run")]
     refused = CliRunner().invoke(app, args)
     assert refused.exit_code == 2 and "veracity index build --dataset scifact" in refused.output
-    build_local_corpus(DEFAULT_INDEX, list(get_dataset("scifact").corpus(DATA_DIR)), mode="bm25")
+    build_local_corpus(
+        DEFAULT_INDEX,
+        list(get_dataset("scifact").corpus(DATA_DIR)),
+        mode="bm25",
+        indexes_dir=home_paths().indexes,
+    )
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "default local corpus" in result.output

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from veracity.cli import app
 from veracity.core.config import RunConfig
 from veracity.doctor import diagnose
+from veracity.runtime.home import home_paths
 from veracity.testing.fake_openai import FakeOpenAIServer
 
 runner = CliRunner()
@@ -188,6 +189,6 @@ def test_the_default_index_is_reported_with_its_size_or_how_to_build_it():
     assert missing.status == "warn" and "not built" in missing.detail
     assert missing.fix.startswith("veracity index build ./my-docs")
     docs = [Document(id=f"d{i}", text=f"Passage number {i} about councils.") for i in range(3)]
-    build_local_corpus("default", docs, mode="bm25")
+    build_local_corpus("default", docs, mode="bm25", indexes_dir=home_paths().indexes)
     built = by_check(diagnose(network=False))["default index"]
     assert built.status == "ok" and built.detail.startswith("3 documents (3 passages, bm25)")

@@ -16,6 +16,7 @@ from veracity.retrieval.defaults import DEFAULT_INDEX, SourceNeed, default_sourc
 from veracity.retrieval.engines.web import BraveSearchSource
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.retrieval.registry_setup import build_sources
+from veracity.runtime.home import home_paths
 from veracity.testing.contract import http_client_for_tests
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "http"
@@ -23,10 +24,14 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "http"
 
 async def test_the_default_local_corpus_bound_as_web_labels_its_documents_local():
     docs = [Document(id=f"d{i}", text=f"aspirin lowers stroke risk, study {i}") for i in range(3)]
-    build_local_corpus(DEFAULT_INDEX, docs, mode="bm25", embedder="hashing:64")
-    chosen = default_sources("rag", [SourceNeed("web")], online=False)
+    build_local_corpus(
+        DEFAULT_INDEX, docs, mode="bm25", embedder="hashing:64", indexes_dir=home_paths().indexes
+    )
+    chosen = default_sources(
+        "rag", [SourceNeed("web")], online=False, indexes_dir=home_paths().indexes
+    )
     assert chosen.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
-    source = build_sources(chosen.sources)["web"]
+    source = build_sources(chosen.sources, indexes_dir=home_paths().indexes)["web"]
     with context.check_context() as ctx:
         found = await source.search(Query(text="aspirin stroke"))
     assert found and {d.source for d in found} == {"local:default"}

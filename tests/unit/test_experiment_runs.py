@@ -48,8 +48,9 @@ def build_memories(cfg) -> list[str]:
     from veracity.core.types import Document
     from veracity.evidence.memory import EvidenceMemory
     from veracity.methods.mermaid.memory import named_memory_path
+    from veracity.runtime.home import home_paths
 
-    built = EvidenceMemory(path=named_memory_path(memory["name"]), embedder=None)
+    built = EvidenceMemory(path=named_memory_path(memory["name"], home_paths()), embedder=None)
     if built.stats().entries:
         return []
     built.store(["claim"], [Document(id="m1", text="evidence a building run found")])

@@ -10,6 +10,7 @@ from veracity.methods.base import MethodConfigError
 from veracity.methods.fire import FireMethod
 from veracity.methods.fire.steps import SEARCH, repeats, similarity, step_model
 from veracity.retrieval.base import SourceUnreachable
+from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 
 DOCS = [
@@ -174,7 +175,7 @@ async def test_offline_without_sources_fire_searches_the_default_index():
     from veracity.retrieval.local.corpus import build_local_corpus
     from veracity.runtime import build_run, resolve_config
 
-    build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25")
+    build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     llm = scripted(step(SEARCH, "Eiffel Tower Paris"), step("false"))
     run = build_run(resolve_config(flags={"method": "fire"}), llm=llm, online=False)
     assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}

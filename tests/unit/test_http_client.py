@@ -290,14 +290,20 @@ def test_one_client_works_across_event_loops(tmp_path):
             assert asyncio.run(client.get_json("t", URL)) == {"ok": True}
 
 
-def test_default_client_follows_settings(tmp_path, monkeypatch):
+def test_the_runs_client_follows_settings_and_the_default_reads_none(tmp_path, monkeypatch):
+    from veracity.runtime.home import user_http_client
+
     monkeypatch.setenv("VERACITY_HOME", str(tmp_path / "a"))
-    a = http_mod.default_http_client()
-    assert a is http_mod.default_http_client()
+    a = user_http_client()
+    assert a is user_http_client()
     monkeypatch.setenv("VERACITY_HOME", str(tmp_path / "b"))
-    b = http_mod.default_http_client()
+    b = user_http_client()
     assert a is not b and b.cache is not None
     assert str(b.cache.path).startswith(str(tmp_path / "b"))
+    # below the composition root nothing reads VERACITY_HOME: the fallback keeps no cache
+    default = http_mod.default_http_client()
+    assert default is http_mod.default_http_client() and default.cache is None
+    assert http_mod.HttpClient(http_mod.HttpConfig(cache_mode="auto")).cache is None
 
 
 def test_default_client_can_be_replaced(tmp_path):

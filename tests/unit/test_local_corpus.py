@@ -30,6 +30,7 @@ from veracity.retrieval.local.index import (
     light_stem,
     tokenize,
 )
+from veracity.runtime.home import home_paths
 
 EMB = "hashing:128"
 RECALL20_FLOOR = 0.92  # SciFact BM25 recall@20, first 100 evidence claims: measured 0.9775
@@ -66,7 +67,12 @@ DOCS = [
 @pytest.fixture
 def corpus():
     return build_local_corpus(
-        "tiny", DOCS, mode="hybrid", embedder=EMB, chunking=ChunkingConfig(max_words=8)
+        "tiny",
+        DOCS,
+        mode="hybrid",
+        embedder=EMB,
+        chunking=ChunkingConfig(max_words=8),
+        indexes_dir=home_paths().indexes,
     )
 
 
@@ -126,7 +132,7 @@ def test_every_mode_finds_the_obvious_document(corpus, mode):
 def test_hybrid_scores_are_reciprocal_rank_fusion(corpus):
     docs = corpus.search_sync(Query(text="Eiffel Tower Paris", top_k=3), "hybrid")
     assert docs[0].score == pytest.approx(2 / 61)  # first in both rankings, k = 60
-    other = LocalCorpus("tiny", rrf_k=10)
+    other = LocalCorpus("tiny", rrf_k=10, indexes_dir=home_paths().indexes)
     assert other.search_sync(Query(text="Eiffel Tower Paris"), "hybrid")[0].score == (
         pytest.approx(2 / 11)
     )
@@ -198,20 +204,24 @@ def test_filters_apply_before_top_k(corpus):
 def test_max_chunks_per_doc(corpus):
     q = Query(text="stroke care rehabilitation", top_k=5)
     assert _ids(corpus.search_sync(q, "bm25")).count("doc5") > 1
-    capped = LocalCorpus("tiny", max_chunks_per_doc=1).search_sync(q, "bm25")
+    capped = LocalCorpus(
+        "tiny", max_chunks_per_doc=1, indexes_dir=home_paths().indexes
+    ).search_sync(q, "bm25")
     assert _ids(capped).count("doc5") == 1
     assert len(_ids(capped)) == len(set(_ids(capped)))
 
 
 def test_from_config_and_unknown_keys():
-    corpus = LocalCorpus.from_config({"index": "tiny", "mode": "bm25", "rrf_k": 30})
+    corpus = LocalCorpus.from_config(
+        {"index": "tiny", "mode": "bm25", "rrf_k": 30, "indexes_dir": home_paths().indexes}
+    )
     assert corpus.config.rrf_k == 30 and corpus.name == "local:tiny"
     with pytest.raises(ValueError):
         LocalCorpus.from_config({"index": "tiny", "k": 3})
 
 
 def test_missing_index_is_a_typed_error_naming_the_build_command():
-    corpus = LocalCorpus("nothing-here")
+    corpus = LocalCorpus("nothing-here", indexes_dir=home_paths().indexes)
     with pytest.raises(IndexNotFound, match="veracity index build") as info:
         corpus.search_sync(Query(text="x"))
     assert isinstance(info.value, SourceUnreachable)
@@ -219,7 +229,7 @@ def test_missing_index_is_a_typed_error_naming_the_build_command():
 
 def test_bad_index_names_are_refused():
     with pytest.raises(IndexBuildError, match="bad index name"):
-        LocalCorpus("bad name!")
+        LocalCorpus("bad name!", indexes_dir=home_paths().indexes)
 
 
 def test_corrupt_index_is_a_typed_error(corpus):
@@ -227,15 +237,15 @@ def test_corrupt_index_is_a_typed_error(corpus):
     lines = (folder / "chunks.jsonl").read_text().splitlines()
     (folder / "chunks.jsonl").write_text("\n".join(lines[:-1]) + "\n")
     with pytest.raises(IndexCorrupt, match="inconsistent"):
-        LocalCorpus("tiny").search_sync(Query(text="aspirin"))
+        LocalCorpus("tiny", indexes_dir=home_paths().indexes).search_sync(Query(text="aspirin"))
     (folder / "manifest.json").write_text("{not json")
     with pytest.raises(IndexCorrupt, match="bad manifest"):
-        LocalCorpus("tiny").search_sync(Query(text="aspirin"))
+        LocalCorpus("tiny", indexes_dir=home_paths().indexes).search_sync(Query(text="aspirin"))
 
 
 def test_dense_on_a_bm25_only_index_is_an_error():
-    build_local_corpus("lexical", DOCS, mode="bm25")
-    corpus = LocalCorpus("lexical")
+    build_local_corpus("lexical", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
+    corpus = LocalCorpus("lexical", indexes_dir=home_paths().indexes)
     assert corpus.manifest.embedder is None
     with pytest.raises(SourceError, match="no embeddings"):
         corpus.search_sync(Query(text="aspirin"), "dense")
@@ -243,12 +253,16 @@ def test_dense_on_a_bm25_only_index_is_an_error():
 
 def test_build_refuses_duplicates_existing_and_empty(corpus):
     with pytest.raises(IndexBuildError, match="already exists"):
-        build_local_corpus("tiny", DOCS, embedder=EMB)
+        build_local_corpus("tiny", DOCS, embedder=EMB, indexes_dir=home_paths().indexes)
     with pytest.raises(IndexBuildError, match="occurs twice"):
-        build_local_corpus("dups", [DOCS[0], DOCS[0]], mode="bm25")
+        build_local_corpus(
+            "dups", [DOCS[0], DOCS[0]], mode="bm25", indexes_dir=home_paths().indexes
+        )
     with pytest.raises(IndexBuildError, match="no documents"):
-        build_local_corpus("empty", [], mode="bm25")
-    rebuilt = build_local_corpus("tiny", DOCS[:2], mode="bm25", overwrite=True)
+        build_local_corpus("empty", [], mode="bm25", indexes_dir=home_paths().indexes)
+    rebuilt = build_local_corpus(
+        "tiny", DOCS[:2], mode="bm25", overwrite=True, indexes_dir=home_paths().indexes
+    )
     assert rebuilt.manifest.documents == 2 and rebuilt.manifest.embedder is None
     assert not (rebuilt.folder / "embeddings.npy").exists()
 
@@ -267,7 +281,7 @@ def test_incremental_add_embeds_only_new_chunks(corpus, monkeypatch):
     monkeypatch.setattr("veracity.retrieval.local.build.get_embedder", lambda ref: Counting())
     before = corpus.manifest.chunks
     new = [_doc(9, "Coffee drinking and sleep quality.", year=2020), DOCS[0]]
-    manifest, added, skipped = add_documents("tiny", new)
+    manifest, added, skipped = add_documents("tiny", new, indexes_dir=home_paths().indexes)
     assert (added, skipped) == (1, 1)
     assert len(embedded) == 1 and "Coffee" in embedded[0]
     assert manifest.chunks == before + 1 and manifest.documents == 7
@@ -278,19 +292,19 @@ def test_incremental_add_embeds_only_new_chunks(corpus, monkeypatch):
 
 def test_add_to_missing_index_is_an_error():
     with pytest.raises(IndexNotFound):
-        add_documents("ghost", DOCS)
+        add_documents("ghost", DOCS, indexes_dir=home_paths().indexes)
     assert not (settings().indexes_dir / "ghost").exists()
 
 
 def test_index_by_path_and_listing(tmp_path):
     folder = tmp_path / "elsewhere" / "myindex"
-    corpus = build_local_corpus(str(folder), DOCS, mode="bm25")
+    corpus = build_local_corpus(str(folder), DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     assert corpus.folder == folder and corpus.name == "local:myindex"
-    assert index_folder(str(folder)) == folder
-    build_local_corpus("listed", DOCS, mode="bm25")
+    assert index_folder(str(folder), indexes_dir=home_paths().indexes) == folder
+    build_local_corpus("listed", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     (settings().indexes_dir / "broken").mkdir()
     (settings().indexes_dir / "broken" / "manifest.json").write_text("[]")
-    listing = dict(list_indexes())
+    listing = dict(list_indexes(indexes_dir=home_paths().indexes))
     assert listing["listed"].documents == 6
     assert isinstance(listing["broken"], str) and "bad manifest" in listing["broken"]
 
@@ -309,7 +323,7 @@ def test_corpus_from_dataset_object():
         def corpus(self, data_dir=None):
             yield from DOCS
 
-    corpus = corpus_from_dataset(FakeDataset(), mode="bm25")
+    corpus = corpus_from_dataset(FakeDataset(), mode="bm25", indexes_dir=home_paths().indexes)
     assert corpus.name == "local:fakeset" and corpus.manifest.documents == len(DOCS)
 
 
@@ -331,6 +345,7 @@ def test_scifact_bm25_recall_at_20_floor(benchmark_data_dir):
         read_scifact_corpus(folder / "corpus.jsonl"),
         mode="bm25",
         chunking=ChunkingConfig(max_words=100_000),
+        indexes_dir=home_paths().indexes,
     )
     claims = [json.loads(line) for line in (folder / "claims_train.jsonl").open()]
     claims = [c for c in claims if c["evidence"]][:100]

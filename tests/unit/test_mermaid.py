@@ -9,6 +9,7 @@ import pytest
 from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.mermaid import Decomposition, MermaidMethod, MermaidSingleMethod
+from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 
 DOCS = [
@@ -278,7 +279,12 @@ def test_an_evaluation_keeps_its_memory_in_its_run_directory(tmp_path):
     from veracity.evidence.memory import EvidenceMemory
     from veracity.retrieval.local.corpus import build_local_corpus
 
-    build_local_corpus("toy-docs", [Document(id="e", text="claim evidence")], mode="bm25")
+    build_local_corpus(
+        "toy-docs",
+        [Document(id="e", text="claim evidence")],
+        mode="bm25",
+        indexes_dir=home_paths().indexes,
+    )
 
     def reply(request):
         prompt = "\n".join(m.content for m in request.messages)

@@ -22,6 +22,7 @@ from veracity.core.errors import MethodConfigError
 from veracity.core.types import Claim, Document
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.methods.mermaid import Decomposition, MermaidMethod
+from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource, ScriptedLLM
 
 README = Path(__file__).parents[2] / "src/veracity/methods/mermaid/README.md"
@@ -196,7 +197,8 @@ def test_proxy_memory_config_carries_the_papers_numbers():
 def _named(llm, mode: str, **config) -> MermaidMethod:
     memory = {"name": "proxy", "mode": mode, "embedder": "hashing"}
     cfg = {"tool_transport": "inprocess", "memory": memory, **config}
-    return MermaidMethod(llm=llm, config=cfg, sources={"wiki": InMemorySource(BOTH, name="wiki")})
+    wiki = {"wiki": InMemorySource(BOTH, name="wiki")}
+    return MermaidMethod(llm=llm, config=cfg, sources=wiki, home=home_paths())
 
 
 async def test_a_named_memory_built_by_one_model_is_read_by_another_without_tools(tmp_path):

@@ -261,7 +261,7 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     )
     built = []
 
-    def fake_build(cfg, cache_path=None, progress=None):
+    def fake_build(cfg, cache_path=None, progress=None, **_paths):
         built.append(cache_path)
         return radar_script(PLANS)
 

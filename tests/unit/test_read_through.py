@@ -25,8 +25,12 @@ def _request(text: str, temperature: float = 0.0) -> LLMRequest:
 
 async def test_a_new_run_reuses_what_another_run_asked(tmp_path):
     model = ScriptedLLM(default=lambda req: f"echo {req.messages[-1].content}")
-    first = build_cache(LLMConfig(cache_mode="record"), tmp_path / "run1.sqlite")
-    second = build_cache(LLMConfig(cache_mode="record"), tmp_path / "run2.sqlite")
+    first = build_cache(
+        LLMConfig(cache_mode="record"), tmp_path / "run1.sqlite", user_cache=settings().cache_path
+    )
+    second = build_cache(
+        LLMConfig(cache_mode="record"), tmp_path / "run2.sqlite", user_cache=settings().cache_path
+    )
     assert isinstance(first, ReadThroughCache) and isinstance(second, ReadThroughCache)
 
     await ManagedLLM(model, cache=first).complete(_request("a"))
@@ -41,7 +45,11 @@ async def test_a_new_run_reuses_what_another_run_asked(tmp_path):
 async def test_sampled_replies_are_not_shared(tmp_path):
     model = ScriptedLLM(default=lambda req: "draw")
     for name in ("run1", "run2"):
-        cache = build_cache(LLMConfig(cache_mode="record"), tmp_path / f"{name}.sqlite")
+        cache = build_cache(
+            LLMConfig(cache_mode="record"),
+            tmp_path / f"{name}.sqlite",
+            user_cache=settings().cache_path,
+        )
         await ManagedLLM(model, cache=cache).complete(_request("a", temperature=0.7))
     assert len(model.calls) == 2
     assert len(ResponseCache(settings().cache_path)) == 0
@@ -49,10 +57,22 @@ async def test_sampled_replies_are_not_shared(tmp_path):
 
 def test_opt_out_replay_and_user_cache_itself_use_one_cache(tmp_path, monkeypatch):
     own = tmp_path / "run.sqlite"
-    assert isinstance(build_cache(LLMConfig(user_cache=False), own), ResponseCache)
-    assert isinstance(build_cache(LLMConfig(cache_mode="replay"), own), ResponseCache)
-    assert isinstance(build_cache(LLMConfig(), settings().cache_path), ResponseCache)
-    assert build_cache(LLMConfig(cache_mode="off"), own) is None
+    assert isinstance(
+        build_cache(LLMConfig(user_cache=False), own, user_cache=settings().cache_path),
+        ResponseCache,
+    )
+    assert isinstance(
+        build_cache(LLMConfig(cache_mode="replay"), own, user_cache=settings().cache_path),
+        ResponseCache,
+    )
+    assert isinstance(
+        build_cache(LLMConfig(), settings().cache_path, user_cache=settings().cache_path),
+        ResponseCache,
+    )
+    assert build_cache(LLMConfig(cache_mode="off"), own, user_cache=settings().cache_path) is None
+    # no user-level cache given (nothing below runtime looks one up): the run's own, or none
+    assert isinstance(build_cache(LLMConfig(), own), ResponseCache)
+    assert build_cache(LLMConfig()) is None
     monkeypatch.setenv("VERACITY_USER_CACHE", "0")
     assert LLMConfig.from_settings().user_cache is False
     with pytest.raises(ValueError, match="replay"):

@@ -107,7 +107,7 @@ def test_spread_and_refusals(tmp_path):
 def test_cli_repeats_and_sample_per_class(tmp_path, monkeypatch):
     model = scripted_llm()
 
-    def build_llm(cfg, *, cache_path=None, progress=None):
+    def build_llm(cfg, *, cache_path=None, progress=None, **_paths):
         return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)

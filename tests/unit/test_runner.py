@@ -179,7 +179,7 @@ def test_torn_last_line_is_cut_and_that_example_redone(tmp_path):
 def test_llm_cache_lives_in_the_run_directory(tmp_path, monkeypatch):
     inner = scripted_llm()
 
-    def build(cfg, cache_path=None, progress=None):
+    def build(cfg, cache_path=None, progress=None, **_paths):
         return ManagedLLM(inner, cache=ResponseCache(cache_path, mode="record"))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build)

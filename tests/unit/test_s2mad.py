@@ -295,21 +295,25 @@ def test_a_debate_without_decision_abstains_with_the_reason():
     assert verdict.label is None and verdict.abstained and verdict.abstain_reason == "no consensus"
 
 
-async def test_a_separate_scorer_model_scores_the_stances(monkeypatch):
+async def test_a_separate_scorer_model_scores_the_stances():
     scorer_model = ScriptedLLM()
     scorer_model.on(".", scorer(), tag="stance")
     built = []
 
-    def fake_build(cfg, **_kw):
-        built.append(cfg)
+    def fake_build(section):
+        built.append(dict(section))
         return scorer_model
 
-    monkeypatch.setattr("veracity.llm.factory.build_llm", fake_build)
     llm = full_script(verdict=judge("Fake"))
-    verdict = await _check(llm, scorer_llm={"backend": "openai", "model": "glm-3-turbo"})
+    section = {"backend": "openai", "model": "glm-3-turbo"}
+    method = S2MADMethod(llm=llm, config={"scorer_llm": section})
+    with pytest.raises(MethodConfigError, match="scorer_llm names its own model"):
+        _ = method.scorer_llm  # built directly, with no way to build a model
+    method.use_models(fake_build)  # what veracity.runtime gives every method
+    verdict = await method.check(make_post())
     assert verdict.ok and not llm.calls_tagged("stance")
     assert len(scorer_model.calls_tagged("stance")) == 1
-    assert [(c.backend, c.model) for c in built] == [("openai", "glm-3-turbo")]
+    assert built == [section]
     assert llm.calls_tagged("subjectivity") and llm.calls_tagged("judge")
     with pytest.raises(MethodConfigError, match="no_such_field"):
         S2MADMethod(llm=llm, config={"scorer_llm": {"no_such_field": 1}})

@@ -23,6 +23,7 @@ from veracity.evaluation.prepare import prepare_run
 from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
+from veracity.runtime.home import home_paths
 from veracity.testing.schema import schema_llm
 
 TOE_CONFIGS = sorted(experiment_dir().glob("toe_*.yaml"))
@@ -95,7 +96,7 @@ def test_every_toe_row_resolves_as_the_paper_ran_it(path, variant, offline_world
         "dataset": "liar", "split": "train", "sources": ["factcheck=local:liar-archive"],
         "config": None, "limit": None,
     }  # fmt: skip
-    folder = checkpoint_folder("toe", "liar")
+    folder = checkpoint_folder("toe", "liar", root=home_paths().checkpoints)
     assert method.models.folder == folder  # loaded from the checkpoint
     assert read_manifest(folder, "toe").data == {"dataset": "liar", "split": "train"}
     assert (method.scorer, method.aggregator) == ("network", "network")
@@ -135,7 +136,7 @@ def test_an_unfinished_checkpoint_is_refused(problem, trained, data, offline_wor
         "agg_net": bool(trained.get("agg_net")),
     }
     models.policy.updates = int(trained.get("policy", 0))
-    models.save(checkpoint_folder("toe", "liar"), data=data)
+    models.save(checkpoint_folder("toe", "liar", root=home_paths().checkpoints), data=data)
     with pytest.raises(EvalError, match="is not a finished training on liar/train") as caught:
         prepare_run(cfg, tmp_path / "run", llm=schema_llm())
     assert problem in str(caught.value) and COMMAND in str(caught.value)
@@ -202,7 +203,7 @@ def test_the_command_in_the_message_makes_the_checkpoint_the_run_accepts(toe_wor
     assert runner.invoke(app, index).exit_code == 0
     trained = runner.invoke(app, shlex.split(COMMAND)[1:])  # as printed, without `veracity`
     assert trained.exit_code == 0, trained.output
-    manifest = read_manifest(checkpoint_folder("toe", "liar"), "toe")
+    manifest = read_manifest(checkpoint_folder("toe", "liar", root=home_paths().checkpoints), "toe")
     assert manifest.trained == {"eval_net": True, "agg_net": True, "policy": True}
     result = runner.invoke(app, evaluate)
     assert result.exit_code == 0, result.output

@@ -23,6 +23,7 @@ from veracity.methods.toe.training import ToETrainer, eval_samples
 from veracity.methods.toe.tree import ArgumentTree
 from veracity.retrieval.base import Query
 from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM
 
 runner = CliRunner()
@@ -138,10 +139,12 @@ def toe_cli(tmp_path, monkeypatch):
     (data / "liar").mkdir(parents=True)
     (data / "liar" / "train.tsv").write_text(_liar_rows(6))
     (data / "liar" / "valid.tsv").write_text(_liar_rows(12, seed=1, first_id=900))
-    build_local_corpus("toyfc", FACTCHECK_DOCS + WIKI_DOCS, mode="bm25")
+    build_local_corpus(
+        "toyfc", FACTCHECK_DOCS + WIKI_DOCS, mode="bm25", indexes_dir=home_paths().indexes
+    )
     model = toe_llm(PLAN)
 
-    def build_llm(cfg, *, cache_path=None, progress=None):
+    def build_llm(cfg, *, cache_path=None, progress=None, **_paths):
         return ManagedLLM(model, cache=ResponseCache(tmp_path / "llm.sqlite", mode="off"))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
@@ -158,7 +161,7 @@ def test_train_command_collects_resumes_and_writes_a_checkpoint(toe_cli, tmp_pat
     assert result.exit_code == 0, result.output
     assert "0 already collected" in result.output
     assert "eval_net" in result.output and "loss" in result.output
-    ck = checkpoint_folder("toe", "ck")
+    ck = checkpoint_folder("toe", "ck", root=home_paths().checkpoints)
     manifest = read_manifest(ck, "toe")
     assert manifest.data["dataset"] == "liar" and manifest.data["claims"] == 3
     calls = len(model.calls)
@@ -238,9 +241,13 @@ async def test_advfact_build_load_corpus_and_flip_rates(toe_cli, tmp_path):
     assert {e.metadata["liar_label"] for e in clean} <= {"false", "pants-fire", "barely-true"}
     source = poisoned[0].metadata["source_id"]
     assert poisoned[0].metadata["exclude_domains"] == [f"s{source}.liar-archive.invalid"]
-    hits = await LocalCorpus("adv").search(Query(text=poisoned[0].input.text, top_k=3))
+    hits = await LocalCorpus("adv", indexes_dir=home_paths().indexes).search(
+        Query(text=poisoned[0].input.text, top_k=3)
+    )
     assert hits[0].id.startswith(f"poison:{source}:")
-    clean_hits = await LocalCorpus("adv-clean").search(Query(text=poisoned[0].input.text))
+    clean_hits = await LocalCorpus("adv-clean", indexes_dir=home_paths().indexes).search(
+        Query(text=poisoned[0].input.text)
+    )
     assert not any(h.id.startswith("poison:") for h in clean_hits)
 
     def run(name, rows):
@@ -296,11 +303,11 @@ async def test_training_never_shows_a_claim_its_own_fact_check_record(toe_cli, t
 
     data, _ = toe_cli
     liar = get_dataset("liar")
-    build_local_corpus("archive", liar.corpus(data), mode="bm25")
+    build_local_corpus("archive", liar.corpus(data), mode="bm25", indexes_dir=home_paths().indexes)
     claims = load_dataset("liar", "train", data, labels="true_uncertain_false")[:2]
     method = ToEMethod(
         toe_llm(PLAN), {"eval_net": {"epochs": 1}},
-        sources={"factcheck": LocalCorpus("archive")},
+        sources={"factcheck": LocalCorpus("archive", indexes_dir=home_paths().indexes)},
     )  # fmt: skip
     trainer = ToETrainer.open(method, tmp_path / "ck")
     await collect(trainer, claims, liar.info, SPACE)
@@ -309,7 +316,9 @@ async def test_training_never_shows_a_claim_its_own_fact_check_record(toe_cli, t
         seen = {e.doc_id.split("#")[0] for n in tree.nodes.values() for e in n.evidence}
         assert seen and f"liar:{rec['id']}" not in seen  # others' records only
     # without the guards (a plain check) the same search does find the claim's own record
-    hits = await LocalCorpus("archive").search(Query(text=claims[0].input.text, top_k=3))
+    hits = await LocalCorpus("archive", indexes_dir=home_paths().indexes).search(
+        Query(text=claims[0].input.text, top_k=3)
+    )
     assert f"liar:{claims[0].id}" in {h.id.split("#")[0] for h in hits}
 
 
@@ -350,7 +359,7 @@ async def test_advfact_rows_keep_the_two_attacks_apart(toe_cli):
     for variant, cfg in rows.items():
         examples = load_dataset("advfact", cfg.split)
         assert len(examples) == 3
-        index = LocalCorpus(cfg.sources["web"]["index"])
+        index = LocalCorpus(cfg.sources["web"]["index"], indexes_dir=home_paths().indexes)
         poisoned = 0
         for e in examples:
             rewritten = e.input.text != e.metadata["original"] if e.metadata["original"] else False

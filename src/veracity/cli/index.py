@@ -122,7 +122,7 @@ def build(
         try:
             corpus = build_local_corpus(
                 name, docs, mode=mode, embedder=embedder, chunking=chunking,
-                overwrite=overwrite, progress=view.position,
+                indexes_dir=_indexes_dir(), overwrite=overwrite, progress=view.position,
             )  # fmt: skip
         except IndexBuildError as exc:
             fail(str(exc))
@@ -223,12 +223,12 @@ def search(
             top_k=top_k,
             before=cutoff,
         )
-        folder = index_folder(name)
+        folder = index_folder(name, _indexes_dir())
     except ValidationError as exc:  # empty query, bad top-k
         fail(f"bad query: {exc.errors()[0]['msg']}")
     except ValueError as exc:  # bad date or index name
         fail(str(exc))
-    corpus = LocalCorpus(name)
+    corpus = LocalCorpus(name, indexes_dir=_indexes_dir())
     try:
         docs = corpus.search_sync(q, mode)  # type: ignore[arg-type]
     except IndexNotFound as exc:
@@ -260,3 +260,10 @@ def _results_table(docs: list[Document], name: str) -> None:
         text = d.text if len(d.text) <= 300 else d.text[:300] + "…"
         table.add_row(str(i), f"{d.score:.3f}", head, text)
     out.print(table)
+
+
+def _indexes_dir() -> Path:
+    """Where named indexes live (``VERACITY_HOME/indexes``)."""
+    from veracity.runtime.home import home_paths
+
+    return home_paths().indexes

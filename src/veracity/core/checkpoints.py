@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from veracity.core.config import settings
 from veracity.core.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -57,11 +56,13 @@ class CheckpointManifest(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
-def checkpoint_folder(method: str, name: str, root: Path | None = None) -> Path:
-    """The folder of checkpoint `name` of `method` (a path is taken as it is).
+def checkpoint_folder(method: str, name: str, root: Path | None) -> Path:
+    """The folder of checkpoint `name` of `method` under `root` (the home's
+    ``checkpoints`` folder, or a config's own); a path is taken as it is.
 
     Raises:
-        CheckpointError: `name` is neither a plain name nor a path.
+        CheckpointError: `name` is neither a plain name nor a path, or it is a name and
+            `root` is None.
     """
     if "/" in name or "\\" in name or name.startswith(("~", ".")):
         return Path(name).expanduser()
@@ -69,7 +70,12 @@ def checkpoint_folder(method: str, name: str, root: Path | None = None) -> Path:
         raise CheckpointError(
             f"checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (or give a path)"
         )
-    return (root or settings().home / "checkpoints") / method / name
+    if root is None:  # the home's folder is the composition root's to pass
+        raise CheckpointError(
+            f"checkpoint {name!r} is a name: give the folder checkpoints live in "
+            "(veracity.runtime passes VERACITY_HOME/checkpoints) or a path"
+        )
+    return Path(root) / method / name
 
 
 def _replace(tmp: Path, final: Path) -> None:

@@ -104,7 +104,11 @@ class CheckContext:
         return self.usage
 
 
+# Kept ambient (issue 22): every model call and search deep below a method records into
+# the check's trace and usage, across the tasks the method gathers, with no parameter.
 _current: ContextVar[CheckContext | None] = ContextVar("veracity_check_context", default=None)
+# Kept ambient: a front end's live event stream (progress, SSE, MCP) reaches checks it
+# starts without every layer between passing a callback down.
 _observers: ContextVar[tuple[Callable[[TraceEvent], None], ...]] = ContextVar(
     "veracity_trace_observers", default=()
 )

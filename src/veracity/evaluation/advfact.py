@@ -232,14 +232,18 @@ async def build_advfact(
 def build_indexes(
     passages: list[dict], name: str, data_dir: Path | None, indexes_dir: Path | None
 ) -> dict[str, int]:
-    """``name`` (archive + poisoned passages) and ``name-clean`` (archive only), BM25."""
+    """``name`` (archive + poisoned passages) and ``name-clean`` (archive only), BM25,
+    under `indexes_dir` (None: the home's)."""
     from veracity.retrieval.local.corpus import build_local_corpus
+    from veracity.runtime.home import home_paths
+
+    root = indexes_dir or home_paths().indexes
 
     archive = list(get_dataset("liar").corpus(data_dir))
     poison = [Document.model_validate(p) for p in passages]
     sizes = {}
     for index, docs in ((f"{name}-clean", archive), (name, archive + poison)):
-        build_local_corpus(index, docs, mode="bm25", indexes_dir=indexes_dir, overwrite=True)
+        build_local_corpus(index, docs, mode="bm25", indexes_dir=root, overwrite=True)
         sizes[index] = len(docs)
     return sizes
 

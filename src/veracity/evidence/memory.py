@@ -30,7 +30,6 @@ from datetime import datetime, timezone
 import numpy as np
 
 from veracity.core import context
-from veracity.core.config import settings
 from veracity.core.events import MemoryAccess
 from veracity.core.types import Document
 from veracity.evidence.memory_db import EvidenceMemoryError, SharedConnection
@@ -80,6 +79,7 @@ class EvidenceMemory:
         **overrides: fields of `MemoryConfig`.
 
     Raises:
+        ValueError: no ``path`` given (nothing here picks a default location).
         EvidenceMemoryError: the database cannot be opened.
         StorageError: it is damaged, its folder read-only or the disk full (naming the
             file and the fix).
@@ -95,7 +95,9 @@ class EvidenceMemory:
         base = (config or MemoryConfig()).model_dump()
         base.update(overrides)
         self.config = MemoryConfig.model_validate(base)
-        self.path = self.config.path or settings().home / "memory" / "evidence.sqlite"
+        if self.config.path is None:  # the home's default is the caller's to pass
+            raise ValueError("EvidenceMemory needs a path (e.g. HomePaths.default_memory)")
+        self.path = self.config.path
         self.namespace = self.config.namespace
         self._embedder = embedding_model if self.config.embedder is not None else None
         self._shared = SharedConnection.open(self.path)

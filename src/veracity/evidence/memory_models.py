@@ -18,7 +18,7 @@ class MemoryConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    path: Path | None = None  # default: <settings().home>/memory/evidence.sqlite
+    path: Path | None = None  # required to open one; callers pass HomePaths.default_memory
     namespace: str = Field(default="default", min_length=1)
     embedder: str | None = "all-MiniLM-L6-v2"  # None: exact and normalised matching only
     similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # cosine, entity names

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field
+
+from veracity.core.config import DEFAULT_MODEL
 from veracity.core.infra import LoopSemaphore, available_cpus
 from veracity.llm.base import (
     Capabilities,
@@ -37,12 +39,10 @@ from veracity.llm.base import (
     ModelNotAvailable,
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
-from veracity.llm.models import Progress, pull, resolve
+from veracity.llm.models import CATALOG, Progress, pull, resolve
 from veracity.llm.options import DEFAULT_REPEAT_PENALTY, BackendOptions
 from veracity.llm.stream import join_chunks
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
-
-from veracity.core.config import DEFAULT_MODEL
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,8 @@ class EmbeddedLLM:
 
     Args:
         model: a catalog name (default `DEFAULT_MODEL`) or a path to a GGUF file.
-        models_dir: where catalog models live (default: settings().models_dir).
+        models_dir: where catalog models live (needed for a catalog name; `veracity.runtime`
+            passes ``VERACITY_HOME/models`` or ``VERACITY_MODELS_DIR``).
         n_ctx: context per request (prompt + reply) in tokens. Every one of the
             `n_parallel` slots gets its own, so concurrent requests never squeeze each
             other out; the KV cache holds n_ctx × n_parallel tokens (about 0.19 GB per
@@ -113,11 +114,12 @@ class EmbeddedLLM:
         progress: Progress | None = None,
         repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     ):
-        if models_dir is None:
-            from veracity.core.config import settings
-
-            models_dir = settings().models_dir
-        self.models_dir = Path(models_dir)
+        if models_dir is None and model in CATALOG:  # the home's folder is runtime's to pass
+            raise ModelNotAvailable(
+                f"{model} is a catalog model: give the folder catalog models live in "
+                "(models_dir; veracity.runtime passes VERACITY_HOME/models)"
+            )
+        self.models_dir = Path(models_dir) if models_dir is not None else Path()
         self.path, self.spec = resolve(model, self.models_dir)
         self.name = self.spec.name if self.spec else self.path.stem
         self.n_ctx = n_ctx
@@ -145,10 +147,16 @@ class EmbeddedLLM:
 
     @classmethod
     def from_options(
-        cls, model: str, options: EmbeddedOptions, progress: Progress | None = None
+        cls,
+        model: str,
+        options: EmbeddedOptions,
+        progress: Progress | None = None,
+        *,
+        models_dir: Path | None = None,
     ) -> EmbeddedLLM:
-        """The backend for `model` with validated `options` (see `veracity.llm.options`)."""
-        return cls(model, progress=progress, **options.model_dump())
+        """The backend for `model` with validated `options` (see `veracity.llm.options`);
+        catalog models live in `models_dir`."""
+        return cls(model, progress=progress, models_dir=models_dir, **options.model_dump())
 
     def __repr__(self) -> str:
         return f"EmbeddedLLM(model={self.name!r}, path={str(self.path)!r})"

@@ -6,8 +6,11 @@ here knows a backend's fields.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
+from veracity.core import registry
+from veracity.core.config import LLMConfig
 from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit
@@ -15,32 +18,39 @@ from veracity.llm.models import Progress
 from veracity.llm.options import LLMSpec, options_class, resolve_llm
 from veracity.llm.read_through import ReadThroughCache
 
-from veracity.core import registry
-from veracity.core.config import LLMConfig, settings
 
-
-def build_backend(spec: LLMSpec, progress: Progress | None = None) -> LLM:
+def build_backend(
+    spec: LLMSpec, progress: Progress | None = None, models_dir: Path | None = None
+) -> LLM:
     """The registered backend `spec.backend` built from the spec's typed options (a
-    plain-callable plugin gets the run's flat ``llm:`` config instead)."""
+    plain-callable plugin gets the run's flat ``llm:`` config instead); `models_dir` (where
+    catalog models live) goes to a backend whose ``from_options`` takes it."""
     backend = registry.llm_backends.get(spec.backend)
     if options_class(backend) is None:
         return backend(spec.to_config(), progress)
-    return backend.from_options(spec.model, spec.options, progress)
+    extra = {}
+    takes = inspect.signature(backend.from_options).parameters
+    if models_dir is not None and "models_dir" in takes:
+        extra["models_dir"] = models_dir
+    return backend.from_options(spec.model, spec.options, progress, **extra)
 
 
 def build_cache(
-    cfg: LLMSpec | LLMConfig, cache_path: Path | None = None
+    cfg: LLMSpec | LLMConfig, cache_path: Path | None = None, user_cache: Path | None = None
 ) -> ResponseCache | ReadThroughCache | None:
-    """The response cache for `cfg`: the user-level cache, or `cache_path` (a run's own)
-    reading deterministic replies through to the user-level cache unless `cfg.user_cache`
-    is off or the run is replayed."""
+    """The response cache for `cfg`: the user-level cache at `user_cache` (the composition
+    root passes the home's), or `cache_path` (a run's own) reading deterministic replies
+    through to the user-level cache unless `cfg.user_cache` is off or the run is replayed.
+    None when the mode is off or neither path is given."""
     if cfg.cache_mode == "off":
         return None
-    user_path = settings().cache_path
+    user_path = user_cache
     if cache_path is None:
-        return ResponseCache(user_path, mode=cfg.cache_mode)
+        return ResponseCache(user_path, mode=cfg.cache_mode) if user_path is not None else None
     own = ResponseCache(cache_path, mode=cfg.cache_mode)
-    if not cfg.user_cache or cfg.cache_mode == "replay" or _same(cache_path, user_path):
+    if user_path is None or not cfg.user_cache or cfg.cache_mode == "replay":
+        return own
+    if _same(cache_path, user_path):
         return own
     return ReadThroughCache(own, ResponseCache(user_path, mode="auto"))
 
@@ -50,9 +60,11 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def build_llm(
-    cfg: LLMSpec | LLMConfig | None = None,
+    cfg: LLMSpec | LLMConfig,
     *,
     cache_path: Path | None = None,
+    user_cache: Path | None = None,
+    models_dir: Path | None = None,
     progress: Progress | None = None,
     backend: LLM | None = None,
     shared_limit: SharedLimit | None = None,
@@ -60,10 +72,12 @@ def build_llm(
     """The configured backend wrapped with cache, retries, concurrency and accounting.
 
     Args:
-        cfg: the resolved model, or a ``llm:`` config to resolve (default: from the
-            ``VERACITY_*`` settings).
-        cache_path: SQLite cache file (default: the user cache under VERACITY_HOME); a
-            run directory's, read through to the user cache (see `build_cache`).
+        cfg: the resolved model, or a ``llm:`` config to resolve.
+        cache_path: a run directory's SQLite cache, read through to `user_cache` (see
+            `build_cache`).
+        user_cache: the user-level SQLite cache (the composition root passes the home's;
+            None with no `cache_path`: replies are not cached).
+        models_dir: where catalog models live (the composition root passes the home's).
         progress: model-pull progress callback for the embedded backend.
         backend: a backend to wrap instead of building `cfg.backend` (tests, benchmarks).
         shared_limit: a limit on live calls shared with other processes (Ray workers).
@@ -71,11 +85,11 @@ def build_llm(
     Raises:
         ConfigError: the backend is unknown or its options do not fit it.
     """
-    spec = cfg if isinstance(cfg, LLMSpec) else resolve_llm(cfg or LLMConfig.from_settings())
-    inner = backend if backend is not None else build_backend(spec, progress)
+    spec = cfg if isinstance(cfg, LLMSpec) else resolve_llm(cfg)
+    inner = backend if backend is not None else build_backend(spec, progress, models_dir)
     return ManagedLLM(
         inner,
-        cache=build_cache(spec, cache_path),
+        cache=build_cache(spec, cache_path, user_cache),
         max_concurrency=spec.max_concurrency,
         retry=RetryPolicy(max_attempts=spec.max_attempts),
         prices=spec.prices,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -25,6 +25,7 @@ from veracity.core.errors import InputError, MethodConfigError
 from veracity.core.events import Fault, Note, Stage
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import (
     LLM,
@@ -144,6 +145,10 @@ class ChoiceConfig(MethodConfig):
         )
 
 
+ModelBuilder = Callable[[Mapping[str, Any]], LLM]
+"""Builds a model from an ``llm:`` section (given to methods by `veracity.runtime`)."""
+
+
 @runtime_checkable
 class Method(Protocol):
     name: str
@@ -172,6 +177,7 @@ class BaseMethod(ABC):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
         try:
             if isinstance(config, MethodConfig):
@@ -190,7 +196,14 @@ class BaseMethod(ABC):
             raise MethodConfigError(
                 f"{self.name} works in {list(self.allowed_labels)}, not {self.label_space.name}"
             )
-        self._llm = ensure_managed(llm) if llm is not None else None
+        if llm is None:  # never built from the environment here: runtime passes the run's
+            raise MethodConfigError(
+                f"{self.name}: a method needs its model; pass llm= (veracity.runtime builds "
+                "it from the run config; tests pass a scripted LLM from veracity.testing)"
+            )
+        self._llm = ensure_managed(llm)
+        self.home = home  # the home folder's paths (memory, checkpoints); see `home_paths`
+        self.model_builder: ModelBuilder | None = None  # see `use_models`
         self._prompts = PromptBundle(package=self.prompt_package() or None)
         self._prompt_hashes: dict[str, str] | None = None
         self.state_dir: Path | None = None  # see use_state
@@ -288,6 +301,25 @@ class BaseMethod(ABC):
         self.state_dir = folder
         self.state_namespace = namespace
 
+    def use_models(self, build: ModelBuilder) -> None:
+        """How to build a further model from an ``llm:`` section (S2MAD's stance scorer);
+        set by `veracity.runtime`, which layers the section over the run's environment."""
+        self.model_builder = build
+
+    def build_model(self, section: Mapping[str, Any], purpose: str) -> LLM:
+        """A further model for `purpose` from an ``llm:`` section (see `use_models`).
+
+        Raises:
+            MethodConfigError: no model builder was given (a direct construction calls
+                `use_models`; `veracity.runtime` always does).
+        """
+        if self.model_builder is None:
+            raise MethodConfigError(
+                f"{self.name}: {purpose} names its own model, and this method was given no "
+                "way to build one (use_models; veracity.runtime passes it)"
+            )
+        return self.model_builder(section)
+
     def use_limits(self, limits: InputLimits) -> None:
         """Cut inputs to `limits` before checking them (see `veracity.core.limits`)."""
         self.limits = limits
@@ -303,11 +335,22 @@ class BaseMethod(ABC):
 
     @property
     def llm(self) -> ManagedLLM:
-        if self._llm is None:
-            from veracity.llm.factory import build_llm
-
-            self._llm = build_llm()
+        """The run's model (given at construction)."""
         return self._llm
+
+    def home_paths(self, purpose: str) -> HomePaths:
+        """The home folder's paths, for `purpose` (said in the error).
+
+        Raises:
+            MethodConfigError: the method was built without them (`veracity.runtime`
+                always passes them; a direct construction passes ``home=``).
+        """
+        if self.home is None:
+            raise MethodConfigError(
+                f"{self.name}: {purpose} needs the home folder: pass home=HomePaths(...) "
+                "(veracity.runtime passes the one of VERACITY_HOME)"
+            )
+        return self.home
 
     def verdict(self, **fields: Any) -> Verdict:
         """A Verdict pre-filled with this method's name and label space, its probabilities
@@ -323,7 +366,7 @@ class BaseMethod(ABC):
                 f"{self.name} checks {', '.join(self.input_kinds)} inputs, not a {item.kind}"
             )
         ctx = CheckContext()
-        window = self._llm.capabilities.context_window if self._llm is not None else None
+        window = self._llm.capabilities.context_window
         item, cuts = self.limits.apply(item, window)
         with context.check_context(ctx), using_prompts(self._prompts):
             ctx.emit(

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.evidence.passages import (
     EvidenceMode,
@@ -137,6 +138,7 @@ class CoTMethod(PassageReading, _PromptedBaseline):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.open_passage_source()

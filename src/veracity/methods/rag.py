@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
@@ -70,8 +71,9 @@ class RagMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.source = self.pick_source(self.config.source)
 
     @classmethod

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, create_model
 
 from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation.react import react_loop
 from veracity.llm.base import LLM
@@ -64,8 +65,9 @@ class ReActMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         chosen = self.config.tools or list(self.sources)
         missing = [n for n in chosen if n not in self.sources]
         if missing or not chosen:

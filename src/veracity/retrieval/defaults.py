@@ -13,12 +13,12 @@ names no sources, `default_sources` fills those needs:
 - neither: one `ConfigError` giving the exact commands.
 
 Every choice is returned as a note, for the console and the run's log.
-`VERACITY_OFFLINE=1` skips the probe and chooses the offline branch.
+`VERACITY_OFFLINE=1` (read by `veracity.runtime`) skips the probe and chooses the offline
+branch.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from veracity.core.config import settings
 from veracity.core.errors import ConfigError
 
 DEFAULT_INDEX = "default"  # the local corpus retrieving methods use offline
@@ -89,16 +88,11 @@ def set_probe(probe: Callable[[], bool] | None) -> None:
     _last = None
 
 
-def offline_requested() -> bool:
-    """Whether ``VERACITY_OFFLINE`` asks runs never to use live sources by default."""
-    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
-
-
-def network_available() -> bool:
-    """Whether live sources can be reached (cached for a minute; ``VERACITY_OFFLINE=1``:
-    never)."""
+def network_available(*, offline: bool = False) -> bool:
+    """Whether live sources can be reached (cached for a minute; `offline`, which
+    `veracity.runtime` sets from ``VERACITY_OFFLINE=1``: never, without probing)."""
     global _last
-    if offline_requested():
+    if offline:
         return False
     now = time.monotonic()
     if _last is None or now - _last[0] > _PROBE_TTL_S:
@@ -106,10 +100,9 @@ def network_available() -> bool:
     return _last[1]
 
 
-def default_index_exists(indexes_dir: Path | None = None) -> bool:
-    """Whether the default local corpus (index ``default``) has been built."""
-    root = indexes_dir or settings().indexes_dir
-    return (root / DEFAULT_INDEX / "manifest.json").is_file()
+def default_index_exists(indexes_dir: Path) -> bool:
+    """Whether the default local corpus (index ``default``) has been built there."""
+    return (Path(indexes_dir) / DEFAULT_INDEX / "manifest.json").is_file()
 
 
 def _offline_help(method: str, name: str) -> str:
@@ -128,16 +121,17 @@ def default_sources(
     method: str,
     needs: Sequence[SourceNeed],
     *,
-    online: bool | None = None,
-    indexes_dir: Path | None = None,
+    online: bool,
+    indexes_dir: Path,
 ) -> DefaultSources:
     """Sources for `needs` when a run names none (see the module docstring).
 
     Args:
         method: the method's name, for messages.
         needs: what the method searches.
-        online: whether the network answers (None: probe it).
-        indexes_dir: where named indexes live (default: the veracity home).
+        online: whether the network answers (`veracity.runtime` probes it with
+            `network_available`).
+        indexes_dir: where named indexes live (the home's ``indexes`` folder).
 
     Raises:
         ConfigError: offline without the default local corpus, or a need that has no
@@ -146,8 +140,6 @@ def default_sources(
     out = DefaultSources()
     if not needs:
         return out
-    if online is None:
-        online = network_available()
     if online:
         for need in needs:
             live = {"type": "web", "engine": "auto"} if need.kind == "search" else None
@@ -185,7 +177,6 @@ __all__ = [
     "default_index_exists",
     "default_sources",
     "network_available",
-    "offline_requested",
     "probe_network",
     "set_probe",
 ]

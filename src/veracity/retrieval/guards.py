@@ -49,6 +49,8 @@ class EvalGuards:
     drop_undated: bool = False
 
 
+# Kept ambient (issue 22): the example's leakage guards must bind every search of a check,
+# including searches a method builds itself, so no method can forget to pass them.
 _guards: ContextVar[EvalGuards | None] = ContextVar("veracity_eval_guards", default=None)
 
 

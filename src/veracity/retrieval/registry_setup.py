@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -87,7 +88,11 @@ def build_factcheck_sites(
 
 
 def _call(
-    factory: Callable[..., Any], name: str, options: dict[str, Any], http: HttpClient | None
+    factory: Callable[..., Any],
+    name: str,
+    options: dict[str, Any],
+    http: HttpClient | None,
+    indexes_dir: Path | None = None,
 ) -> Any:
     try:
         params = inspect.signature(factory).parameters
@@ -99,6 +104,8 @@ def _call(
         kwargs.setdefault("name", name)  # every Source has a name
     if http is not None and "http" in params:
         kwargs.setdefault("http", http)
+    if indexes_dir is not None and "indexes_dir" in params and not kwargs.get("indexes_dir"):
+        kwargs["indexes_dir"] = indexes_dir
     return factory(**kwargs)
 
 
@@ -107,9 +114,13 @@ def build_source(
     options: Mapping[str, Any] | None = None,
     *,
     http: HttpClient | None = None,
+    indexes_dir: Path | None = None,
     managed: bool = True,
 ) -> Source:
     """One source from its instance name and options (see the module docstring).
+
+    `http` and `indexes_dir` (where named local indexes live) go to the sources that
+    take them, unless the options give their own.
 
     Raises:
         ConfigError: unknown type, bad options or missing credentials.
@@ -121,7 +132,7 @@ def build_source(
     except RegistryError as exc:
         raise ConfigError(f"sources.{name}: {exc}") from exc
     try:
-        source = _call(factory, name, opts, http)
+        source = _call(factory, name, opts, http, indexes_dir)
     except MissingCredentials as exc:
         raise ConfigError(f"sources.{name}: {exc}") from exc
     except (ValidationError, TypeError, ValueError) as exc:
@@ -137,6 +148,7 @@ def build_sources(
     config: Mapping[str, Mapping[str, Any] | None],
     *,
     http: HttpClient | None = None,
+    indexes_dir: Path | None = None,
     managed: bool = True,
 ) -> dict[str, Source]:
     """Every source of a config mapping, by instance name (all errors are reported together).
@@ -153,7 +165,9 @@ def build_sources(
             )
             continue
         try:
-            built[name] = build_source(name, options, http=http, managed=managed)
+            built[name] = build_source(
+                name, options, http=http, indexes_dir=indexes_dir, managed=managed
+            )
         except ConfigError as exc:
             problems.append(str(exc))
     if problems:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from veracity.core import registry
+from veracity.core.config import RunConfig, load_run_config
 from veracity.core.errors import (
     ConfigError,
     LabelError,
@@ -42,10 +44,8 @@ from veracity.llm.options import LLMSpec
 from veracity.methods.base import BaseMethod, load_method
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
+from veracity.runtime.home import home_paths, model_builder, offline, user_http_client
 from veracity.runtime.spec import RunSpec, resolve_spec
-
-from veracity.core import registry
-from veracity.core.config import RunConfig, load_run_config
 
 log = logging.getLogger("veracity")
 
@@ -136,7 +136,15 @@ def build_llm(
     extra = {"backend": backend, "shared_limit": shared_limit}
     extra = {k: v for k, v in extra.items() if v is not None}
     llm = config if isinstance(config, LLMSpec) else config.llm
-    return build(llm, cache_path=caches.llm if caches else None, progress=progress, **extra)
+    home = home_paths()
+    return build(
+        llm,
+        cache_path=caches.llm if caches else None,
+        user_cache=home.llm_cache,
+        models_dir=home.models,
+        progress=progress,
+        **extra,
+    )
 
 
 def _source_options(config: RunConfig | RunSpec) -> dict[str, dict[str, Any]]:
@@ -169,12 +177,13 @@ def build_sources(
     from veracity.retrieval.transport.http import HttpClient
     from veracity.retrieval.transport.parts import HttpConfig
 
-    http = None
     if caches is not None and caches.http is not None:
         mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
         http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
+    else:
+        http = user_http_client()
     options = _source_options(config)
-    built = build_configured(options, http=http, managed=False)
+    built = build_configured(options, http=http, indexes_dir=home_paths().indexes, managed=False)
     cache = str(caches.http) if caches is not None and caches.http is not None else None
     return {
         name: ManagedSource(
@@ -213,9 +222,11 @@ def with_default_sources(
     needs = needs_of(config.method_config) if needs_of is not None else []
     if not needs:
         return config, []
-    from veracity.retrieval.defaults import default_sources
+    from veracity.retrieval.defaults import default_sources, network_available
 
-    chosen = default_sources(config.method, needs, online=online)
+    if online is None:
+        online = network_available(offline=offline())
+    chosen = default_sources(config.method, needs, online=online, indexes_dir=home_paths().indexes)
     update = {"sources": chosen.sources, "method_config": chosen.method_config}
     return config.with_overrides(update), chosen.notes
 
@@ -244,9 +255,14 @@ def build_method(
     try:
         prompts = PromptBundle.from_config(spec.prompts)
         method = load_method(
-            spec.method, llm=llm, config=spec.method_options(), sources=dict(sources)
+            spec.method,
+            llm=llm,
+            config=spec.method_options(),
+            sources=dict(sources),
+            home=home_paths(),
         )
         method.use_prompts(prompts)
+        method.use_models(model_builder())
         if caches is not None:
             method.use_state(caches.state, caches.namespace)
         method.use_limits(spec.limits)

@@ -15,6 +15,7 @@ from typing import Any
 
 from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation import Debate, FixedRounds
 from veracity.evidence.passages import passage_rows
@@ -44,8 +45,9 @@ class D2DMethod(PassageReading, BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.open_passage_source()
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:

@@ -20,6 +20,7 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.events import AgentStep, Note, ToolCall
 from veracity.core.labels import LabelSpace
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.choice import ChoiceResult, ask_choice
@@ -64,8 +65,9 @@ class FireMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.source = self.pick_source(self.config.source)
 
     @classmethod

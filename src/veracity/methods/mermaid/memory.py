@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from veracity.core.config import settings
+from veracity.core.paths import HomePaths
 from veracity.deliberation.react import Trajectory
 from veracity.evidence.memory import EvidenceMemory, MemoryHit
 from veracity.methods.mermaid.config import MemoryMode, MemoryOptions
@@ -34,26 +34,42 @@ from veracity.tools.base import Observation, Tool, primary_argument, render_docu
 MEMORY_FILE = "evidence_memory.sqlite"
 
 
-def named_memory_path(name: str) -> Path:
-    """Where a named memory lives: ``<VERACITY_HOME>/memory/<name>.sqlite``."""
-    return settings().home / "memory" / f"{name}.sqlite"
+def named_memory_path(name: str, home: HomePaths) -> Path:
+    """Where a named memory lives: ``<home>/memory/<name>.sqlite``."""
+    return home.memory / f"{name}.sqlite"
+
+
+def needs_home(options: MemoryOptions, state_dir: Path | None) -> bool:
+    """Whether the memory `options` name lives under the home folder (a named memory, or
+    the user-level one when neither a path nor a run's state folder is given)."""
+    return options.name is not None or (options.path is None and state_dir is None)
 
 
 def open_memory(
-    options: MemoryOptions, state_dir: Path | None, namespace: str | None
+    options: MemoryOptions,
+    state_dir: Path | None,
+    namespace: str | None,
+    home: HomePaths | None,
 ) -> EvidenceMemory:
-    """The evidence memory at the configured (or named, or the run's, or the user's)
-    location. A named memory is shared across runs: its namespace is ``default`` unless
-    one is given."""
+    """The evidence memory at the configured (or named, or the run's, or the user's under
+    `home`) location. A named memory is shared across runs: its namespace is ``default``
+    unless one is given.
+
+    Raises:
+        ValueError: the memory lives under the home folder and `home` is None (see
+            `needs_home`).
+    """
+    if needs_home(options, state_dir) and home is None:
+        raise ValueError("this evidence memory lives under the home folder: pass home")
     if options.name is not None:
-        path = named_memory_path(options.name)
+        path = named_memory_path(options.name, home)  # type: ignore[arg-type]
         namespace = None
     elif options.path is not None:
         path = options.path
     elif state_dir is not None:
         path = state_dir / MEMORY_FILE
     else:
-        path = settings().home / "memory" / "evidence.sqlite"
+        path = home.default_memory  # type: ignore[union-attr]
     path.parent.mkdir(parents=True, exist_ok=True)
     return EvidenceMemory(
         path=path,

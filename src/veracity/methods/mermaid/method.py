@@ -19,6 +19,7 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
 from veracity.core.events import AgentStep, Decision, Note
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Stance, Verdict
 from veracity.evidence.memory import EvidenceMemory
 from veracity.llm.base import LLM
@@ -27,7 +28,12 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.mermaid.config import MermaidConfig
 from veracity.methods.mermaid.decomposer import Decomposition, decompose
 from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
-from veracity.methods.mermaid.memory import CheckMemory, named_memory_path, open_memory
+from veracity.methods.mermaid.memory import (
+    CheckMemory,
+    named_memory_path,
+    needs_home,
+    open_memory,
+)
 from veracity.methods.mermaid.retention import Retained, retain, retrieved_documents
 from veracity.nlp.entities import recognise
 from veracity.nlp.ner_backends import shared_ner
@@ -60,8 +66,9 @@ class MermaidMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.toolbox = Toolbox(self.config, self.sources)
         self._memory: EvidenceMemory | None = None
         self._require_named_memory()
@@ -71,7 +78,7 @@ class MermaidMethod(BaseMethod):
         opts = self.config.memory
         if opts.name is None or self.config.memory_mode != "read-only":
             return
-        path = named_memory_path(opts.name)
+        path = named_memory_path(opts.name, self.home_paths("a named memory"))
         held = self.memory().stats().entries if path.is_file() else 0
         if not held:
             raise MethodConfigError(
@@ -103,7 +110,9 @@ class MermaidMethod(BaseMethod):
         if self.config.memory_mode == "off":
             return None
         if self._memory is None:
-            self._memory = open_memory(self.config.memory, self.state_dir, self.state_namespace)
+            opts, state = self.config.memory, self.state_dir
+            home = self.home_paths("the evidence memory") if needs_home(opts, state) else None
+            self._memory = open_memory(opts, state, self.state_namespace, home)
         return self._memory
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:

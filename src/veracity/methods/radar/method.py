@@ -21,6 +21,7 @@ from typing import Any
 
 from veracity.core.context import CheckContext
 from veracity.core.events import ModelCall
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Claim, Trace, Verdict
 from veracity.deliberation import (
     Debate,
@@ -68,8 +69,9 @@ class _RadarBase(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         self.source = self._pick_source() if self.config.evidence == "retrieved" else None
 
     def _pick_source(self) -> Source:
@@ -78,10 +80,9 @@ class _RadarBase(BaseMethod):
             from veracity.retrieval.local.corpus import LocalCorpus
 
             c = cfg.corpus
+            folder = c.indexes_dir or (self.home.indexes if self.home is not None else None)
             # wrapped like the injected sources (retries, rule guard, search accounting)
-            return ensure_managed_source(
-                LocalCorpus(c.index, mode=c.mode, indexes_dir=c.indexes_dir)
-            )
+            return ensure_managed_source(LocalCorpus(c.index, mode=c.mode, indexes_dir=folder))
         if cfg.source is not None:
             return self.pick_source(cfg.source)
         return self.pick_source(
@@ -249,8 +250,9 @@ class RadarMethod(_RadarBase):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         wants = self.config.estimator == "logprobs" and llm is not None
         if wants and not self.llm.capabilities.logprobs:
             raise MethodConfigError(

@@ -126,7 +126,9 @@ class S2MADConfig(ChoiceConfig):
         return self
 
     def scorer_config(self) -> LLMConfig | None:
-        """The stance scorer's `LLMConfig` (None: the run's model scores)."""
+        """The stance scorer's section checked as an `LLMConfig` over the built-in defaults
+        (None: the run's model scores). The model itself is built by the composition root,
+        which layers the section over the environment (`BaseMethod.use_models`)."""
         if self.scorer_llm is None:
             return None
-        return LLMConfig.from_settings(**self.scorer_llm)
+        return LLMConfig().merged(self.scorer_llm)

@@ -98,17 +98,14 @@ class S2MADMethod(BaseMethod):
 
     @property
     def scorer_llm(self) -> LLM:
-        """The model that scores stances: `scorer_llm:` of the config (built once, with
-        the user-level cache), else the run's model."""
+        """The model that scores stances: `scorer_llm:` of the config (built once by the
+        runtime's model builder, with the user-level cache), else the run's model."""
         cached = getattr(self, "_scorer", None)
         if cached is not None:
             return cached
-        cfg = self.config.scorer_config()
-        if cfg is None:
+        if self.config.scorer_llm is None:
             return self.llm
-        from veracity.llm.factory import build_llm
-
-        self._scorer: LLM = build_llm(cfg)
+        self._scorer: LLM = self.build_model(self.config.scorer_llm, "scorer_llm")
         return self._scorer
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:

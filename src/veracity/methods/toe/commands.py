@@ -128,7 +128,8 @@ def _setup(
     run = build_run(cfg)
     ensure_model(run.config.llm)
     method = run.method
-    folder = checkpoint_folder("toe", checkpoint, method.config.checkpoints_dir)
+    root = method.config.checkpoints_dir or method.home_paths("training").checkpoints
+    folder = checkpoint_folder("toe", checkpoint, root)
     trainer = ToETrainer.open(method, folder, fresh=fresh)
     info = open_dataset(dataset).info
     all_examples = load_dataset(

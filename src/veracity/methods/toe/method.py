@@ -25,6 +25,7 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError, StructuredOutputError
 from veracity.core.events import Fault, Note, Stage
+from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Claim, Document, Verdict
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig
@@ -100,9 +101,10 @@ class ToEMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
         models: Any = None,
     ):
-        super().__init__(llm, config, sources=sources)
+        super().__init__(llm, config, sources=sources, home=home)
         cfg = self.config
         if self.label_space.cutoffs is None:
             raise MethodConfigError(
@@ -138,7 +140,8 @@ class ToEMethod(BaseMethod):
     def _load_models(self) -> Any:
         from veracity.methods.toe.models import models_for_run
 
-        return models_for_run(self.config)
+        root = self.home.checkpoints if self.home is not None else None
+        return models_for_run(self.config, root)
 
     def _pick(self, what: str, wanted: str, part: str, trained: str, fallback: str) -> str:
         ready = bool(self.models.trained.get(part))

@@ -60,11 +60,13 @@ class ToEModels:
     # ------------------------------------------------------------ checkpoints
 
     @staticmethod
-    def folder_for(cfg: ToEConfig, name: str | None = None) -> Path:
+    def folder_for(cfg: ToEConfig, root: Path | None, name: str | None = None) -> Path:
+        """The checkpoint's folder: under `cfg.checkpoints_dir` when set, else under `root`
+        (the home's ``checkpoints`` folder)."""
         name = name or cfg.checkpoint
         if name is None:
             raise CheckpointError("no checkpoint named (set method_config.checkpoint)")
-        return checkpoint_folder(METHOD, name, cfg.checkpoints_dir)
+        return checkpoint_folder(METHOD, name, cfg.checkpoints_dir or root)
 
     @classmethod
     def load(cls, cfg: ToEConfig, folder: Path) -> ToEModels:
@@ -122,9 +124,10 @@ class ToEModels:
         return m
 
 
-def models_for_run(cfg: ToEConfig) -> ToEModels:
+def models_for_run(cfg: ToEConfig, root: Path | None) -> ToEModels:
     """The parts a run uses: freshly initialised without a checkpoint, else the
-    checkpoint's, held to `cfg.trained_on` when it is set.
+    checkpoint's (under `root`, the home's ``checkpoints`` folder, unless the config
+    names its own), held to `cfg.trained_on` when it is set.
 
     Raises:
         MethodConfigError: the checkpoint is missing or unreadable (the message gives the
@@ -135,7 +138,7 @@ def models_for_run(cfg: ToEConfig) -> ToEModels:
         return ToEModels(cfg)
     command = training_command(cfg)
     try:
-        folder = ToEModels.folder_for(cfg)
+        folder = ToEModels.folder_for(cfg, root)
         if not (folder / "manifest.json").is_file():
             raise MethodConfigError(
                 f"toe: checkpoint {cfg.checkpoint!r} not found ({folder}); make it with: {command}"

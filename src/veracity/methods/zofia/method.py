@@ -14,6 +14,7 @@ from typing import Any
 
 from veracity.core.context import CheckContext
 from veracity.core.events import Fault
+from veracity.core.paths import HomePaths
 from veracity.core.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
@@ -61,6 +62,7 @@ class ZoFiaMethod(BaseMethod):
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
         sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
         encyclopedia: Encyclopedia | None = None,
         embedder: Embedder | None = None,
         ner: Any = None,
@@ -70,7 +72,7 @@ class ZoFiaMethod(BaseMethod):
             resolved = resolve_config(dict(raw or {}))
         except ValueError as exc:
             raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
-        super().__init__(llm, resolved, sources=sources)
+        super().__init__(llm, resolved, sources=sources, home=home)
         cfg = self.config
         self.web: Source | None = None
         if cfg.use_web:

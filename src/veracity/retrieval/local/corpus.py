@@ -3,7 +3,7 @@
 Build an index once (``veracity index build PATH --name NAME`` or `build_local_corpus`),
 then search it offline::
 
-    corpus = LocalCorpus("scifact", mode="hybrid")
+    corpus = LocalCorpus("scifact", mode="hybrid", indexes_dir=home / "indexes")
     docs = await corpus.search(Query(text="aspirin lowers stroke risk", top_k=5))
 
 Results are chunks: ``Document.id`` is ``"<doc id>#<chunk>"``, ``metadata["parent_id"]``
@@ -26,7 +26,6 @@ from urllib.parse import urlparse
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.core.config import settings
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceError, apply_rules, domain_matches
 from veracity.retrieval.local.build import BuildProgress, add_to_index, build_index
@@ -60,7 +59,7 @@ class LocalCorpusConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    index: str  # index name under settings().indexes_dir, or a path to an index folder
+    index: str  # index name under indexes_dir, or a path to an index folder
     mode: Mode | None = None  # None: the mode the index was built for
     rrf_k: int = Field(default=60, ge=1)  # reciprocal-rank fusion constant k
     rrf_depth: int = Field(default=100, ge=1)  # candidates per ranking fused in hybrid mode
@@ -72,7 +71,8 @@ def index_folder(index: str, indexes_dir: Path | None = None) -> Path:
     """The folder of an index given by name (under `indexes_dir`) or by path.
 
     Raises:
-        IndexBuildError: the name is not a plain name (letters, digits, ``._-``).
+        IndexBuildError: the name is not a plain name (letters, digits, ``._-``), or it
+            is a name and no `indexes_dir` is given.
     """
     if "/" in index or "\\" in index or index.startswith("~"):
         return Path(index).expanduser()
@@ -80,7 +80,12 @@ def index_folder(index: str, indexes_dir: Path | None = None) -> Path:
         raise IndexBuildError(
             f"bad index name {index!r}: use letters, digits, '.', '_' or '-' (max 100)"
         )
-    return (indexes_dir or settings().indexes_dir) / index
+    if indexes_dir is None:  # the home's folder is the composition root's to pass
+        raise IndexBuildError(
+            f"index {index!r} is a name: give the folder named indexes live in "
+            "(indexes_dir; veracity.runtime passes VERACITY_HOME/indexes) or a path"
+        )
+    return Path(indexes_dir) / index
 
 
 def _domain(url: str | None) -> str | None:
@@ -120,12 +125,13 @@ class LocalCorpus:
     disk (e.g. after ``veracity index add``). Searches run in a worker thread.
 
     Args:
-        index: index name (under ``settings().indexes_dir``) or path to an index folder.
+        index: index name (under `indexes_dir`) or path to an index folder.
         mode: ``bm25``, ``dense`` or ``hybrid``; default: the mode the index was built for.
         rrf_k: constant k of reciprocal-rank fusion, score = sum of 1 / (k + rank).
         rrf_depth: how many candidates of each ranking take part in the fusion.
         max_chunks_per_doc: keep at most this many chunks of one document in a result.
-        indexes_dir: where named indexes live (default ``settings().indexes_dir``).
+        indexes_dir: where named indexes live (needed for a name; `veracity.runtime`
+            passes ``VERACITY_HOME/indexes``).
         name: instance name for traces (default ``local:<index>``); the documents found
             name the corpus (``local:<index>``) as their source whatever the instance name.
     """
@@ -387,9 +393,10 @@ def corpus_from_dataset(
     return build_local_corpus(index_name, dataset.corpus(data_dir), **build)
 
 
-def list_indexes(indexes_dir: Path | None = None) -> list[tuple[str, IndexManifest | str]]:
-    """Every index folder with its manifest, or the reason it cannot be read."""
-    root = indexes_dir or settings().indexes_dir
+def list_indexes(indexes_dir: Path) -> list[tuple[str, IndexManifest | str]]:
+    """Every index folder under `indexes_dir` with its manifest, or the reason it cannot
+    be read."""
+    root = Path(indexes_dir)
     if not root.is_dir():
         return []
     out: list[tuple[str, IndexManifest | str]] = []

@@ -52,6 +52,8 @@ _STOP = frozenset(
 )
 
 
+# Kept ambient (issue 22): a recorded source answers for the claim being checked, while
+# methods send it only their own queries (and MCP tool calls carry it across processes).
 _bound: ContextVar[str | None] = ContextVar("veracity_recorded_claim", default=None)
 
 

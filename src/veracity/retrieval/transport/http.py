@@ -28,7 +28,6 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from veracity.core import context
-from veracity.core.config import settings
 from veracity.core.events import Fault
 from veracity.core.infra import RetryPolicy, retrying
 from veracity.core.redaction import install_log_redaction
@@ -116,9 +115,10 @@ class HttpClient:
         resolver: Resolver | None = None,
     ):
         self.config = config or HttpConfig()
-        if cache is None and self.config.cache_mode != "off":
-            path = self.config.cache_path or settings().home / "cache" / "http.sqlite"
-            cache = HttpCache(path, self.config.cache_mode, self.config.cache_ttl_s)
+        if cache is None and self.config.cache_mode != "off" and self.config.cache_path:
+            cache = HttpCache(
+                self.config.cache_path, self.config.cache_mode, self.config.cache_ttl_s
+            )
         self.cache = cache
         self.retry = RetryPolicy(
             self.config.max_attempts, self.config.base_delay_s, self.config.max_delay_s
@@ -385,23 +385,21 @@ def _show(url: str, params: dict[str, Any] | None) -> str:
     return f"{shown} {redact_mapping(params)}" if params else shown
 
 
-_default: dict[tuple[str, str], HttpClient] = {}
+_default: list[HttpClient] = []  # the built-in default, made on first use
 _default_lock = threading.Lock()
 _override: list[HttpClient] = []
 
 
 def default_http_client() -> HttpClient:
-    """The process-wide client: the one set with `set_default_http_client`, else one per
-    VERACITY_HOME and cache mode with default settings."""
-    s = settings()
-    ident = (str(s.home), s.cache_mode)
+    """The process-wide client sources use when given none: the one set with
+    `set_default_http_client`, else one with default settings and no disk cache (the
+    composition root, `veracity.runtime`, passes runs a client with the user's cache)."""
     with _default_lock:
         if _override:
             return _override[0]
-        client = _default.get(ident)
-        if client is None:
-            client = _default[ident] = HttpClient(HttpConfig(cache_mode=s.cache_mode))
-        return client
+        if not _default:
+            _default.append(HttpClient(HttpConfig(cache_mode="off")))
+        return _default[0]
 
 
 def set_default_http_client(client: HttpClient | None) -> None:

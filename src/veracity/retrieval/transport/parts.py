@@ -33,6 +33,8 @@ class RequestTally:
     earliest: float | None = None
 
 
+# Kept ambient (issue 22): one search's HTTP answers are counted inside the shared client,
+# which serves concurrent searches of many sources and knows none of its callers.
 _tally: ContextVar[RequestTally | None] = ContextVar("veracity_http_tally", default=None)
 
 
@@ -96,7 +98,7 @@ class HttpConfig(BaseModel):
     rate_limits: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
     default_rate: float | None = Field(default=None, gt=0)  # req/s for other hosts
     cache_mode: CacheMode = "auto"
-    cache_path: Path | None = None  # default: $VERACITY_HOME/cache/http.sqlite
+    cache_path: Path | None = None  # None: nothing kept on disk (runtime passes the home's)
     cache_ttl_s: float | None = 7 * 24 * 3600.0  # auto mode only; record/replay ignore it
     max_page_bytes: int = Field(default=5_000_000, ge=1024)
     max_redirects: int = Field(default=5, ge=0)

@@ -1,0 +1,70 @@
+"""The environment's settings, read here and nowhere below `veracity.runtime`.
+
+The layers below the composition root take their paths and switches as arguments;
+these functions are where the ``VERACITY_*`` environment becomes those arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from veracity.core.config import LLMConfig, settings
+from veracity.core.infra import CacheMode
+from veracity.core.paths import HomePaths
+
+if TYPE_CHECKING:
+    from veracity.llm.client import ManagedLLM
+    from veracity.retrieval.transport.http import HttpClient
+
+_user_clients: dict[tuple[str, str], HttpClient] = {}
+_user_lock = threading.Lock()
+
+
+def home_paths() -> HomePaths:
+    """The home folder and the folders under it, from ``VERACITY_HOME`` and
+    ``VERACITY_MODELS_DIR`` (re-read on each call, so tests and CLIs can change them)."""
+    s = settings()
+    return HomePaths(home=s.home, models_override=s.models_dir_override)
+
+
+def offline() -> bool:
+    """Whether ``VERACITY_OFFLINE`` forbids network probes and downloads."""
+    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+
+def user_http_client(cache_mode: CacheMode | None = None) -> HttpClient:
+    """The HTTP client runs share when they keep no cache of their own: one per home
+    folder and cache mode (default ``VERACITY_CACHE_MODE``), its answers kept in the
+    home's HTTP cache, so its rate limits and connections are shared too."""
+    from veracity.retrieval.transport.http import HttpClient
+    from veracity.retrieval.transport.parts import HttpConfig
+
+    s = settings()
+    mode: CacheMode = cache_mode or s.cache_mode or "auto"
+    key = (str(s.home), mode)
+    with _user_lock:
+        client = _user_clients.get(key)
+        if client is None:
+            path = HomePaths(home=s.home).http_cache
+            client = _user_clients[key] = HttpClient(HttpConfig(cache_mode=mode, cache_path=path))
+        return client
+
+
+def model_builder() -> Callable[[Mapping[str, Any]], ManagedLLM]:
+    """Builds a further model a method names (S2MAD's ``scorer_llm:``): the section layered
+    over the environment's model settings, with the home's user-level cache."""
+
+    def build(section: Mapping[str, Any]) -> ManagedLLM:
+        from veracity.llm.factory import build_llm
+
+        home = home_paths()
+        cfg = LLMConfig.from_settings(**section)
+        return build_llm(cfg, user_cache=home.llm_cache, models_dir=home.models)
+
+    return build
+
+
+__all__ = ["home_paths", "model_builder", "offline", "user_http_client"]
