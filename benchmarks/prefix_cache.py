@@ -14,6 +14,14 @@ LLM calls, prompt tokens sent, tokens prefilled, the reused share, and wall time
 `xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
 counts the server reports.
 
+`--offline` needs no model: every method the injection benchmark can build offline runs
+on the schema-filling fake (`veracity.testing.schema`) over in-memory sources, and each
+request is written out as the chat template lays it out (ChatML); per check, the share of
+prompt characters that repeat, character for character, the start of an earlier request
+of the same check is what a prefix cache could skip. The sources hold the injection
+benchmark's two passages per example plus ten of about 60 words. Methods with a `prompt_layout`
+option are measured with both layouts.
+
 The inputs are synthetic and offline: each RADAR claim carries ten evidence passages of
 about 60 words (`evidence: given`), each S2MAD post eight replies. The model is the
 135M-parameter default, so verdicts mean nothing; the figures measure where the prompt
@@ -160,6 +168,66 @@ def http_llm(threads: int):
     return ManagedLLM(client, cache=None), server
 
 
+LAYOUTS = {"radar", "radar_single", "s2mad", "zofia"}  # methods with a prompt_layout option
+
+
+def chatml(messages: list[dict]) -> str:
+    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+
+
+def common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n  # binary search on prefix equality (strings compare fast in C)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def reused_chars(requests: list[str]) -> int:
+    """Characters of each request that extend the start of an earlier one."""
+    return sum(
+        max((common_prefix(r, e) for e in requests[:i]), default=0) for i, r in enumerate(requests)
+    )
+
+
+async def offline(examples: int) -> None:
+    from veracity.testing.injection import (
+        LOCATIONS,
+        Recording,
+        documents,
+        make_input,
+        offline_method,
+    )
+    from veracity.testing.schema import schema_llm
+
+    print("method        layout   requests/check  prompt chars/check  extend an earlier prefix")
+    for name in LOCATIONS:
+        layouts = (
+            ["paper", "shared"] if name in {"radar", "radar_single", "s2mad", "zofia"} else [""]
+        )
+        for layout in layouts:
+            requests = chars = reused = 0
+            for i in range(examples):
+                llm = Recording(schema_llm())
+                docs = documents(i) + radar_inputs(i + 1)[i].evidence  # ~10 longer passages
+                method = offline_method(name, llm, docs)
+                if layout:
+                    method.config = method.config.model_copy(update={"prompt_layout": layout})
+                await method.check(make_input(name, i, "claim", None))
+                texts = [chatml(r) for r in llm.requests]
+                requests += len(texts)
+                chars += sum(len(x) for x in texts)
+                reused += reused_chars(texts)
+            print(
+                f"{name:<13} {layout or '-':<8} {requests / examples:>14.1f} "
+                f"{chars / examples:>19,.0f} {reused / chars:>25.0%}"
+            )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--claims", type=int, default=10)
@@ -167,7 +235,11 @@ async def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
+    parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     args = parser.parse_args()
+    if args.offline:
+        await offline(args.claims)
+        return
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
     backends = [("embedded", embedded_llm(args.threads), None)]
     if args.http:
