@@ -114,6 +114,14 @@ PLAN = {
     ),
     "mermaid": ([ARTICLE], {"max_steps": 2, **SMALL}, LOCAL),
     "mermaid_single": ([CLAIMS[0]], {"max_steps": 2, **SMALL}, LOCAL),
+    # issue 28's baselines (part A), each on its own input kind, cut down
+    "hiss": ([CLAIMS[0]], {"max_subclaims": 1, "max_questions": 1, "top_k": 2, **SMALL}, None),
+    "factagent": ([ARTICLE], {"tools": ["phrase", "search"], "top_k": 2, "max_tokens": 400}, None),
+    "steel": ([CLAIMS[1]], {"max_rounds": 2, "top_k": 2, **SMALL}, None),
+    "defgen": ([CLAIMS[0]], SMALL, None),
+    "afacta": ([CLAIMS[1]], SMALL, None),
+    "teller": ([CLAIMS[0]], {}, None),
+    "adsent": ([CLAIMS[1]], SMALL, None),
 }
 
 
