@@ -15,13 +15,14 @@ from veracity.llm.factory import build_llm
 from veracity.llm.probs import choice_probabilities
 from veracity.llm.structured import complete_structured
 from veracity.methods.baselines import _answer_model
+from veracity.runtime.home import home_paths
 
 pytestmark = pytest.mark.embedded
 
 
 @pytest.fixture(scope="module")
 def llm():
-    return build_llm(LLMConfig(cache_mode="off"))
+    return build_llm(LLMConfig(cache_mode="off"), models_dir=home_paths().models)
 
 
 async def test_constrained_json_with_label_logprobs(llm):

@@ -128,7 +128,9 @@ PLAN = {
 @pytest.fixture(scope="module")
 def llm():
     # one llama.cpp thread and slot: several stall badly on a busy shared CPU
-    return build_llm(LLMConfig(cache_mode="off", n_threads=1, n_parallel=1))
+    return build_llm(
+        LLMConfig(cache_mode="off", n_threads=1, n_parallel=1), models_dir=home_paths().models
+    )
 
 
 def test_every_registered_method_is_covered():

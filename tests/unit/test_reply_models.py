@@ -36,6 +36,7 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationError, field_va
 
 from veracity.llm.reply_schema import clamped, phrase, schema_safe, short_name
 from veracity.llm.structured import schema_for
+from veracity.runtime.home import home_paths
 
 MODELS = all_reply_models()
 IDS = sorted(MODELS)
@@ -301,7 +302,7 @@ async def test_the_embedded_decoder_takes_every_reply_schema(capfd):
     from veracity.llm.base import LLMRequest, user
     from veracity.llm.factory import build_llm
 
-    llm = build_llm(LLMConfig(cache_mode="off", n_parallel=1))
+    llm = build_llm(LLMConfig(cache_mode="off", n_parallel=1), models_dir=home_paths().models)
     failures = {}
     for key, model in distinct_models().items():
         request = LLMRequest(

@@ -151,7 +151,7 @@ def add(
     docs = _read(path, fields)
     try:
         with console.status(f"adding {len(docs):,} documents…"):
-            manifest, added, skipped = add_documents(name, docs)
+            manifest, added, skipped = add_documents(name, docs, indexes_dir=_indexes_dir())
     except (IndexBuildError, IndexNotFound) as exc:
         fail(str(exc))
     except (IndexCorrupt, EmbedderError) as exc:
