@@ -102,11 +102,14 @@ async def test_s2mad_and_zofia_debate_prompts_open_alike():
     from veracity.methods.s2mad.config import S2MADConfig
     from veracity.methods.s2mad.debate import shared_prefix as s2mad_prefix
     from veracity.methods.zofia.config import ZoFiaConfig
-    from veracity.methods.zofia.debate import shared_prefix as zofia_prefix
+    from veracity.methods.zofia.layout import material_prefix, news_prefix
 
     assert s2mad_prefix(S2MADConfig(prompt_layout="paper"), "post") is None
     post = s2mad_prefix(S2MADConfig(), "the post")
     assert post is not None and "<post>" in post.material and "argument" in post.tags
-    news = zofia_prefix(ZoFiaConfig(), "the news", "the analysis")
-    assert news is not None and news.material.startswith("News under debate:")
-    assert zofia_prefix(ZoFiaConfig(prompt_layout="paper"), "n", "p") is None
+    debate = material_prefix(ZoFiaConfig(), "the news", "the analysis")
+    analysts = news_prefix(ZoFiaConfig(), "the news")
+    assert debate is not None and analysts is not None
+    # the analysts' and the debate's prompts share the system note and the news
+    assert debate.system == analysts.system and debate.material.startswith(analysts.material)
+    assert material_prefix(ZoFiaConfig(prompt_layout="paper"), "n", "p") is None

@@ -8,7 +8,7 @@ dimension's reading cannot colour another's.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -20,8 +20,9 @@ from veracity.llm.base import LLM
 from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
+from veracity.methods.zofia.layout import news_prefix
 from veracity.methods.zofia.rag import ClaimRAG
-from veracity.prompting import render_messages
+from veracity.prompt_layout import render_laid_out
 
 PROMPTS = "veracity.methods.zofia"
 
@@ -198,10 +199,15 @@ class Analysts:
         self.llm = llm
         self.cfg = config
 
+    def _prefix(self, variables: dict) -> Any:
+        """The check's shared prefix for a prompt that shows the news (see `layout`)."""
+        news = variables.get("news")
+        return news_prefix(self.cfg, news) if isinstance(news, str) else None
+
     async def _ask(self, template: str, output: type[BaseModel], tag: str, **variables):
         result = await complete_structured(
             self.llm,
-            render_messages(PROMPTS, template, **variables),
+            render_laid_out(PROMPTS, template, self._prefix(variables), **variables),
             output,
             temperature=self.cfg.temperature,
             max_tokens=self.cfg.max_tokens,

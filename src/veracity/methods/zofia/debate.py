@@ -21,8 +21,8 @@ from veracity.deliberation import (
 )
 from veracity.llm.base import LLM, Message
 from veracity.methods.zofia.config import ZoFiaConfig
-from veracity.prompt_layout import SharedPrefix, render_laid_out
-from veracity.prompting import render, render_messages
+from veracity.methods.zofia.layout import material_prefix
+from veracity.prompt_layout import render_laid_out
 
 PROMPTS = "veracity.methods.zofia"
 SIDES = {
@@ -86,16 +86,8 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
         JudgeDecides(judge),
         labels,
-        materials={"news": news, "pool": pool, "prefix": shared_prefix(config, news, pool)},
+        materials={"news": news, "pool": pool, "prefix": material_prefix(config, news, pool)},
     )
-
-
-def shared_prefix(config: ZoFiaConfig, news: str, pool: str) -> SharedPrefix | None:
-    """The news and the analysts' material, opening every debate prompt of the check
-    (None: the paper's layout, each prompt's own system text first)."""
-    if config.prompt_layout != "shared":
-        return None
-    return SharedPrefix.of(render(PROMPTS, "_material.j2", news=news, pool=pool), ("debate",))
 
 
 async def judge_without_debate(
@@ -105,7 +97,8 @@ async def judge_without_debate(
     from veracity.deliberation import Transcript
 
     def prompt(state: DebateState) -> list[Message]:
-        return render_messages(PROMPTS, "judge_no_debate.j2", news=news, pool=pool)
+        prefix = material_prefix(config, news, pool)
+        return render_laid_out(PROMPTS, "judge_no_debate.j2", prefix, news=news, pool=pool)
 
     judge = LLMJudge(
         "judge",
