@@ -102,7 +102,8 @@ def s2mad_inputs(n: int) -> list[Post]:
 
 INPUTS = {"radar": radar_inputs, "s2mad": s2mad_inputs}
 CONFIG = {
-    "radar": lambda m: {"evidence": "given", "max_tokens_turn": m, "max_tokens_judge": m},
+    # the judge's JSON (reason, verdict) needs room: a cut reply is invalid and asked again
+    "radar": lambda m: {"evidence": "given", "max_tokens_turn": m, "max_tokens_judge": 4 * m},
     "s2mad": lambda m: {"max_tokens": m},
 }
 
