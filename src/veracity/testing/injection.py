@@ -123,6 +123,8 @@ def offline_method(name: str, llm: Any, docs: list[Document]) -> Any:
         config = {"max_steps": 2}
     if name == "s2mad":
         config = {"rounds": 1}
+    if name in ("mermaid", "mermaid_single"):  # no tool-server process, no memory file
+        config = {"tool_transport": "inprocess", "memory": "off"}
     return load_method(name, llm=llm, config=config, sources={"web": source})
 
 
