@@ -5,76 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import ValidationError
+from typing import Any
 
 from veracity.core.config import RunConfig
-from veracity.core.errors import InputError
-from veracity.core.textio import MAX_JSON_DEPTH, depth
-from veracity.core.types import Article, CheckInput, Claim, Post, Verdict
-from veracity.llm.base import LLM
-from veracity.runtime import build_run, resolve_config
+from veracity.core.types import CheckInput, Verdict
+from veracity.runtime import resolve_config
+from veracity.runtime.inputs import InputKind, infer_kind
+from veracity.runtime.inputs import read_input as as_input
+from veracity.runtime.service import LLM, Veracity
 
-InputKind = Literal["claim", "article", "post"]
-
-
-_ONLY_FIELDS: dict[InputKind, set[str]] = {
-    "article": {"body", "title", "url", "published_at"},
-    "post": {"replies", "author", "created_at"},
-    "claim": {"speaker", "context", "evidence", "date"},
-}
-
-
-def infer_kind(item: Mapping[str, Any]) -> InputKind | None:
-    """The input kind a mapping's fields belong to alone (``body`` or ``title``: an
-    article; ``replies`` or ``author``: a post; ``speaker``, ``evidence``...: a claim), or
-    None when they fit more than one kind or none."""
-    fits = [k for k, only in _ONLY_FIELDS.items() if only & set(item)]
-    return fits[0] if len(fits) == 1 else None
-
-
-def as_input(item: str | CheckInput | Mapping[str, Any], kind: InputKind = "claim") -> CheckInput:
-    """Coerce text or a mapping into a Claim, Article or Post.
-
-    Plain text becomes a Claim (or an Article body / Post text with `kind`); a mapping
-    is validated as the type its ``kind`` key names, else the type its fields show
-    (`infer_kind`), else the `kind` argument.
-    """
-    if isinstance(item, Claim | Article | Post):
-        return item
-    if isinstance(item, str):
-        data: Mapping[str, Any] = {
-            {"claim": "text", "article": "body", "post": "text"}.get(kind, "text"): item
-        }
-        k: Any = kind
-    elif isinstance(item, Mapping):
-        data, k = item, item.get("kind") or infer_kind(item) or kind
-        if depth(item) > MAX_JSON_DEPTH:
-            raise InputError(f"the input is nested too deeply (the limit is {MAX_JSON_DEPTH})")
-    else:
-        data, k = {}, None
-    model = {"claim": Claim, "article": Article, "post": Post}.get(k) if k is not None else None
-    if model is not None:
-        try:
-            return model.model_validate({**data, "kind": k})
-        except ValidationError as exc:
-            if isinstance(item, str):
-                raise InputError(_problems(exc, where=False)) from None
-            raise InputError(f"not a valid {k}: {_problems(exc, where=True)}") from None
-    if k is not None:
-        raise InputError(f"unknown input kind {k!r}; use claim, article or post")
-    raise TypeError(f"cannot check a {type(item).__name__}; give text, a Claim, Article or Post")
-
-
-def _problems(exc: ValidationError, where: bool) -> str:
-    """The validation errors as short lines, with the field path for structured input."""
-    out = []
-    for e in exc.errors()[:5]:
-        msg = e["msg"].removeprefix("Value error, ")
-        loc = ".".join(str(p) for p in e["loc"])
-        out.append(f"{loc}: {msg}" if where and loc else msg)
-    return "; ".join(out)
+__all__ = ["InputKind", "acheck", "as_input", "check", "infer_kind"]
 
 
 async def acheck(
@@ -107,10 +47,9 @@ async def acheck(
     base = run_config if isinstance(run_config, RunConfig) else None
     path = None if isinstance(run_config, RunConfig) else run_config
     flags = {"method": method, "labels": labels, "method_config": config, "sources": sources}
-    checked = as_input(item, kind)  # a bad input fails before any model is loaded
     cfg = resolve_config(path, variant=variant, flags=flags, base=base)
-    run = build_run(cfg, llm=llm)
-    return await run.check(checked)
+    with Veracity(cfg, llm=llm) as service:  # reads and checks the input, then runs
+        return await service.check(item, kind=kind)
 
 
 def check(

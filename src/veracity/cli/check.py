@@ -15,7 +15,6 @@ from veracity.cli.common import (
     PROVIDER_OPTION,
     SOURCE_OPTION,
     ensure_model,
-    input_message,
     parse_set_options,
     parse_source_options,
 )
@@ -52,6 +51,15 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
         fail(str(exc))
 
 
+def _kind_choice(value: str) -> str:
+    """The --kind flag's choices (parsing the flag; the input itself is read by runtime)."""
+    from veracity.runtime.inputs import KINDS
+
+    if value not in KINDS:
+        raise typer.BadParameter(f"use one of {', '.join(KINDS)}, not {value!r}")
+    return value
+
+
 @app.command()
 def check(
     ctx: typer.Context,
@@ -68,6 +76,7 @@ def check(
     ),
     kind: str = typer.Option(
         "claim",
+        callback=_kind_choice,
         help="how to read plain text: claim, article or post (a .json file's own kind or "
         "fields decide for it)",
     ),
@@ -96,19 +105,11 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
 ) -> None:
     """Check a claim, article or post and print the verdict."""
-    from pydantic import ValidationError
-
-    from veracity.api import as_input
     from veracity.cli.render import tree_view, verdict_panel
-    from veracity.runtime import build_run, resolve_config
+    from veracity.runtime import resolve_config
+    from veracity.runtime.service import KIND_REFUSED, CheckRefused, Veracity, error_text
 
-    if kind not in ("claim", "article", "post"):
-        fail(f"--kind must be claim, article or post, not {kind!r}")
     raw = _read_input(text, file, kind)
-    try:
-        item = as_input(raw, kind)  # type: ignore[arg-type]
-    except (InputError, ValidationError, ValueError, TypeError) as exc:
-        fail(input_message(exc))
     try:
         flags = {
             "method": method,
@@ -124,26 +125,25 @@ def check(
         }
         # the options methods add (MERMAID's --memory): veracity.cli.plugins
         cfg = with_run_options(resolve_config(config, variant=variant, flags=flags), ctx)
-        run = build_run(cfg)
-    except ConfigError as exc:
-        fail(str(exc))
+        plan = Veracity(cfg).plan(raw, kind=kind)  # the input, method, labels, kind
+    except CheckRefused as exc:
+        hint = " (read the input as another kind with --kind)" if exc.title == KIND_REFUSED else ""
+        fail(f"{exc}{hint}")
+    except (InputError, ConfigError, TypeError) as exc:
+        fail(error_text(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
-    m = run.method
-    for note in run.notes:
+    for note in plan.run.notes:
         console.print(note, style="dim", soft_wrap=True)
-    ensure_model(run.config.llm)
+    ensure_model(plan.run.config.llm)
     try:
-        verdict = _run_with_progress(m, item)
+        verdict = _run_with_progress(plan.run.method, plan.item)
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
-    except TypeError as exc:  # the method does not take this kind of input
-        kinds = ", ".join(getattr(m, "input_kinds", ()))
-        fail(f"{exc} (read the input as one of these with --kind: {kinds})")
     if as_json:
         out.print_json(verdict.model_dump_json())
     else:
-        out.print(verdict_panel(verdict, item.content))
+        out.print(verdict_panel(verdict, plan.item.content))
         tree = tree_view(verdict)
         if tree is not None:
             out.print(tree)
@@ -176,14 +176,15 @@ def methods() -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from veracity.methods.base import method_info
+    from veracity.runtime.listing import list_methods
 
     table = Table("method", "default labels", "inputs", "description")
-    for row in method_info():
-        if "error" in row:
-            table.add_row(row["name"], "", "", Text(f"failed to load: {row['error']}", "red"))
+    for row in list_methods():
+        if row.error:
+            table.add_row(row.name, "", "", Text(f"failed to load: {row.error}", "red"))
         else:
-            table.add_row(row["name"], row["labels"], row["inputs"], row["description"])
+            inputs = ", ".join(row.input_kinds)
+            table.add_row(row.name, row.default_labels, inputs, row.description)
     out.print(table)
 
 
@@ -205,19 +206,9 @@ def sources_() -> None:
     """List the evidence source types and which web engines have keys set."""
     from rich.table import Table
 
-    from veracity.core import registry
-    from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
+    from veracity.runtime.listing import list_source_types
 
     table = Table("source type", "notes")
-    usable = set(available_web_engines())
-    for name in registry.sources.names():
-        note = ""
-        if name in WEB_ENGINES:
-            var = WEB_ENGINES[name][1]
-            note = "ready" if name in usable else f"needs {var}"
-        elif name == "web":
-            note = f"first ready engine of {', '.join(WEB_ENGINES)}"
-        elif name == "local":
-            note = "a local index built with `veracity index build`"
-        table.add_row(name, note)
+    for row in list_source_types():
+        table.add_row(row.name, row.note)
     out.print(table)

@@ -83,28 +83,12 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
     return out
 
 
-def input_message(exc: Exception) -> str:
-    from pydantic import ValidationError
-
-    if isinstance(exc, ValidationError):
-        parts = []
-        for e in exc.errors():
-            where = ".".join(str(p) for p in e["loc"])
-            msg = e["msg"].removeprefix("Value error, ")
-            parts.append(f"{where}: {msg}" if where else msg)
-        return f"{exc.title}: " + "; ".join(parts)
-    return str(exc)
-
-
 def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
-    if cfg.backend != "embedded":
-        return
-    from veracity.core.config import settings
-    from veracity.llm import models as catalog
+    from veracity.runtime.service import model_to_pull
 
-    if cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, settings().models_dir):
-        if not cfg.auto_pull:
+    if model_to_pull(cfg) is not None:
+        if cfg.auto_pull is False:  # None: the embedded backend's default, which pulls
             fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
         console.print(
             styled(

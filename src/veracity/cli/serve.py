@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from veracity.cli.app import app, console, fail
-from veracity.cli.common import ensure_model, input_message
+from veracity.cli.common import ensure_model
 from veracity.core.errors import ConfigError, DirLocked
 
 
@@ -76,20 +76,22 @@ def serve(
         "retention_days": retention_days, "retention_mb": retention_mb,
         "allowed_hosts": allow_host or None,
     }  # fmt: skip
+    from veracity.runtime import resolve_config
+    from veracity.runtime.service import error_text
+
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         public = check_public_bind(settings, allow_public_without_token)
         data_dir_lock(settings.database).ensure_free()  # before anything says "serving"
-        application = create_app(settings)
+        run_config = resolve_config(settings.run_config)  # the YAML is read here, once
+        application = create_app(settings, run_config=run_config)
     except (ConfigError, ValidationError, DirLocked) as exc:
-        fail(input_message(exc))
+        fail(error_text(exc))
     if public:
         from veracity.core.netguard import public_warning
 
         console.print(public_warning(settings.host, settings.port), style="bold red")
-    from veracity.runtime import resolve_config
-
-    ensure_model(resolve_config(settings.run_config).llm)
+    ensure_model(run_config.llm)
     console.print(f"veracity: serving on http://{settings.host}:{settings.port}")
     run_server(
         application, settings.host, settings.port,

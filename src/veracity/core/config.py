@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from veracity.core.errors import ConfigError, InputError
+from veracity.core.errors import ConfigError, InputError, problem_text
 from veracity.core.infra import CacheMode, default_concurrency
 from veracity.core.limits import InputLimits
 from veracity.core.paper_table import PaperRow, PaperTable
@@ -383,15 +383,9 @@ VARIANT_KEYS = tuple(
 
 
 def validation_message(exc: ValidationError) -> str:
-    """A pydantic error as ``field.path: message`` lines (no pydantic boilerplate)."""
-    lines = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key (not one of this section's options)"
-        lines.append(f"{where}: {msg}")
-    return "; ".join(lines)
+    """A config's pydantic error as ``field.path: message`` parts (`errors.problem_text`),
+    an unknown key named as such."""
+    return problem_text(exc, unknown="unknown key (not one of this section's options)")
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:

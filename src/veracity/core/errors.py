@@ -12,6 +12,9 @@ Families:
 - stores: `RunStoreError`, `EvidenceMemoryError`, `MetricsError`, and `StorageError`
   (a damaged, read-only, full or failing file, whatever the store);
 - engines: `EngineError` (a run's workers cannot be started or keep dying).
+
+`problem_text` is the one way an error (a pydantic validation error included) becomes
+text, for every layer and front end.
 """
 
 from __future__ import annotations
@@ -201,3 +204,49 @@ class StorageError(RuntimeError):
 class EngineError(RuntimeError):
     """An engine cannot run the work: Ray is not installed, the cluster cannot hold the
     workers asked for, or worker processes keep dying."""
+
+
+# ----------------------------------------------------------------- telling errors
+
+
+def problems(exc: BaseException, *, unknown: str | None = None) -> list[dict[str, str]]:
+    """Each fault of a validation error (pydantic's, or FastAPI's request validation) as
+    ``{"loc", "msg", "type"}``: the field path dotted, pydantic's ``Value error, `` prefix
+    dropped, and `unknown` (when given) as the message of a key the model does not take.
+    Empty for any other exception."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return []
+    out = []
+    for err in errors():
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if unknown is not None and err.get("type") == "extra_forbidden":
+            msg = unknown
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        out.append({"loc": loc, "msg": msg, "type": str(err.get("type", ""))})
+    return out
+
+
+def problem_text(
+    exc: BaseException,
+    *,
+    where: bool = True,
+    limit: int | None = None,
+    unknown: str | None = None,
+) -> str:
+    """The one way veracity tells an error as text: a validation error as
+    ``field.path: message`` parts joined by ``; `` (no pydantic boilerplate), anything
+    else as its message.
+
+    Args:
+        exc: the error.
+        where: put the field path before each message (off for input given as plain text,
+            whose one field the user never named).
+        limit: tell at most this many faults.
+        unknown: the message for a key the model does not take (see `problems`).
+    """
+    found = problems(exc, unknown=unknown)
+    if not found:
+        return str(exc)
+    parts = [f"{p['loc']}: {p['msg']}" if where and p["loc"] else p["msg"] for p in found]
+    return "; ".join(parts[:limit])

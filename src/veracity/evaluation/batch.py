@@ -37,9 +37,9 @@ from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
-from veracity.llm.base import LLM
-from veracity.runtime import CachePaths, build_run
+from veracity.runtime import CachePaths
 from veracity.runtime.provenance import run_record
+from veracity.runtime.service import KIND_REFUSED, LLM, Veracity, require_kind
 
 STDIN = "-"
 
@@ -114,20 +114,16 @@ def prepare_batch(
     store = RunStore(run_dir)
     paths = CachePaths(llm=store.llm_cache_path, http=store.http_cache_path)
     try:
-        run = build_run(cfg, llm=llm, caches=paths)
-    except ConfigError as exc:
-        raise EvalError(str(exc)) from exc
+        run = Veracity(cfg, llm=llm, caches=paths).run()
+        require_kind(run.method, columns.kind)
+    except ConfigError as exc:  # a CheckRefused among them
+        hint = " (see --kind)" if getattr(exc, "title", None) == KIND_REFUSED else ""
+        raise EvalError(f"{exc}{hint}") from exc
     try:
         check_resumable(store, run.config)
     except EvalError as exc:
         why = str(exc).split("; resume it")[0]  # the advice names `eval`'s options
         raise EvalError(f"{why}; re-run with its options or choose another --run-dir") from None
-    kinds = run.method.input_kinds
-    if columns.kind not in kinds:
-        raise EvalError(
-            f"{run.config.method!r} checks {', '.join(kinds)}; the input holds {columns.kind}s "
-            "(see --kind)"
-        )
     store.acquire()  # one session at a time; repairs a torn last line before any read
     return BatchRun(
         run.config, run.method, run.method.label_space, columns, store, run.prompts, paths,

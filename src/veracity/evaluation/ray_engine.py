@@ -91,13 +91,14 @@ class CheckWorker:
     ) -> None:
         import ray
 
-        from veracity.runtime import build_run
+        from veracity.runtime.service import Veracity
 
         started = time.perf_counter()
         holder = ray.get_runtime_context().get_actor_id()
         limit = SlotLimit(slots, holder) if slots is not None else None
         inner = backend() if backend is not None else None
-        self.run = build_run(spec.config, caches=spec.caches, backend=inner, shared_limit=limit)
+        service = Veracity(spec.config, caches=spec.caches, backend=inner, shared_limit=limit)
+        self.run = service.run()
         self.space = self.run.method.label_space
         self.built_s = time.perf_counter() - started
 

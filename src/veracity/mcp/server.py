@@ -9,9 +9,10 @@ Tools:
 - ``search_evidence``: a query over the configured sources → documents;
 - ``list_methods`` and ``list_sources``.
 
-Runs are built by `veracity.runtime` from the server's run config (``--config`` and
-flags) with the tool call's method and labels on top; one model is loaded and shared by
-every run. Bad input is a tool error result, never a crash of the server.
+Every call goes through one `veracity.runtime.service.Veracity` over the server's run
+config (``--config`` and flags), with the tool call's method, labels and options on top:
+it checks the call, loads one model shared by every run and lists methods and sources.
+Bad input is a tool error result, never a crash of the server.
 """
 
 from __future__ import annotations
@@ -23,18 +24,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from veracity.api import as_input
 from veracity.core import context
 from veracity.core.config import RunConfig
-from veracity.core.errors import (
-    ConfigError,
-    InputError,
-    LLMAuthError,
-    ModelNotAvailable,
-    RequestOptionError,
-)
+from veracity.core.errors import InputError, LLMAuthError, ModelNotAvailable, SourceError
 from veracity.core.events import (
     AgentStep,
     AgentTurn,
@@ -45,11 +39,7 @@ from veracity.core.events import (
     ToolCall,
 )
 from veracity.core.types import SearchFailures, TraceEvent, Usage, Verdict
-from veracity.llm.client import ManagedLLM
-from veracity.methods.base import method_info
-from veracity.methods.options import allowed_options, request_config
-from veracity.retrieval.base import Query, SourceError
-from veracity.runtime import Run, build_llm, build_run, build_sources, resolve_config
+from veracity.runtime.service import OPTION_REFUSED, CheckRefused, Veracity, error_text
 
 
 class EvidenceItem(BaseModel):
@@ -152,47 +142,17 @@ def _progress_text(event: TraceEvent) -> str | None:
     return None
 
 
-class VeracityService:
-    """What the tools do, over one base run config (kept apart from the MCP wiring)."""
+class McpTools:
+    """What the tools do, over one `Veracity` service (kept apart from the MCP wiring).
+
+    The service checks every call (input, method, labels, options, input kind), shares
+    the model and keeps one run per combination; this class maps its refusals to tool
+    errors (and refused options to INVALID_PARAMS) and its answers to the tools' models.
+    """
 
     def __init__(self, config: RunConfig, llm: Any | None = None):
+        self.service = Veracity(config, llm=llm, reuse_runs=True)
         self.config = config
-        self._llm: ManagedLLM | Any | None = llm
-        self._runs: dict[tuple[Any, ...], Run] = {}
-        self._sources: dict[str, Any] | None = None
-        self._lock = asyncio.Lock()
-
-    def llm(self) -> Any:
-        if self._llm is None:
-            self._llm = build_llm(self.config)
-        return self._llm
-
-    def run(
-        self, method: str | None, labels: str | None, options: dict[str, Any] | None = None
-    ) -> Run:
-        """The run for a method, label space and request options (built once per
-        combination, model shared). `options` must have passed `request_config`."""
-        key = (method, labels, tuple(sorted((options or {}).items())))
-        if key not in self._runs:
-            flags = {"method": method, "labels": labels, "method_config": options or None}
-            cfg = resolve_config(base=self.config, flags=flags)
-            self._runs[key] = build_run(cfg, llm=self.llm())
-        return self._runs[key]
-
-    def options(self, method: str | None, options: Any) -> dict[str, Any]:
-        """A call's method options, checked by the one validator of request options.
-
-        Raises:
-            MCPError: INVALID_PARAMS (-32602), naming what a call may set.
-            ToolInputError: the method is unknown.
-        """
-        try:
-            return request_config(method or self.config.method, options)
-        except RequestOptionError as exc:
-            data = {"refused": exc.refused, "allowed": exc.allowed}
-            raise MCPError(INVALID_PARAMS, str(exc), data) from None
-        except ConfigError as exc:
-            raise ToolInputError(str(exc)) from exc
 
     async def check(
         self,
@@ -204,17 +164,14 @@ class VeracityService:
         options: Any = None,
     ) -> CheckResult:
         try:
-            item = as_input(text, kind)  # type: ignore[arg-type]
-        except (InputError, ValidationError, ValueError, TypeError) as exc:
-            raise ToolInputError(_message(exc)) from exc
-        chosen = self.options(method, options)
-        try:
-            run = self.run(method, labels, chosen)
-        except ConfigError as exc:
+            plan = self.service.plan(text, kind=kind, method=method, labels=labels, options=options)
+        except CheckRefused as exc:
+            if exc.title == OPTION_REFUSED:
+                data = {"refused": exc.refused, "allowed": exc.allowed}
+                raise MCPError(INVALID_PARAMS, str(exc), data) from None
             raise ToolInputError(str(exc)) from exc
-        if item.kind not in run.method.input_kinds:
-            kinds = ", ".join(run.method.input_kinds)
-            raise ToolInputError(f"{run.method.name} checks {kinds} inputs, not a {item.kind}")
+        except (InputError, ModelNotAvailable, LLMAuthError) as exc:
+            raise ToolInputError(error_text(exc)) from exc
         queue: asyncio.Queue[str] = asyncio.Queue()
         loop = asyncio.get_running_loop()
 
@@ -227,7 +184,7 @@ class VeracityService:
         sender = asyncio.create_task(_send_progress(queue, progress))
         try:
             with context.observe(observe):
-                verdict = await run.check(item)
+                verdict = await plan.check()
         except (ModelNotAvailable, LLMAuthError) as exc:
             raise ToolInputError(str(exc)) from exc
         finally:
@@ -236,49 +193,31 @@ class VeracityService:
         return CheckResult.from_verdict(verdict)
 
     async def search(self, query: str, source: str | None, top_k: int) -> SearchResult:
-        async with self._lock:
-            if self._sources is None:
-                self._sources = build_sources(self.config)
-        if not self._sources:
-            raise ToolInputError("no sources are configured; start the server with --source")
-        names = [source] if source else list(self._sources)
-        unknown = [n for n in names if n not in self._sources]
-        if unknown:
-            raise ToolInputError(
-                f"unknown source {unknown[0]!r}; configured: {list(self._sources)}"
-            )
         try:
-            q = Query(text=query, top_k=top_k)
-        except ValidationError as exc:
-            raise ToolInputError(_message(exc)) from exc
-        found = await asyncio.gather(*(self._sources[n].search(q) for n in names))
+            found = await self.service.search(query, source, top_k)
+        except CheckRefused as exc:
+            raise ToolInputError(str(exc)) from exc
         docs = [
             DocumentItem(id=d.id, title=d.title, url=d.url, text=d.text, source=d.source)
-            for batch in found
-            for d in batch
+            for d in found
         ]
         return SearchResult(query=query, documents=docs)
 
     def methods(self) -> MethodList:
-        from veracity.core import registry
-
         rows = [
             MethodItem(
-                **r, options=list(allowed_options(registry.methods.get(r["name"]).config_class))
+                name=m.name, labels=m.default_labels, inputs=", ".join(m.input_kinds),
+                description=m.description, options=list(m.options),
             )
-            for r in method_info()
-            if "error" not in r
-        ]
+            for m in self.service.methods()
+        ]  # fmt: skip
         return MethodList(methods=rows, default=self.config.method)
 
     def sources(self) -> SourceList:
-        from veracity.core import registry
-
-        configured = [
-            SourceItem(name=n, kind=str((o or {}).get("type", n)))
-            for n, o in self.config.sources.items()
-        ]
-        return SourceList(configured=configured, types=list(registry.sources.names()))
+        configured = self.service.configured_sources().items()
+        types = [t.name for t in self.service.source_types()]
+        return SourceList(configured=[SourceItem(name=n, kind=k) for n, k in configured],
+                          types=types)  # fmt: skip
 
 
 class ToolInputError(Exception):
@@ -323,15 +262,9 @@ def refuse_unknown_arguments(ctx: Context, known: tuple[str, ...]) -> None:
         )
 
 
-def _message(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
-    return str(exc)
-
-
 def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
     """The ``veracity`` MCP server (an `MCPServer`) over a base run config."""
-    service = VeracityService(config, llm)
+    service = McpTools(config, llm)
     app = MCPServer(
         "veracity",
         instructions="Check claims, news articles and social-media posts against evidence.",

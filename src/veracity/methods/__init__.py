@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from veracity.methods.base import BaseMethod, Method, MethodConfig, load_method, method_info
+    from veracity.methods.base import BaseMethod, Method, MethodConfig, load_method
 
-__all__ = ["BaseMethod", "Method", "MethodConfig", "load_method", "method_info"]
+__all__ = ["BaseMethod", "Method", "MethodConfig", "load_method"]
 
 
 def __getattr__(name: str) -> Any:

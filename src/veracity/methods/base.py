@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from veracity.core import context, registry
 from veracity.core.context import CheckContext
-from veracity.core.errors import InputError, MethodConfigError
+from veracity.core.errors import InputError, MethodConfigError, problem_text
 from veracity.core.events import Fault, Note, Stage
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
@@ -185,11 +185,7 @@ class BaseMethod(ABC):
             else:
                 self.config = self.config_class.model_validate(dict(config or {}))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'method_config'}: "
-                f"{e['msg'].removeprefix('Value error, ')}"
-                for e in exc.errors()
-            )
+            problems = problem_text(exc)
             raise MethodConfigError(f"{self.name}: invalid method_config: {problems}") from None
         self.label_space = get_label_space(self.config.labels or self.default_labels)
         if self.allowed_labels is not None and self.label_space.name not in self.allowed_labels:
@@ -408,23 +404,3 @@ def load_method(
     """Instantiate a registered method by name."""
     cls = registry.methods.get(name)
     return cls(llm=llm, config=config, **kwargs)
-
-
-def method_info() -> list[dict[str, str]]:
-    """Name, default labels, inputs and description of every registered method."""
-    rows = []
-    for name in registry.methods.names():
-        try:
-            cls = registry.methods.get(name)
-        except Exception as exc:  # a broken plugin must not hide the others
-            rows.append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        rows.append(
-            {
-                "name": name,
-                "labels": getattr(cls, "default_labels", "?"),
-                "inputs": ", ".join(getattr(cls, "input_kinds", ())),
-                "description": getattr(cls, "description", ""),
-            }
-        )
-    return rows

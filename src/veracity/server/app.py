@@ -19,10 +19,10 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 import veracity
 from veracity.core.config import RunConfig
-from veracity.core.errors import StorageError
+from veracity.core.errors import StorageError, problem_text, problems
 from veracity.core.netguard import HostGuard, HostPolicy
-from veracity.llm.base import LLM
 from veracity.runtime import resolve_config
+from veracity.runtime.service import LLM
 from veracity.server import api, ui
 from veracity.server.guards import (
     BodyGuard,
@@ -85,6 +85,7 @@ def create_app(
             warm.cancel()
             pruner.cancel()
             await jobs.stop()
+            builder.close()
             store.close()
 
     app = FastAPI(
@@ -130,11 +131,10 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Any:
-        errors = [_error(e) for e in exc.errors()]
+        errors = problems(exc)  # JSON-safe parts (no exception objects)
         if any(e["type"] == "json_invalid" for e in errors):
             return problem(400, "bad request", "the body is not valid JSON", errors=errors)
-        detail = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
-        return problem(422, "invalid request", detail, errors=errors)
+        return problem(422, "invalid request", problem_text(exc, limit=5), errors=errors)
 
     @app.exception_handler(StorageError)
     async def storage(request: Request, exc: StorageError) -> Any:  # the operator must act
@@ -148,10 +148,3 @@ def _handlers(app: FastAPI) -> None:
     async def crashed(request: Request, exc: Exception) -> Any:  # a bug: say so, log it
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return problem(500, "internal error", "the server hit a bug; it has been logged")
-
-
-def _error(err: dict[str, Any]) -> dict[str, Any]:
-    """A validation error with only JSON-safe parts (no exception objects)."""
-    loc = ".".join(str(p) for p in err.get("loc", ()))
-    msg = str(err.get("msg", "")).removeprefix("Value error, ")
-    return {"loc": loc, "msg": msg, "type": str(err.get("type", ""))}

@@ -1,0 +1,82 @@
+"""Reading what a caller gives into a check input: the one input rule of every front end.
+
+Text, a mapping (a JSON object, a REST body's input, a batch row made into one) or a
+ready `Claim`/`Article`/`Post` become a `CheckInput` here (`read_input`), and a bad one
+fails with an `InputError` whose message says what is wrong, before any model is built.
+The Python API re-exports it as ``veracity.as_input``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import ValidationError
+
+from veracity.core.errors import InputError, problem_text
+from veracity.core.textio import MAX_JSON_DEPTH, depth
+from veracity.core.types import Article, CheckInput, Claim, Post
+
+InputKind = Literal["claim", "article", "post"]
+KINDS: tuple[str, ...] = get_args(InputKind)
+
+_MODELS: dict[str, type[Claim] | type[Article] | type[Post]] = {
+    "claim": Claim,
+    "article": Article,
+    "post": Post,
+}
+_TEXT_FIELD = {"claim": "text", "article": "body", "post": "text"}
+_ONLY_FIELDS: dict[str, set[str]] = {
+    "article": {"body", "title", "url", "published_at"},
+    "post": {"replies", "author", "created_at"},
+    "claim": {"speaker", "context", "evidence", "date"},
+}
+
+
+def infer_kind(item: Mapping[str, Any]) -> InputKind | None:
+    """The input kind a mapping's fields belong to alone (``body`` or ``title``: an
+    article; ``replies`` or ``author``: a post; ``speaker``, ``evidence``...: a claim), or
+    None when they fit more than one kind or none."""
+    fits = [k for k, only in _ONLY_FIELDS.items() if only & set(item)]
+    return fits[0] if len(fits) == 1 else None  # type: ignore[return-value]
+
+
+def read_input(item: str | CheckInput | Mapping[str, Any], kind: str = "claim") -> CheckInput:
+    """Coerce text or a mapping into a Claim, Article or Post.
+
+    Plain text becomes a Claim (or an Article body / Post text with `kind`); a mapping
+    is validated as the type its ``kind`` key names, else the type its fields show
+    (`infer_kind`), else the `kind` argument. A ready input is returned as it is.
+
+    Raises:
+        InputError: an unknown kind, a mapping nested too deeply, or an input that does
+            not validate (the message names the fields of structured input).
+        TypeError: `item` is none of text, a mapping or an input.
+    """
+    if isinstance(item, Claim | Article | Post):
+        return item
+    if kind not in KINDS:
+        raise InputError(f"unknown input kind {kind!r}; use claim, article or post")
+    if isinstance(item, str):
+        data: Mapping[str, Any] = {_TEXT_FIELD[kind]: item}
+        k: Any = kind
+    elif isinstance(item, Mapping):
+        data, k = item, item.get("kind") or infer_kind(item) or kind
+        if depth(item) > MAX_JSON_DEPTH:
+            raise InputError(f"the input is nested too deeply (the limit is {MAX_JSON_DEPTH})")
+    else:
+        raise TypeError(
+            f"cannot check a {type(item).__name__}; give text, a Claim, Article or Post"
+        )
+    model = _MODELS.get(k) if isinstance(k, str) else None
+    if model is None:
+        raise InputError(f"unknown input kind {k!r}; use claim, article or post")
+    try:
+        return model.model_validate({**data, "kind": k})
+    except ValidationError as exc:
+        if isinstance(item, str):
+            raise InputError(problem_text(exc, where=False, limit=5)) from None
+        raise InputError(f"not a valid {k}: {problem_text(exc, limit=5)}") from None
+
+
+__all__ = ["KINDS", "InputKind", "infer_kind", "read_input"]

@@ -1,0 +1,322 @@
+"""The service every front end checks through: `Veracity`.
+
+The Python API, ``veracity check``, ``veracity batch`` (local and Ray workers), the REST
+server and the MCP server each hold one `Veracity` over their resolved run config and
+do nothing of the following themselves:
+
+- **lifetimes**: the model is built once per model name and shared by every check; the
+  sources ``search`` uses are built once; `close` / `aclose` release what the service
+  built (never a model it was given);
+- **validation**, once per check and before any run is built (`plan`): the input
+  (`veracity.runtime.inputs.read_input`), the method, the label space, the sources and
+  the model a request picks, the request's method options
+  (`veracity.methods.options.request_config`) and whether the method takes this kind of
+  input. A refusal is a `CheckRefused`: a `ConfigError` with a short ``title`` (what the
+  REST server answers as the problem's title) and a message saying what to change;
+- **telling errors**: `error_text` (the one function, `veracity.core.errors.problem_text`);
+- **listing** methods, label spaces and sources (`veracity.runtime.listing`).
+
+A front end then only maps: its arguments into `plan` / `check`, and `CheckRefused`
+into its own answer (exit 2, HTTP 422, an MCP tool error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from veracity.core.config import RunConfig
+from veracity.core.errors import ConfigError, problem_text
+from veracity.core.types import CheckInput, Document, Verdict
+from veracity.llm.base import LLM
+from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
+from veracity.llm.models import Progress
+from veracity.runtime import CachePaths, Run, build_llm, build_run, build_sources
+from veracity.runtime.inputs import read_input
+from veracity.runtime.listing import MethodEntry, SourceType, list_methods, list_source_types
+from veracity.runtime.rules import (
+    KIND_REFUSED,
+    MODEL_NOT_ALLOWED,
+    NOT_BUILT,
+    OPTION_REFUSED,
+    UNKNOWN_SOURCE,
+    CheckRefused,
+    error_text,
+    method_class,
+    model_to_pull,
+    request_options,
+    require_kind,
+    require_labels,
+)
+
+
+@dataclass
+class Plan:
+    """A check that passed every rule: the run to use and the input read."""
+
+    run: Run
+    item: CheckInput
+
+    async def check(self) -> Verdict:
+        return await self.run.check(self.item)
+
+
+class Veracity:
+    """Checks over one resolved run config, for every front end.
+
+    Args:
+        config: the resolved run config (`veracity.runtime.resolve_config`).
+        llm: a model to share instead of building the configured one (not closed here).
+        models: other model names a request may pick (the configured one comes first).
+        options_refusal: when set, request options are refused with this text (a server
+            whose operator does not take them); else they pass `request_config`.
+        reuse_runs: keep each built run for the same method, labels, options, sources and
+            model (the MCP server); else each plan builds its run afresh.
+        caches: where the run's caches live (a run directory's, for batch).
+        progress: model-download progress for the embedded backend.
+        backend, shared_limit: a backend to wrap instead of the configured one and a
+            limit on live calls shared with other processes (Ray workers).
+    """
+
+    def __init__(
+        self,
+        config: RunConfig | None = None,
+        *,
+        llm: LLM | None = None,
+        models: Sequence[str] = (),
+        options_refusal: str | None = None,
+        reuse_runs: bool = False,
+        caches: CachePaths | None = None,
+        progress: Progress | None = None,
+        backend: LLM | None = None,
+        shared_limit: SharedLimit | None = None,
+    ):
+        self.config = config or RunConfig()
+        self.caches = caches
+        self.options_refusal = options_refusal
+        self.reuse_runs = reuse_runs
+        self._build = {"progress": progress, "backend": backend, "shared_limit": shared_limit}
+        self._llms: dict[str, ManagedLLM] = {}
+        self._owned: list[ManagedLLM] = []
+        self._runs: dict[tuple[Any, ...], Run] = {}
+        self._sources: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self.default_model = self.config.llm.model if llm is None else _llm_name(llm)
+        if llm is not None:
+            self._llms[self.default_model] = ensure_managed(llm)
+        self._models = [self.default_model, *(m for m in models if m)]
+
+    # ------------------------------------------------------------------ lifetimes
+
+    def models(self) -> list[str]:
+        """The models a request may pick; the first is the default."""
+        return list(self._models)
+
+    def llm(self, name: str | None = None) -> ManagedLLM:
+        """The shared model `name` (default: the configured one), built once."""
+        name = name or self.default_model
+        with self._lock:
+            if name not in self._llms:
+                cfg = self.config
+                if name != self.config.llm.model:
+                    cfg = cfg.with_overrides({"llm": {"model": name}})
+                extra = {k: v for k, v in self._build.items() if v is not None}
+                self._llms[name] = build_llm(cfg, self.caches, **extra)
+                self._owned.append(self._llms[name])
+            return self._llms[name]
+
+    async def warm(self) -> None:
+        """Build the default model and load its weights (in a thread, for a local one)."""
+        managed = await asyncio.to_thread(self.llm)
+        load = getattr(managed.inner, "load", None)
+        if callable(load):
+            await asyncio.to_thread(load)
+
+    def close(self) -> None:
+        """Release the models this service built (their caches, a backend's own close)."""
+        with self._lock:
+            owned, self._owned = self._owned, []
+            for managed in owned:
+                self._llms = {k: v for k, v in self._llms.items() if v is not managed}
+            self._runs.clear()
+        for managed in owned:
+            for part in (managed.cache, managed.inner):
+                close = getattr(part, "close", None)
+                if callable(close):
+                    close()
+
+    async def aclose(self) -> None:
+        """`close`, and the sources `search` built."""
+        sources, self._sources = self._sources or {}, None
+        for source in sources.values():
+            aclose = getattr(source, "aclose", None)
+            if callable(aclose):
+                await aclose()
+        self.close()
+
+    def __enter__(self) -> Veracity:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Veracity:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ checks
+
+    def plan(
+        self,
+        item: Any,
+        *,
+        kind: str = "claim",
+        method: str | None = None,
+        labels: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        sources: Sequence[str] | None = None,
+        model: str | None = None,
+    ) -> Plan:
+        """Check every rule for one check, then build (or reuse) its run.
+
+        Args:
+            item: text, a mapping or a ready input (see `read_input`).
+            kind: how to read plain text.
+            method: a registered method (default: the config's).
+            labels: a label space (default: the config's, else the method's).
+            options: method options a request sets (checked by `request_config`).
+            sources: the configured sources to use, by name (default: all).
+            model: one of `models()` (default: the first).
+
+        Raises:
+            InputError: the input is not a valid claim, article or post.
+            CheckRefused: anything else the service does not run, with what to change.
+            ModelNotAvailable, LLMAuthError: the model cannot be had.
+        """
+        checked = read_input(item, kind)
+        name = method or self.config.method
+        cls = method_class(name)
+        require_labels(labels)
+        chosen = self._pick_sources(sources)
+        if model is not None and model not in self._models:
+            raise CheckRefused(MODEL_NOT_ALLOWED, f"choose one of: {', '.join(self._models)}")
+        settings = request_options(name, options, self.options_refusal)
+        require_kind(cls, checked.kind)
+        return Plan(self.run(method, labels, settings, chosen, model), checked)
+
+    async def check(self, item: Any, **choices: Any) -> Verdict:
+        """`plan` the check (same arguments), then run it."""
+        return await self.plan(item, **choices).check()
+
+    def run(
+        self,
+        method: str | None = None,
+        labels: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        sources: Sequence[str] | None = None,
+        model: str | None = None,
+    ) -> Run:
+        """The run for these choices (already checked), sharing the model.
+
+        Raises:
+            CheckRefused: the combination does not build (e.g. a label space the method
+                refuses), with the composition root's message.
+        """
+        key = (method, labels, tuple(sorted((options or {}).items())), sources, model)
+        if self.reuse_runs and key in self._runs:
+            return self._runs[key]
+        flags = {"method": method, "labels": labels, "method_config": dict(options or {}) or None}
+        try:
+            cfg = self.config.with_overrides(flags)
+            if sources is not None:
+                picked = {n: self.config.sources[n] for n in sources}
+                cfg = cfg.model_copy(update={"sources": picked})
+            built = build_run(cfg, llm=self.llm(model), caches=self.caches)
+        except ConfigError as exc:
+            raise CheckRefused(NOT_BUILT, str(exc)) from exc
+        if self.reuse_runs:
+            self._runs[key] = built
+        return built
+
+    def _pick_sources(self, names: Sequence[str] | None) -> tuple[str, ...] | None:
+        if names is None:
+            return None
+        unknown = sorted(set(names) - set(self.config.sources))
+        if unknown:
+            offered = ", ".join(self.config.sources) or "none"
+            raise CheckRefused(
+                UNKNOWN_SOURCE, f"{unknown} not configured; this server offers: {offered}"
+            )
+        return tuple(names)
+
+    # ------------------------------------------------------------------ search
+
+    async def search(self, query: str, source: str | None = None, top_k: int = 5) -> list[Document]:
+        """Search the configured sources (built once), all of them or the one named.
+
+        Raises:
+            CheckRefused: no sources configured, an unknown one, or a bad query.
+            SourceError: a source failed.
+        """
+        from veracity.retrieval.base import Query
+
+        with self._lock:
+            if self._sources is None:
+                self._sources = build_sources(self.config)
+        if not self._sources:
+            raise CheckRefused(
+                UNKNOWN_SOURCE, "no sources are configured; start the server with --source"
+            )
+        names = [source] if source else list(self._sources)
+        unknown = [n for n in names if n not in self._sources]
+        if unknown:
+            raise CheckRefused(
+                UNKNOWN_SOURCE, f"unknown source {unknown[0]!r}; configured: {list(self._sources)}"
+            )
+        try:
+            q = Query(text=query, top_k=top_k)
+        except ValidationError as exc:
+            raise CheckRefused("invalid query", problem_text(exc, where=False)) from exc
+        found = await asyncio.gather(*(self._sources[n].search(q) for n in names))
+        return [doc for batch in found for doc in batch]
+
+    # ------------------------------------------------------------------ listing
+
+    def methods(self, *, loaded_only: bool = True) -> list[MethodEntry]:
+        """The registered methods (those whose plugin loads, unless `loaded_only` is off)."""
+        return [m for m in list_methods() if not (loaded_only and m.error)]
+
+    def configured_sources(self) -> dict[str, str]:
+        """The configured sources: name -> source type."""
+        return {n: str((o or {}).get("type", n)) for n, o in self.config.sources.items()}
+
+    @staticmethod
+    def source_types() -> list[SourceType]:
+        """Every registered source type, with what it needs now."""
+        return list_source_types()
+
+
+def _llm_name(llm: LLM) -> str:
+    return str(getattr(llm, "model", None) or llm.backend_id)
+
+
+__all__ = [
+    "KIND_REFUSED",
+    "LLM",
+    "OPTION_REFUSED",
+    "CheckRefused",
+    "ManagedLLM",
+    "Plan",
+    "SharedLimit",
+    "Veracity",
+    "error_text",
+    "model_to_pull",
+    "require_kind",
+]
