@@ -33,6 +33,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
+from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
@@ -175,11 +176,16 @@ class ClaimExtractor:
             found = await self._categorise(found, shown)
         claims, duplicates = dedupe(found, cfg.dedupe_threshold)
         claims = [c.model_copy(update={"id": f"c{n}"}) for n, c in enumerate(claims, 1)]
-        context.current().event(
-            "stage", self.tag, step="claims extracted", sentences=len(read),
-            claims=len(claims), checkworthy=sum(c.checkworthy for c in claims),
-            duplicates=duplicates,
-        )  # fmt: skip
+        context.current().emit(
+            Stage(
+                name=self.tag,
+                step="claims extracted",
+                sentences=len(read),
+                claims=len(claims),
+                checkworthy=sum(c.checkworthy for c in claims),
+                duplicates=duplicates,
+            )
+        )
         return ClaimExtraction(
             claims=claims, sentences=read, duplicates=duplicates, truncated=len(spans) > len(read)
         )

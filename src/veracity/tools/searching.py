@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from veracity.core import context
+from veracity.core.events import ToolCall
 from veracity.retrieval.base import Source
 from veracity.tools.base import Observation, SourceTool
 from veracity.tools.evidence import SOURCE_HINTS
@@ -39,8 +40,14 @@ def source_tool(
 async def traced_search(tool: SourceTool, query: str, *, actor: str, **data: Any) -> Observation:
     """Search `query` with `tool`; a ``tool_call`` event by `actor` records it (with `data`)."""
     obs = await tool.run(query)
-    context.current().event(
-        "tool_call", actor, tool=tool.name, arguments={"query": query}, error=obs.error,
-        documents=[d.id for d in obs.documents], **data,
-    )  # fmt: skip
+    context.current().emit(
+        ToolCall(
+            name=actor,
+            tool=tool.name,
+            arguments={"query": query},
+            error=obs.error,
+            documents=[d.id for d in obs.documents],
+            **data,
+        )
+    )
     return obs

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.structured import complete_structured
@@ -82,7 +83,7 @@ class AdSentMethod(BaseMethod):
             tag=f"{self.name}:neutralise",
         )  # fmt: skip
         neutral = rewrite.value.neutral.strip()
-        ctx.event("stage", self.name, step="neutralised", text=neutral)
+        ctx.emit(Stage(name=self.name, step="neutralised", text=neutral))
         answer = await ask_label(
             self.llm,
             render_messages(PROMPTS, "judge.j2", kind=kind, neutral=neutral,

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.choice import ChoiceResult
@@ -97,7 +98,7 @@ class AfactaMethod(BaseMethod):
         top = max(counts.values())
         leaders = [label for label, n in counts.items() if n == top]
         label = leaders[0] if len(leaders) == 1 else votes[PATHS[-1]]
-        ctx.event("stage", self.name, step="vote", votes=votes, label=label)
+        ctx.emit(Stage(name=self.name, step="vote", votes=votes, label=label))
         shares = {lab: counts.get(lab, 0) / len(PATHS) for lab in space.labels}
         argued = answers[PATHS.index("debate")]
         return self.verdict(

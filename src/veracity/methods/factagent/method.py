@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
+from veracity.core.events import AgentStep, Note
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.evidence.passages import search_source
 from veracity.llm.base import LLM
@@ -95,7 +96,7 @@ class FactAgentMethod(BaseMethod):
         url = getattr(item, "url", None)
         for tool in dict.fromkeys(cfg.tools):  # each tool once, in the configured order
             if tool == "url" and not url:
-                ctx.event("note", self.name, text="url tool skipped: the input has no URL")
+                ctx.emit(Note(name=self.name, text="url tool skipped: the input has no URL"))
                 continue
             results = None
             if tool == "search":
@@ -104,10 +105,16 @@ class FactAgentMethod(BaseMethod):
                 evidence += [Evidence(document=d, note="search tool") for d in obs.documents]
             found = await self._finding(item, tool, results, url)
             findings.append({"tool": tool, **found.model_dump()})
-            ctx.event(
-                "agent_turn", self.name, step=len(findings), tool=tool,
-                thought=found.reasoning, action=tool, suspicious=found.suspicious,
-            )  # fmt: skip
+            ctx.emit(
+                AgentStep(
+                    name=self.name,
+                    step=len(findings),
+                    tool=tool,
+                    thought=found.reasoning,
+                    action=tool,
+                    suspicious=found.suspicious,
+                )
+            )
         answer = await ask_label(
             self.llm,
             self._messages("verdict.j2", item, findings=findings, labels=space.describe()),

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
 from veracity.llm.choice import ask_choice
@@ -94,7 +95,7 @@ class FacToolMethod(BaseMethod):
             extractor = ClaimExtractor(self.llm, cfg.extraction, tag=f"{self.name}:claims")
             claims = (await extractor.extract(text)).checkworthy[: cfg.max_claims]
             if not claims:
-                ctx.event("note", self.name, text="no claims extracted: checking the input whole")
+                ctx.emit(Note(name=self.name, text="no claims extracted: checking the input whole"))
                 whole = " ".join(text.split())
                 claims = [ExtractedClaim(id="c1", text=whole, atomic=whole,
                                          spans=[(0, len(text))], sentence=0)]  # fmt: skip

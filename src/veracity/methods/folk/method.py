@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.llm.structured import complete_structured
@@ -100,8 +101,11 @@ class FolkMethod(BaseMethod):
                 tag=f"{self.name}:decompose",
             )
             predicates: list[Predicate] = list(reply.value.predicates)  # type: ignore[attr-defined]
-            ctx.event("stage", self.name, step="predicates",
-                      predicates=[p.predicate for p in predicates])  # fmt: skip
+            ctx.emit(
+                Stage(
+                    name=self.name, step="predicates", predicates=[p.predicate for p in predicates]
+                )
+            )
             pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
         return await self._predict(claim, pairs)
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
+from veracity.core.events import Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.passages import gather_passages, passage_rows, search_source
 from veracity.llm.base import LLM
@@ -123,7 +124,7 @@ class HissMethod(BaseMethod):
             "decompose",
         )
         subclaims = [" ".join(s.split()) for s in reply.subclaims]
-        ctx.event("stage", self.name, step="decompose", subclaims=subclaims)
+        ctx.emit(Stage(name=self.name, step="decompose", subclaims=subclaims))
         tool = None
         if self.source is not None:
             tool = source_tool(
@@ -139,7 +140,7 @@ class HissMethod(BaseMethod):
                 replies.omission_model(cfg.text_chars * 2),
                 "omission",
             )
-            ctx.event("stage", self.name, step="omission", **omission.model_dump())
+            ctx.emit(Stage(name=self.name, step="omission", **omission.model_dump()))
         answer = await ask_label(
             self.llm,
             self._messages(

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import conjunction_label
 from veracity.llm.choice import ask_choice
@@ -124,11 +125,14 @@ class ProgramFCMethod(BaseMethod):
             )
             steps = list(reply.value.steps)  # type: ignore[attr-defined]
             if not any(s.kind == "Verify" for s in steps):  # Predict needs a fact: the claim
-                ctx.event("note", self.name, text="the program verifies nothing: the claim is")
+                ctx.emit(Note(name=self.name, text="the program verifies nothing: the claim is"))
                 steps.append(steps[0].model_copy(update={"kind": "Verify", "text": claim,
                                                          "negated": False}))  # fmt: skip
-            ctx.event("stage", self.name, step="program",
-                      program=[f"{s.kind}({s.text})" for s in steps])  # fmt: skip
+            ctx.emit(
+                Stage(
+                    name=self.name, step="program", program=[f"{s.kind}({s.text})" for s in steps]
+                )
+            )
             executed = await self._execute(item, steps, ctx)
         return self._verdict(executed)
 
@@ -149,7 +153,9 @@ class ProgramFCMethod(BaseMethod):
             else:
                 row.negated = s.negated
                 row.answer, row.p_true = await self._verify(ran, obs.text, n)
-            ctx.event("stage", self.name, step=f"step {n} ran", step_kind=s.kind, answer=row.answer)
+            ctx.emit(
+                Stage(name=self.name, step=f"step {n} ran", step_kind=s.kind, answer=row.answer)
+            )
             done.append(row)
         return done
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
 from veracity.llm.base import LLM
@@ -101,7 +102,9 @@ class SafeMethod(BaseMethod):
         )
         facts = found.checkworthy[: cfg.max_facts]
         if not facts:  # nothing extracted: the input itself is the one fact
-            ctx.event("note", self.name, text="no atomic facts extracted: checking the input whole")
+            ctx.emit(
+                Note(name=self.name, text="no atomic facts extracted: checking the input whole")
+            )
             whole = " ".join(text.split())
             facts = [ExtractedClaim(id="c1", text=whole, atomic=whole, spans=[(0, len(text))],
                                     sentence=0)]  # fmt: skip
@@ -144,7 +147,7 @@ class SafeMethod(BaseMethod):
             max_tokens=cfg.max_tokens,
         )  # fmt: skip
         probs = rated.probabilities or {}
-        ctx.event("stage", self.name, step=f"fact {fact.id} rated", rating=rated.label)
+        ctx.emit(Stage(name=self.name, step=f"fact {fact.id} rated", rating=rated.label))
         return FactCheck(
             id=fact.id, text=fact.text, spans=fact.spans, queries=queries,
             rating=rated.label, reasoning=whole_sentences(rated.value.reasoning),

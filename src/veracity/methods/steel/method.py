@@ -16,6 +16,7 @@ from typing import Any
 from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
+from veracity.core.events import AgentStep, Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.passages import passage_rows, search_source
 from veracity.llm.base import LLM
@@ -109,7 +110,7 @@ class SteelMethod(BaseMethod):
             query = " ".join(str(answer.value.query).split())
             if not query or query.lower() in {x["query"].lower() for x in rounds}:
                 why = "no new query written" if not query else "the query repeated"
-                ctx.event("note", self.name, text=f"re-search stopped: {why}", round=r)
+                ctx.emit(Note(name=self.name, text=f"re-search stopped: {why}", round=r))
                 return await self._final(item, kept or shown, rounds, f"{why} in round {r}")
         raise AssertionError("unreachable: the last round returns")
 
@@ -141,13 +142,18 @@ class SteelMethod(BaseMethod):
             max_tokens=cfg.max_tokens,
         )  # fmt: skip
         searching = answer.label == RESEARCH
-        context.current().event(
-            "agent_turn", self.name, step=r, steps=cfg.max_rounds,
-            thought=answer.value.reasoning, action="re-search" if searching else "answer",
-            input=answer.value.query if searching else "",
-            answer=None if searching else answer.label,
-            p_research=(answer.probabilities or {}).get(RESEARCH),
-        )  # fmt: skip
+        context.current().emit(
+            AgentStep(
+                name=self.name,
+                step=r,
+                steps=cfg.max_rounds,
+                thought=answer.value.reasoning,
+                action="re-search" if searching else "answer",
+                input=answer.value.query if searching else "",
+                answer=None if searching else answer.label,
+                p_research=(answer.probabilities or {}).get(RESEARCH),
+            )
+        )
         return answer
 
     async def _final(

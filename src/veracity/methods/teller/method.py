@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core.context import CheckContext
+from veracity.core.events import Stage
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.choice import ask_choice
 from veracity.methods.base import BaseMethod, ChoiceConfig
@@ -89,7 +90,7 @@ class TellerMethod(BaseMethod):
         credible = [p if up else 1.0 - p for (_, _, up), p in zip(QUESTIONS, yes, strict=True)]
         score = sum(credible) / len(credible)
         label = min(space.labels, key=lambda lab: (abs(space.score(lab) - score), lab))
-        ctx.event("stage", self.name, step="decision", atoms=atoms, score=score, label=label)
+        ctx.emit(Stage(name=self.name, step="decision", atoms=atoms, score=score, label=label))
         said = ", ".join(f"{a} {p:.2f}" for a, p in atoms.items())
         return self.verdict(
             label=label,
