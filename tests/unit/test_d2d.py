@@ -61,8 +61,12 @@ async def test_a_full_debate_in_four_stages_scored_by_five_judges():
 
 
 async def test_speakers_see_their_stance_the_evidence_and_the_debate_so_far():
-    llm = scripted()
-    await D2DMethod(llm=llm, sources={"web": InMemorySource(DOCS, name="web")}).check(CLAIM)
+    llm = scripted()  # the paper's layout: the persona leads the system message
+    await D2DMethod(
+        llm=llm,
+        config={"prompt_layout": "paper"},
+        sources={"web": InMemorySource(DOCS, name="web")},
+    ).check(CLAIM)
     neg_closing = llm.calls_tagged("negative_closing")[0]
     system, user = neg_closing.messages[0].content, neg_closing.messages[-1].content
     assert "closing speaker of the negative team" in system and "field of geography" in system
@@ -76,6 +80,35 @@ async def test_speakers_see_their_stance_the_evidence_and_the_debate_so_far():
     assert "ethical responsibility" in judge.messages[0].content
     assert "negative_closing speaks." in judge.messages[-1].content
     assert judge.json_schema["properties"]["affirmative"]["maximum"] == 7
+
+
+async def test_shared_layout_opens_every_prompt_with_the_input_and_evidence():
+    """prompt_layout: shared (the default): one system note for the whole check, the input
+    and evidence first, the debate so far next, the persona last; the verdict is the
+    paper layout's."""
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = scripted()
+        verdicts[layout] = await D2DMethod(
+            llm=llm, config={"prompt_layout": layout}, sources={"web": InMemorySource(DOCS)}
+        ).check(CLAIM)
+        calls[layout] = llm.calls
+    assert verdicts["shared"].label == verdicts["paper"].label
+    assert verdicts["shared"].score == verdicts["paper"].score
+    shared = [c for c in calls["shared"] if "d2d:profile" not in (c.tag or "")]
+    assert len({c.messages[0].content for c in shared}) == 1  # the same system message
+    assert "closing speaker" not in shared[0].messages[0].content
+    users = [c.messages[-1].content for c in shared]
+    opening = users[0][: users[0].index("</news>")]
+    assert all(u.startswith(opening) and '<passage id="1">' in u for u in users)
+    closing = llm.calls_tagged("negative_closing")[0].messages[-1].content
+    assert closing.index("affirmative_closing speaks.") < closing.index("<profile>")
+    persona = closing.index("=== Your role ===")
+    assert closing.index("closing speaker of the negative team") > persona
+    judge = llm.calls_tagged("judge:ethics")[0].messages[-1].content
+    assert judge.index("negative_closing speaks.") < judge.index("ethical responsibility")
+    debate = closing[: closing.index("affirmative_closing speaks.")]
+    assert judge.startswith(debate)  # the judges extend the last speaker's prompt
 
 
 async def test_the_team_with_more_points_wins_in_two_labels():

@@ -29,7 +29,7 @@ from veracity.deliberation import DebateState, JudgeDecision
 from veracity.llm.base import LLM, LLMRequest
 from veracity.llm.structured import complete_structured
 from veracity.methods.d2d.config import DIMENSIONS, D2DConfig
-from veracity.prompting import render_messages
+from veracity.prompt_layout import render_laid_out
 
 PROMPTS = "veracity.methods.d2d"
 _SCORE_MODELS: dict[int, type[BaseModel]] = {}
@@ -83,8 +83,10 @@ class D2DPanel:
         llm: the model.
         config: the method's settings (dimensions, points, tokens, temperatures).
         labels: the verdict's label space.
-        materials: what the prompts show: ``kind``, ``input``, ``passages`` and a
-            ``transcript(state)`` callable giving the debate as text.
+        materials: what the prompts show: ``kind``, ``input``, ``passages``, a
+            ``transcript(state)`` callable giving the debate as text, ``material`` (the
+            input and evidence block) and ``prefix`` (the shared layout's `SharedPrefix`,
+            None for the paper's layout).
     """
 
     name = "judges"
@@ -96,8 +98,9 @@ class D2DPanel:
 
     async def _score(self, state: DebateState, dimension: str) -> DimensionScore:
         cfg, m = self.config, self.materials
-        messages = render_messages(
-            PROMPTS, "score.j2", kind=m["kind"], input=m["input"], passages=m["passages"],
+        messages = render_laid_out(
+            PROMPTS, "score.j2", m["prefix"], kind=m["kind"], input=m["input"],
+            passages=m["passages"], material=m["material"], shared=m["prefix"] is not None,
             transcript=m["transcript"](state), dimension=DIMENSIONS[dimension],
             points=cfg.points,
         )  # fmt: skip
@@ -152,10 +155,11 @@ class D2DPanel:
         if not self.config.summary:
             return ""
         cfg, m = self.config, self.materials
-        messages = render_messages(
-            PROMPTS, "summary.j2", kind=m["kind"], input=m["input"],
-            transcript=m["transcript"](state), verdict=verdict, affirmative=aff,
-            negative=total - aff, total=total,
+        prefix = m["prefix"]
+        messages = render_laid_out(
+            PROMPTS, "summary.j2", prefix, kind=m["kind"], input=m["input"],
+            material=prefix.material if prefix else "", transcript=m["transcript"](state),
+            verdict=verdict, affirmative=aff, negative=total - aff, total=total,
         )  # fmt: skip
         response = await self.llm.complete(
             LLMRequest(

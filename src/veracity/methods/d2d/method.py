@@ -55,17 +55,18 @@ class D2DMethod(PassageReading, BaseMethod):
         shown = render_input(item, max_chars=cfg.max_input_chars)
         found = await self.passages(item, ctx)
         passages = passage_rows(found.documents, cfg.max_passage_chars)
+        material = roles.material(kind, shown, passages)
+        prefix = roles.shared_prefix(cfg, material)
         domain, profiles = "", {}
         if cfg.profiles:
             ctx.emit(Stage(name=self.name, step="profiles"))
-            domain = await roles.detect_domain(self.llm, kind, shown)
+            domain = await roles.detect_domain(self.llm, kind, shown, prefix)
             profiles = await roles.write_profiles(self.llm, cfg, kind, domain)
             ctx.emit(Note(name=self.name, text=f"field: {domain}", domain=domain))
-        prompts = roles.TurnPrompts(kind, shown, passages, profiles, cfg.turn_chars)
-        panel = D2DPanel(
-            self.llm, cfg, self.label_space,
-            {"kind": kind, "input": shown, "passages": passages, "transcript": prompts.transcript},
-        )  # fmt: skip
+        prompts = roles.TurnPrompts(kind, shown, passages, profiles, cfg.turn_chars, prefix)
+        materials = {"kind": kind, "input": shown, "passages": passages, "material": material,
+                     "prefix": prefix, "transcript": prompts.transcript}  # fmt: skip
+        panel = D2DPanel(self.llm, cfg, self.label_space, materials)
         debate = Debate(
             roles.debaters(self.llm, cfg, prompts, kind, domain),
             roles.schedule(cfg.free_rounds),
