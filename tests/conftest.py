@@ -72,12 +72,15 @@ def benchmark_data_dir() -> Path:
     return found
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     from veracity.llm.models import is_pulled
 
     for item in items:
         if "benchmark_data_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.data)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _schedule_for_workers(items)
 
     if is_pulled("smollm2-135m", Path(_REAL_MODELS_DIR)):
         return
@@ -85,6 +88,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "embedded" in item.keywords:
             item.add_marker(skip)
+
+
+def _schedule_for_workers(items: list) -> None:
+    """Under pytest-xdist (`-n`, see pyproject's addopts): modules with a slow or embedded
+    test go first, so the longest tests start at once instead of ending the run on one
+    worker; every Ray test runs on one worker, one local cluster at a time."""
+
+    def module(item) -> str:
+        return item.nodeid.split("::")[0]
+
+    slow = {
+        module(i) for i in items if i.get_closest_marker("slow") or i.get_closest_marker("embedded")
+    }
+    items.sort(key=lambda i: module(i) not in slow)  # stable: each module stays in order
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def pytest_terminal_summary(terminalreporter):

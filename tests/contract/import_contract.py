@@ -74,6 +74,7 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,11 +170,26 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
+def parse(path: Path) -> ast.Module:
+    """The syntax tree of `path`, parsed once per distinct text (the planted-violation tests
+    check many copies of one tree); callers only read it."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return _parsed(text)
+    except SyntaxError:
+        return ast.parse(text, filename=str(path))  # raised again, naming the file
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
 def imports_of(path: Path, root: Path) -> Iterator[tuple[str, int]]:
     """(imported veracity module, line) for every import statement in `path`."""
     module = module_name(path, root)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -268,7 +284,7 @@ def _settings_reads(files: list[Path], root: Path) -> Iterator[Violation]:
         layer = layer_of(part_of(module) or "")
         if module == CONFIG_MODULE or layer is None or runtime is None or layer >= runtime:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse(path)
         for line in settings_calls(tree, module, path.name == "__init__.py"):
             yield Violation(module, f"{CONFIG_MODULE}.settings", line, SETTINGS_RULE)
 
