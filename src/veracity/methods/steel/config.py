@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class SteelConfig(ChoiceConfig):
@@ -24,3 +25,8 @@ class SteelConfig(ChoiceConfig):
     max_reasoning_chars: int = Field(default=1200, ge=100)
     temperature: float = 0.0
     max_tokens: int = 600
+    # shared: one system note for the check, the claim and the evidence first, then the
+    # searches made, the instructions and the round's or final prompt's own system text
+    # last, so the final prompt extends the last round's (veracity.prompt_layout); paper:
+    # our templates' order (the system text first, the searches before the evidence)
+    prompt_layout: PromptLayout = "shared"

@@ -25,7 +25,8 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.steel.config import SteelConfig
 from veracity.methods.steel.replies import RESEARCH, final_model, round_model
-from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
@@ -33,6 +34,7 @@ from veracity.tools.base import SourceTool
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.steel"
+TAGS = ("claim", "passage", "query")  # every tag the prompts of a check fence
 
 
 class SteelMethod(BaseMethod):
@@ -78,11 +80,21 @@ class SteelMethod(BaseMethod):
             return await self._verify(item, ctx)
 
     def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
-        return render_messages(
+        """A round's or the final prompt; shared-first (`prompt_layout: shared`): one
+        system note for the check, the claim and the evidence first, then the searches,
+        the instructions and the template's own system text last."""
+        kind = input_kind_name(item)
+        shown = render_input(item, max_chars=self.config.max_input_chars)
+        material = render(PROMPTS, "_claim.j2", kind=kind, input=shown)
+        shared = self.config.prompt_layout == "shared"
+        return render_laid_out(
             PROMPTS,
             template,
-            kind=input_kind_name(item),
-            input=render_input(item, max_chars=self.config.max_input_chars),
+            SharedPrefix.of(material, TAGS) if shared else None,
+            material=material,
+            shared=shared,
+            kind=kind,
+            input=shown,
             labels=self.label_space.describe(),
             research=RESEARCH,
             **variables,
