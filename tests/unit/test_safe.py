@@ -69,6 +69,26 @@ async def test_each_fact_is_searched_then_rated_and_one_false_fact_makes_it_fals
     assert {e.document.id for e in verdict.evidence} == {"curie", "nobel"}
 
 
+async def test_shared_layout_lets_the_rating_extend_the_last_search_prompt():
+    """prompt_layout: shared (the default): one system note for the check, the statement
+    and the results first, the template's system text last; the verdict is the paper's."""
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = scripted()
+        verdicts[layout] = await safe(llm, max_searches=2, prompt_layout=layout).check(CLAIM)
+        calls[layout] = llm
+    assert verdicts["shared"].label == verdicts["paper"].label == "false"
+    llm = calls["shared"]
+    asked = [*llm.calls_tagged("safe:c1"), *llm.calls_tagged("safe:c2")]
+    assert len({c.messages[0].content for c in asked}) == 1  # one system message
+    second = llm.calls_tagged("safe:c1:query2")[0].messages[-1].content
+    rate = llm.calls_tagged("safe:c1:rate")[0].messages[-1].content
+    assert rate.startswith(second[: second.index("</knowledge>")])
+    assert rate.index("=== Your role ===") > rate.index("<knowledge")
+    paper = calls["paper"].calls_tagged("safe:c1:rate")[0].messages
+    assert paper[0].content.startswith("You decide whether a statement is supported")
+
+
 async def test_every_fact_supported_makes_it_true():
     llm = scripted(first=rating("SUPPORTED"))
     verdict = await safe(llm, max_searches=1).check(CLAIM)

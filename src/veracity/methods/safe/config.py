@@ -8,6 +8,7 @@ from pydantic import Field
 
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class SafeConfig(ChoiceConfig):
@@ -30,3 +31,7 @@ class SafeConfig(ChoiceConfig):
     max_input_chars: int = 4000
     temperature: float = 0.0
     max_tokens: int = 512
+    # shared: one system note for the check, the statement and the results so far first,
+    # the instructions and the prompt's own system text last, so the rating extends the
+    # last search's prompt (veracity.prompt_layout); paper: our templates' order
+    prompt_layout: PromptLayout = "shared"

@@ -19,13 +19,14 @@ from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
-from veracity.llm.base import LLM
+from veracity.llm.base import LLM, Message
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.labelling import whole_sentences
 from veracity.methods.safe.config import SafeConfig
-from veracity.prompting import render_messages, truncate_chars
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import render, truncate_chars
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
@@ -121,7 +122,7 @@ class SafeMethod(BaseMethod):
         for n in range(1, cfg.max_searches + 1):
             reply = await complete_structured(
                 self.llm,
-                render_messages(PROMPTS, "query.j2", fact=fact.text, knowledge=knowledge, n=n),
+                self._prompt("query.j2", fact.text, knowledge=knowledge, n=n),
                 _query_model(cfg.query_chars),
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
@@ -134,8 +135,8 @@ class SafeMethod(BaseMethod):
             docs += obs.documents
         rated = await ask_choice(
             self.llm,
-            render_messages(
-                PROMPTS, "rate.j2", fact=fact.text, knowledge=knowledge,
+            self._prompt(
+                "rate.j2", fact.text, knowledge=knowledge,
                 supported=SUPPORTED, not_supported=NOT_SUPPORTED,
             ),
             _rating_model(cfg.max_reasoning_chars),
@@ -153,6 +154,17 @@ class SafeMethod(BaseMethod):
             rating=rated.label, reasoning=whole_sentences(rated.value.reasoning),
             p_supported=probs.get(SUPPORTED), documents=docs,
         )  # fmt: skip
+
+    def _prompt(self, template: str, fact: str, **variables: Any) -> list[Message]:
+        """A search or rating prompt about `fact`; shared-first (`prompt_layout: shared`):
+        one system note for the check, the statement and the results so far first, the
+        template's own system text last, so the rating extends the last search's prompt."""
+        material = render(PROMPTS, "_statement.j2", fact=fact)
+        shared = self.config.prompt_layout == "shared"
+        prefix = SharedPrefix.of(material, ("statement", "knowledge")) if shared else None
+        return render_laid_out(
+            PROMPTS, template, prefix, material=material, shared=shared, fact=fact, **variables
+        )
 
     def _verdict(self, checked: list[FactCheck]) -> Verdict:
         space = self.label_space
