@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "acheck": "veracity.api",
+    "acheck_document": "veracity.api",
+    "check_document": "veracity.api",
     "as_input": "veracity.api",
     "check": "veracity.api",
     "LabelSpace": "veracity.core.labels",
@@ -44,8 +46,10 @@ __all__ = [
     "Verdict",
     "__version__",
     "acheck",
+    "acheck_document",
     "as_input",
     "check",
+    "check_document",
     "get_label_space",
     "load_method",
     "map_label",
@@ -66,7 +70,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from veracity.api import acheck, as_input, check
+    from veracity.api import acheck, acheck_document, as_input, check, check_document
     from veracity.core.labels import LabelSpace, get_label_space, map_label
     from veracity.core.types import (
         Article,

@@ -26,7 +26,7 @@ import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -53,6 +53,10 @@ from veracity.runtime.rules import (
     require_kind,
     require_labels,
 )
+
+if TYPE_CHECKING:
+    from veracity.documents import DocumentReport
+    from veracity.runtime.documents import DocumentPlan
 
 
 @dataclass
@@ -214,6 +218,36 @@ class Veracity:
     async def check(self, item: Any, **choices: Any) -> Verdict:
         """`plan` the check (same arguments), then run it."""
         return await self.plan(item, **choices).check()
+
+    def plan_document(self, document: Any = None, **choices: Any) -> DocumentPlan:
+        """Check every rule of a document check, then build its run (once per document).
+
+        Args:
+            document: its text, a file `Path` or a `DocumentText` (or give `url`).
+            url: a page to fetch through the runtime's guarded HTTP client instead.
+            method: the claim method checking each claim (default: ``rag``, the
+                cheapest retrieving one; see `veracity.runtime.documents`).
+            labels, options, model: as for `plan`.
+            extraction: claim-extraction settings (an `ExtractionConfig` or a mapping).
+            corrections: suggest a rewrite of each refuted claim, from its evidence.
+            concurrency: claims checked at once (default: the run's ``concurrency``).
+
+        Raises:
+            InputError: no document, or both a document and a URL, or a blank text.
+            CheckRefused: the method is unknown or takes no claims, a bad label space,
+                request options or extraction settings, or a model not offered.
+        """
+        from veracity.runtime.documents import plan_document
+
+        return plan_document(self, document, **choices)
+
+    async def check_document(self, document: Any = None, **choices: Any) -> DocumentReport:
+        """`plan_document` (same arguments), read the document, then check its claims.
+
+        Raises:
+            InputError: the document cannot be read or fetched (as well as `plan_document`'s).
+        """
+        return await self.plan_document(document, **choices).check()
 
     def run(
         self,

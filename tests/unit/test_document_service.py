@@ -1,0 +1,180 @@
+"""Checking a whole document through the service (`Veracity.check_document`), the Python
+API (`veracity.check_document`) and `veracity check --kind document`: one run per
+document, the same rules as every check, the claims shown in place."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+import respx
+
+import veracity
+from veracity.core.config import RunConfig
+from veracity.core.errors import InputError
+from veracity.core.types import Document
+from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime import documents as runtime_documents
+from veracity.runtime import rules, service
+from veracity.runtime.home import home_paths, user_http_client
+from veracity.runtime.service import CheckRefused, Veracity
+from veracity.testing import ScriptedLLM
+from veracity.testing.sources import table_resolver
+
+TEXT = (
+    "Marie Curie was born in Warsaw in 1867. She won three Nobel Prizes. "
+    "I love her story [bold red]really[/]."
+)
+PASSAGES = [
+    Document(id="p1", title="Marie Curie", text="Marie Curie was born in Warsaw in 1867."),
+    Document(id="p2", title="Nobel Prizes", text="Curie won two Nobel Prizes, in 1903 and 1911."),
+]
+SOURCES = {"corpus": {"type": "local", "index": "curie", "mode": "bm25"}}
+NO_SPLIT = {"decompose": False, "decontextualise": False}
+PUBLIC = "93.184.216.34"
+CORRECTED = "She won two Nobel Prizes."
+
+
+@pytest.fixture
+def corpus():
+    build_local_corpus("curie", PASSAGES, mode="bm25", indexes_dir=home_paths().indexes)
+
+
+def scripted() -> ScriptedLLM:
+    """rag answers by the claim it is shown; the checkworthiness step by position."""
+    llm = ScriptedLLM()
+    llm.on(
+        ".*", json.dumps({"claims": ["factual", "factual", "opinion"]}), tag="claims:checkworthy"
+    )
+    llm.on("three Nobel", '{"cited": [1], "label": "false"}', tag="rag")
+    llm.on(".*", '{"cited": [1], "label": "true"}', tag="rag")
+    llm.on(".*", json.dumps({"correction": CORRECTED, "evidence": [1]}), tag="correct")
+    return llm
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """How many runs the service builds."""
+    made = []
+    real = service.build_run
+
+    def counting(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(service, "build_run", counting)
+    return made
+
+
+def config() -> RunConfig:
+    return RunConfig(sources=SOURCES)
+
+
+async def test_a_document_is_checked_claim_by_claim_with_one_run(corpus, builds):
+    llm = scripted()
+    async with Veracity(config(), llm=llm) as veracity_:
+        report = await veracity_.check_document(TEXT, extraction=NO_SPLIT, concurrency=2)
+    assert len(builds) == 1  # the claim method is built once for the whole document
+    assert report.method == runtime_documents.DEFAULT_DOCUMENT_METHOD == "rag"
+    by_text = {o.claim.text: o for o in report.claims}
+    born = by_text["Marie Curie was born in Warsaw in 1867."]
+    nobel = by_text["She won three Nobel Prizes."]
+    assert (born.status, born.support, nobel.support) == ("checked", "supported", "refuted")
+    start, end = nobel.claim.spans[0]
+    assert TEXT[start:end] == "She won three Nobel Prizes."
+    assert nobel.verdict.evidence, "rag cited no passage of the local corpus"
+    opinion = by_text["I love her story [bold red]really[/]."]
+    assert opinion.status == "not_checkworthy" and opinion.verdict is None
+    assert (report.summary.checked, report.summary.factuality) == (2, 0.5)
+    rag_calls = [r for r in llm.calls if r.tag == "rag"]
+    assert len(rag_calls) == 2  # the opinion was never sent to the method
+
+
+@pytest.mark.parametrize(
+    ("choices", "title"),
+    [
+        ({"method": "nope"}, rules.UNKNOWN_METHOD),
+        ({"method": "s2mad"}, rules.KIND_REFUSED),
+        ({"labels": "no_such_space"}, rules.UNKNOWN_LABELS),
+        ({"extraction": {"max_sentences": 0}}, runtime_documents.EXTRACTION_REFUSED),
+        ({"extraction": {"sentences": 3}}, runtime_documents.EXTRACTION_REFUSED),
+        ({"concurrency": 0}, runtime_documents.CONCURRENCY_REFUSED),
+        ({"model": "other-model"}, rules.MODEL_NOT_ALLOWED),
+    ],
+)
+def test_a_refused_document_check_builds_nothing(builds, choices, title):
+    with Veracity(config(), llm=scripted()) as veracity_, pytest.raises(CheckRefused) as caught:
+        veracity_.plan_document(TEXT, **choices)
+    assert caught.value.title == title
+    assert builds == []
+
+
+def test_a_method_that_checks_no_claims_says_to_pick_a_claim_method():
+    veracity_ = Veracity(config(), llm=scripted())
+    with pytest.raises(CheckRefused, match="pick a claim method"):
+        veracity_.plan_document(TEXT, method="s2mad")
+
+
+@pytest.mark.parametrize(
+    ("document", "url", "match"),
+    [
+        (None, None, "give a document"),
+        (TEXT, "https://news.example/a", "give a document"),
+        ("   \n ", None, "empty"),
+    ],
+)
+def test_no_document_or_two_are_input_errors(builds, document, url, match):
+    veracity_ = Veracity(config(), llm=scripted())
+    with pytest.raises(InputError, match=match):
+        veracity_.plan_document(document, url=url)
+    assert builds == []
+
+
+async def test_a_url_is_fetched_through_the_guarded_client(corpus):
+    page = (
+        "<html><head><title>Curie facts</title></head><body><article><p>"
+        + TEXT.replace("[bold red]really[/]", "a lot")
+        + "</p></article></body></html>"
+    )
+    user_http_client().resolver = table_resolver({"news.example": [PUBLIC]})
+    with respx.mock(assert_all_called=True) as router:
+        router.get(f"https://{PUBLIC}/curie", headers={"host": "news.example"}).mock(
+            return_value=httpx.Response(200, text=page, headers={"content-type": "text/html"})
+        )
+        async with Veracity(config(), llm=scripted()) as veracity_:
+            report = await veracity_.check_document(
+                url="https://news.example/curie", extraction=NO_SPLIT
+            )
+    assert report.document.origin == "url"
+    assert report.document.url == "https://news.example/curie"
+    assert "Nobel" in report.document.text
+    assert report.summary.refuted == 1
+
+
+async def test_a_private_url_is_refused_before_any_fetch(corpus):
+    user_http_client().resolver = table_resolver({"intranet.example": ["10.0.0.7"]})
+    with respx.mock(assert_all_called=False) as router:
+        route = router.get(url__regex=r".*").mock(return_value=httpx.Response(200))
+        async with Veracity(config(), llm=scripted()) as veracity_:
+            with pytest.raises(InputError, match=r"intranet\.example"):
+                await veracity_.check_document(url="http://intranet.example/")
+    assert not route.called
+
+
+def test_the_python_api_checks_a_document_file(corpus, tmp_path):
+    path = tmp_path / "curie.md"
+    path.write_text(TEXT, encoding="utf-8")
+    report = veracity.check_document(
+        path, llm=scripted(), sources=SOURCES, extraction=NO_SPLIT, corrections=True
+    )
+    assert report.document.origin == "file" and report.document.format == "markdown"
+    assert [o.status for o in report.claims] == ["checked", "checked", "not_checkworthy"]
+    assert report.claims[1].correction.text == CORRECTED
+    assert report.claims[0].correction is None  # only refuted claims get one
+    assert "check_document" in veracity.__all__ and "acheck_document" in dir(veracity)
+
+
+def test_the_python_api_refuses_a_post_method():
+    with pytest.raises(CheckRefused, match="s2mad"):
+        veracity.check_document(TEXT, "s2mad", llm=scripted())
