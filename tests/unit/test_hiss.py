@@ -69,6 +69,35 @@ async def test_an_unsure_question_is_searched_and_questioning_goes_on_from_its_a
     assert "Is Paris in France?" in final and "Intent:" not in final
 
 
+async def test_shared_layout_opens_every_prompt_with_the_claim():
+    """prompt_layout: shared (the default): one system note for the check, the claim
+    first in every prompt, the verdict extending the last questioning prompt, the system
+    text last; the verdict is the paper layout's."""
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = ScriptedLLM()
+        llm.on(".*", subclaims("The tower is in Berlin."), tag="hiss:decompose")
+        llm.queue(
+            steps(("Where is the tower?", False, "Berlin?"), done=False),
+            steps(("Is Paris in France?", True, "Yes."), done=True),
+        )
+        llm.on(".*", json.dumps({"answer": "It stands in Paris."}), tag="hiss:answer1")
+        llm.on(".*", verdict("false"), tag="hiss:verdict")
+        verdicts[layout] = await hiss(llm, prompt_layout=layout).check(CLAIM)
+        calls[layout] = llm
+    assert verdicts["shared"].label == verdicts["paper"].label == "false"
+    shared = calls["shared"]
+    assert len({c.messages[0].content for c in shared.calls}) == 1
+    users = [c.messages[-1].content for c in shared.calls]
+    assert all(u.startswith("Claim to verify:\n<claim>") for u in users)
+    last_step = shared.calls_tagged("hiss:subclaim1")[-1].messages[-1].content
+    final = shared.calls_tagged("hiss:verdict")[0].messages[-1].content
+    assert final.startswith(last_step[: last_step.index("</qa>")])
+    assert final.index("=== Your role ===") > final.index("Labels:")
+    paper = calls["paper"].calls_tagged("hiss:answer1")[0].messages[-1].content
+    assert paper.startswith("Claim being checked:")
+
+
 async def test_gold_evidence_without_search_and_the_omission_pass():
     llm = ScriptedLLM()
     llm.on(".*", subclaims("The tower is in Berlin."), tag="hiss:decompose")

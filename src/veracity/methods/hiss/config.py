@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class HissConfig(ChoiceConfig):
@@ -36,3 +37,8 @@ class HissConfig(ChoiceConfig):
     max_reasoning_chars: int = Field(default=1500, ge=100)
     temperature: float = 0.0
     max_tokens: int = 600
+    # shared: one system note for the check, the claim and its passages first, then the
+    # sub-claims and the questions answered so far, the instructions and the prompt's own
+    # system text last, so each prompt extends the one before (veracity.prompt_layout);
+    # paper: our templates' order (system text first)
+    prompt_layout: PromptLayout = "shared"

@@ -27,7 +27,8 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.hiss import replies
 from veracity.methods.hiss.config import HissConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import input_kind_name, render, render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
@@ -35,6 +36,8 @@ from veracity.tools.base import SourceTool
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.hiss"
+# every tag the prompts of a check fence (one data notice for all of them)
+TAGS = ("claim", "passage", "subclaim", "qa", "omission", "question", "results")
 
 
 class Question(BaseModel):
@@ -93,13 +96,24 @@ class HissMethod(BaseMethod):
         with claim_binding(item.content):
             return await self._verify(item, ctx)
 
-    def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
-        cfg = self.config
-        return render_messages(
+    def _messages(
+        self, template: str, item: CheckInput, passages: list[dict[str, Any]], **variables: Any
+    ) -> list[Any]:
+        """A prompt of the check; shared-first (`prompt_layout: shared`): one system note
+        for the check, the claim and its passages first, the template's system text last."""
+        kind = input_kind_name(item)
+        shown = render_input(item, max_chars=self.config.max_input_chars)
+        material = render(PROMPTS, "_material.j2", kind=kind, input=shown, passages=passages)
+        shared = self.config.prompt_layout == "shared"
+        return render_laid_out(
             PROMPTS,
             template,
-            kind=input_kind_name(item),
-            input=render_input(item, max_chars=cfg.max_input_chars),
+            SharedPrefix.of(material, TAGS) if shared else None,
+            material=material,
+            shared=shared,
+            kind=kind,
+            input=shown,
+            passages=passages,
             labels=self.label_space.describe(),
             **variables,
         )
@@ -117,9 +131,7 @@ class HissMethod(BaseMethod):
         found = await gather_passages(item, cfg.evidence, None)
         passages = passage_rows(found.documents, cfg.max_passage_chars)
         reply = await self._ask(
-            self._messages(
-                "decompose.j2", item, passages=passages, max_subclaims=cfg.max_subclaims
-            ),
+            self._messages("decompose.j2", item, passages, max_subclaims=cfg.max_subclaims),
             replies.subclaims_model(cfg.max_subclaims, cfg.text_chars),
             "decompose",
         )
@@ -136,7 +148,7 @@ class HissMethod(BaseMethod):
         omission = None
         if cfg.omission_aware:
             omission = await self._ask(
-                self._messages("omission.j2", item, passages=passages, qa=_rows(questions)),
+                self._messages("omission.j2", item, passages, qa=_rows(questions)),
                 replies.omission_model(cfg.text_chars * 2),
                 "omission",
             )
@@ -144,7 +156,7 @@ class HissMethod(BaseMethod):
         answer = await ask_label(
             self.llm,
             self._messages(
-                "verdict.j2", item, passages=passages, subclaims=subclaims,
+                "verdict.j2", item, passages, subclaims=subclaims,
                 qa=_rows(questions), omission=omission.model_dump() if omission else None,
             ),
             replies.verdict_model(self.label_space, cfg.max_reasoning_chars),
@@ -172,7 +184,7 @@ class HissMethod(BaseMethod):
             left = cfg.max_questions - len(asked)
             reply = await self._ask(
                 self._messages(
-                    "questions.j2", item, passages=passages, subclaims=subclaims, current=n,
+                    "questions.j2", item, passages, subclaims=subclaims, current=n,
                     subclaim=subclaims[n - 1], qa=_rows(earlier + asked), left=left,
                 ),
                 replies.steps_model(left, cfg.text_chars),
@@ -182,7 +194,7 @@ class HissMethod(BaseMethod):
             for step in reply.steps[:left]:
                 q = " ".join(step.question.split())
                 if not step.confident and tool is not None:
-                    asked.append(await self._searched(item, tool, n, q))
+                    asked.append(await self._searched(item, passages, tool, n, q))
                     interrupted = True  # the questioning goes on from the searched answer
                     break
                 asked.append(Question(subclaim=n, question=q, answer=step.answer.strip(),
@@ -192,12 +204,17 @@ class HissMethod(BaseMethod):
         return asked
 
     async def _searched(
-        self, item: CheckInput, tool: SourceTool, n: int, question: str
+        self,
+        item: CheckInput,
+        passages: list[dict[str, Any]],
+        tool: SourceTool,
+        n: int,
+        question: str,
     ) -> Question:
         """`question` searched, and answered again from what came back."""
         obs = await traced_search(tool, question, actor=self.name, subclaim=n)
         reply = await self._ask(
-            self._messages("answer.j2", item, question=question, results=obs.text),
+            self._messages("answer.j2", item, passages, question=question, results=obs.text),
             replies.answer_model(self.config.text_chars),
             f"answer{n}",
         )
