@@ -65,6 +65,25 @@ async def test_every_tool_reports_then_the_verdict_weighs_their_findings():
     assert turns == list(flags)
 
 
+async def test_shared_layout_opens_every_prompt_with_the_news():
+    """prompt_layout: shared (the default): one system note for the check and the news
+    first in every prompt, the template's system text last; the verdict is the paper's."""
+    flags = {"phrase": True, "language": False, "commonsense": False, "standing": False,
+             "search": True, "url": True}  # fmt: skip
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = scripted(flags)
+        verdicts[layout] = await agent(llm, prompt_layout=layout).check(ARTICLE)
+        calls[layout] = llm.calls
+    assert verdicts["shared"].label == verdicts["paper"].label == "FAKE"
+    assert len({c.messages[0].content for c in calls["shared"]}) == 1
+    users = [c.messages[-1].content for c in calls["shared"]]
+    news = users[0][: users[0].index("</news>")]
+    assert news and all(u.startswith(news) for u in users)
+    assert all(u.index("=== Your role ===") > u.index("</news>") for u in users)
+    assert len({c.messages[0].content for c in calls["paper"]}) > 1
+
+
 async def test_no_url_skips_the_url_tool_and_max_tokens_caps_every_call():
     article = Article(title="Local fair opens", body="The county fair opened on Friday.")
     llm = scripted({t: False for t in ("phrase", "language", "commonsense", "standing",

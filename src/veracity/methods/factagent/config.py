@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 Tool = Literal["phrase", "language", "commonsense", "standing", "search", "url"]
 TOOLS: tuple[Tool, ...] = ("phrase", "language", "commonsense", "standing", "search", "url")
@@ -29,3 +30,7 @@ class FactAgentConfig(ChoiceConfig):
     temperature: float = 0.0
     # every call's output cap (ZoFia Figure 4's budgets)
     max_tokens: int = Field(default=600, ge=16, le=8192)
+    # shared: one system note for the check, the news first in every prompt, the tool's or
+    # the verdict's instructions after it and the template's system text last, so a server
+    # reuses the prefix (veracity.prompt_layout); paper: our templates' order
+    prompt_layout: PromptLayout = "shared"

@@ -26,7 +26,8 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.factagent import replies
 from veracity.methods.factagent.config import FactAgentConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
@@ -34,6 +35,7 @@ from veracity.tools.base import Observation
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.factagent"
+TAGS = ("news", "results", "url", "finding")  # every tag the prompts of a check fence
 
 
 class FactAgentMethod(BaseMethod):
@@ -81,13 +83,15 @@ class FactAgentMethod(BaseMethod):
             return await self._detect(item, ctx)
 
     def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
-        return render_messages(
-            PROMPTS,
-            template,
-            kind=input_kind_name(item),
-            input=render_input(item, max_chars=self.config.max_input_chars),
-            **variables,
-        )
+        """A tool's or the verdict's prompt; shared-first (`prompt_layout: shared`): one
+        system note for the check, the news first (`_news.j2`, as the templates show it),
+        the template's own system text last (see `veracity.prompt_layout`)."""
+        kind = input_kind_name(item)
+        shown = render_input(item, max_chars=self.config.max_input_chars)
+        prefix = None
+        if self.config.prompt_layout == "shared":
+            prefix = SharedPrefix.of(render(PROMPTS, "_news.j2", kind=kind, input=shown), TAGS)
+        return render_laid_out(PROMPTS, template, prefix, kind=kind, input=shown, **variables)
 
     async def _detect(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, space = self.config, self.label_space
