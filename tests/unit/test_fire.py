@@ -86,6 +86,27 @@ async def test_the_step_budget_ends_in_a_last_answer():
     assert '<knowledge id="2">' in last and "Berlin is the capital" in last
 
 
+async def test_shared_layout_lets_the_final_prompt_extend_the_last_step():
+    """prompt_layout: shared (the default): one system note for the check, the claim and
+    the knowledge first, the system text last; the verdict is the paper layout's."""
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = scripted(
+            step(SEARCH, "Eiffel Tower"), step(SEARCH, "capital of Germany"), last=final("false")
+        )
+        verdicts[layout] = await fire(llm, max_steps=2, prompt_layout=layout).check(CLAIM)
+        calls[layout] = llm
+    assert verdicts["shared"].label == verdicts["paper"].label == "false"
+    llm = calls["shared"]
+    assert len({c.messages[0].content for c in llm.calls}) == 1
+    step2 = llm.calls_tagged("fire:step2")[0].messages[-1].content
+    last = llm.calls_tagged("fire:final")[0].messages[-1].content
+    assert last.startswith(step2[: step2.index("</knowledge>")])
+    assert last.index("=== Your role ===") > last.index("Labels:")
+    paper = calls["paper"].calls_tagged("fire:final")[0].messages[0].content
+    assert paper.startswith("You are a fact-checker giving your final verdict")
+
+
 async def test_a_repeated_query_stops_searching():
     llm = scripted(
         step(SEARCH, "Eiffel Tower location"),

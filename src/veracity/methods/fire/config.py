@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class FireConfig(ChoiceConfig):
@@ -30,3 +31,7 @@ class FireConfig(ChoiceConfig):
     query_chars: int = Field(default=200, ge=20)  # a search query's cap
     temperature: float = 0.0
     max_tokens: int = 600
+    # shared: one system note for the check, the claim and the knowledge found first, the
+    # labels and instructions after them and the template's system text last, so the final
+    # prompt extends the last step's (veracity.prompt_layout); paper: our templates' order
+    prompt_layout: PromptLayout = "shared"

@@ -29,13 +29,15 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.fire.config import FireConfig
 from veracity.methods.fire.steps import SEARCH, final_model, repeats, step_model
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
+from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools import SOURCE_HINTS, SourceTool
 
 PROMPTS = "veracity.methods.fire"
+TAGS = ("statement", "knowledge")  # every tag the prompts of a check fence
 
 
 class Search(BaseModel):
@@ -128,10 +130,18 @@ class FireMethod(BaseMethod):
     def _messages(
         self, template: str, item: CheckInput, shown: str, searches: list[Search]
     ) -> list[Any]:
-        return render_messages(
+        kind = input_kind_name(item)
+        shared = self.config.prompt_layout == "shared"
+        prefix = None
+        if shared:  # one system note, the statement and the knowledge first, system text last
+            material = render(PROMPTS, "_statement.j2", kind=kind, input=shown)
+            prefix = SharedPrefix.of(material, TAGS)
+        return render_laid_out(
             PROMPTS,
             template,
-            kind=input_kind_name(item),
+            prefix,
+            shared=shared,
+            kind=kind,
             input=shown,
             knowledge=[{"n": i, "text": s.text} for i, s in enumerate(searches, 1)],
             labels=self.label_space.describe(),
