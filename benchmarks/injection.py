@@ -39,23 +39,20 @@ from veracity.testing.injection import LOCATIONS, run_case, summarize
 
 def inner_model(kind: str, threads: int | None = None, endpoint: dict | None = None):
     if kind == "endpoint":
-        from veracity.llm.options import resolve_llm
-
         from veracity.core.config import LLMConfig
         from veracity.llm.factory import build_backend
+        from veracity.llm.options import resolve_llm
 
         cfg = LLMConfig.from_settings(**{k: v for k, v in (endpoint or {}).items() if v})
         return build_backend(resolve_llm(cfg))
     if kind == "embedded":
-        from veracity.llm.options import resolve_llm
-
         from veracity.core.config import LLMConfig
         from veracity.llm.factory import build_backend
+        from veracity.llm.options import resolve_llm
 
         return build_backend(resolve_llm(LLMConfig(n_threads=threads)))
-    from veracity.testing.fake_openai import FakeOpenAIServer
-
     from veracity.llm.openai_compat import OpenAICompatLLM
+    from veracity.testing.fake_openai import FakeOpenAIServer
 
     server = FakeOpenAIServer().start()
     return OpenAICompatLLM("fake", base_url=server.url, logprobs=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from typer.testing import CliRunner
-from veracity.cli import app
-from veracity.llm.options import resolve_llm
 
+from veracity.cli import app
 from veracity.core.config import LLMConfig
 from veracity.llm.embedded import DEFAULT_PARALLEL, DEFAULT_POLL, EmbeddedLLM, default_threads
 from veracity.llm.factory import build_backend
+from veracity.llm.options import resolve_llm
 from veracity.runtime import resolve_config
 
 

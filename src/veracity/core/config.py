@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from veracity.core.errors import ConfigError, InputError, problem_text
 from veracity.core.infra import CacheMode, default_concurrency
 from veracity.core.limits import InputLimits
@@ -156,7 +157,9 @@ class LLMConfig(BaseModel):
     user_cache: bool = True
     max_concurrency: int = Field(default=4, ge=1)
     max_attempts: int = Field(default=4, ge=1)
-    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    prices: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
+        default_factory=dict
+    )
 
     def backend_options(self) -> dict[str, Any]:
         """The backend options given (not None), `options` included."""

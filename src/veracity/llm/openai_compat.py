@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import Field
+
 from veracity.core.redaction import (
     install_log_redaction,
     join_path,
