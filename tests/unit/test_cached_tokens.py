@@ -140,3 +140,17 @@ def test_the_cli_line_and_run_metrics_show_reused_prompt_tokens():
     # metrics stored before the field existed still read back (as 0)
     old = stats.model_dump(exclude={"cached_prompt_tokens"})
     assert type(stats).model_validate(old).cached_prompt_tokens == 0
+
+
+async def test_a_run_files_price_may_name_its_cached_input_rate():
+    from veracity.core.config import LLMConfig
+    from veracity.llm.options import resolve_llm
+
+    spec = resolve_llm(
+        LLMConfig(backend="openai", model="my-model", prices={"my-model": [1, 4, 0.1]})
+    )
+    assert spec.prices["my-model"] == (1.0, 4.0, 0.1)
+    llm = ManagedLLM(Reporting("my-model", 800), cache=None, prices=spec.prices)
+    with context.check_context() as ctx:
+        await llm.complete(LLMRequest(messages=[user("a")]))
+    assert ctx.usage.cost_usd == pytest.approx((200 * 1 + 800 * 0.1 + 10 * 4) / 1e6)
