@@ -5,15 +5,19 @@ document, the same rules as every check, the claims shown in place."""
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
 import respx
+from typer.testing import CliRunner
 
 import veracity
+from veracity.cli import app
 from veracity.core.config import RunConfig
 from veracity.core.errors import InputError
 from veracity.core.types import Document
+from veracity.llm.client import ManagedLLM
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import documents as runtime_documents
 from veracity.runtime import rules, service
@@ -178,3 +182,96 @@ def test_the_python_api_checks_a_document_file(corpus, tmp_path):
 def test_the_python_api_refuses_a_post_method():
     with pytest.raises(CheckRefused, match="s2mad"):
         veracity.check_document(TEXT, "s2mad", llm=scripted())
+
+
+# ---------------------------------------------------------------------- the command line
+
+RESOLVED = {"She won three Nobel Prizes.": "Marie Curie won three Nobel Prizes."}
+
+
+def _sentence(request) -> str:
+    prompt = request.messages[-1].content
+    return re.search(r"<sentence>\n(.*?)\n</sentence>", prompt, re.S).group(1)
+
+
+def full_pipeline() -> ScriptedLLM:
+    """`scripted`, with the decomposition (one claim per sentence) and the rewrite that
+    resolves "She" answered too (the command line runs every extraction step)."""
+    llm = ScriptedLLM()
+    llm.on(".*", lambda r: json.dumps({"claims": [_sentence(r)]}), tag="claims:decompose")
+    llm.on(
+        ".*",
+        lambda r: json.dumps({"claims": [RESOLVED.get(_sentence(r), _sentence(r))]}),
+        tag="claims:decontextualise",
+    )
+    for rule in scripted()._rules:
+        llm._rules.append(rule)
+    return llm
+
+
+@pytest.fixture
+def cli(monkeypatch, corpus):
+    """`veracity check` with the scripted model and the local corpus as its source."""
+    monkeypatch.setattr(
+        "veracity.llm.factory.build_llm", lambda *a, **kw: ManagedLLM(full_pipeline())
+    )
+    monkeypatch.setattr("veracity.cli.common.ensure_model", lambda cfg: None)
+
+    def invoke(*args: str, stdin: str | None = None):
+        argv = ["check", "--source", "corpus=local:curie", *args]
+        return CliRunner().invoke(app, argv, input=stdin, env={"COLUMNS": "300"})
+
+    return invoke
+
+
+def test_the_command_prints_the_document_marked_then_the_claims(cli):
+    result = cli("--kind", "document", "--corrections", TEXT)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "She won three Nobel Prizes.⟨c2⟩" in out  # the claim's span, marked in place
+    assert "I love her story [bold red]really[/].⟨c3⟩" in out  # markup printed as text
+    assert "Marie Curie won three Nobel Prizes." in out  # the claim as checked
+    assert "not checked (opinion)" in out
+    assert "suggested correction (evidence 1): She won two Nobel Prizes." in out
+    assert "factuality 50% of 2 checked (method rag" in out
+
+
+def test_the_command_reads_a_file_and_standard_input(cli, tmp_path):
+    page = tmp_path / "curie.html"
+    page.write_text(f"<html><body><article><p>{TEXT}</p></article></body></html>", encoding="utf-8")
+    from_file = cli("--kind", "document", "--file", str(page), "--json")
+    from_stdin = cli("--kind", "document", "-", "--json", stdin=TEXT)
+    for result, origin in ((from_file, "file"), (from_stdin, "stdin")):
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["document"]["origin"] == origin
+        nobel = report["claims"][1]
+        assert nobel["claim"]["text"] == "Marie Curie won three Nobel Prizes."
+        start, end = nobel["claim"]["spans"][0]
+        assert report["document"]["text"][start:end] == "She won three Nobel Prizes."
+        assert nobel["support"] == "refuted" and report["summary"]["factuality"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--kind", "document"), "nothing to check"),
+        (("--kind", "document", "   "), "empty"),
+        (("--url", "https://a.example/", "some text"), "give only one document"),
+        (("--url", "ftp://a.example/x"), "http:// or https://"),
+        (("--kind", "document", "--method", "s2mad", TEXT), "pick a claim method"),
+        (("--kind", "document", "--file", "missing.txt"), "missing.txt"),
+        (("--kind", "document", "--file", "notes.docx"), "unknown file type"),
+        (("--corrections", TEXT), "--corrections applies to documents"),
+        (("--kind", "poem", TEXT), "use one of claim, article, post, document"),
+    ],
+)
+def test_bad_document_input_is_a_clear_message_and_exit_2(
+    cli, tmp_path, monkeypatch, args, message
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.docx").write_bytes(b"PK")
+    result = cli(*args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output

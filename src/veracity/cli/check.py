@@ -55,8 +55,9 @@ def _kind_choice(value: str) -> str:
     """The --kind flag's choices (parsing the flag; the input itself is read by runtime)."""
     from veracity.runtime.inputs import KINDS
 
-    if value not in KINDS:
-        raise typer.BadParameter(f"use one of {', '.join(KINDS)}, not {value!r}")
+    kinds = (*KINDS, "document")
+    if value not in kinds:
+        raise typer.BadParameter(f"use one of {', '.join(kinds)}, not {value!r}")
     return value
 
 
@@ -78,7 +79,14 @@ def check(
         "claim",
         callback=_kind_choice,
         help="how to read plain text: claim, article or post (a .json file's own kind or "
-        "fields decide for it)",
+        "fields decide for it), or document: find its claims and check each with --method "
+        "(default rag; a .txt, .md, .html or .pdf --file)",
+    ),
+    url: str = typer.Option(
+        None, "--url", help="check the web page at URL as a document (public addresses only)"
+    ),
+    corrections: bool = typer.Option(
+        False, "--corrections", help="documents: suggest a correction for each refuted claim"
     ),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
     model: str = MODEL_OPTION,
@@ -102,14 +110,25 @@ def check(
         help="a method setting KEY=VALUE, e.g. --set rounds=2 or --set corpus.index=mydocs "
         "(repeatable; the method's README lists them)",
     ),
-    as_json: bool = typer.Option(False, "--json", help="print the Verdict as JSON"),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the Verdict (a document's report) as JSON"
+    ),
 ) -> None:
-    """Check a claim, article or post and print the verdict."""
+    """Check a claim, article or post and print the verdict, or a whole document claim by
+    claim (--kind document, --url) and print it with each claim marked in place."""
     from veracity.cli.render import tree_view, verdict_panel
     from veracity.runtime import resolve_config
     from veracity.runtime.service import KIND_REFUSED, CheckRefused, Veracity, error_text
 
-    raw = _read_input(text, file, kind)
+    document = kind == "document" or url is not None
+    if not document and corrections:
+        fail("--corrections applies to documents: add --kind document")
+    if document:
+        from veracity.cli.check_document import document_source
+
+        raw = document_source(text, file, url)
+    else:
+        raw = _read_input(text, file, kind)
     try:
         flags = {
             "method": method,
@@ -125,7 +144,8 @@ def check(
         }
         # the options methods add (MERMAID's --memory): veracity.cli.plugins
         cfg = with_run_options(resolve_config(config, variant=variant, flags=flags), ctx)
-        plan = Veracity(cfg).plan(raw, kind=kind)  # the input, method, labels, kind
+        if not document:
+            plan = Veracity(cfg).plan(raw, kind=kind)  # the input, method, labels, kind
     except CheckRefused as exc:
         hint = " (read the input as another kind with --kind)" if exc.title == KIND_REFUSED else ""
         fail(f"{exc}{hint}")
@@ -133,6 +153,11 @@ def check(
         fail(error_text(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
+    if document:
+        from veracity.cli.check_document import check_document
+
+        opts = {"url": url, "method": method, "labels": labels, "corrections": corrections}
+        return check_document(cfg, raw, as_json=as_json, **opts)
     for note in plan.run.notes:
         console.print(note, style="dim", soft_wrap=True)
     ensure_model(plan.run.config.llm)

@@ -1,0 +1,103 @@
+"""`veracity check --kind document` (and `--url`): check a whole document claim by claim.
+
+The command only maps its arguments into `Veracity.plan_document` and the report into the
+terminal (`veracity.cli.render_document`) or JSON; the service applies every rule.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from veracity.cli.app import console, fail, out
+from veracity.core.config import RunConfig
+from veracity.core.errors import (
+    ConfigError,
+    InputError,
+    LLMAuthError,
+    ModelNotAvailable,
+    StructuredOutputError,
+)
+
+
+def document_source(text: str | None, file: Path | None, url: str | None) -> Any:
+    """What the user gave: a `DocumentText` (text or standard input), a file `Path`, or
+    None with a URL. Exits 2 on none or several, or on unreadable standard input."""
+    given = [x for x in (text, file, url) if x is not None]
+    if len(given) != 1:
+        what = "nothing to check" if not given else "give only one document"
+        fail(f"{what}: give TEXT, '-' for standard input, --file PATH or --url URL")
+    if url is not None or file is not None:
+        return file
+    from veracity.core.textio import decode_text, read_limited
+    from veracity.documents.reading import MAX_DOCUMENT_BYTES, from_text
+
+    try:
+        if text == "-":
+            data = read_limited(sys.stdin.buffer, MAX_DOCUMENT_BYTES, "standard input")
+            return from_text(decode_text(data, "standard input"), origin="stdin")
+        return from_text(text or "")
+    except InputError as exc:
+        fail(str(exc))
+
+
+def check_document(
+    cfg: RunConfig,
+    source: Any,
+    *,
+    url: str | None,
+    method: str | None,
+    labels: str | None,
+    corrections: bool,
+    as_json: bool,
+) -> None:
+    """Plan, run and print one document check (exit 2: refused or unreadable input;
+    3: the model cannot be had; 1: a claim's check or the extraction failed)."""
+    from veracity.cli.common import ensure_model
+    from veracity.runtime.service import CheckRefused, Veracity, error_text
+
+    service = Veracity(cfg)
+    try:
+        plan = service.plan_document(
+            source, url=url, method=method, labels=labels, corrections=corrections
+        )
+    except CheckRefused as exc:
+        fail(str(exc))
+    except (InputError, ConfigError, TypeError) as exc:
+        fail(error_text(exc))
+    except (ModelNotAvailable, LLMAuthError) as exc:
+        fail(str(exc), code=3)
+    for note in plan.run.notes:
+        console.print(note, style="dim", soft_wrap=True)
+    ensure_model(plan.run.config.llm)
+    try:
+        report = _run_with_progress(plan)
+    except InputError as exc:  # a URL that cannot be fetched, a page with no text
+        fail(error_text(exc))
+    except (ModelNotAvailable, LLMAuthError) as exc:
+        fail(str(exc), code=3)
+    except StructuredOutputError as exc:
+        fail(f"claim extraction failed: {exc}", code=1)
+    finally:
+        service.close()
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        from veracity.cli.render_document import document_view
+
+        out.print(document_view(report))
+    if report.summary.errors:
+        raise typer.Exit(1)
+
+
+def _run_with_progress(plan: Any) -> Any:
+    """Read the document and check it, with the stage, calls and time on standard error."""
+    import asyncio
+
+    from veracity.cli.progress_view import check_view
+
+    with check_view(plan.run.method, console) as view, view.watching():
+        return asyncio.run(plan.check())
