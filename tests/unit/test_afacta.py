@@ -46,3 +46,21 @@ async def test_a_three_way_split_goes_to_the_argued_path():
 async def test_agreeing_paths_are_consistent():
     v = await AfactaMethod(llm=scripted("false", "false", "false")).check(CLAIM)
     assert v.label == "false" and v.metadata["consistent"] is True and v.confidence == 1.0
+
+
+async def test_shared_layout_opens_the_three_paths_with_the_same_claim_and_labels():
+    """prompt_layout: shared (the default): one system note, the claim and the labels first
+    in every path's prompt, the path's system text last; the verdict is the paper's."""
+    verdicts, calls = {}, {}
+    for layout in ("paper", "shared"):
+        llm = scripted("true", "false", "false")
+        config = {"prompt_layout": layout}
+        verdicts[layout] = await AfactaMethod(llm=llm, config=config).check(CLAIM)
+        calls[layout] = llm.calls
+    assert verdicts["shared"].label == verdicts["paper"].label == "false"
+    assert len({c.messages[0].content for c in calls["shared"]}) == 1
+    users = [c.messages[-1].content for c in calls["shared"]]
+    opening = users[0][: users[0].index("- false:")]  # the claim and the labels
+    assert opening.startswith("Claim:\n<input>") and all(u.startswith(opening) for u in users)
+    assert all(u.index("=== Your role ===") > u.index("- false:") for u in users)
+    assert len({c.messages[0].content for c in calls["paper"]}) == 3

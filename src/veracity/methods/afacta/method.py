@@ -23,8 +23,10 @@ from veracity.core.types import CheckInput, Verdict
 from veracity.llm.choice import ChoiceResult
 from veracity.methods.base import BaseMethod, ChoiceConfig
 from veracity.methods.labelling import ask_label, whole_sentences
-from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.prompt_layout import PromptLayout, SharedPrefix, render_laid_out
+from veracity.prompting import input_kind_name, render, render_input
 
+PROMPTS = "veracity.methods.afacta"
 PATHS = ("direct", "facts", "debate")  # the last one breaks a three-way split
 
 _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}
@@ -37,6 +39,10 @@ class AfactaConfig(ChoiceConfig):
     max_input_chars: int = 4000
     temperature: float = 0.0
     max_tokens: int = 600
+    # shared: the three paths' prompts open with one system note and the same claim and
+    # labels (`_input.j2`), each path's instructions after them and its system text last,
+    # so a server reuses the prefix (veracity.prompt_layout); paper: our templates' order
+    prompt_layout: PromptLayout = "shared"
 
 
 def path_model(path: str, space: LabelSpace, chars: int) -> type[BaseModel]:
@@ -72,13 +78,12 @@ class AfactaMethod(BaseMethod):
 
     async def _path(self, item: CheckInput, path: str) -> ChoiceResult:
         cfg, space = self.config, self.label_space
-        messages = render_messages(
-            "veracity.methods.afacta",
-            f"{path}.j2",
-            kind=input_kind_name(item),
-            input=render_input(item, max_chars=cfg.max_input_chars),
-            labels=space.describe(),
-        )
+        variables = {"kind": input_kind_name(item), "labels": space.describe(),
+                     "input": render_input(item, max_chars=cfg.max_input_chars)}  # fmt: skip
+        prefix = None
+        if cfg.prompt_layout == "shared":
+            prefix = SharedPrefix.of(render(PROMPTS, "_input.j2", **variables))
+        messages = render_laid_out(PROMPTS, f"{path}.j2", prefix, **variables)
         return await ask_label(
             self.llm,
             messages,
