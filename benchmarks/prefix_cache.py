@@ -14,13 +14,14 @@ LLM calls, prompt tokens sent, tokens prefilled, the reused share, and wall time
 `xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
 counts the server reports.
 
-`--offline` needs no model: every method the injection benchmark can build offline runs
-on the schema-filling fake (`veracity.testing.schema`) over in-memory sources, and each
-request is written out as the chat template lays it out (ChatML); per check, the share of
-prompt characters that repeat, character for character, the start of an earlier request
-of the same check is what a prefix cache could skip. The sources hold the injection
-benchmark's two passages per example plus ten of about 60 words. Methods with a `prompt_layout`
-option are measured with both layouts.
+`--offline` needs no model: every registered method that can be built offline
+(`veracity.testing.injection.offline_method`; `--offline-methods` picks some) runs on the
+schema-filling fake (`veracity.testing.schema`) over in-memory sources, and each request
+is written out as the chat template lays it out (ChatML); per check, the share of prompt
+characters that repeat, character for character, the start of an earlier request of the
+same check is what a prefix cache could skip, and the rest is what it must prefill. The
+sources hold the injection benchmark's two passages per example plus ten of about 60
+words. Methods with a `prompt_layout` option are measured with both layouts.
 
 The inputs are synthetic and offline: each RADAR claim carries ten evidence passages of
 about 60 words (`evidence: given`), each S2MAD post eight replies. The model is the
@@ -227,7 +228,10 @@ async def offline(examples: int, names: list[str] | None = None) -> None:
     from veracity.testing.injection import Recording, offline_method
     from veracity.testing.schema import schema_llm
 
-    print("method          layout   requests/check  prompt chars/check  extend an earlier prefix")
+    print(
+        "method          layout   requests/check  prompt chars/check  extend an earlier prefix"
+        "  chars to prefill/check"
+    )
     for name in names or offline_names():
         try:
             probe = offline_method(name, Recording(schema_llm()), [])
@@ -240,6 +244,7 @@ async def offline(examples: int, names: list[str] | None = None) -> None:
             print(
                 f"{name:<15} {layout or '-':<8} {requests / examples:>14.1f} "
                 f"{chars / examples:>19,.0f} {reused / max(chars, 1):>25.0%}"
+                f" {(chars - reused) / examples:>23,.0f}"
             )
 
 
