@@ -263,7 +263,13 @@ async def test_veracity_mcp_checks_claims_for_an_mcp_client(tiny_index):
         )  # fmt: skip
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            assert names == {"check", "search_evidence", "list_methods", "list_sources"}
+            assert names == {
+                "check",
+                "check_document",
+                "search_evidence",
+                "list_methods",
+                "list_sources",
+            }
             progress: list[str] = []
 
             async def on_progress(done, total, message):

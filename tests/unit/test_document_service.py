@@ -275,3 +275,43 @@ def test_bad_document_input_is_a_clear_message_and_exit_2(
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------------- MCP
+
+
+async def test_the_mcp_tool_checks_a_document_for_an_sdk_client(corpus):
+    from mcp import Client
+
+    from veracity.mcp.server import build_server
+
+    server = build_server(RunConfig(sources=SOURCES), llm=full_pipeline())
+    async with Client(server) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "check_document" in names
+        progress: list[str] = []
+
+        async def on_progress(done, total, message):
+            progress.append(message)
+
+        result = await client.call_tool(
+            "check_document", {"text": TEXT, "corrections": True}, progress_callback=on_progress
+        )
+        assert not result.is_error, result.content
+        found = result.structured_content
+        nobel = found["claims"][1]
+        assert nobel["text"] == "Marie Curie won three Nobel Prizes."
+        start, end = nobel["spans"][0]
+        assert found["text"][start:end] == "She won three Nobel Prizes."
+        assert (nobel["support"], nobel["correction"]) == ("refuted", CORRECTED)
+        assert nobel["evidence"][0]["title"] == "Nobel Prizes"
+        assert found["claims"][2]["status"] == "not_checkworthy"
+        assert found["summary"]["factuality"] == 0.5 and found["method"] == "rag"
+        assert progress, "no progress notification while the document was checked"
+        # refusals are tool errors and the server keeps serving
+        post_only = await client.call_tool("check_document", {"text": TEXT, "method": "s2mad"})
+        assert post_only.is_error and "pick a claim method" in post_only.content[0].text
+        neither = await client.call_tool("check_document", {})
+        assert neither.is_error and "give a document" in neither.content[0].text
+        private = await client.call_tool("check_document", {"url": "http://127.0.0.1/x"})
+        assert private.is_error and "127.0.0.1" in private.content[0].text

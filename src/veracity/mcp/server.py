@@ -6,6 +6,9 @@ Tools:
   → the verdict as structured content (label, score, confidence, rationale, evidence
   with URLs and quotes, usage, and a warning when searches failed); long checks send
   progress notifications, one per step of the method (model calls, searches, agent turns);
+- ``check_document``: a whole document's text (or a public URL) → its claims, each with
+  its character spans, verdict and evidence, and the document's factuality
+  (`veracity.mcp.documents`);
 - ``search_evidence``: a query over the configured sources → documents;
 - ``list_methods`` and ``list_sources``.
 
@@ -28,7 +31,13 @@ from pydantic import BaseModel, Field
 
 from veracity.core import context
 from veracity.core.config import RunConfig
-from veracity.core.errors import InputError, LLMAuthError, ModelNotAvailable, SourceError
+from veracity.core.errors import (
+    InputError,
+    LLMAuthError,
+    ModelNotAvailable,
+    SourceError,
+    StructuredOutputError,
+)
 from veracity.core.events import (
     AgentStep,
     AgentTurn,
@@ -39,6 +48,7 @@ from veracity.core.events import (
     ToolCall,
 )
 from veracity.core.types import SearchFailures, TraceEvent, Usage, Verdict
+from veracity.mcp.documents import DOCUMENT_ARGUMENTS, DocumentResult, document_result
 from veracity.runtime.service import OPTION_REFUSED, CheckRefused, Veracity, error_text
 
 
@@ -172,25 +182,29 @@ class McpTools:
             raise ToolInputError(str(exc)) from exc
         except (InputError, ModelNotAvailable, LLMAuthError) as exc:
             raise ToolInputError(error_text(exc)) from exc
-        queue: asyncio.Queue[str] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-
-        def observe(event: TraceEvent) -> None:
-            # events may come from worker threads (e.g. the evidence memory's)
-            line = _progress_text(event)
-            if line:
-                loop.call_soon_threadsafe(queue.put_nowait, line)
-
-        sender = asyncio.create_task(_send_progress(queue, progress))
-        try:
-            with context.observe(observe):
-                verdict = await plan.check()
-        except (ModelNotAvailable, LLMAuthError) as exc:
-            raise ToolInputError(str(exc)) from exc
-        finally:
-            loop.call_soon_threadsafe(queue.put_nowait, "")  # the end, after every event
-            await sender
+        verdict = await _with_progress(plan.check, progress)
         return CheckResult.from_verdict(verdict)
+
+    async def check_document(
+        self, text: str | None, url: str | None, choices: dict[str, Any], progress: Any
+    ) -> DocumentResult:
+        """Check a document's claims (text or a public URL) with one claim method."""
+        try:
+            plan = self.service.plan_document(text, url=url, **choices)
+        except CheckRefused as exc:
+            if exc.title == OPTION_REFUSED:
+                data = {"refused": exc.refused, "allowed": exc.allowed}
+                raise MCPError(INVALID_PARAMS, str(exc), data) from None
+            raise ToolInputError(str(exc)) from exc
+        except (InputError, ModelNotAvailable, LLMAuthError) as exc:
+            raise ToolInputError(error_text(exc)) from exc
+        try:
+            report = await _with_progress(plan.check, progress)
+        except InputError as exc:  # a page that cannot be fetched or holds no text
+            raise ToolInputError(error_text(exc)) from exc
+        except StructuredOutputError as exc:
+            raise ToolInputError(f"claim extraction failed: {exc}") from exc
+        return document_result(report)
 
     async def search(self, query: str, source: str | None, top_k: int) -> SearchResult:
         try:
@@ -222,6 +236,28 @@ class McpTools:
 
 class ToolInputError(Exception):
     """A tool call the server refuses (bad input or config): a tool error result."""
+
+
+async def _with_progress(work: Any, progress: Any) -> Any:
+    """Await `work()`, sending a progress notification per step it traces."""
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+
+    def observe(event: TraceEvent) -> None:
+        # events may come from worker threads (e.g. the evidence memory's)
+        line = _progress_text(event)
+        if line:
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+
+    sender = asyncio.create_task(_send_progress(queue, progress))
+    try:
+        with context.observe(observe):
+            return await work()
+    except (ModelNotAvailable, LLMAuthError) as exc:
+        raise ToolInputError(str(exc)) from exc
+    finally:
+        loop.call_soon_threadsafe(queue.put_nowait, "")  # the end, after every event
+        await sender
 
 
 async def _send_progress(queue: asyncio.Queue[str], progress: Any) -> None:
@@ -286,6 +322,31 @@ def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
         try:
             return await service.check(
                 text, kind, method, labels, ctx.report_progress, options=options
+            )
+        except ToolInputError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @app.tool(
+        description="Check a whole document or an LLM answer (its text, or a public URL): "
+        "find its claims, check each with a claim method; returns each claim with its "
+        "character spans, verdict and evidence, and the document's factuality."
+    )
+    async def check_document(
+        ctx: Context,
+        text: Annotated[str | None, Field(description="the document's text")] = None,
+        url: Annotated[str | None, Field(description="or a public web page to fetch")] = None,
+        method: Annotated[str | None, Field(description="a claim method (default rag)")] = None,
+        labels: Annotated[str | None, Field(description="label space, e.g. true_false")] = None,
+        options: CheckOptions = None,
+        corrections: Annotated[
+            bool, Field(description="suggest a correction for each refuted claim")
+        ] = False,
+    ) -> DocumentResult:
+        refuse_unknown_arguments(ctx, DOCUMENT_ARGUMENTS)
+        choices = {"method": method, "labels": labels, "options": options}
+        try:
+            return await service.check_document(
+                text, url, {**choices, "corrections": corrections}, ctx.report_progress
             )
         except ToolInputError as exc:
             raise ToolError(str(exc)) from exc
