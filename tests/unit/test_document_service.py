@@ -315,3 +315,18 @@ async def test_the_mcp_tool_checks_a_document_for_an_sdk_client(corpus):
         assert neither.is_error and "give a document" in neither.content[0].text
         private = await client.call_tool("check_document", {"url": "http://127.0.0.1/x"})
         assert private.is_error and "127.0.0.1" in private.content[0].text
+
+
+def test_the_command_checks_a_web_page(cli):
+    page = f"<html><head><title>Curie facts</title></head><body><article><p>{TEXT}</p></article>"
+    user_http_client().resolver = table_resolver({"news.example": [PUBLIC]})
+    with respx.mock(assert_all_called=True) as router:
+        router.get(f"https://{PUBLIC}/curie", headers={"host": "news.example"}).mock(
+            return_value=httpx.Response(200, text=page, headers={"content-type": "text/html"})
+        )
+        result = cli("--url", "https://news.example/curie")
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "https://news.example/curie" in out
+    assert "She won three Nobel Prizes.⟨c2⟩" in out
+    assert "factuality 50%" in out
