@@ -69,3 +69,20 @@ def test_cli_check_on_embedded_default():
     verdict = json.loads(proc.stdout)
     assert verdict["label"] in ("true", "false") and verdict["method"] == "direct"
     assert verdict["usage"]["llm_calls"] == 1
+
+
+async def test_a_repeated_prefix_is_reused_and_counted(llm):
+    shared = "Evidence: " + " ".join(
+        f"passage {i} dates the bridge to {1900 + i}." for i in range(40)
+    )
+    first, second = (
+        LLMRequest(
+            messages=[user(f"{shared}\nYou are the {who}. Answer in one word.")], max_tokens=4
+        )
+        for who in ("politician", "scientist")
+    )
+    one = await llm.complete(first)
+    two = await llm.complete(second)
+    # llama.cpp computed the shared part once: the second call reports it as reused
+    assert one.usage.prompt_tokens > 300
+    assert two.usage.cached_prompt_tokens >= 0.8 * two.usage.prompt_tokens

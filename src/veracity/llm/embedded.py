@@ -224,8 +224,14 @@ class EmbeddedLLM:
             return self._server
 
     def payload(self, request: LLMRequest) -> dict[str, Any]:
-        """The chat-completion body handed to llama.cpp for `request`."""
-        return chat_payload(request, repeat_penalty=self.repeat_penalty)
+        """The chat-completion body handed to llama.cpp for `request`.
+
+        ``cache_prompt`` asks llama.cpp to reuse the longest prefix a slot (or its host
+        prompt cache) already holds; it picks the slot whose prompt is most alike, so the
+        calls of one check, which open alike (`veracity.prompt_layout`), find their prefix.
+        The reply's ``prompt_tokens_details.cached_tokens`` says how many were reused.
+        """
+        return {**chat_payload(request, repeat_penalty=self.repeat_penalty), "cache_prompt": True}
 
     def _executor(self) -> ThreadPoolExecutor:
         # Own threads, so llama.cpp calls never wait behind other `to_thread` work; two
