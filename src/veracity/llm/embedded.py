@@ -226,12 +226,14 @@ class EmbeddedLLM:
     def payload(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completion body handed to llama.cpp for `request`.
 
-        ``cache_prompt`` asks llama.cpp to reuse the longest prefix a slot (or its host
-        prompt cache) already holds; it picks the slot whose prompt is most alike, so the
-        calls of one check, which open alike (`veracity.prompt_layout`), find their prefix.
-        The reply's ``prompt_tokens_details.cached_tokens`` says how many were reused.
+        It is the body an endpoint gets too (no llama.cpp-only fields). llama.cpp reuses,
+        by default (``cache_prompt``), the longest prefix a slot or its host prompt cache
+        (``cache_ram_mib``) already holds, and gives a request the slot whose prompt is most
+        alike; so the calls of one check, which open alike (`veracity.prompt_layout`), find
+        their prefix. The reply's ``prompt_tokens_details.cached_tokens`` says how many
+        prompt tokens were reused (`Usage.cached_prompt_tokens`).
         """
-        return {**chat_payload(request, repeat_penalty=self.repeat_penalty), "cache_prompt": True}
+        return chat_payload(request, repeat_penalty=self.repeat_penalty)
 
     def _executor(self) -> ThreadPoolExecutor:
         # Own threads, so llama.cpp calls never wait behind other `to_thread` work; two
