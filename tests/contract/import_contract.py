@@ -57,18 +57,6 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    package. A module that fronts one piece of machinery itself is named in
    `FRONT_END_EXEMPT` with its reason. (``doctor`` diagnoses the machinery, and the rest
    of ``evaluation`` is the harness: neither is a front end here.)
-7. Front ends go through the service. The entry points that check inputs —
-   ``veracity.api``, ``veracity.cli``, ``veracity.server``, ``veracity.mcp`` and the batch
-   front end ``veracity.evaluation.batch`` — import none of the machinery between the
-   foundation and ``runtime`` (``llm``, ``prompting``, ``nlp``, ``retrieval``, ``evidence``,
-   ``tools``, ``deliberation``, ``methods``). They reach it through ``veracity.runtime``
-   (the `Veracity` service, its input rule, rules and listing), and may import the public
-   API (``veracity``), the registries (``veracity.core.registry``), the rest of the
-   foundation (``veracity.core``: types, errors, labels, config, trace and textio, for
-   reading input and rendering), ``datasets``, the other entry points and their own
-   package. A module that fronts one piece of machinery itself is named in
-   `FRONT_END_EXEMPT` with its reason. (``doctor`` diagnoses the machinery, and the rest
-   of ``evaluation`` is the harness: neither is a front end here.)
 """
 
 from __future__ import annotations
@@ -124,23 +112,6 @@ FRONT_END_EXEMPT = {
     "veracity.cli.index": "the `index` command builds and searches the local corpus itself",
     "veracity.cli.models": "the `models` command lists and pulls the model catalogue itself",
     "veracity.mcp.tool_server": "serves the evidence tools layer itself as MCP tools",
-    "veracity.cli.calibrate": "RADAR's calibration command; moves into its method package",
-    "veracity.cli.train": "ToE's training command; moves into its method package",
-}
-MACHINERY = frozenset(
-    {"llm", "prompting", "prompt_layout", "nlp", "retrieval", "evidence", "tools"}
-    | {"deliberation", "methods"}
-)
-FRONT_ENDS = (
-    "veracity.api", "veracity.cli", "veracity.server", "veracity.mcp",
-    "veracity.evaluation.batch",
-)  # fmt: skip
-FRONT_END_EXEMPT = {
-    "veracity.cli.index": "the `index` command builds and searches the local corpus itself",
-    "veracity.cli.models": "the `models` command lists and pulls the model catalogue itself",
-    "veracity.mcp.tool_server": "serves the evidence tools layer itself as MCP tools",
-    "veracity.cli.calibrate": "RADAR's calibration command; moves into its method package",
-    "veracity.cli.train": "ToE's training command; moves into its method package",
 }
 SHARED_METHOD_MODULES = frozenset(
     {"veracity.methods", "veracity.methods.base", "veracity.methods.labelling"}
@@ -219,12 +190,6 @@ def part_of(module: str) -> str | None:
 
 def layer_of(part: str) -> int | None:
     return next((i for i, layer in enumerate(LAYERS) if part in layer), None)
-
-
-def front_end(module: str) -> bool:
-    """Whether `module` is a front end that reaches the machinery only through runtime."""
-    inside = any(module == f or module.startswith(f + ".") for f in FRONT_ENDS)
-    return inside and module not in FRONT_END_EXEMPT
 
 
 def front_end(module: str) -> bool:
@@ -348,8 +313,6 @@ def _rules(src: str, src_part: str, target: str, dst_part: str) -> Iterator[str]
         yield f"veracity.{dst_part} belongs to no layer of the import contract"
     elif dst_layer > src_layer:
         yield f"layer {src_part} may not import the higher layer {dst_part}"
-    if dst_part in MACHINERY and front_end(src):
-        yield f"a front end reaches veracity.{dst_part} only through veracity.runtime"
     if dst_part in MACHINERY and front_end(src):
         yield f"a front end reaches veracity.{dst_part} only through veracity.runtime"
     unit, other = method_unit(src), method_unit(target)

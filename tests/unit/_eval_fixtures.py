@@ -136,7 +136,7 @@ def echo_llm_for_batch(monkeypatch) -> EchoBackend:
 
     model = EchoBackend()()
 
-    def build_llm(cfg, *, cache_path=None, progress=None):
+    def build_llm(cfg, *, cache_path=None, progress=None, **_):
         return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)

@@ -139,11 +139,11 @@ def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatc
     )
     seen = {}
 
-    def fake_load(name, llm=None, config=None, sources=None):
+    def fake_load(name, llm=None, config=None, sources=None, **kwargs):
         seen.update(sources)
         from veracity.methods.baselines import DirectMethod
 
-        return DirectMethod(llm=llm, config=config, sources=sources)
+        return DirectMethod(llm=llm, config=config, sources=sources, **kwargs)
 
     monkeypatch.setattr("veracity.runtime.load_method", fake_load)
     result = runner.invoke(app, ["check", "x", "--source", "web=local:tiny", "--json"])

@@ -187,8 +187,8 @@ def toe_world(tmp_path, monkeypatch):
         return ManagedLLM(model, cache=ResponseCache(tmp_path / "llm.sqlite", mode="off"))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    for where in ("train", "eval"):
-        monkeypatch.setattr(f"veracity.cli.{where}.ensure_model", lambda cfg: None)
+    for where in ("veracity.methods.toe.commands", "veracity.cli.eval"):
+        monkeypatch.setattr(f"{where}.ensure_model", lambda cfg: None)
     return tmp_path
 
 
