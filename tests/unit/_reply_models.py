@@ -256,6 +256,50 @@ def _safe() -> list[type[BaseModel]]:
     return [_query_model(200), _rating_model(1200)]
 
 
+def _adsent(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.adsent.method import answer_model, neutral_model
+
+    return [neutral_model(2000), answer_model(space, 1200)]
+
+
+def _afacta(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.afacta.method import PATHS, path_model
+
+    return [path_model(p, space, 800) for p in PATHS]
+
+
+def _defgen(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.defgen.method import reply_model
+
+    return [reply_model(space, 300, 1200)]
+
+
+def _steel(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.steel.replies import final_model, round_model
+
+    return [round_model(space, 5, 1200, 200), round_model(space, 0, 1200, 200),
+            final_model(space, 1200)]  # fmt: skip
+
+
+def _factagent(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.factagent.replies import finding_model, verdict_model
+
+    return [finding_model(800), verdict_model(space, 1000)]
+
+
+def _hiss(space: Any) -> list[type[BaseModel]]:
+    from veracity.methods.hiss.replies import (
+        answer_model,
+        omission_model,
+        steps_model,
+        subclaims_model,
+        verdict_model,
+    )
+
+    return [subclaims_model(4, 300), steps_model(3, 300), answer_model(300),
+            omission_model(600), verdict_model(space, 1200)]  # fmt: skip
+
+
 CLAIM = "The Eiffel Tower was moved to Berlin in 2019 by the French state."
 _Z, _T = "veracity.methods.zofia", "veracity.methods.toe"
 # (module, output expression at the call) -> the models it stands for
@@ -329,6 +373,25 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
     ("veracity.methods.factool.method", "verification_model"): _factool,
     ("veracity.methods.factcheck_gpt.method", "queries_model"): _factcheck_gpt,
     ("veracity.methods.factcheck_gpt.method", "stances_model"): _factcheck_gpt,
+    ("veracity.methods.adsent.method", "neutral_model"): _each_space(_adsent),
+    ("veracity.methods.adsent.method", "answer_model"): _each_space(_adsent),
+    ("veracity.methods.afacta.method", "path_model"): _each_space(_afacta),
+    ("veracity.methods.defgen.method", "reply_model"): _each_space(_defgen),
+    ("veracity.methods.steel.method", "round_model"): _each_space(_steel),
+    ("veracity.methods.steel.method", "final_model"): _each_space(_steel),
+    ("veracity.methods.factagent.method", "replies.verdict_model"): _each_space(_factagent),
+    ("veracity.methods.factagent.method", "replies.finding_model"): _each_space(_factagent),
+    ("veracity.methods.hiss.method", "replies.subclaims_model"): _each_space(_hiss),
+    ("veracity.methods.hiss.method", "replies.verdict_model"): _each_space(_hiss),
+    ("veracity.methods.hiss.method", "replies.omission_model"): _each_space(_hiss),
+    ("veracity.methods.hiss.method", "replies.steps_model"): _each_space(_hiss),
+    ("veracity.methods.hiss.method", "replies.answer_model"): _each_space(_hiss),
+    ("veracity.methods.teller.method", "YesNo"): _imported(
+        "veracity.methods.teller.method", "YesNo"
+    ),
+    ("veracity.documents.checking", "_CorrectionReply"): _imported(
+        "veracity.documents.checking", "_CorrectionReply"
+    ),
 }
 
 
