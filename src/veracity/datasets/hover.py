@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from veracity.core.errors import DatasetError
 from veracity.core.types import Claim
-from veracity.datasets._common import BaseDataset, Loc, SplitFiles, text_field
+from veracity.datasets._common import BaseDataset, ExampleList, Loc, SplitFiles, text_field
 from veracity.datasets._readers import read_json_array
 from veracity.datasets.base import DatasetInfo, Example
 
@@ -67,16 +67,30 @@ class HoverDataset(BaseDataset):
         return hover_example(self, raw, loc, split)
 
     def load(
-        self, split: str | None = None, data_dir: Path | None = None, *, num_hops: int | None = None
-    ) -> list[Example]:
+        self,
+        split: str | None = None,
+        data_dir: Path | None = None,
+        *,
+        num_hops: int | None = None,
+        limit: int | None = None,
+        **options: Any,
+    ) -> ExampleList:
         """The split's claims; with `num_hops` (2, 3 or 4) only those of that many hops
-        (``dataset_options: {num_hops: 2}``, as FOLK and MERMAID sample per hop count)."""
+        (``dataset_options: {num_hops: 2}``, as FOLK and MERMAID sample per hop count).
+        `limit` counts the claims kept; the other options are `BaseDataset.load`'s."""
         if num_hops is not None and num_hops not in (2, 3, 4):
             raise DatasetError(f"hover: num_hops must be 2, 3 or 4, not {num_hops!r}")
-        examples = super().load(split, data_dir)
         if num_hops is None:
-            return examples
-        return [e for e in examples if e.metadata.get("num_hops") == num_hops]
+            return super().load(split, data_dir, limit=limit, **options)
+        examples = super().load(split, data_dir, **options)
+        kept = [e for e in examples if e.metadata.get("num_hops") == num_hops]
+        return ExampleList(
+            kept[:limit] if limit is not None else kept,
+            dataset=examples.dataset,
+            split=examples.split,
+            files=examples.files,
+            skipped=examples.skipped,
+        )
 
 
 HOVER = HoverDataset()
