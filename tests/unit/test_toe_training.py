@@ -350,12 +350,14 @@ async def test_advfact_rows_keep_the_two_attacks_apart(toe_cli):
     data, _ = toe_cli
     await build_advfact(advfact_llm(), BuildOptions(n=3, passages_per_claim=2), data_dir=data)
     exp = load_experiment(experiment_dir() / "toe_table2.yaml")
-    rows = {v: exp.with_variant(v) for v in exp.variants if exp.variants[v].dataset == "advfact"}
-    assert {v: (c.split, c.sources["web"]["index"]) for v, c in rows.items()} == {
-        "advfact_fakegpt": ("fakegpt", "advfact-clean"),
-        "advfact_poisonedrag": ("poisonedrag", "advfact"),
-        "advfact_clean": ("clean", "advfact-clean"),
-    }
+    every = {v: exp.with_variant(v) for v in exp.variants if exp.variants[v].dataset == "advfact"}
+    attack = {"fakegpt": ("fakegpt", "advfact-clean"), "poisonedrag": ("poisonedrag", "advfact")}
+    attack["clean"] = ("clean", "advfact-clean")
+    # every AdvFact row, ToE's and each baseline's, meets the attack its name says
+    for variant, cfg in every.items():
+        assert (cfg.split, cfg.sources["web"]["index"]) == attack[variant.rsplit("_", 1)[1]]
+    assert {f"{m}_advfact_fakegpt" for m in ("steel", "defgen", "afacta")} <= set(every)
+    rows = {v: every[v] for v in ("advfact_fakegpt", "advfact_poisonedrag", "advfact_clean")}
     for variant, cfg in rows.items():
         examples = load_dataset("advfact", cfg.split)
         assert len(examples) == 3
