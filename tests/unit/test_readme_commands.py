@@ -63,6 +63,12 @@ def _fixtures(cwd: Path) -> None:
     (cwd / "article.json").write_text(json.dumps(article))
     (cwd / "a.json").write_text(json.dumps(article))
     (cwd / "post.txt").write_text("Breaking: the bridge has collapsed.")
+    (cwd / "answer.md").write_text("# Answer\n\nMarie Curie was born in Warsaw in 1867.\n")
+    (cwd / "report.html").write_text(
+        "<html><head><title>Report</title></head><body><article><p>The bridge over the "
+        "river opened to traffic in 1932 after four years of work by the city council."
+        "</p></article></body></html>"
+    )
     claims = [{"id": f"c{i}", "text": t} for i, t in enumerate([CLAIM, "Water boils at 50 C."])]
     lines = "".join(json.dumps(c) + "\n" for c in claims)
     (cwd / "claims.jsonl").write_text(lines)
