@@ -72,6 +72,8 @@ LOCAL = {"docs": {"type": "local", "index": "default"}}
 
 # Inputs and cut-down settings per method: (inputs, method config, sources).
 SMALL = {"max_tokens": 200}
+# the claim-extraction stage as one step: each sentence is a claim, no rewrite, no sorting
+ONE_CLAIM = {"decompose": False, "decontextualise": False, "checkworthiness": False}
 PLAN = {
     "direct": ([*CLAIMS, ARTICLE, POST], {}, None),
     "cot": ([CLAIMS[0], ARTICLE, POST], {"max_tokens": 300, "max_reasoning_words": 60}, None),
@@ -122,6 +124,25 @@ PLAN = {
     "afacta": ([CLAIMS[1]], SMALL, None),
     "teller": ([CLAIMS[0]], {}, None),
     "adsent": ([CLAIMS[1]], SMALL, None),
+    # issue 28's baselines (part B): one fact, one search, no decomposition, cut down
+    "safe": (
+        [CLAIMS[0]],
+        {"max_facts": 1, "max_searches": 1, "top_k": 2, "extraction": ONE_CLAIM, **SMALL},
+        None,
+    ),
+    "folk": ([CLAIMS[1]], {"max_predicates": 1, "top_k": 2, **SMALL}, None),
+    "programfc": ([CLAIMS[0]], {"max_program_steps": 2, "top_k": 2, **SMALL}, None),
+    "self_ask": ([CLAIMS[1]], {"max_follow_ups": 1, "top_k": 2, **SMALL}, None),
+    "factool": (
+        [CLAIMS[0]],
+        {"max_claims": 1, "queries_per_claim": 1, "top_k": 2, "extraction": ONE_CLAIM, **SMALL},
+        None,
+    ),
+    "factcheck_gpt": (
+        [CLAIMS[1]],
+        {"max_claims": 1, "queries_per_claim": 1, "top_k": 2, "extraction": ONE_CLAIM, **SMALL},
+        None,
+    ),
 }
 
 
