@@ -135,8 +135,9 @@ def show(method: str, layout: str, t: dict, n: int) -> None:
 
 def embedded_llm(threads: int):
     from veracity.llm.embedded import EmbeddedLLM
+    from veracity.runtime.home import home_paths
 
-    return ManagedLLM(EmbeddedLLM(n_threads=threads), cache=None)
+    return ManagedLLM(EmbeddedLLM(n_threads=threads, models_dir=home_paths().models), cache=None)
 
 
 def http_llm(threads: int):
@@ -146,12 +147,13 @@ def http_llm(threads: int):
 
     from veracity.llm.embedded import EmbeddedLLM
     from veracity.llm.openai_compat import OpenAICompatLLM
+    from veracity.runtime.home import home_paths
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     params = xlc.CommonParams()
-    params.model.path = str(EmbeddedLLM().ensure_model())
+    params.model.path = str(EmbeddedLLM(models_dir=home_paths().models).ensure_model())
     params.n_ctx, params.n_parallel = 8192 * 2, 2
     params.kv_unified = False
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
@@ -255,6 +257,7 @@ async def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
+    parser.add_argument("--http-only", action="store_true", help="only llama.cpp's HTTP server")
     parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     parser.add_argument("--offline-methods", nargs="+", help="--offline: these (default: all)")
     args = parser.parse_args()
@@ -262,8 +265,8 @@ async def main() -> None:
         await offline(args.claims, args.offline_methods)
         return
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
-    backends = [("embedded", embedded_llm(args.threads), None)]
-    if args.http:
+    backends = [] if args.http_only else [("embedded", embedded_llm(args.threads), None)]
+    if args.http or args.http_only:
         llm, server = http_llm(args.threads)
         backends.append(("llama.cpp HTTP", llm, server))
     for backend, llm, _server in backends:
