@@ -395,6 +395,29 @@ class BaseMethod(ABC):
         """Produce the verdict for `item`."""
 
 
+class OneSourceMethod(BaseMethod):
+    """A method that searches one source, named by its config's ``source`` field (None:
+    the only one it was given). Subclasses state what the searches are for."""
+
+    search_purpose: ClassVar[str] = "searches"
+
+    def __init__(
+        self,
+        llm: Any = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
+    ):
+        super().__init__(llm, config, **parts)
+        self.source = self.pick_source(self.config.source)  # type: ignore[attr-defined]
+
+    @classmethod
+    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+        cfg = cls.parse_config(config)
+        if not isinstance(cfg, cls.config_class):
+            return []
+        return [SourceNeed(cfg.source or "web", purpose=cls.search_purpose)]  # type: ignore[attr-defined]
+
+
 def load_method(
     name: str,
     llm: LLM | None = None,

@@ -11,7 +11,6 @@ claims. See README.md for the map and the choices made where the paper is silent
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -21,10 +20,9 @@ from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.factcheck_gpt.config import FactCheckGPTConfig
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
@@ -66,29 +64,14 @@ class ClaimResult(BaseModel):
     documents: list[Document] = Field(default_factory=list)
 
 
-class FactCheckGPTMethod(BaseMethod):
+class FactCheckGPTMethod(OneSourceMethod):
     """Extract, retrieve, judge each passage's stance, aggregate (FactCheck-GPT)."""
 
     name = "factcheck_gpt"
     config_class = FactCheckGPTConfig
+    search_purpose = "FactCheck-GPT's evidence retrieval"
     description = "FactCheck-GPT: check-worthy claims, evidence stances, aggregation (baseline)"
     config: FactCheckGPTConfig
-
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, FactCheckGPTConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="FactCheck-GPT's evidence retrieval")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config

@@ -10,8 +10,7 @@ reasoning, the error, a correction, and factuality true / false, read with the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -21,11 +20,10 @@ from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.factool.config import FacToolConfig
 from veracity.methods.labelling import whole_sentences
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
@@ -64,29 +62,14 @@ class ClaimResult(BaseModel):
     documents: list[Document] = Field(default_factory=list)
 
 
-class FacToolMethod(BaseMethod):
+class FacToolMethod(OneSourceMethod):
     """Claims, queries, search, agreement verification (FacTool, KB-QA)."""
 
     name = "factool"
     config_class = FacToolConfig
+    search_purpose = "FacTool's searches"
     description = "FacTool: claims, search queries, evidence, agreement verification (baseline)"
     config: FacToolConfig
-
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, FacToolConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="FacTool's searches")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config

@@ -10,7 +10,6 @@ label with an explanation (`prompts/predict.j2`, the shared `ask_label`). See RE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -20,11 +19,10 @@ from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.folk.config import FolkConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
@@ -62,31 +60,16 @@ def prediction_model(space: LabelSpace, chars: int) -> type[BaseModel]:
     )
 
 
-class FolkMethod(BaseMethod):
+class FolkMethod(OneSourceMethod):
     """Predicates, grounded question-answer pairs, then a reasoned verdict (FOLK)."""
 
     name = "folk"
     config_class = FolkConfig
+    search_purpose = "FOLK's grounding questions"
     default_labels = "supported_refuted"
     input_kinds = ("claim",)
     description = "FOLK: FOL predicates, knowledge-grounded QA pairs, explained verdict (baseline)"
     config: FolkConfig
-
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, FolkConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="FOLK's grounding questions")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config

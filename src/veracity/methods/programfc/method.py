@@ -14,7 +14,6 @@ README.md for the map from ProgramFC to this code.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -25,10 +24,9 @@ from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import conjunction_label
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.programfc.config import ProgramFCConfig
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
@@ -85,31 +83,16 @@ def fill(text: str, answers: list[str]) -> str:
     return _SLOT.sub(sub, text)
 
 
-class ProgramFCMethod(BaseMethod):
+class ProgramFCMethod(OneSourceMethod):
     """Write a reasoning program, run it step by step with retrieval (ProgramFC)."""
 
     name = "programfc"
     config_class = ProgramFCConfig
+    search_purpose = "ProgramFC's retrieval"
     default_labels = "supported_refuted"
     input_kinds = ("claim",)
     description = "ProgramFC: a Question/Verify program, run with retrieval (baseline)"
     config: ProgramFCConfig
-
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, ProgramFCConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="ProgramFC's retrieval")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
