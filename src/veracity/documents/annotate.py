@@ -1,0 +1,308 @@
+"""A checked document as annotated text: ordered segments, each tagged with its claims.
+
+Every front end that shows a document in place (the web UI, the HTML report) renders the
+same view from here, so the rules live in one spot:
+
+- `segments` cuts the text at every claim span's start and end: each segment is a run of
+  text covered by the same set of claims (none: plain text). Overlapping spans split into
+  their shared and unshared parts; touching spans stay separate segments; spans are
+  clipped to the text and empty or reversed ones are dropped.
+- A segment's verdict class is its claims' most alarming: ``refuted`` over ``error`` over
+  ``nei`` over ``pending`` over ``supported`` over ``skipped``.
+- `view` turns a `DocumentReport` (or claims still being checked) into a `DocumentView`:
+  the segments, a row per claim with its verdict, score, rationale, evidence and suggested
+  correction, and the totals, every value already a display string or a safe link, so a
+  template needs no filter or server state (``server/templates/_document.html.j2``).
+
+Nothing here escapes HTML: the templates do (autoescape); the values are plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, Literal
+
+from veracity.core.weblinks import web_link
+from veracity.documents.report import ClaimOutcome, DocumentReport
+
+VerdictClass = Literal["supported", "refuted", "nei", "pending", "error", "skipped"]
+CLASS_NAMES: dict[str, str] = {
+    "supported": "Supported",
+    "refuted": "Refuted",
+    "nei": "Not enough info or mixed",
+    "pending": "Being checked",
+    "error": "Error",
+    "skipped": "Not checked (not a factual claim)",
+}
+"""The verdict classes in legend order, with what a legend calls them."""
+_PRECEDENCE: tuple[str, ...] = ("refuted", "error", "nei", "pending", "supported", "skipped")
+MAX_EVIDENCE_CHARS = 400  # of each evidence passage shown in a claim's details
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One claim to mark: its id, its spans in the text and its verdict class."""
+
+    claim: str
+    spans: Sequence[tuple[int, int]]
+    verdict: str = "pending"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of the text covered by the same claims (`claims` empty: plain text)."""
+
+    start: int
+    end: int
+    text: str
+    claims: tuple[str, ...] = ()
+    verdict: str | None = None  # the class shown (None: plain text)
+
+    @property
+    def marked(self) -> bool:
+        return bool(self.claims)
+
+
+def worst(classes: Iterable[str]) -> str | None:
+    """The class shown where several claims meet (see the module docstring); None: none."""
+    seen = set(classes)
+    for name in _PRECEDENCE:
+        if name in seen:
+            return name
+    return next(iter(sorted(seen)), None)
+
+
+def segments(text: str, marks: Sequence[Mark]) -> list[Segment]:
+    """`text` cut into ordered segments at every span boundary of `marks`.
+
+    The segments cover the text exactly (their texts join to `text`); each lists the
+    claims whose spans cover it, in the order `marks` gives them.
+
+    Example:
+        >>> [(s.text, s.claims) for s in segments("ab cd", [Mark("c1", [(0, 2)])])]
+        [('ab', ('c1',)), (' cd', ())]
+    """
+    size = len(text)
+    clipped: list[tuple[int, int, int]] = []  # (start, end, index of the mark)
+    for i, mark in enumerate(marks):
+        for start, end in mark.spans:
+            lo, hi = max(0, min(start, size)), max(0, min(end, size))
+            if lo < hi:
+                clipped.append((lo, hi, i))
+    cuts = sorted({0, size, *(lo for lo, _, _ in clipped), *(hi for _, hi, _ in clipped)})
+    out: list[Segment] = []
+    for lo, hi in pairwise(cuts):
+        covering = sorted({i for s, e, i in clipped if s <= lo and hi <= e})
+        ids = tuple(dict.fromkeys(marks[i].claim for i in covering))
+        verdict = worst(marks[i].verdict for i in covering) if covering else None
+        out.append(Segment(lo, hi, text[lo:hi], ids, verdict))
+    return out
+
+
+def verdict_class(outcome: ClaimOutcome | None) -> str:
+    """The class of a claim's outcome (None: not checked yet)."""
+    if outcome is None:
+        return "pending"
+    if outcome.status == "error":
+        return "error"
+    if outcome.status == "not_checkworthy":
+        return "skipped"
+    if outcome.status == "checked" and outcome.support in ("supported", "refuted"):
+        return outcome.support
+    return "nei"  # abstained, mixed, or a label with no score
+
+
+@dataclass
+class EvidenceRow:
+    title: str
+    url: str | None  # a safe http(s) link, or None
+    source: str
+    passage: str
+    stance: str | None
+
+
+@dataclass
+class ClaimRow:
+    """One claim as a table row and its details."""
+
+    id: str
+    text: str
+    category: str | None
+    verdict: str  # the verdict class
+    verdict_name: str
+    label: str | None = None
+    score: str = "–"  # percent, or a dash
+    rationale: str = ""
+    error: str | None = None
+    correction: str | None = None
+    correction_cites: str = ""
+    evidence: list[EvidenceRow] = field(default_factory=list)
+    first: int = 0  # where its first span starts (the table's order)
+
+
+@dataclass
+class DocumentView:
+    """What an annotated-document template renders."""
+
+    title: str | None
+    url: str | None
+    method: str | None
+    segments: list[Segment]
+    claims: list[ClaimRow]
+    legend: list[tuple[str, str]]
+    totals: list[tuple[str, str]]  # (name, value) for a summary line; empty while running
+    done: bool
+    truncated: bool = False
+    names: dict[str, str] = field(default_factory=lambda: dict(CLASS_NAMES))
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+def _evidence(outcome: ClaimOutcome) -> list[EvidenceRow]:
+    if outcome.verdict is None:
+        return []
+    rows = []
+    for e in outcome.verdict.evidence:
+        text = " ".join((e.quote or e.document.text).split())
+        cut = text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "…"
+        stance = str(getattr(e.stance, "value", e.stance))
+        rows.append(
+            EvidenceRow(
+                title=e.document.title or e.document.url or e.document.id,
+                url=web_link(e.document.url),
+                source=e.document.source,
+                passage=cut,
+                stance=None if stance == "unknown" else stance,
+            )
+        )
+    return rows
+
+
+def claim_row(outcome: ClaimOutcome) -> ClaimRow:
+    """The row of a claim that has an outcome."""
+    cls = verdict_class(outcome)
+    v = outcome.verdict
+    fix = outcome.correction
+    return ClaimRow(
+        id=outcome.claim.id,
+        text=outcome.claim.text,
+        category=outcome.claim.category,
+        verdict=cls,
+        verdict_name=CLASS_NAMES[cls],
+        label=v.label if v is not None else None,
+        score=_percent(v.score if v is not None else None),
+        rationale=(v.rationale or "").strip() if v is not None else "",
+        error=outcome.error,
+        correction=fix.text if fix is not None else None,
+        correction_cites=", ".join(f"[{i}]" for i in fix.evidence) if fix is not None else "",
+        evidence=_evidence(outcome),
+        first=min((s for s, _ in outcome.claim.spans), default=0),
+    )
+
+
+def _totals(report: DocumentReport) -> list[tuple[str, str]]:
+    s = report.summary
+    rows = [
+        ("Claims", str(s.claims)),
+        ("Checked", str(s.checked)),
+        ("Supported", str(s.supported)),
+        ("Refuted", str(s.refuted)),
+        ("Mixed", str(s.mixed)),
+        ("Abstained", str(s.abstained)),
+        ("Errors", str(s.errors)),
+        ("Not checked", str(s.not_checkworthy)),
+        ("Factuality", _percent(s.factuality)),
+    ]
+    return rows
+
+
+def view(report: DocumentReport) -> DocumentView:
+    """The annotated view of a finished document check."""
+    rows = sorted((claim_row(o) for o in report.claims), key=lambda r: (r.first, r.id))
+    marks = [Mark(o.claim.id, o.claim.spans, verdict_class(o)) for o in report.claims]
+    doc = report.document
+    return DocumentView(
+        title=doc.title,
+        url=web_link(doc.url),
+        method=report.method,
+        segments=segments(doc.text, marks),
+        claims=rows,
+        legend=list(CLASS_NAMES.items()),
+        totals=_totals(report),
+        done=True,
+        truncated=doc.truncated or report.sentences_truncated,
+    )
+
+
+def live_view(
+    text: str,
+    claims: Sequence[Mapping[str, Any]],
+    checked: Mapping[str, Mapping[str, Any]],
+    *,
+    title: str | None = None,
+    url: str | None = None,
+    method: str | None = None,
+) -> DocumentView:
+    """The view of a check still running, from its progress events.
+
+    Args:
+        text: the document's text.
+        claims: the extracted claims (``id``, ``text``, ``spans``, ``category``).
+        checked: by claim id, what each finished claim's event said (``status``,
+            ``support``, ``label``, ``score``, ``error``).
+    """
+    rows, marks = [], []
+    for c in claims:
+        cid = str(c.get("id", ""))
+        spans = [(int(s[0]), int(s[1])) for s in c.get("spans") or [] if len(s) == 2]
+        done = checked.get(cid)
+        cls = _class_of_event(done, c.get("category"))
+        marks.append(Mark(cid, spans, cls))
+        rows.append(
+            ClaimRow(
+                id=cid,
+                text=str(c.get("text", "")),
+                category=c.get("category"),
+                verdict=cls,
+                verdict_name=CLASS_NAMES[cls],
+                label=(done or {}).get("label"),
+                score=_percent((done or {}).get("score")),
+                error=(done or {}).get("error"),
+                first=min((s for s, _ in spans), default=0),
+            )
+        )
+    rows.sort(key=lambda r: (r.first, r.id))
+    return DocumentView(
+        title=title,
+        url=web_link(url),
+        method=method,
+        segments=segments(text, marks),
+        claims=rows,
+        legend=list(CLASS_NAMES.items()),
+        totals=[],
+        done=False,
+    )
+
+
+def _class_of_event(done: Mapping[str, Any] | None, category: Any) -> str:
+    if done is None:
+        return "skipped" if category not in (None, "factual") else "pending"
+    status = done.get("status")
+    if status == "error":
+        return "error"
+    if status == "not_checkworthy":
+        return "skipped"
+    support = done.get("support")
+    if status == "checked" and support in ("supported", "refuted"):
+        return str(support)
+    return "nei"
+
+
+__all__ = [
+    "CLASS_NAMES", "ClaimRow", "DocumentView", "EvidenceRow", "Mark", "Segment",
+    "claim_row", "live_view", "segments", "verdict_class", "view", "worst",
+]  # fmt: skip
