@@ -168,3 +168,46 @@ def test_the_partial_renders_alone_and_escapes_the_document():
     assert '<mark class="claim-mark v-supported" data-claims="c2"' in html
     assert "javascript:" not in html
     assert "suggestion, not verified" in html and 'id="claim-c1"' in html
+
+
+async def test_the_document_check_traces_its_claims_then_each_result():
+    from veracity.core import context
+    from veracity.core.events import ClaimChecked, ClaimsFound
+    from veracity.documents import DocumentChecker
+    from veracity.evidence.claims import ClaimExtractor, ExtractionConfig
+    from veracity.llm.client import ManagedLLM
+    from veracity.methods.base import BaseMethod
+    from veracity.testing import ScriptedLLM
+
+    class Keyed(BaseMethod):
+        name = "keyed"
+        default_labels = "true_false"
+        input_kinds = ("claim",)
+
+        async def run(self, item, ctx):
+            if "boom" in item.text:
+                raise RuntimeError("the source fell over")
+            return self.verdict(label="false" if "three" in item.text else "true")
+
+    text = "Curie won three prizes. The boom was loud. I love it."
+    llm = ScriptedLLM()
+    llm.on(".*", '{"claims": ["factual", "factual", "opinion"]}', tag="claims:checkworthy")
+    config = ExtractionConfig(decompose=False, decontextualise=False)
+    checker = DocumentChecker(Keyed(llm), ClaimExtractor(ManagedLLM(llm), config))
+    seen = []
+    with context.observe(seen.append):
+        report = await checker.check(from_text(text))
+    found = [e for e in seen if isinstance(e, ClaimsFound)]
+    done = {e.claim_id: e for e in seen if isinstance(e, ClaimChecked)}
+    assert len(found) == 1 and found[0].count == 3
+    first = found[0].claims[0]
+    assert first["id"] == "c1" and text[slice(*first["spans"][0])] == "Curie won three prizes."
+    assert seen.index(found[0]) < min(seen.index(e) for e in done.values())
+    assert (done["c1"].status, done["c1"].support, done["c1"].label) == (
+        "checked",
+        "refuted",
+        "false",
+    )
+    assert done["c2"].status == "error" and "fell over" in done["c2"].error
+    assert done["c3"].status == "not_checkworthy"
+    assert [o.status for o in report.claims] == ["checked", "error", "not_checkworthy"]

@@ -28,6 +28,9 @@ def test_every_kind_of_event_reads_as_a_sentence_not_as_json():
     t.add("decision", "stance_scorer", scores={"r1": 0.9, "r2": -0.8})
     t.add("error", "wikipedia", error="SourceUnreachable: timeout", attempts=3)
     t.add("note", "setup", text="no sources given: rag searches the default local corpus")
+    t.add("claims_found", "claims", count=2, claims=[{"id": "c1", "spans": [[0, 9]]}])
+    t.add("claim_checked", "claims", claim_id="c1", status="checked", label="false",
+          score=0.0, support="refuted")  # fmt: skip
     assert {e.kind for e in t.events} == set(EVENT_DATA)  # one of each kind
     assert _sentences(t) == [
         "Model call for judge, round 2: 1,020 tokens (cached)",
@@ -42,6 +45,8 @@ def test_every_kind_of_event_reads_as_a_sentence_not_as_json():
         "Stance scorer decided (scores: (r1: 0.9; r2: -0.8))",
         "Fault in wikipedia: SourceUnreachable: timeout (gave up after 3 attempts)",
         "Setup: no sources given: rag searches the default local corpus",
+        "Found 2 claims to check",
+        "Claim c1: false (score 0%), refuted",
     ]
 
 

@@ -220,6 +220,31 @@ class Note(TraceEvent):
     note: str | None = None
 
 
+class ClaimsFound(TraceEvent):
+    """A document's claims, as the claim-extraction stage found them (before any check).
+
+    Each claim is ``{"id", "text", "spans", "category"}``: its spans are ``[start, end]``
+    character offsets into the document's text; ``category`` is None when not assessed.
+    """
+
+    kind: Literal["claims_found"] = "claims_found"
+    count: int = Field(ge=0)
+    claims: list[dict[str, Any]] = Field(default_factory=list)
+    sentences: int | None = None  # sentences read
+
+
+class ClaimChecked(TraceEvent):
+    """One claim of a document done: checked, abstained, failed or not check-worthy."""
+
+    kind: Literal["claim_checked"] = "claim_checked"
+    claim_id: str
+    status: str  # checked, abstained, error, not_checkworthy
+    support: str | None = None  # supported, refuted, mixed (a checked claim)
+    label: str | None = None
+    score: float | None = None
+    error: str | None = None
+
+
 class OtherEvent(TraceEvent):
     """An event of a kind this version does not know (a plugin's, a newer version's), or a
     stored one that does not fit its class; rendered generically."""
@@ -239,6 +264,8 @@ EVENT_CLASSES: dict[str, type[TraceEvent]] = {
     "decision": Decision,
     "error": Fault,
     "note": Note,
+    "claims_found": ClaimsFound,
+    "claim_checked": ClaimChecked,
 }
 """The class of each tag of the union (the event kinds, with ``agent_turn`` split in two:
 a step of a loop, ``agent_step``, has a ``step``)."""
@@ -278,6 +305,8 @@ KnownEvent = Annotated[
     | Annotated[Decision, Tag("decision")]
     | Annotated[Fault, Tag("error")]
     | Annotated[Note, Tag("note")]
+    | Annotated[ClaimsFound, Tag("claims_found")]
+    | Annotated[ClaimChecked, Tag("claim_checked")]
     | Annotated[OtherEvent, Tag("other")],
     Discriminator(event_tag),
 ]
@@ -310,7 +339,8 @@ def make_event(kind: str, name: str, **data: Any) -> TraceEvent:
 
 
 __all__ = [
-    "EVENT_CLASSES", "EVENT_KINDS", "AgentStep", "AgentTurn", "Decision", "Fault",
+    "EVENT_CLASSES", "EVENT_KINDS", "AgentStep", "AgentTurn", "ClaimChecked", "ClaimsFound",
+    "Decision", "Fault",
     "KnownEvent", "MemoryAccess", "ModelCall", "Note", "OtherEvent", "Ruling", "SearchDone",
     "Stage", "StopSignal", "ToolCall", "TraceEvent", "TreeNode", "event_tag", "make_event",
     "parse_event",

@@ -23,6 +23,8 @@ from veracity.core.events import (
     EVENT_CLASSES,
     AgentStep,
     AgentTurn,
+    ClaimChecked,
+    ClaimsFound,
     Decision,
     Fault,
     KnownEvent,
@@ -52,7 +54,7 @@ class _Strict(BaseModel):
 
 EventKind = Literal[
     "llm_call", "search", "agent_turn", "ruling", "stop_signal", "tool_call", "tree_node",
-    "memory_recall", "stage", "decision", "error", "note",
+    "memory_recall", "stage", "decision", "error", "note", "claims_found", "claim_checked",
 ]  # fmt: skip
 
 # The classes under their old payload-model names (code written before the classes).
@@ -317,6 +319,25 @@ def _note(name: str, d: Mapping[str, Any]) -> str:
     return f"{_who(name)}: {_pairs(d)}".rstrip(": ")
 
 
+def _claims_found(name: str, d: Mapping[str, Any]) -> str:
+    return f"Found {_plural(d.get('count') or 0, 'claim')} to check"
+
+
+def _claim_checked(name: str, d: Mapping[str, Any]) -> str:
+    status = d.get("status")
+    text = f"Claim {d.get('claim_id')}"
+    if status == "error":
+        return f"{text} failed: {_short(d.get('error') or 'unknown error')}"
+    if status == "not_checkworthy":
+        return f"{text} not checked (not a factual claim)"
+    if status == "abstained":
+        return f"{text}: no decision"
+    said = d.get("label") or "checked"
+    score = f" (score {_percent(d['score'])})" if d.get("score") is not None else ""
+    support = f", {d['support']}" if d.get("support") else ""
+    return f"{text}: {said}{score}{support}"
+
+
 _SENTENCES: dict[type[TraceEvent], Callable[[str, Mapping[str, Any]], str]] = {
     ModelCall: _llm_call,
     SearchDone: _search,
@@ -331,4 +352,6 @@ _SENTENCES: dict[type[TraceEvent], Callable[[str, Mapping[str, Any]], str]] = {
     Decision: _decision,
     Fault: _error,
     Note: _note,
+    ClaimsFound: _claims_found,
+    ClaimChecked: _claim_checked,
 }

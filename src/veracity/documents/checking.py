@@ -8,6 +8,10 @@ and any memory it keeps are shared across them. Refuted claims may get a suggest
 correction grounded in the evidence their verdict cites (`corrections=True`).
 
 A claim whose check fails is recorded as an error on that claim; the other claims go on.
+
+Progress is traced as it happens: a `ClaimsFound` event once the claims are extracted
+(their ids, texts, spans and categories), then a `ClaimChecked` event as each claim ends
+(its status, support, label and score), so live views can mark the document in place.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
+from veracity.core.events import ClaimChecked, ClaimsFound
 from veracity.core.types import Claim, Verdict
 from veracity.documents.reading import DocumentText
 from veracity.documents.report import (
@@ -80,13 +85,17 @@ class DocumentChecker:
         started = time.perf_counter()
         with context.check_context() as ctx:
             extraction = await self.extractor.extract(document.text)
+            ctx.emit(_found(extraction.claims, len(extraction.sentences)))
             gate = asyncio.Semaphore(self.concurrency)
 
             async def one(claim: ExtractedClaim) -> ClaimOutcome:
                 if not claim.checkworthy:
-                    return ClaimOutcome(claim=claim, status="not_checkworthy")
-                async with gate:
-                    return await self._claim(claim, document)
+                    outcome = ClaimOutcome(claim=claim, status="not_checkworthy")
+                else:
+                    async with gate:
+                        outcome = await self._claim(claim, document)
+                ctx.emit(_checked(outcome))
+                return outcome
 
             outcomes = list(await asyncio.gather(*(one(c) for c in extraction.claims)))
         usage = ctx.usage.model_copy()
@@ -146,3 +155,24 @@ class DocumentChecker:
         if not value.correction or not value.correction.strip() or not cited:
             return None  # the evidence does not say what the right statement is
         return Correction(text=" ".join(value.correction.split()), evidence=cited)
+
+
+def _found(claims: list[ExtractedClaim], sentences: int) -> ClaimsFound:
+    listed = [
+        {"id": c.id, "text": c.text, "spans": [list(s) for s in c.spans], "category": c.category}
+        for c in claims
+    ]
+    return ClaimsFound(name="claims", count=len(claims), claims=listed, sentences=sentences)
+
+
+def _checked(outcome: ClaimOutcome) -> ClaimChecked:
+    verdict = outcome.verdict
+    return ClaimChecked(
+        name="claims",
+        claim_id=outcome.claim.id,
+        status=outcome.status,
+        support=outcome.support,
+        label=verdict.label if verdict is not None else None,
+        score=verdict.score if verdict is not None else None,
+        error=outcome.error,
+    )
