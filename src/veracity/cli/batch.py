@@ -25,6 +25,15 @@ from veracity.cli.common import (
     ensure_model,
     parse_source_options,
 )
+from veracity.cli.document_options import (
+    DEDUPE_THRESHOLD,
+    MAX_SENTENCES,
+    NO_CHECKWORTHINESS,
+    NO_DECOMPOSE,
+    NO_DECONTEXTUALISE,
+    extraction_flags,
+    flag_names,
+)
 from veracity.cli.eval import resolve_config
 from veracity.core.errors import (
     ConfigError,
@@ -41,7 +50,10 @@ if TYPE_CHECKING:  # the rest is imported where it is used, so that --help start
     from veracity.evaluation.batch import BatchRun, BatchSummary, Rows
 
 STDIN = "-"
-KIND_HELP = "what each row's text is: claim, article or post"
+KIND_HELP = (
+    "what each row's text is: claim, article or post; or document: find each row's claims "
+    "and check each (--method default rag)"
+)
 
 
 @app.command("batch")
@@ -79,6 +91,20 @@ def batch_(
     ray_address: str = typer.Option(None, help=RAY_ADDRESS_HELP),
     workers: int = typer.Option(None, help=WORKERS_HELP),
     llm_limit: int = typer.Option(None, help=LLM_LIMIT_HELP),
+    url_column: str = typer.Option(
+        None, "--url", help="documents: column with a web page's address (fetched, guarded)"
+    ),
+    corrections: bool = typer.Option(
+        False, "--corrections", help="documents: suggest a correction for each refuted claim"
+    ),
+    no_decompose: bool = NO_DECOMPOSE,
+    no_decontextualise: bool = NO_DECONTEXTUALISE,
+    no_checkworthiness: bool = NO_CHECKWORTHINESS,
+    max_sentences: int = MAX_SENTENCES,
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    html: Path = typer.Option(
+        None, "--html", help="documents: a folder for an HTML report per row and index.html"
+    ),
 ) -> None:
     """Check every row of a file (or of standard input, -) and write one result per row;
     resumable through its run directory, like `veracity eval`."""
@@ -90,6 +116,31 @@ def batch_(
         "llm": {"model": model, "base_url": base_url, "provider": provider},
         "sources": parse_source_options(source or []) or None,
     }  # fmt: skip
+    extraction = extraction_flags(no_decompose, no_decontextualise, no_checkworthiness,
+                                  max_sentences, dedupe_threshold)  # fmt: skip
+    if kind == "document":
+        from veracity.cli.batch_document import DocumentBatchArgs, batch_documents, refuse
+
+        refuse({"--speaker": speaker, "--context": context, "--replies": replies,
+                "--engine": engine != "local", "--ray-address": ray_address,
+                "--workers": workers, "--llm-limit": llm_limit})  # fmt: skip
+        out_path = out_path or (STDIN if input_path == STDIN else None)
+        if out_path is None:
+            fail("give --out OUT.jsonl (or --out - for standard output)")
+        _check_paths(input_path, None if out_path == STDIN else Path(out_path))
+        flags["method"] = method or "rag"
+        flags["concurrency"] = None  # --concurrency counts documents here, not claims
+        args = DocumentBatchArgs(
+            input_path, out_path, run_dir or _default_run_dir(out_path, flags["method"]),
+            dict(text=text, url=url_column, id=id_column, title=title, date=date,
+                 date_format=date_format),
+            input_format, concurrency, retry_errors, progress, corrections, extraction, html,
+        )  # fmt: skip
+        return batch_documents(lambda folder: resolve_config(config, folder, None, flags), args)
+    given = [*flag_names(extraction), *(f for f, v in (("--url", url_column),
+             ("--corrections", corrections), ("--html", html)) if v)]  # fmt: skip
+    if given:
+        fail(f"{', '.join(given)} apply to documents: add --kind document")
     columns = dict(text=text, kind=kind, id=id_column, date=date, date_format=date_format,
                    speaker=speaker, title=title, context=context, replies=replies,
                    format=input_format)  # fmt: skip

@@ -18,6 +18,15 @@ from veracity.cli.common import (
     parse_set_options,
     parse_source_options,
 )
+from veracity.cli.document_options import (
+    DEDUPE_THRESHOLD,
+    MAX_SENTENCES,
+    NO_CHECKWORTHINESS,
+    NO_DECOMPOSE,
+    NO_DECONTEXTUALISE,
+    extraction_flags,
+    flag_names,
+)
 from veracity.cli.plugins import with_run_options
 from veracity.core.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
 
@@ -88,6 +97,14 @@ def check(
     corrections: bool = typer.Option(
         False, "--corrections", help="documents: suggest a correction for each refuted claim"
     ),
+    no_decompose: bool = NO_DECOMPOSE,
+    no_decontextualise: bool = NO_DECONTEXTUALISE,
+    no_checkworthiness: bool = NO_CHECKWORTHINESS,
+    max_sentences: int = MAX_SENTENCES,
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    html: Path = typer.Option(
+        None, "--html", help="documents: also write a standalone HTML report to this file"
+    ),
     labels: str = typer.Option(None, help="label space (see `veracity labels`)"),
     model: str = MODEL_OPTION,
     base_url: str = BASE_URL_OPTION,
@@ -123,6 +140,11 @@ def check(
     document = kind == "document" or url is not None
     if not document and corrections:
         fail("--corrections applies to documents: add --kind document")
+    extraction = extraction_flags(no_decompose, no_decontextualise, no_checkworthiness,
+                                  max_sentences, dedupe_threshold)  # fmt: skip
+    doc_only = [*flag_names(extraction), *(["--html"] if html else [])]
+    if not document and doc_only:
+        fail(f"{', '.join(doc_only)} apply to documents: add --kind document")
     if document:
         from veracity.cli.check_document import document_source
 
@@ -157,7 +179,7 @@ def check(
         from veracity.cli.check_document import check_document
 
         opts = {"url": url, "method": method, "labels": labels, "corrections": corrections}
-        return check_document(cfg, raw, as_json=as_json, **opts)
+        return check_document(cfg, raw, as_json=as_json, extraction=extraction, html=html, **opts)
     for note in plan.run.notes:
         console.print(note, style="dim", soft_wrap=True)
     ensure_model(plan.run.config.llm)

@@ -53,17 +53,24 @@ def check_document(
     labels: str | None,
     corrections: bool,
     as_json: bool,
+    extraction: dict[str, Any] | None = None,
+    html: Path | None = None,
 ) -> None:
     """Plan, run and print one document check (exit 2: refused or unreadable input;
-    3: the model cannot be had; 1: a claim's check or the extraction failed)."""
+    3: the model cannot be had; 1: a claim's check or the extraction failed); with `html`,
+    write the standalone HTML report there too."""
     from veracity.cli.common import ensure_model
+    from veracity.cli.document_options import checked_extraction, checked_html_path
     from veracity.runtime.service import CheckRefused, Veracity, error_text
 
+    settings = checked_extraction(extraction or {})
+    html = checked_html_path(html)
     service = Veracity(cfg)
     try:
         plan = service.plan_document(
-            source, url=url, method=method, labels=labels, corrections=corrections
-        )
+            source, url=url, method=method, labels=labels, corrections=corrections,
+            extraction=settings,
+        )  # fmt: skip
     except CheckRefused as exc:
         fail(str(exc))
     except (InputError, ConfigError, TypeError) as exc:
@@ -83,6 +90,11 @@ def check_document(
         fail(f"claim extraction failed: {exc}", code=1)
     finally:
         service.close()
+    if html is not None:
+        from veracity.cli.html_reports import write_report_html
+
+        write_report_html(html, report)
+        console.print(f"written: the HTML report to {html}", markup=False, soft_wrap=True)
     if as_json:
         out.print_json(report.model_dump_json())
     else:

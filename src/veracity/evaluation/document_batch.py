@@ -1,0 +1,439 @@
+"""Checking a document per row (`veracity batch --kind document`).
+
+Each row of the input is one document: its text (the text column) or a web page (a URL
+column, fetched through the runtime's guarded HTTP client). The rows share one document
+check planned by `Veracity.plan_document` (the claim method is built once, so its caches
+and any memory it keeps serve every document), and each row's `DocumentReport` is
+appended to ``documents.jsonl`` in the run directory as a `DocumentRecord`.
+
+The run directory is a `RunStore` (one session at a time, sessions logged, the run's
+config, prompts and spec written as for any batch), so a batch resumes where it stopped:
+rows already in ``documents.jsonl`` are not checked again. A row that cannot be checked
+(a blank text, no text and no URL, a page that cannot be fetched, a claim extraction that
+fails) is recorded with status ``error`` and its reason; the other rows go on. Faults of
+the whole run (no model, bad credentials, a full disk) stop it.
+
+Documents are checked on this process's asyncio loop (``concurrency`` documents at once,
+the claims of each at the run's ``concurrency``); the Ray engine is not offered for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from veracity.core.errors import EvalError, InputError, StructuredOutputError
+from veracity.core.infra import append_line, cut_torn_line
+from veracity.core.readers import Loc
+from veracity.core.storage import write_atomically
+from veracity.documents import DocumentReport, DocumentText, from_text
+from veracity.evaluation.engines import FATAL
+from veracity.evaluation.prepare import check_resumable
+from veracity.evaluation.runner import holding, session
+from veracity.evaluation.store import RunStore
+from veracity.runtime import CachePaths
+from veracity.runtime.documents import DocumentPlan, read_document
+from veracity.runtime.provenance import run_record
+from veracity.runtime.service import LLM, Veracity
+
+__all__ = [
+    "DOCUMENTS_FILE",
+    "DocumentBatch",
+    "DocumentBatchSummary",
+    "DocumentColumns",
+    "DocumentRecord",
+    "DocumentRow",
+    "document_rows",
+    "prepare_document_batch",
+    "read_records",
+    "run_document_batch",
+    "write_document_results",
+]
+
+DOCUMENTS_FILE = "documents.jsonl"
+SETTINGS_FILE = "documents.json"
+ID_COLUMN = "id"
+INPUT_CHARS = 200
+
+
+class DocumentColumns(BaseModel):
+    """Which column holds what part of a document row.
+
+    Attributes:
+        text: column with the document's text.
+        url: column with a web page's address (a row gives a text or a URL, not both).
+        id, title, date: optional columns (the date is ISO 8601, or `date_format`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = "text"
+    url: str | None = None
+    id: str | None = None
+    title: str | None = None
+    date: str | None = None
+    date_format: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """One row: its id and its document (text or URL), or why it cannot be read."""
+
+    id: str
+    document: DocumentText | None = None
+    url: str | None = None
+    problem: str | None = None
+
+    @property
+    def summary(self) -> str:
+        if self.url is not None:
+            return self.url
+        if self.document is None:
+            return ""
+        flat = " ".join(self.document.text.split())
+        return flat if len(flat) <= INPUT_CHARS else flat[: INPUT_CHARS - 1] + "…"
+
+
+class DocumentRecord(BaseModel):
+    """One finished row: its report, or the reason it has none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: Literal["ok", "error"]
+    input: str = ""
+    error: str | None = None
+    report: DocumentReport | None = None
+    latency_s: float = 0.0
+    finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+
+
+class DocumentBatchSummary(BaseModel):
+    """Totals over every row in the run directory (all sessions)."""
+
+    rows: int
+    ok: int
+    errors: int
+    claims: int
+    checked: int
+    supported: int
+    refuted: int
+    mixed: int
+    abstained: int
+    claim_errors: int
+    not_checkworthy: int
+    factuality: float | None  # supported share of all checked claims (micro average)
+    llm_calls: int
+    searches: int
+    wall_time_s: float
+
+
+@dataclass
+class DocumentBatch:
+    """A document batch planned and checked before any row is read."""
+
+    plan: DocumentPlan
+    service: Veracity
+    store: RunStore
+    columns: DocumentColumns
+    settings: dict[str, Any]
+
+    @property
+    def records_path(self) -> Path:
+        return self.store.path / DOCUMENTS_FILE
+
+    @property
+    def method(self) -> str:
+        return self.plan.run.method.name
+
+
+def prepare_document_batch(
+    cfg: Any,
+    columns: DocumentColumns,
+    run_dir: str | Path,
+    *,
+    extraction: Any = None,
+    corrections: bool = False,
+    llm: LLM | None = None,
+) -> DocumentBatch:
+    """Plan the rows' document check (every rule of `Veracity.plan_document`) and open or
+    resume the run directory.
+
+    Raises:
+        CheckRefused: the method takes no claims, bad labels or extraction settings.
+        EvalError: the run directory holds another run (or a batch of another kind).
+    """
+    store = RunStore(run_dir)
+    caches = CachePaths(llm=store.llm_cache_path, http=store.http_cache_path)
+    service = Veracity(cfg, llm=llm, caches=caches)
+    placeholder = DocumentText(text="(each row's document)")  # only the checker is used
+    plan = service.plan_document(
+        placeholder, method=cfg.method, extraction=extraction, corrections=corrections
+    )
+    settings = {
+        "kind": "document",
+        "extraction": plan.checker.extractor.config.model_dump(mode="json"),
+        "corrections": corrections,
+    }
+    _check_same_batch(store, plan.run.config, settings)
+    store.acquire()
+    cut_torn_line(store.path / DOCUMENTS_FILE)
+    return DocumentBatch(plan, service, store, columns, settings)
+
+
+def _check_same_batch(store: RunStore, config: Any, settings: dict[str, Any]) -> None:
+    if not store.exists():
+        return
+    try:
+        check_resumable(store, config)
+    except EvalError as exc:
+        why = str(exc).split("; resume it")[0]
+        raise EvalError(f"{why}; re-run with its options or choose another --run-dir") from None
+    path = store.path / SETTINGS_FILE
+    old = store.read_json(path) if path.is_file() else None
+    if old is None:
+        raise EvalError(f"{store.path} holds a batch of claims, articles or posts, not "
+                        "documents; choose another --run-dir")  # fmt: skip
+    changed = [k for k in settings if old.get(k) != settings[k]]
+    if changed:
+        raise EvalError(
+            f"{store.path} holds a document batch with different {', '.join(changed)} "
+            "settings; re-run with its options or choose another --run-dir"
+        )
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def document_rows(
+    rows: Iterable[tuple[Loc, Any]],
+    columns: DocumentColumns,
+    order: list[str],
+    notice: Callable[[str], None] | None = None,
+) -> Iterator[DocumentRow]:
+    """The rows as documents, each id once (appended to `order`).
+
+    Without an id column, a column called ``id`` in the first record is taken (and
+    `notice` told); otherwise a row's id is ``FILE:LINE``.
+
+    Raises:
+        DatasetError: a record is not an object, or an id appears twice.
+    """
+    from veracity.core.errors import DatasetError
+
+    seen: set[str] = set()
+    for n, (loc, raw) in enumerate(rows):
+        if not isinstance(raw, dict):
+            raise DatasetError(f"{loc}: expected an object, found {type(raw).__name__}")
+        if n == 0 and columns.id is None and ID_COLUMN in raw:
+            columns = columns.model_copy(update={"id": ID_COLUMN})
+            if notice is not None:
+                notice(f"row ids come from the input's {ID_COLUMN!r} column (--id COLUMN to "
+                       "choose another)")  # fmt: skip
+        value = raw.get(columns.id) if columns.id else None
+        row_id = str(value) if value not in (None, "") else loc.default_id
+        if row_id in seen:
+            raise DatasetError(f"{loc}: the id {row_id!r} appears twice in the input")
+        seen.add(row_id)
+        order.append(row_id)
+        yield _row(columns, loc, raw, row_id)
+
+
+def _row(columns: DocumentColumns, loc: Loc, raw: dict[str, Any], row_id: str) -> DocumentRow:
+    """One row's document; a row that cannot be one carries its problem instead."""
+    text, url = raw.get(columns.text), raw.get(columns.url) if columns.url else None
+    given = [x for x in (text, url) if x not in (None, "")]
+    if len(given) != 1:
+        what = "both a text and a URL" if given else "no text and no URL"
+        col = f"--text {columns.text}" + (f" or --url {columns.url}" if columns.url else "")
+        return DocumentRow(row_id, problem=f"{loc}: {what}; give one ({col})")
+    if not isinstance(given[0], str):
+        return DocumentRow(row_id, problem=f"{loc}: the document is a "
+                           f"{type(given[0]).__name__}, not text")  # fmt: skip
+    if url not in (None, ""):
+        return DocumentRow(row_id, url=url.strip())
+    try:
+        title = raw.get(columns.title) if columns.title else None
+        document = from_text(text, title=title if isinstance(title, str) and title else None)
+        when = _date(columns, raw.get(columns.date)) if columns.date else None
+        if when is not None:
+            document = document.model_copy(update={"published_at": when})
+    except (InputError, ValueError) as exc:
+        return DocumentRow(row_id, problem=f"{loc}: {exc}")
+    return DocumentRow(row_id, document=document)
+
+
+def _date(columns: DocumentColumns, value: Any) -> datetime | None:
+    from veracity.core.dates import parse_date
+
+    formats = [columns.date_format] if columns.date_format else []
+    return parse_date(value, formats=formats)
+
+
+# --------------------------------------------------------------------------- running
+
+
+async def check_row(batch: DocumentBatch, row: DocumentRow) -> DocumentRecord:
+    """One row's record; a fault of the whole run (FATAL) propagates."""
+    started = time.perf_counter()
+
+    def failed(why: str) -> DocumentRecord:
+        spent = round(time.perf_counter() - started, 4)
+        return DocumentRecord(
+            id=row.id, status="error", input=row.summary, error=why, latency_s=spent
+        )
+
+    if row.problem is not None:
+        return failed(row.problem)
+    try:
+        document = row.document or await read_document(None, url=row.url)
+        report = await batch.plan.checker.check(document)
+    except FATAL:
+        raise
+    except InputError as exc:
+        return failed(str(exc))
+    except StructuredOutputError as exc:
+        return failed(f"claim extraction failed: {exc}")
+    except Exception as exc:  # a bug must not lose the other rows; the reason is kept
+        return failed(f"{type(exc).__name__}: {exc}")
+    spent = round(time.perf_counter() - started, 4)
+    return DocumentRecord(id=row.id, status="ok", input=row.summary, report=report, latency_s=spent)
+
+
+async def run_document_batch(
+    batch: DocumentBatch,
+    rows: Iterable[DocumentRow],
+    *,
+    concurrency: int = 1,
+    emit: Callable[[DocumentRecord, bool], None] | None = None,
+) -> DocumentBatchSummary:
+    """Check every row not yet in the run directory, in one logged session.
+
+    Args:
+        batch: the prepared batch.
+        rows: the rows in input order.
+        concurrency: documents checked at once.
+        emit: called with each row's record and whether it was done in an earlier session.
+    """
+    if concurrency < 1:
+        raise EvalError("--concurrency must be at least 1")
+    store = batch.store
+    with holding(store):
+        done = {r.id: r for r in read_records(store)}
+        run = batch.plan.run
+        store.write_config(run.config.model_dump(mode="json"))
+        store.write_prompts(run.prompts)
+        store.write_json(store.path / SETTINGS_FILE, batch.settings)
+        if run.spec is not None:
+            store.write_spec(run_record(run.spec, run.prompts))
+        started = time.perf_counter()
+        async with session(store) as current:
+            pending = iter(rows)
+
+            async def worker() -> None:
+                for row in pending:  # workers share one iterator: each row is taken once
+                    if row.id in done:
+                        if emit is not None:
+                            emit(done[row.id], True)
+                        continue
+                    record = await check_row(batch, row)
+                    append_line(batch.records_path, record.model_dump_json(), "documents file")
+                    current.finished += 1
+                    if emit is not None:
+                        emit(record, False)
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return summarize(read_records(store), time.perf_counter() - started)
+
+
+def read_records(store: RunStore) -> list[DocumentRecord]:
+    """Every whole record of the run directory (the last of any id kept).
+
+    Raises:
+        EvalError: a line is not a record (naming the line).
+    """
+    path = store.path / DOCUMENTS_FILE
+    if not path.is_file():
+        return []
+    found: dict[str, DocumentRecord] = {}
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.endswith("\n") or not line.strip():
+                continue  # a torn last line: that row is checked again
+            try:
+                record = DocumentRecord.model_validate_json(line)
+            except ValidationError as exc:
+                why = exc.errors()[0]["msg"]
+                raise EvalError(f"{path}: line {n} is not a document record ({why})") from None
+            found[record.id] = record
+    return list(found.values())
+
+
+def drop_errors(store: RunStore) -> int:
+    """Forget the rows that errored, so they are checked again; returns how many."""
+    kept = read_records(store)
+    bad = [r for r in kept if r.status == "error"]
+    if bad:
+
+        def write(f: IO[str]) -> None:
+            for record in kept:
+                if record.status != "error":
+                    f.write(record.model_dump_json() + "\n")
+
+        write_atomically(store.path / DOCUMENTS_FILE, write, "documents file")
+    return len(bad)
+
+
+def summarize(records: list[DocumentRecord], wall_time_s: float = 0.0) -> DocumentBatchSummary:
+    """Rows by status and the claims' totals over the rows that were checked."""
+    sums = dict.fromkeys(("claims", "checked", "supported", "refuted", "mixed", "abstained",
+                          "errors", "not_checkworthy"), 0)  # fmt: skip
+    calls = searches = 0
+    for record in records:
+        if record.report is None:
+            continue
+        for key in sums:
+            sums[key] += getattr(record.report.summary, key)
+        calls += record.report.usage.llm_calls
+        searches += record.report.usage.searches
+    ok = sum(r.status == "ok" for r in records)
+    return DocumentBatchSummary(
+        rows=len(records), ok=ok, errors=len(records) - ok,
+        claims=sums["claims"], checked=sums["checked"], supported=sums["supported"],
+        refuted=sums["refuted"], mixed=sums["mixed"], abstained=sums["abstained"],
+        claim_errors=sums["errors"], not_checkworthy=sums["not_checkworthy"],
+        factuality=sums["supported"] / sums["checked"] if sums["checked"] else None,
+        llm_calls=calls, searches=searches, wall_time_s=round(wall_time_s, 3),
+    )  # fmt: skip
+
+
+def output_line(record: DocumentRecord) -> str:
+    """One row's result as a JSON line."""
+    return record.model_dump_json()
+
+
+def write_document_results(path: Path, store: RunStore, order: list[str]) -> int:
+    """Write the records of the rows in `order` to `path` (atomically); returns how many.
+
+    Raises:
+        EvalError: a row of `order` has no record in the run directory.
+    """
+    records = {r.id: r for r in read_records(store)}
+    missing = [i for i in order if i not in records]
+    if missing:
+        raise EvalError(f"{len(missing)} rows have no result yet (e.g. {missing[0]!r})")
+
+    def write(f: IO[str]) -> None:
+        for row_id in order:
+            f.write(output_line(records[row_id]) + "\n")
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, write, "results file")
+    return len(order)

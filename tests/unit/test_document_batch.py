@@ -1,0 +1,255 @@
+"""`veracity batch --kind document` and the documents' extraction flags on `veracity check`:
+a document per row, checked claim by claim with the scripted model and a local corpus;
+failed rows recorded, a rerun resumes; the flags change what the extractor does."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import httpx
+import pytest
+import respx
+from typer.testing import CliRunner
+
+from veracity.cli import app
+from veracity.core.types import Document
+from veracity.llm.client import ManagedLLM
+from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime.home import home_paths, user_http_client
+from veracity.testing import ScriptedLLM
+from veracity.testing.sources import table_resolver
+
+CURIE = (
+    "Marie Curie was born in Warsaw in 1867. She won three Nobel Prizes. "
+    "I love her story [bold red]really[/]."
+)
+EINSTEIN = "Albert Einstein was born in Ulm. He won the Nobel Prize and moved to Princeton."
+PASSAGES = [
+    Document(id="p1", title="Marie Curie", text="Marie Curie was born in Warsaw in 1867."),
+    Document(id="p2", title="Nobel Prizes", text="Curie won two Nobel Prizes, in 1903 and 1911."),
+    Document(id="p3", title="Einstein", text="Albert Einstein was born in Ulm in 1879."),
+    Document(id="p4", title="Princeton", text="Einstein moved to Princeton in 1933."),
+]
+PUBLIC = "93.184.216.34"
+RESOLVED = {"She won three Nobel Prizes.": "Marie Curie won three Nobel Prizes."}
+
+
+def _between(tag: str, request) -> list[str]:
+    prompt = request.messages[-1].content
+    return re.findall(rf"<{tag}[^>]*>\n(.*?)\n</{tag}>", prompt, re.S)
+
+
+def _categories(request) -> str:
+    claims = _between("claim", request)
+    return json.dumps({"claims": ["opinion" if "love" in c else "factual" for c in claims]})
+
+
+def _decompose(request) -> str:
+    """Splits a sentence at " and " (so decomposition makes a difference)."""
+    sentence = _between("sentence", request)[0]
+    return json.dumps({"claims": [p.strip(" .") + "." for p in sentence.split(" and ")]})
+
+
+def _rewrite(request) -> str:
+    return json.dumps({"claims": [RESOLVED.get(c, c) for c in _between("claim", request)]})
+
+
+def scripted() -> ScriptedLLM:
+    llm = ScriptedLLM()
+    llm.on(".*", _decompose, tag="claims:decompose")
+    llm.on(".*", _rewrite, tag="claims:decontextualise")
+    llm.on(".*", _categories, tag="claims:checkworthy")
+    llm.on("three Nobel", '{"cited": [1], "label": "false"}', tag="rag")
+    llm.on(".*", '{"cited": [1], "label": "true"}', tag="rag")
+    llm.on(".*", json.dumps({"correction": "She won two Nobel Prizes.", "evidence": [1]}),
+           tag="correct")  # fmt: skip
+    return llm
+
+
+@pytest.fixture
+def llm(monkeypatch):
+    """Every model the commands build is this scripted one; the local corpus is built."""
+    build_local_corpus("curie", PASSAGES, mode="bm25", indexes_dir=home_paths().indexes)
+    model = scripted()
+    monkeypatch.setattr("veracity.llm.factory.build_llm", lambda *a, **kw: ManagedLLM(model))
+    monkeypatch.setattr("veracity.cli.common.ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.batch.ensure_model", lambda cfg: None)
+    return model
+
+
+def invoke(*args: str, stdin: str | None = None):
+    argv = [*args, "--source", "corpus=local:curie"]
+    return CliRunner().invoke(app, argv, input=stdin, env={"COLUMNS": "300"})
+
+
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _write_jsonl(path, rows) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- batch
+
+
+def test_a_document_per_row_a_failed_row_recorded_and_a_rerun_resumes(llm, tmp_path):
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    _write_jsonl(src, [{"id": "curie", "text": CURIE}, {"id": "blank", "text": "   "}])
+    args = ["batch", str(src), "--kind", "document", "--out", str(out), "--no-progress"]
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    curie, blank = _lines(out)
+    assert (curie["id"], curie["status"], blank["status"]) == ("curie", "ok", "error")
+    assert "empty" in blank["error"] and blank["report"] is None
+    report = curie["report"]
+    nobel = next(c for c in report["claims"] if c["support"] == "refuted")
+    assert nobel["claim"]["text"] == "Marie Curie won three Nobel Prizes."
+    start, end = nobel["claim"]["spans"][0]
+    assert report["document"]["text"][start:end] == "She won three Nobel Prizes."
+    assert report["summary"]["factuality"] == 0.5 and report["method"] == "rag"
+    assert "1 / 1" in " ".join(result.output.split())  # rows ok / error
+    calls = len(llm.calls)
+
+    _write_jsonl(src, [{"id": "curie", "text": CURIE}, {"id": "blank", "text": "   "},
+                       {"id": "einstein", "text": EINSTEIN}])  # fmt: skip
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert [r["id"] for r in _lines(out)] == ["curie", "blank", "einstein"]
+    einstein = _lines(out)[2]["report"]
+    assert einstein["summary"]["supported"] == 3  # "born in Ulm", and the second sentence split
+    rag_again = [r for r in llm.calls[calls:] if r.tag == "rag"]
+    assert len(rag_again) == 3, "a finished row was checked again"
+    assert (tmp_path / "out.run" / "documents.jsonl").is_file()
+
+
+def test_a_csv_of_urls_fetches_each_page_through_the_guarded_client(llm, tmp_path):
+    src, out = tmp_path / "pages.csv", tmp_path / "out.jsonl"
+    with src.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["page", "address"])
+        writer.writerow(["a", "https://news.example/curie"])
+        writer.writerow(["b", "http://intranet.example/secret"])
+        writer.writerow(["c", ""])
+    user_http_client().resolver = table_resolver(
+        {"news.example": [PUBLIC], "intranet.example": ["10.0.0.7"]}
+    )
+    page = f"<html><head><title>Curie</title></head><body><article><p>{CURIE}</p></article>"
+    with respx.mock(assert_all_called=True) as router:
+        router.get(f"https://{PUBLIC}/curie", headers={"host": "news.example"}).mock(
+            return_value=httpx.Response(200, text=page, headers={"content-type": "text/html"})
+        )
+        result = invoke("batch", str(src), "--kind", "document", "--url", "address",
+                        "--id", "page", "--out", str(out), "--no-progress")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    a, b, c = _lines(out)
+    assert a["status"] == "ok" and a["report"]["document"]["url"] == "https://news.example/curie"
+    assert a["report"]["summary"]["refuted"] == 1
+    assert b["status"] == "error" and "intranet.example" in b["error"]
+    assert c["status"] == "error" and "no text and no URL" in c["error"]
+
+
+def test_retry_errors_checks_the_failed_rows_again(llm, tmp_path):
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    _write_jsonl(src, [{"id": "x", "text": EINSTEIN}])
+    broken = ScriptedLLM()  # the decomposition reply is not JSON: extraction fails
+    broken.on(".*", "not json", tag="claims")
+    llm._rules[:0] = broken._rules
+    args = ["batch", str(src), "--kind", "document", "--out", str(out), "--no-progress"]
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert _lines(out)[0]["status"] == "error"
+    assert "claim extraction failed" in _lines(out)[0]["error"]
+    del llm._rules[: len(broken._rules)]
+    assert _lines(out)[0]["status"] == "error"  # a plain rerun keeps the recorded error
+    again = invoke(*args, "--retry-errors")
+    assert again.exit_code == 0, again.output
+    assert _lines(out)[0]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--max-sentences", "0"), "--max-sentences"),
+        (("--dedupe-threshold", "1.5"), "--dedupe-threshold"),
+        (("--method", "s2mad"), "pick a claim method"),
+        (("--engine", "ray"), "--engine do not apply to documents"),
+        (("--speaker", "who"), "--speaker do not apply to documents"),
+    ],
+)
+def test_bad_document_batch_options_exit_2(llm, tmp_path, extra, message):
+    src = tmp_path / "docs.jsonl"
+    _write_jsonl(src, [{"text": CURIE}])
+    result = invoke("batch", str(src), "--kind", "document", "--out", str(tmp_path / "o.jsonl"),
+                    "--no-progress", *extra)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output and llm.calls == []
+
+
+def test_document_flags_without_kind_document_are_refused(llm, tmp_path):
+    src = tmp_path / "claims.jsonl"
+    _write_jsonl(src, [{"text": "a claim"}])
+    result = invoke("batch", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-decompose")
+    assert result.exit_code == 2
+    assert "--no-decompose apply to documents: add --kind document" in result.output
+
+
+def test_a_claim_run_directory_is_not_resumed_as_documents(llm, tmp_path):
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    _write_jsonl(src, [{"text": EINSTEIN}])
+    first = invoke("batch", str(src), "--kind", "document", "--out", str(out), "--no-progress")
+    assert first.exit_code == 0, first.output
+    changed = invoke("batch", str(src), "--kind", "document", "--out", str(out),
+                     "--no-progress", "--no-decompose")  # fmt: skip
+    assert changed.exit_code == 2
+    assert "different extraction settings" in " ".join(changed.output.split())
+
+
+# ---------------------------------------------------------------------- check's flags
+
+
+def _claim_texts(result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return [c["claim"]["text"] for c in json.loads(result.stdout)["claims"]]
+
+
+def test_no_decompose_gives_one_claim_per_sentence(llm):
+    split = _claim_texts(invoke("check", "--kind", "document", "--json", EINSTEIN))
+    born = "Albert Einstein was born in Ulm."
+    assert split == [born, "He won the Nobel Prize.", "moved to Princeton."]
+    before = len(llm.calls)
+    whole = _claim_texts(invoke("check", "--kind", "document", "--json", "--no-decompose",
+                                EINSTEIN))  # fmt: skip
+    assert whole == [born, "He won the Nobel Prize and moved to Princeton."]
+    assert not any(r.tag.startswith("claims:decompose") for r in llm.calls[before:])
+
+
+def test_the_other_extraction_flags_change_the_extraction(llm):
+    flags = ("--no-decontextualise", "--no-checkworthiness", "--max-sentences", "2")
+    before = len(llm.calls)
+    texts = _claim_texts(invoke("check", "--kind", "document", "--json", *flags, CURIE))
+    assert "She won three Nobel Prizes." in texts  # not rewritten
+    assert "I love her story [bold red]really[/]." not in texts  # the third sentence unread
+    tags = {r.tag.split(":")[1] for r in llm.calls[before:] if r.tag.startswith("claims")}
+    assert tags == {"decompose"}
+    repeated = "Ulm is a city. Ulm is a city in Germany."
+    merged = _claim_texts(invoke("check", "--kind", "document", "--json", "--no-decompose",
+                                 "--dedupe-threshold", "0.5", repeated))  # fmt: skip
+    assert merged == ["Ulm is a city."]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--kind", "document", "--max-sentences", "0", CURIE), "--max-sentences"),
+        (("--kind", "document", "--dedupe-threshold", "0", CURIE), "--dedupe-threshold"),
+        (("--no-decompose", CURIE), "--no-decompose apply to documents"),
+    ],
+)
+def test_bad_extraction_flags_on_check_exit_2(llm, args, message):
+    result = invoke("check", *args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()) and "Traceback" not in result.output
