@@ -236,6 +236,7 @@ class Variant(BaseModel):
     repeats: int | None = None
     stand_in: str | None = None
     gold_evidence: bool | None = None
+    document: dict[str, Any] | None = None  # the document task's settings, replaced whole
 
 
 class PromptsConfig(BaseModel):
@@ -299,6 +300,10 @@ class RunConfig(BaseModel):
     concurrency: int = Field(default_factory=default_concurrency, ge=1)
     data_dir: str | None = None
     stand_in: str | None = None
+    # the document task (a dataset of documents: find, check and score their claims):
+    # `veracity.evaluation.document_task.DocumentTaskConfig`, validated when a run starts;
+    # None (the default, also in runs made before it existed): the task's defaults
+    document: dict[str, Any] | None = None
     # experiments
     variant: str | None = None
     variants: dict[str, Variant] = Field(default_factory=dict)

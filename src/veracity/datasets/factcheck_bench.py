@@ -10,6 +10,11 @@ Folder ``factcheck_bench/``:
 - ``factcheck-GPT-benchmark.jsonl``: 94 whole answers with ``response_factuality``
   (true / false / "NA") -> ``factcheck_bench_responses`` (true_false); the 2 "NA"
   answers have no factuality label and are dropped (counted in `skipped`).
+- the same file as documents -> ``factcheck_bench_documents`` (input kind ``document``,
+  for `veracity eval`'s document task): each answer with its annotated claims in
+  ``metadata["gold_claims"]`` (text, check-worthiness category, factuality label:
+  true / false, or None where the annotation says unknown), 678 claims of which 661
+  are check-worthy (``factual``); the 2 "NA" answers are dropped likewise.
 - ``Factbench.jsonl``: FactBench, 4,835 answers from four sources (factool-qa,
   felm-wk, factcheckgpt, halueval-dolly15k) with ``response_label`` and per-claim
   labels -> ``factbench`` (true_false); "NA" answers dropped likewise, and so is the
@@ -138,6 +143,56 @@ class FactCheckBenchResponses(BaseDataset):
         )
 
 
+def _factuality(value: Any) -> str | None:
+    """An annotated claim's factuality as true / false (None: unknown or missing)."""
+    label = bool_label(value)
+    return label if label in ("true", "false") else None
+
+
+def gold_claim(text: Any, category: Any, label: Any) -> dict[str, Any]:
+    """One annotated claim of an answer, as the document task reads it."""
+    cat = str(category).strip() if category is not None else None
+    return {
+        "text": " ".join(str(text).split()),
+        "category": cat,
+        "checkworthy": None if cat is None else cat == "factual",
+        "label": _factuality(label),
+    }
+
+
+class FactCheckBenchDocuments(FactCheckBenchResponses):
+    """The 94 annotated answers as documents, each with its annotated claims."""
+
+    info = DatasetInfo(
+        name="factcheck_bench_documents",
+        label_space="true_false",
+        splits=("all",),
+        input_kind="document",
+        folder="factcheck_bench",
+        description="FactCheck-Bench: 92 labelled ChatGPT answers as documents, with their "
+        "678 annotated claims (check-worthiness and factuality) for the document task",
+        licence=_LICENCE,
+    )
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example | Skip:
+        example = super().parse(raw, loc, split)
+        if isinstance(example, Skip):
+            return example
+        claims = []
+        for name, sentence in (raw.get("sentences") or {}).items():
+            texts = sentence.get("claims") or []
+            worth = sentence.get("claim_checkworthiness") or []
+            labels = sentence.get("claims_factuality_label") or []
+            if not (len(texts) == len(worth) == len(labels)):
+                raise DatasetError(
+                    f"{loc}: {name} has {len(texts)} claims but {len(worth)} check-worthiness "
+                    f"and {len(labels)} factuality labels"
+                )
+            claims += [gold_claim(*triple) for triple in zip(texts, worth, labels, strict=True)]
+        example.metadata["gold_claims"] = claims
+        return example
+
+
 class FactBenchDataset(BaseDataset):
     """FactBench: 4,835 answers from four annotated sources, judged as a whole."""
 
@@ -179,3 +234,4 @@ class FactBenchDataset(BaseDataset):
 FACTCHECK_BENCH = FactCheckBenchClaims()
 FACTCHECK_BENCH_RESPONSES = FactCheckBenchResponses()
 FACTBENCH = FactBenchDataset()
+FACTCHECK_BENCH_DOCUMENTS = FactCheckBenchDocuments()

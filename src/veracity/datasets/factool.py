@@ -4,7 +4,10 @@ Folder ``factool/``:
 - ``knowledge_qa.jsonl``: 50 ChatGPT answers ``{prompt, response, claims: [{claim,
   label (bool)}], label (bool), entry_point}``. Dataset ``factool_qa`` yields the 233
   claims (ids ``knowledge_qa:<line>.<k>``, the answer's prompt in metadata);
-  ``factool_qa_responses`` yields the 50 whole answers.
+  ``factool_qa_responses`` yields the 50 whole answers, ``factool_qa_documents`` the
+  same answers as documents (input kind ``document``) with their annotated claims in
+  ``metadata["gold_claims"]`` for `veracity eval`'s document task (FacTool annotates no
+  check-worthiness: every claim's category is None).
 - ``scientific.jsonl``: 100 answers citing papers, ``claims: [{paper_title,
   paper_author(s), paper_pub_year, label}]``. Dataset ``factool_scientific`` yields the
   186 citations, each written as one checkable sentence ("The paper "T" by A was
@@ -21,7 +24,7 @@ from veracity.core.types import Claim
 from veracity.datasets._common import BaseDataset, Loc, SplitFiles, bool_label, text_field
 from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
-from veracity.datasets.factcheck_bench import answer_claim
+from veracity.datasets.factcheck_bench import answer_claim, gold_claim
 
 _LICENCE = "Apache-2.0"
 
@@ -95,6 +98,29 @@ class FactoolQAResponses(BaseDataset):
         )
 
 
+class FactoolQADocuments(FactoolQAResponses):
+    """FacTool knowledge-QA answers as documents, each with its annotated claims."""
+
+    info = DatasetInfo(
+        name="factool_qa_documents",
+        label_space="true_false",
+        splits=("all",),
+        input_kind="document",
+        folder="factool",
+        description="FacTool-QA: 50 ChatGPT answers as documents with their 233 annotated "
+        "claims (factuality only) for the document task",
+        licence=_LICENCE,
+    )
+
+    def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example:
+        example = super().parse(raw, loc, split)
+        claims = raw.get("claims") or []
+        example.metadata["gold_claims"] = [
+            gold_claim(text_field(c, "claim"), None, c.get("label")) for c in claims
+        ]
+        return example
+
+
 class FactoolScientific(BaseDataset):
     """FacTool scientific: does a cited paper exist as cited (186 citations)."""
 
@@ -138,3 +164,4 @@ class FactoolScientific(BaseDataset):
 FACTOOL_QA = FactoolQAClaims()
 FACTOOL_QA_RESPONSES = FactoolQAResponses()
 FACTOOL_SCIENTIFIC = FactoolScientific()
+FACTOOL_QA_DOCUMENTS = FactoolQADocuments()

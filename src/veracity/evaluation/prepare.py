@@ -21,6 +21,7 @@ from veracity.core.errors import ConfigError, DatasetError, EvalError, LabelErro
 from veracity.core.labels import LabelMap, LabelSpace, get_label_map, get_label_space
 from veracity.core.types import Claim
 from veracity.datasets.base import Dataset, DatasetInfo, Example
+from veracity.evaluation.document_task import DOCUMENT_KIND, document_method
 from veracity.evaluation.store import RunStore, redact
 from veracity.llm.base import LLM
 from veracity.runtime import CachePaths, RunSpec, build_run
@@ -205,6 +206,10 @@ def prepare_run(
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:
         prepared = _finish_preparing(cfg, ds, store, method, run.prompts, run.notes, paths)
+        if info.input_kind == DOCUMENT_KIND:  # each response's claims found, checked, scored
+            task = document_method(method, run.llm, prepared.config, prepared.examples)
+            prepared.method = task
+            prepared.notes += [n for n in task.setup_notes if n not in prepared.notes]
     except BaseException:
         store.release()
         raise
@@ -224,9 +229,12 @@ def _finish_preparing(
     info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
     kinds = getattr(method, "input_kinds", None)
-    if kinds is not None and info.input_kind not in kinds:
+    # a document task checks each document's claims with the method
+    needed = "claim" if info.input_kind == DOCUMENT_KIND else info.input_kind
+    if kinds is not None and needed not in kinds:
         raise EvalError(
             f"{cfg.method!r} checks {', '.join(kinds)}, {info.name!r} holds {info.input_kind}s"
+            + (" (a document task checks their claims)" if needed != info.input_kind else "")
         )
     try:
         # resolved by the loader, only if it reads from the data directory (a dataset

@@ -24,6 +24,7 @@ from veracity.core.errors import EvalError, RunStoreError
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.types import cost_text
 from veracity.datasets.base import DatasetInfo, Example
+from veracity.evaluation.document_metrics import with_document_metrics
 from veracity.evaluation.engines import (
     FATAL,
     Engine,
@@ -165,7 +166,7 @@ def finalize(store: RunStore, space: LabelSpace | None = None) -> Metrics:
         raise RunStoreError(f"{store.path}: no predictions yet")
     if space is None:
         space = get_label_space(store.read_config().get("labels") or "")
-    metrics = compute_metrics(records, space)
+    metrics = with_document_metrics(store, records, compute_metrics(records, space))
     store.write_json(store.metrics_path, metrics.model_dump(mode="json"))
     sessions = store.read_sessions()
     usage = metrics.usage.model_dump(mode="json")

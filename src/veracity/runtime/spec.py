@@ -84,6 +84,7 @@ class RunSpec(BaseModel):
     repeats: int
     data_dir: str | None
     stand_in: str | None
+    document: dict[str, Any] | None = None  # the document task's settings (None: defaults)
 
     @property
     def method_class(self) -> type[BaseMethod]:
@@ -216,6 +217,7 @@ _PLAIN_KEYS = {
     "name", "description", "variant", "method", "sources", "prompts", "limits",
     "concurrency", "seed", "dataset", "split", "dataset_options", "gold_evidence",
     "gold_map", "limit", "sample", "sample_per_class", "repeats", "data_dir", "stand_in",
+    "document",
 }  # fmt: skip
 
 

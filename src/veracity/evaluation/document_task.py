@@ -1,0 +1,299 @@
+"""The document task of `veracity eval`: find a response's claims, check them, score both.
+
+A dataset whose input kind is ``document`` (``factcheck_bench_documents``,
+``factool_qa_documents``) is run as a document task. For each response `DocumentTask`:
+
+1. runs the shared claim-extraction stage (`veracity.evidence.claims.ClaimExtractor`) and
+   checks each check-worthy claim with the run's claim method (`DocumentChecker`), the
+   question the response answers given as the document's title;
+2. checks each check-worthy annotated ("gold") claim with the same method
+   (``check_gold_claims``), so checking can be scored apart from extraction;
+3. scores how alike each extracted claim is to each annotated claim (`ClaimMatcher`:
+   cosine similarity of sentence embeddings, or word overlap when no embedder is
+   installed) and keeps the whole matrix, so the threshold is applied when the metrics
+   are computed (`veracity.evaluation.document_metrics`).
+
+The response's label: false when a checked claim's label is on the false side of the
+label space (its score at most 1/3), true when at least one claim was checked and none
+is, and no label (an abstention) when no claim was checked. Everything is kept in the
+verdict's ``metadata["document_task"]``; the verdict's usage holds every model call
+(extraction, checks, gold checks), so the run's usage counts them per document.
+
+Settings: the run config's ``document:`` section (`DocumentTaskConfig`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from veracity.core.errors import EvalError, StructuredOutputError, problem_text
+from veracity.core.labels import LabelSpace
+from veracity.core.types import Claim, Usage, Verdict
+from veracity.documents import DocumentChecker, reading
+from veracity.documents.report import REFUTED_TO, SUPPORTED_FROM, ClaimOutcome
+from veracity.evidence.claims import ClaimExtractor, ExtractionConfig, word_overlap
+
+TASK_KEY = "document_task"
+DOCUMENT_KIND = "document"
+Matcher = Literal["auto", "embedding", "lexical"]
+
+
+class DocumentTaskConfig(BaseModel):
+    """The ``document:`` section of a run config.
+
+    Attributes:
+        extraction: the claim-extraction settings (`ExtractionConfig`).
+        match: how extracted claims are matched to annotated ones: ``embedding`` (cosine
+            similarity of `embedder`'s sentence embeddings), ``lexical`` (word-set
+            overlap, Jaccard) or ``auto`` (embedding when the embedder loads, else
+            lexical; the one used is named in the metrics).
+        embedder: the sentence embedder (`veracity.nlp.embeddings.get_embedder`).
+        embedding_threshold: a pair matches at or above this cosine similarity.
+        lexical_threshold: a pair matches at or above this word overlap.
+        check_gold_claims: also check every check-worthy annotated claim.
+        claim_concurrency: claims of one response checked at once (None: the run's
+            concurrency).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    match: Matcher = "auto"
+    embedder: str = "all-MiniLM-L6-v2"
+    embedding_threshold: float = Field(default=0.7, gt=0.0, le=1.0)
+    lexical_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
+    check_gold_claims: bool = True
+    claim_concurrency: int | None = Field(default=None, ge=1)
+
+    def threshold(self, matcher: str) -> float:
+        """The threshold of the matcher used (``lexical`` or an embedding one)."""
+        return self.lexical_threshold if matcher == "lexical" else self.embedding_threshold
+
+
+def task_config(data: Mapping[str, Any] | None) -> DocumentTaskConfig:
+    """The ``document:`` section as `DocumentTaskConfig`.
+
+    Raises:
+        EvalError: a key or value it does not take, named.
+    """
+    try:
+        return DocumentTaskConfig.model_validate(dict(data or {}))
+    except ValidationError as exc:
+        raise EvalError(f"document: {problem_text(exc, limit=5)}") from exc
+
+
+class ClaimMatcher:
+    """Similarity of extracted claims to annotated claims, by embedding or word overlap."""
+
+    def __init__(self, kind: Matcher = "auto", embedder: str = "all-MiniLM-L6-v2"):
+        self.embedder: Any = None
+        self.note: str | None = None
+        if kind != "lexical":
+            try:
+                from veracity.nlp.embeddings import get_embedder
+
+                self.embedder = get_embedder(embedder)
+                self.embedder.embed(["a claim"])  # loads it now: a missing model fails here
+            except (ImportError, OSError, RuntimeError) as exc:
+                if kind == "embedding":
+                    raise EvalError(
+                        f"document.match is embedding but the embedder {embedder!r} cannot be "
+                        f"loaded ({exc}); install it or set document.match: lexical"
+                    ) from exc
+                self.embedder = None
+                self.note = f"no embedder ({type(exc).__name__}): claims matched by word overlap"
+        self.name = f"embedding:{embedder}" if self.embedder is not None else "lexical"
+
+    def similarity(self, extracted: Sequence[str], gold: Sequence[str]) -> list[list[float]]:
+        """Rows: extracted claims; columns: annotated claims; values in [0, 1]."""
+        if not extracted or not gold:
+            return [[] for _ in extracted]
+        if self.embedder is None:
+            return [[round(word_overlap(e, g), 4) for g in gold] for e in extracted]
+        vectors = self.embedder.embed([*extracted, *gold])
+        sims = np.clip(vectors[: len(extracted)] @ vectors[len(extracted) :].T, 0.0, 1.0)
+        return [[round(float(v), 4) for v in row] for row in sims]
+
+
+def truth_of(label: str | None, space: LabelSpace) -> str | None:
+    """``true`` / ``false`` for a label on that side of `space` (score at least 2/3, at
+    most 1/3); None for no label or a middle one."""
+    if label is None:
+        return None
+    score = space.score(label)
+    if score >= SUPPORTED_FROM:
+        return "true"
+    return "false" if score <= REFUTED_TO else None
+
+
+def _verdict_row(verdict: Verdict | None, space: LabelSpace, status: str) -> dict[str, Any]:
+    label = verdict.label if verdict is not None else None
+    return {
+        "status": status,
+        "label": label,
+        "truth": truth_of(label, space) if status == "checked" else None,
+        "score": verdict.score if verdict is not None else None,
+        "error": verdict.error if verdict is not None else None,
+    }
+
+
+def _outcome_row(outcome: ClaimOutcome, space: LabelSpace) -> dict[str, Any]:
+    claim = outcome.claim
+    row = _verdict_row(outcome.verdict, space, outcome.status)
+    if outcome.status == "error" and outcome.verdict is None:
+        row["error"] = outcome.error
+    return {"id": claim.id, "text": claim.text, "category": claim.category,
+            "checkworthy": claim.checkworthy, "spans": claim.spans, **row}  # fmt: skip
+
+
+class DocumentTask:
+    """The run's claim method wrapped to check whole responses (see the module docstring).
+
+    It is what the engine calls for each job: ``check(item)`` returns one `Verdict` per
+    response, labelled in the claim method's label space.
+
+    Args:
+        method: the run's claim method (it must check claims).
+        llm: the run's model (the extraction stage uses it, cached and counted).
+        config: the ``document:`` settings.
+        gold: example id -> its annotated claims (``metadata["gold_claims"]``).
+        concurrency: claims of one response checked at once.
+    """
+
+    input_kinds = (DOCUMENT_KIND,)
+
+    def __init__(
+        self,
+        method: Any,
+        llm: Any,
+        config: DocumentTaskConfig,
+        gold: Mapping[str, list[dict[str, Any]]],
+        concurrency: int,
+        matcher: ClaimMatcher | None = None,
+    ):
+        if "claim" not in getattr(method, "input_kinds", ()):
+            raise EvalError(f"{method.name} does not check claims: it cannot run a document task")
+        self.method = method
+        self.name = method.name
+        self.label_space: LabelSpace = method.label_space
+        self.config = config
+        self.gold = gold
+        self.concurrency = config.claim_concurrency or concurrency
+        self.checker = DocumentChecker(
+            method, ClaimExtractor(llm, config.extraction), concurrency=self.concurrency
+        )
+        self.matcher = matcher or ClaimMatcher(config.match, config.embedder)
+        self.sources = getattr(method, "sources", {})
+        self.setup_notes = [*getattr(method, "setup_notes", []), *filter(None, [self.matcher.note])]
+
+    async def check(self, item: Claim) -> Verdict:
+        """Extract, check and match the claims of one response."""
+        started = time.perf_counter()
+        title = (item.context or "").removeprefix("answer to the question: ").strip() or None
+        document = reading.from_text(item.text, title=title)
+        try:
+            report = await self.checker.check(document)
+        except StructuredOutputError as exc:
+            return Verdict(label=None, label_space=self.label_space.name, method=self.name,
+                           error=f"claim extraction failed: {exc}")  # fmt: skip
+        document_wall = time.perf_counter() - started
+        space = self.label_space
+        extracted = [_outcome_row(o, space) for o in report.claims]
+        gold = list(self.gold.get(item.id, []))
+        gold_rows, gold_usage = await self._check_gold(gold)
+        similarity = self.matcher.similarity([c["text"] for c in extracted],
+                                             [g["text"] for g in gold])  # fmt: skip
+        usage = report.usage.model_copy()
+        usage.add(gold_usage)
+        label, reason = self._response_label(extracted)
+        task = {
+            "matcher": self.matcher.name,
+            "extracted": extracted,
+            "gold": [{**g, "check": r} for g, r in zip(gold, gold_rows, strict=True)],
+            "similarity": similarity,
+            "summary": report.summary.model_dump(mode="json"),
+            "extraction_llm_calls": report.usage.llm_calls
+            - sum(o.verdict.usage.llm_calls for o in report.claims if o.verdict is not None),
+            "document_wall_s": round(document_wall, 3),
+            "gold_llm_calls": gold_usage.llm_calls,
+        }
+        return Verdict(
+            label=label, label_space=space.name, method=self.name, usage=usage,
+            abstained=label is None, abstain_reason=reason if label is None else None,
+            rationale=reason, metadata={TASK_KEY: task},
+        )  # fmt: skip
+
+    def _response_label(self, extracted: list[dict[str, Any]]) -> tuple[str | None, str]:
+        checked = [c for c in extracted if c["status"] == "checked"]
+        false = [c["id"] for c in checked if c["truth"] == "false"]
+        ranked = sorted(self.label_space.labels, key=self.label_space.score)
+        if false:
+            ids = ", ".join(false)
+            return ranked[0], f"{len(false)} of {len(checked)} checked claims false: {ids}"
+        if checked:
+            return ranked[-1], f"none of {len(checked)} checked claims is false"
+        counts = {s: sum(c["status"] == s for c in extracted) for s in
+                  ("abstained", "error", "not_checkworthy")}  # fmt: skip
+        parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no claims found"
+        return None, f"no claim was checked ({parts})"
+
+    async def _check_gold(self, gold: list[dict[str, Any]]) -> tuple[list[dict | None], Usage]:
+        """Each check-worthy annotated claim checked with the method (None: not checked)."""
+        usage = Usage()
+        if not self.config.check_gold_claims:
+            return [None] * len(gold), usage
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(k: int, claim: dict[str, Any]) -> dict[str, Any] | None:
+            if claim.get("checkworthy") is False:
+                return None
+            async with gate:
+                try:
+                    verdict = await self.method.check(Claim(id=f"g{k + 1}", text=claim["text"]))
+                except Exception as exc:  # a method bug must not lose the other claims
+                    return {"status": "error", "label": None, "truth": None, "score": None,
+                            "error": f"{type(exc).__name__}: {exc}"}  # fmt: skip
+            usage.add(verdict.usage)
+            status = "error" if verdict.error else "checked" if verdict.label else "abstained"
+            return _verdict_row(verdict, self.label_space, status)
+
+        rows = await asyncio.gather(*(one(k, c) for k, c in enumerate(gold)))
+        return list(rows), usage
+
+    def prompt_hashes(self) -> dict[str, str]:
+        return self.method.prompt_hashes()
+
+
+def document_method(method: Any, llm: Any, config: Any, examples: Sequence[Any]) -> DocumentTask:
+    """The document task over `examples` with the run's claim `method` and model.
+
+    Args:
+        method: the run's claim method.
+        llm: the run's model.
+        config: the run config (its ``document`` section and ``concurrency``).
+        examples: the examples to run, each with ``metadata["gold_claims"]``.
+
+    Raises:
+        EvalError: the ``document`` section is invalid, or the method checks no claims.
+    """
+    settings = task_config(config.document)
+    gold = {e.id: list(e.metadata.get("gold_claims") or []) for e in examples}
+    return DocumentTask(method, llm, settings, gold, config.concurrency)
+
+
+__all__ = [
+    "DOCUMENT_KIND",
+    "TASK_KEY",
+    "ClaimMatcher",
+    "DocumentTask",
+    "DocumentTaskConfig",
+    "document_method",
+    "task_config",
+    "truth_of",
+]
