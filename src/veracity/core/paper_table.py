@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["PaperRow", "PaperTable"]
 
-_METRIC = re.compile(r"^(accuracy|macro_f1|f1:.+|precision:.+|recall:.+)$")
+# a run's own metric, or a figure of `Metrics.extra` under its section (``gold_claims.``)
+_METRIC = re.compile(r"^([a-z_]+\.)?(accuracy|macro_f1|f1:.+|precision:.+|recall:.+)$")
 
 
 class PaperRow(BaseModel):
@@ -24,7 +25,9 @@ class PaperRow(BaseModel):
         setting: a sub-heading of the table (e.g. "retrieved evidence").
         metrics: metric name -> value as printed in the paper (None: not reported).
             Names: ``accuracy``, ``macro_f1``, ``f1:<label>``, ``precision:<label>``,
-            ``recall:<label>`` with labels in the experiment's label space.
+            ``recall:<label>`` with labels in the experiment's label space; a name may
+            start with a section of the run's extra figures (``gold_claims.macro_f1``: the
+            document task's claims checked given the annotated claims).
         ours: this row is what our implementation of the method reproduces.
         note: anything a reader must know about the row.
     """

@@ -14,7 +14,9 @@ Folder ``factcheck_bench/``:
   for `veracity eval`'s document task): each answer with its annotated claims in
   ``metadata["gold_claims"]`` (text, check-worthiness category, factuality label:
   true / false, or None where the annotation says unknown), 678 claims of which 661
-  are check-worthy (``factual``); the 2 "NA" answers are dropped likewise.
+  are check-worthy (``factual``); the 2 "NA" answers are dropped likewise. Its corpus
+  (``veracity index build --dataset factcheck_bench_documents``) is the subtask-3
+  passages, each once.
 - ``Factbench.jsonl``: FactBench, 4,835 answers from four sources (factool-qa,
   felm-wk, factcheckgpt, halueval-dolly15k) with ``response_label`` and per-claim
   labels -> ``factbench`` (true_false); "NA" answers dropped likewise, and so is the
@@ -26,6 +28,7 @@ is ``fire_factcheckbench``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -191,6 +194,23 @@ class FactCheckBenchDocuments(FactCheckBenchResponses):
             claims += [gold_claim(*triple) for triple in zip(texts, worth, labels, strict=True)]
         example.metadata["gold_claims"] = claims
         return example
+
+    def corpus(self, data_dir: Path | None = None) -> Iterator[Document]:
+        """The set's own evidence passages (subtask 3), each once, without their stance
+        labels, as a retrieval corpus (``veracity index build --dataset``). They were
+        gathered for these very claims, so an index of them is a close-to-gold evidence
+        setting, not open retrieval."""
+        path = self.folder(data_dir) / _STANCE_FILE
+        if not path.is_file():
+            raise DatasetError(f"{path} is missing; the corpus is the subtask-3 passages")
+        seen: set[str] = set()
+        for passages in _stance_index(path, path.stat().st_mtime).values():
+            for passage, _stance in passages:
+                text = " ".join(passage.split())
+                if text and text not in seen:
+                    seen.add(text)
+                    yield Document(id=f"factcheck_bench:e{len(seen)}", text=text,
+                                   source="factcheck_bench:evidence")  # fmt: skip
 
 
 class FactBenchDataset(BaseDataset):

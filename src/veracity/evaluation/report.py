@@ -100,7 +100,10 @@ def _engine(session: dict) -> str:
 
 
 def metric_value(metrics: Metrics, name: str, space: LabelSpace) -> float | None:
-    """A metric by the names paper tables use: accuracy, macro_f1, f1:<label>, ..."""
+    """A metric by the names paper tables use: accuracy, macro_f1, f1:<label>, ...; a
+    sectioned name (``gold_claims.macro_f1``) is one of the run's extra figures."""
+    if "." in name.partition(":")[0]:
+        return metrics.extra.get(name)
     if name == "accuracy":
         return metrics.accuracy
     if name == "macro_f1":
