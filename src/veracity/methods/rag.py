@@ -11,7 +11,6 @@ evaluation the example's date cutoff and the dataset's excluded domains apply.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
@@ -19,14 +18,11 @@ from pydantic import BaseModel, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
+from veracity.methods.base import ChoiceConfig, OneSourceMethod
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
-from veracity.retrieval.base import Query, Source
-from veracity.retrieval.defaults import SourceNeed
+from veracity.retrieval.base import Query
 from veracity.retrieval.guards import guard_query
 
 
@@ -57,7 +53,7 @@ def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[B
     return create_model("RagAnswer", **fields)
 
 
-class RagMethod(BaseMethod):
+class RagMethod(OneSourceMethod):
     """Retrieve top-k passages, then one labelled answer citing them."""
 
     name = "rag"
@@ -65,23 +61,7 @@ class RagMethod(BaseMethod):
     description = "single-agent RAG: top-k passages from a source, label with citations"
     config: RagConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, RagConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="passages to cite")]
+    search_purpose = "passages to cite"
 
     async def retrieve(self, item: CheckInput) -> list[Document]:
         text = truncate_chars(item.content, self.config.query_chars)

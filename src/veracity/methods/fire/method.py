@@ -11,7 +11,6 @@ knowledge as it stands. See README.md for the map from FIRE's description to thi
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,19 +19,15 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.events import AgentStep, Note, ToolCall
 from veracity.core.labels import LabelSpace
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
-from veracity.llm.base import LLM
 from veracity.llm.choice import ChoiceResult, ask_choice
 from veracity.llm.probs import normalised
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.fire.config import FireConfig
 from veracity.methods.fire.steps import SEARCH, final_model, repeats, step_model
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
-from veracity.retrieval.base import Source
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools import SOURCE_HINTS, SourceTool
 
@@ -52,7 +47,7 @@ class Search(BaseModel):
     error: str | None = None
 
 
-class FireMethod(BaseMethod):
+class FireMethod(OneSourceMethod):
     """Verify or search once more, until confident or out of steps (FIRE)."""
 
     name = "fire"
@@ -61,23 +56,7 @@ class FireMethod(BaseMethod):
     description = "FIRE: decide when confident, else search again, up to a step budget (baseline)"
     config: FireConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, FireConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="FIRE's searches")]
+    search_purpose = "FIRE's searches"
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         # recorded sources answer only this claim's recorded searches (see RecordedSource)

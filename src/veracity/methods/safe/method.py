@@ -10,7 +10,6 @@ NOT_SUPPORTED from the results. The input's label is the conjunction of its fact
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -19,15 +18,14 @@ from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
-from veracity.llm.base import LLM, Message
+from veracity.llm.base import Message
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.labelling import whole_sentences
 from veracity.methods.safe.config import SafeConfig
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import render, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
@@ -64,7 +62,7 @@ def _rating_model(chars: int) -> type[BaseModel]:
     )
 
 
-class SafeMethod(BaseMethod):
+class SafeMethod(OneSourceMethod):
     """Atomic facts, each checked with several searches, then a conjunction (SAFE)."""
 
     name = "safe"
@@ -72,21 +70,7 @@ class SafeMethod(BaseMethod):
     description = "SAFE: atomic self-contained facts, each rated from several searches (baseline)"
     config: SafeConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, SafeConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="SAFE's searches")]
+    search_purpose = "SAFE's searches"
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         # recorded sources answer only this claim's recorded searches (see RecordedSource)

@@ -10,7 +10,6 @@ answer read from the results). See README.md for the map from Self-Ask to this c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
@@ -20,11 +19,10 @@ from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation.react import react_loop
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import OneSourceMethod
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.self_ask.config import SelfAskConfig
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import Observation, SearchInput, SourceTool
 from veracity.tools.searching import source_tool
@@ -75,7 +73,7 @@ class FollowUp:
         return Observation(text=f"Intermediate answer: {answer}", documents=found.documents)
 
 
-class SelfAskMethod(BaseMethod):
+class SelfAskMethod(OneSourceMethod):
     """Follow-up questions answered by search, then the final answer (Self-Ask)."""
 
     name = "self_ask"
@@ -85,21 +83,7 @@ class SelfAskMethod(BaseMethod):
     description = "Self-Ask: follow-up questions answered by search, then the answer (baseline)"
     config: SelfAskConfig
 
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
-        self.source = self.pick_source(self.config.source)
-
-    @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        cfg = cls.parse_config(config)
-        if not isinstance(cfg, SelfAskConfig):
-            return []
-        return [SourceNeed(cfg.source or "web", purpose="Self-Ask's follow-up questions")]
+    search_purpose = "Self-Ask's follow-up questions"
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, space = self.config, self.label_space
