@@ -44,6 +44,8 @@ class _Service(Protocol):
 
     def models(self) -> list[str]: ...
 
+    def _pick_sources(self, names: Sequence[str] | None) -> tuple[str, ...] | None: ...
+
     def run(
         self,
         method: str | None = ...,
@@ -135,6 +137,7 @@ def plan_document(
     method: str | None = None,
     labels: str | None = None,
     options: Mapping[str, Any] | None = None,
+    sources: Sequence[str] | None = None,
     model: str | None = None,
     extraction: ExtractionConfig | Mapping[str, Any] | None = None,
     corrections: bool = False,
@@ -156,6 +159,7 @@ def plan_document(
             f"claims; pick a claim method (see `veracity methods`)",
         )
     require_labels(labels)
+    chosen = service._pick_sources(sources)
     settings = request_options(name, options, service.options_refusal)
     config = extraction_config(extraction)
     if concurrency is not None and concurrency < 1:
@@ -168,7 +172,7 @@ def plan_document(
         from veracity.runtime.rules import MODEL_NOT_ALLOWED
 
         raise CheckRefused(MODEL_NOT_ALLOWED, f"choose one of: {', '.join(service.models())}")
-    run = service.run(name, labels, settings, None, model)
+    run = service.run(name, labels, settings, chosen, model)
     at_once = concurrency or (run.spec.concurrency if run.spec else run.config.concurrency)
     checker = DocumentChecker(
         run.method,

@@ -227,7 +227,7 @@ class Veracity:
             url: a page to fetch through the runtime's guarded HTTP client instead.
             method: the claim method checking each claim (default: ``rag``, the
                 cheapest retrieving one; see `veracity.runtime.documents`).
-            labels, options, model: as for `plan`.
+            labels, options, sources, model: as for `plan`.
             extraction: claim-extraction settings (an `ExtractionConfig` or a mapping).
             corrections: suggest a rewrite of each refuted claim, from its evidence.
             concurrency: claims checked at once (default: the run's ``concurrency``).

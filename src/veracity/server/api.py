@@ -89,8 +89,10 @@ def summary(row: JobRow | JobSummaryRow) -> JobSummary:
 
 
 def job_view(row: JobRow, jobs: JobManager, *, trace: bool = True) -> Job:
-    verdict = row.verdict
-    if verdict is not None and not trace:
+    verdict, document = row.verdict, None
+    if row.input_kind == "document":  # the result is a DocumentReport
+        verdict, document = None, _claim_traces(row.verdict, trace)
+    elif verdict is not None and not trace:
         verdict = {**verdict, "trace": {"events": []}}
     return Job(
         **summary(row).model_dump(),
@@ -98,10 +100,22 @@ def job_view(row: JobRow, jobs: JobManager, *, trace: bool = True) -> Job:
         events_url=f"/v1/checks/{row.id}/events",
         request=CheckRequest.model_validate(row.request),
         verdict=verdict,  # type: ignore[arg-type]
+        document=document,  # type: ignore[arg-type]
         error=row.error,
         warning=search_warning(verdict),
         queue_position=jobs.position(row.id),
     )
+
+
+def _claim_traces(report: dict[str, Any] | None, trace: bool) -> dict[str, Any] | None:
+    """A stored document report, its claims' verdict traces left out unless `trace`."""
+    if report is None or trace:
+        return report
+    claims = [
+        {**c, "verdict": {**c["verdict"], "trace": {"events": []}}} if c.get("verdict") else c
+        for c in report.get("claims") or []
+    ]
+    return {**report, "claims": claims}
 
 
 def search_warning(verdict: dict[str, Any] | None) -> str | None:
@@ -136,7 +150,14 @@ def _submit(jobs: JobManager, call: Any) -> JSONResponse:
     summary="Submit a check",
 )
 async def submit_check(body: CheckRequest, request: Request) -> JSONResponse:
-    """Queue a check of a claim, article or post; follow it at the returned URLs."""
+    """Queue a check of a claim, article, post or document; follow it at the returned URLs.
+
+    A document (``input.kind="document"``: its ``text``, or a ``url`` the service fetches
+    through its guarded HTTP client) is checked claim by claim with ``method`` (a claim
+    method); ``corrections`` and ``extraction`` apply to it. Its trace streams a
+    ``claims_found`` event once its claims are extracted and a ``claim_checked`` event as
+    each ends; the finished job's ``document`` holds the report.
+    """
     jobs = manager(request)
     return _submit(jobs, lambda: jobs.submit(body))
 

@@ -18,7 +18,7 @@ OPENING_CHARS = 300  # an article's opening, as shown on its check's page
 FULL_CHARS = 1200  # a claim or a post is shown whole up to here
 LINE_CHARS = 160  # one line of the history list
 
-KIND_NAMES = {"claim": "Claim", "article": "Article", "post": "Post"}
+KIND_NAMES = {"claim": "Claim", "article": "Article", "post": "Post", "document": "Document"}
 
 
 @dataclass
@@ -61,7 +61,7 @@ class InputView:
     @property
     def line(self) -> str:
         """One line for the history: the claim, ``title — opening`` or the post."""
-        parts = [p for p in (self.title, self.text) if p]
+        parts = [p for p in (self.title, self.text) if p] or [self.url or ""]
         return cut_text(" — ".join(parts), LINE_CHARS)[0]
 
 
@@ -89,6 +89,10 @@ def input_view(request: dict[str, Any] | None, preview: str = "") -> InputView:
     if not isinstance(item, dict):
         return InputView(kind="claim", text=cut_text(preview, FULL_CHARS)[0])
     kind = str(item.get("kind") or "claim")
+    if kind == "document":  # its text, or the address it is fetched from
+        text, cut = cut_text(str(item.get("text") or ""), OPENING_CHARS)
+        title = str(item.get("title") or "") or None
+        return InputView(kind=kind, text=text, cut=cut, title=title, url=web_link(item.get("url")))
     if kind == "article":
         text, cut = cut_text(str(item.get("body") or ""), OPENING_CHARS)
         return InputView(

@@ -22,9 +22,11 @@ from typing import Any
 
 from veracity.core import context
 from veracity.core.context import EventStream
-from veracity.core.errors import StorageError
+from veracity.core.errors import InputError, StorageError
 from veracity.core.types import CheckInput, TraceEvent
+from veracity.documents import DocumentText
 from veracity.runtime import Run
+from veracity.runtime.documents import DocumentPlan
 from veracity.server.runs import RequestProblem, RunBuilder
 from veracity.server.schemas import FINISHED, CheckRequest
 from veracity.server.store import JobStore
@@ -49,8 +51,10 @@ class LiveJob:
 
     id: str
     run: Run
-    item: CheckInput
+    item: CheckInput | None  # None for a document check (see `document`)
     store: JobStore
+    document: DocumentPlan | None = None  # a document check's plan
+    text: DocumentText | None = None  # its document, once read (or fetched)
     status: str = "queued"
     stream: EventStream[StreamItem] = field(default_factory=EventStream)
     task: asyncio.Task | None = None
@@ -143,14 +147,14 @@ class JobManager:
             raise RequestProblem(503, "not accepting checks", "the server is starting or stopping")
         if len(self._waiting) >= self.queue_size:
             raise QueueFull(self.retry_after())
-        run, item = self.builder.build(request)
-        job = LiveJob(id=uuid.uuid4().hex, run=run, item=item, store=self.store)
+        job = self._prepare(request)
+        preview = job.item.content if job.item is not None else _document_preview(request)
         self.store.create(
             job.id,
             request.model_dump(mode="json", exclude_none=True),
-            method=run.method.name,
-            input_kind=item.kind,
-            preview=item.content[:PREVIEW_CHARS],
+            method=job.run.method.name,
+            input_kind=job.item.kind if job.item is not None else "document",
+            preview=preview[:PREVIEW_CHARS],
             rerun_of=rerun_of,
         )
         self.live[job.id] = job
@@ -159,6 +163,14 @@ class JobManager:
         job.set_status("queued", position=len(self._waiting))
         job.task = asyncio.create_task(self._execute(job), name=f"veracity-job-{job.id}")
         return job
+
+    def _prepare(self, request: CheckRequest) -> LiveJob:
+        job_id = uuid.uuid4().hex
+        if request.input.kind == "document":
+            plan = self.builder.build_document(request)
+            return LiveJob(id=job_id, run=plan.run, item=None, store=self.store, document=plan)
+        run, item = self.builder.build(request)
+        return LiveJob(id=job_id, run=run, item=item, store=self.store)
 
     def retry_after(self) -> int:
         """Seconds until a queue slot is likely free (from recent check durations)."""
@@ -187,11 +199,10 @@ class JobManager:
                     self.store.started(job.id)
                     job.set_status("running")
                     with context.observe(job.on_trace):
-                        verdict = await job.run.check(job.item)
+                        status, result, error = await self._work(job)
                 finally:
                     self._running -= 1
-            status = "failed" if verdict.error else "done"
-            self._finish(job, status, verdict=verdict.model_dump(mode="json"), error=verdict.error)
+            self._finish(job, status, verdict=result, error=error)
         except asyncio.CancelledError:
             status = "interrupted" if self._stopping else "cancelled"
             why = "the server stopped" if self._stopping else "cancelled on request"
@@ -204,6 +215,20 @@ class JobManager:
             if started is not None:
                 self._durations = [*self._durations[-99:], time.perf_counter() - started]
 
+    async def _work(self, job: LiveJob) -> tuple[str, dict[str, Any] | None, str | None]:
+        """Run the job: (status, its result as JSON, the error)."""
+        if job.document is None:
+            assert job.item is not None
+            verdict = await job.run.check(job.item)
+            status = "failed" if verdict.error else "done"
+            return status, verdict.model_dump(mode="json"), verdict.error
+        try:  # a URL is fetched here, through the service's guarded HTTP client
+            job.text = await job.document.read()
+        except InputError as exc:
+            return "failed", None, str(exc)
+        report = await job.document.checker.check(job.text)
+        return "done", report.model_dump(mode="json"), None
+
     def _finish(
         self,
         job: LiveJob,
@@ -213,13 +238,16 @@ class JobManager:
         error: str | None = None,
     ) -> None:
         extra: dict[str, Any] = {"error": error} if error else {}
+        label, score = result_label(job, verdict)
         if verdict is not None:
-            extra.update(label=verdict.get("label"), score=verdict.get("score"))
+            extra.update(label=label, score=score)
             failures = (verdict.get("metadata") or {}).get("search_failures")
             if failures:  # the status line can say that searches failed
                 extra["search_failures"] = failures
         try:
-            self.store.finish(job.id, status, verdict=verdict, error=error)
+            self.store.finish(
+                job.id, status, verdict=verdict, error=error, label=label, score=score
+            )
             job.set_status(status, **extra)
         except StorageError as exc:  # the end is lost, not the server: followers are let go
             log.error("check %s ended %s but could not be stored: %s", job.id, status, exc)
@@ -263,3 +291,20 @@ class JobManager:
             return
         async for _, item in job.stream.follow(max(after, 0)):
             yield item
+
+
+def _document_preview(request: CheckRequest) -> str:
+    item = request.input
+    return str(getattr(item, "title", None) or getattr(item, "text", None) or item.url or "")
+
+
+def result_label(job: LiveJob, result: dict[str, Any] | None) -> tuple[str | None, float | None]:
+    """The label and score the history shows: a verdict's own; for a document, how many
+    of its checked claims are supported and its factuality."""
+    if result is None:
+        return None, None
+    if job.document is None:
+        return result.get("label"), result.get("score")
+    summary = result.get("summary") or {}
+    shown = f"{summary.get('supported', 0)} of {summary.get('checked', 0)} supported"
+    return shown, summary.get("factuality")

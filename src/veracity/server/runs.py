@@ -11,7 +11,9 @@ from __future__ import annotations
 from veracity.core.config import RunConfig
 from veracity.core.errors import InputError
 from veracity.core.types import CheckInput
+from veracity.documents import DocumentText, from_text
 from veracity.runtime import Run
+from veracity.runtime.documents import DocumentPlan
 from veracity.runtime.listing import label_spaces
 from veracity.runtime.service import LLM, CheckRefused, ManagedLLM, Veracity
 from veracity.server.schemas import (
@@ -118,3 +120,28 @@ class RunBuilder:
         except InputError as exc:
             raise RequestProblem(422, "invalid input", str(exc)) from exc
         return plan.run, plan.item
+
+    def build_document(self, request: CheckRequest) -> DocumentPlan:
+        """The plan of a document check (its run is built; its URL is not fetched yet).
+
+        Raises:
+            RequestProblem: 422 for whatever the service refuses (as `build`).
+        """
+        item = request.input
+        assert item.kind == "document"
+        try:
+            return self.service.plan_document(
+                reading_text(item.text, item.title) if item.text is not None else None,
+                url=item.url, method=request.method, labels=request.labels,
+                options=request.method_config, sources=request.sources, model=request.model,
+                extraction=request.extraction, corrections=bool(request.corrections),
+            )  # fmt: skip
+        except CheckRefused as exc:
+            raise RequestProblem(422, exc.title, exc.detail) from exc
+        except InputError as exc:
+            raise RequestProblem(422, "invalid input", str(exc)) from exc
+
+
+def reading_text(text: str, title: str | None) -> DocumentText:
+    """A document given as text (raises `InputError` for a blank one)."""
+    return from_text(text, title=title)

@@ -5,14 +5,40 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veracity.core.types import Article, Claim, Post, Verdict
+from veracity.documents.reading import MAX_DOCUMENT_CHARS
+from veracity.documents.report import DocumentReport
+from veracity.evidence.claims import ExtractionConfig
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})
 
-CheckItem = Annotated[Claim | Article | Post, Field(discriminator="kind")]
+
+class DocumentItem(BaseModel):
+    """A document to check claim by claim: its text, or a web page the service fetches
+    (through its guarded HTTP client: public addresses only, size and time limits)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["document"] = "document"
+    text: str | None = Field(default=None, max_length=MAX_DOCUMENT_CHARS)
+    url: str | None = Field(default=None, max_length=2048, description="an http(s) address")
+    title: str | None = Field(default=None, max_length=500)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DocumentItem:
+        if (self.text is None) == (self.url is None):
+            raise ValueError("give the document's text or its url (one of them)")
+        if self.text is not None and not self.text.strip():
+            raise ValueError("the document's text is blank")
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError("the document's url must be an http:// or https:// address")
+        return self
+
+
+CheckItem = Annotated[Claim | Article | Post | DocumentItem, Field(discriminator="kind")]
 
 
 class CheckRequest(BaseModel):
@@ -26,6 +52,9 @@ class CheckRequest(BaseModel):
             default: all of them.
         model: one of the models the server allows; default: the configured model.
         method_config: method options, when the server allows them.
+        corrections: a document check only: suggest a correction for each refuted claim,
+            from the evidence its verdict cites (marked as a suggestion).
+        extraction: a document check only: claim-extraction settings.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -36,6 +65,14 @@ class CheckRequest(BaseModel):
     sources: list[str] | None = Field(default=None, max_length=50)
     model: str | None = Field(default=None, max_length=300)
     method_config: dict[str, Any] | None = None
+    corrections: bool | None = None
+    extraction: ExtractionConfig | None = None
+
+    @model_validator(mode="after")
+    def _document_options(self) -> CheckRequest:
+        if self.input.kind != "document" and (self.corrections or self.extraction is not None):
+            raise ValueError("corrections and extraction apply to document inputs only")
+        return self
 
 
 class JobSummary(BaseModel):
@@ -61,6 +98,11 @@ class Job(JobSummary):
     events_url: str
     request: CheckRequest
     verdict: Verdict | None = None
+    document: DocumentReport | None = Field(
+        default=None,
+        description="a document check's result: each claim with its spans, verdict, score, "
+        "rationale, evidence and suggested correction; the counts and factuality",
+    )
     error: str | None = Field(default=None, description="why the job produced no verdict")
     warning: str | None = Field(
         default=None,

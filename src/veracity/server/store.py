@@ -184,9 +184,12 @@ class JobStore:
         *,
         verdict: dict[str, Any] | None = None,
         error: str | None = None,
+        label: str | None = None,
+        score: float | None = None,
     ) -> None:
-        label = verdict.get("label") if verdict else None
-        score = verdict.get("score") if verdict else None
+        """Store how the job ended; `label` and `score` default to the verdict's."""
+        if verdict and label is None and score is None:
+            label, score = verdict.get("label"), verdict.get("score")
         self._write(
             "UPDATE jobs SET status=?, finished_at=?, verdict=?, error=?, label=?, score=? "
             "WHERE id=?",
