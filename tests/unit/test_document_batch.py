@@ -253,3 +253,27 @@ def test_bad_extraction_flags_on_check_exit_2(llm, args, message):
     result = invoke("check", *args)
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split()) and "Traceback" not in result.output
+
+
+def test_standard_input_streams_each_document_and_several_run_at_once(llm, tmp_path):
+    rows = "".join(json.dumps({"text": t}) + "\n" for t in (CURIE, EINSTEIN, "  "))
+    run_dir = tmp_path / "stream"
+    args = ["batch", "-", "--kind", "document", "--run-dir", str(run_dir), "--no-progress",
+            "--concurrency", "2"]  # fmt: skip
+    result = invoke(*args, stdin=rows)
+    assert result.exit_code == 0, result.output
+    got = {r["id"]: r for r in map(json.loads, re.findall(r"^\{.*\}$", result.stdout, re.M))}
+    assert sorted(got) == ["stdin:1", "stdin:2", "stdin:3"]
+    assert got["stdin:1"]["report"]["summary"]["refuted"] == 1
+    assert got["stdin:2"]["report"]["summary"]["supported"] == 3
+    assert got["stdin:3"]["status"] == "error"
+    calls = len(llm.calls)
+    again = invoke(*args, stdin=rows)  # done rows are replayed from the run directory
+    assert again.exit_code == 0, again.output
+    assert len(re.findall(r"^\{.*\}$", again.stdout, re.M)) == 3 and len(llm.calls) == calls
+
+
+def test_an_html_path_that_is_a_folder_is_refused_before_checking(llm, tmp_path):
+    result = invoke("check", "--kind", "document", "--html", str(tmp_path), CURIE)
+    assert result.exit_code == 2, result.output
+    assert str(tmp_path) in " ".join(result.output.split()) and llm.calls == []
