@@ -41,7 +41,9 @@ def test_every_registered_dataset_parses_its_fixture(name, split):
     for ex in examples:
         assert ex.label in space.labels
         assert ex.label_space == space.name
-        assert ex.input.kind == ds.info.input_kind
+        # a document task's answers come as claims (the answer's text), checked claim by claim
+        kind = "claim" if ds.info.input_kind == "document" else ds.info.input_kind
+        assert ex.input.kind == kind
         assert ex.metadata["split"] == split
 
 
@@ -200,6 +202,22 @@ def test_factcheck_bench_claims_responses_and_factbench():
         "no response text (the answer is null)": 1,
         "response_label is NA (no factuality label)": 1,
     }
+
+
+def test_answers_as_documents_carry_their_annotated_claims():
+    [answer] = load("factcheck_bench_documents")
+    assert answer.label == "false" and answer.input.context.startswith("answer to the question")
+    assert answer.metadata["gold_claims"] == [
+        {"text": "In 1980, the oldest justice on the United States Supreme Court was Justice "
+         "William O. Douglas.", "category": "factual", "checkworthy": True, "label": "false"}
+    ]  # fmt: skip
+    corpus = list(get_dataset("factcheck_bench_documents").corpus(FIX))
+    assert len(corpus) == 2 and all(d.metadata == {} for d in corpus)  # stances left out
+    qa = load("factool_qa_documents")
+    assert [len(a.metadata["gold_claims"]) for a in qa] == [6, 7]
+    second = qa[0].metadata["gold_claims"][1]
+    assert second == {"text": "The United States has 94 operating reactors", "category": None,
+                      "checkworthy": None, "label": "false"}  # fmt: skip
 
 
 def test_factool_claims_answers_and_citations():

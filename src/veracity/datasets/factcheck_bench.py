@@ -175,6 +175,7 @@ class FactCheckBenchDocuments(FactCheckBenchResponses):
         description="FactCheck-Bench: 92 labelled ChatGPT answers as documents, with their "
         "678 annotated claims (check-worthiness and factuality) for the document task",
         licence=_LICENCE,
+        has_corpus=True,
     )
 
     def parse(self, raw: dict[str, Any], loc: Loc, split: str) -> Example | Skip:

@@ -254,10 +254,12 @@ def document_metrics(records: Sequence[Any], threshold: float) -> DocumentMetric
     return tally.result()
 
 
-def with_document_metrics(store: Any, records: Sequence[Any], metrics: Metrics) -> Metrics:
+def with_document_metrics(
+    store: Any, records: Sequence[Any], metrics: Metrics, *, write: bool = True
+) -> Metrics:
     """`metrics` with the document task's figures in ``extra`` (``section.name``), and
-    the whole `DocumentMetrics` written to ``document_metrics.json``; unchanged for a
-    run that is not a document task.
+    (`write`) the whole `DocumentMetrics` written to ``document_metrics.json``; unchanged
+    for a run that is not a document task.
 
     The threshold is the run config's (``document:``) for the matcher the run used.
     """
@@ -267,8 +269,28 @@ def with_document_metrics(store: Any, records: Sequence[Any], metrics: Metrics) 
         return metrics
     settings = task_config(store.read_config().get("document"))
     found = document_metrics(records, settings.threshold(tasks[0]["matcher"]))
-    store.write_json(store.path / METRICS_FILE, found.model_dump(mode="json"))
+    if write:
+        store.write_json(store.path / METRICS_FILE, found.model_dump(mode="json"))
     return metrics.model_copy(update={"extra": {**metrics.extra, **found.flat()}})
+
+
+HEADLINE = (
+    ("claim extraction recall", "extraction.recall"),
+    ("claim extraction precision", "extraction.precision"),
+    ("check-worthiness F1 (factual)", "checkworthiness.f1_factual"),
+    ("claims macro-F1, given the annotated claims", "gold_claims.macro_f1"),
+    ("claims macro-F1, given the extracted claims", "extracted_claims.macro_f1"),
+    ("answers right, of those labelled", "response.accuracy_answered"),
+    ("claims per answer, extracted", "cost.claims_per_document_extracted"),
+    ("claims per answer, annotated", "cost.claims_per_document_annotated"),
+)
+
+
+def headline(extra: dict[str, float]) -> list[tuple[str, float | None]]:
+    """The document task's main figures for a report (empty for other runs; None: n/a)."""
+    if "extraction.recall" not in extra and "cost.claims_per_document_annotated" not in extra:
+        return []
+    return [(name, extra.get(key)) for name, key in HEADLINE]
 
 
 def _truth(rec: Any) -> str | None:

@@ -20,6 +20,8 @@ from pydantic import ValidationError
 from veracity.core.errors import LabelError, RunStoreError
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.types import cost_text
+from veracity.evaluation.document_metrics import headline as document_headline
+from veracity.evaluation.document_metrics import with_document_metrics
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
@@ -86,7 +88,7 @@ def load_run(path: str | Path) -> RunResult:
         config=cfg,
         records=records,
         space=space,
-        metrics=compute_metrics(records, space),
+        metrics=with_document_metrics(store, records, compute_metrics(records, space), write=False),
         wall_time_s=sum(s.get("wall_time_s", 0.0) for s in sessions),
         sessions=len(sessions),
         engines=tuple(dict.fromkeys(_engine(s) for s in sessions if s.get("engine"))),
@@ -259,6 +261,7 @@ def _context(run: RunResult) -> dict[str, Any]:
                 "ECE (confidence)",
                 _fmt(m.confidence_calibration.ece) if m.confidence_calibration else "none",
             ),
+            *((name, "n/a" if v is None else _fmt(v)) for name, v in document_headline(m.extra)),
         ],
         "per_class": [
             (label, _fmt(s.precision), _fmt(s.recall), _fmt(s.f1), s.support, s.predicted)
