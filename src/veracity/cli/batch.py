@@ -72,7 +72,9 @@ def batch_(
     model: str = MODEL_OPTION,
     base_url: str = BASE_URL_OPTION,
     provider: str = PROVIDER_OPTION,
-    concurrency: int = typer.Option(None, help="rows checked at once (per worker; default 4)"),
+    concurrency: int = typer.Option(
+        None, help="rows checked at once (per worker; default 4, documents 1)"
+    ),
     text: str = typer.Option("text", help="column with the text to check"),
     kind: str = typer.Option("claim", help=KIND_HELP),
     id_column: str = typer.Option(None, "--id", help="column with each row's id"),
@@ -118,6 +120,8 @@ def batch_(
     }  # fmt: skip
     extraction = extraction_flags(no_decompose, no_decontextualise, no_checkworthiness,
                                   max_sentences, dedupe_threshold)  # fmt: skip
+    if kind not in ("claim", "article", "post", "document"):
+        fail(f"--kind: use one of claim, article, post, document, not {kind!r}")
     if kind == "document":
         from veracity.cli.batch_document import DocumentBatchArgs, batch_documents, refuse
 
@@ -128,10 +132,13 @@ def batch_(
         if out_path is None:
             fail("give --out OUT.jsonl (or --out - for standard output)")
         _check_paths(input_path, None if out_path == STDIN else Path(out_path))
-        flags["method"] = method or "rag"
+        from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD
+
+        # a --config's method stands; else rag, as for `veracity check --kind document`
+        flags["method"] = method or (None if config else DEFAULT_DOCUMENT_METHOD)
         flags["concurrency"] = None  # --concurrency counts documents here, not claims
         args = DocumentBatchArgs(
-            input_path, out_path, run_dir or _default_run_dir(out_path, flags["method"]),
+            input_path, out_path, run_dir or _default_run_dir(out_path, method or "documents"),
             dict(text=text, url=url_column, id=id_column, title=title, date=date,
                  date_format=date_format),
             input_format, concurrency, retry_errors, progress, corrections, extraction, html,

@@ -76,8 +76,6 @@ def batch_documents(cfg_for: Any, args: DocumentBatchArgs) -> None:
         fail(str(exc))
     except (EvalError, ConfigError, RunStoreError, DatasetError, InputError) as exc:
         fail(str(exc))
-    except ValueError as exc:  # a bad column option
-        fail(str(exc))
     try:
         _check(batch, args, rows, concurrency)
     finally:
@@ -85,11 +83,16 @@ def batch_documents(cfg_for: Any, args: DocumentBatchArgs) -> None:
 
 
 def _read(args: DocumentBatchArgs, columns: Any) -> list:
+    from pydantic import ValidationError
+
     from veracity.datasets.generic import ColumnSpec
     from veracity.evaluation.batch import read_rows
     from veracity.evaluation.document_batch import document_rows
 
-    spec = ColumnSpec(text=columns.text, format=args.input_format)
+    try:
+        spec = ColumnSpec(text=columns.text, format=args.input_format)
+    except ValidationError as exc:
+        fail(f"--format: {exc.errors()[0]['msg']}")
     order: list[str] = []
     notice = lambda m: console.print(m, markup=False)  # noqa: E731
     rows = list(document_rows(read_rows(args.input_path, spec), columns, order, notice))
