@@ -175,8 +175,8 @@ def test_retry_errors_checks_the_failed_rows_again(llm, tmp_path):
         (("--max-sentences", "0"), "--max-sentences"),
         (("--dedupe-threshold", "1.5"), "--dedupe-threshold"),
         (("--method", "s2mad"), "pick a claim method"),
-        (("--engine", "ray"), "--engine do not apply to documents"),
-        (("--speaker", "who"), "--speaker do not apply to documents"),
+        (("--engine", "ray"), "--engine does not apply to documents"),
+        (("--speaker", "who"), "--speaker does not apply to documents"),
     ],
 )
 def test_bad_document_batch_options_exit_2(llm, tmp_path, extra, message):
@@ -194,7 +194,7 @@ def test_document_flags_without_kind_document_are_refused(llm, tmp_path):
     _write_jsonl(src, [{"text": "a claim"}])
     result = invoke("batch", str(src), "--out", str(tmp_path / "o.jsonl"), "--no-decompose")
     assert result.exit_code == 2
-    assert "--no-decompose apply to documents: add --kind document" in result.output
+    assert "--no-decompose applies to documents: add --kind document" in result.output
 
 
 def test_a_claim_run_directory_is_not_resumed_as_documents(llm, tmp_path):
@@ -246,7 +246,7 @@ def test_the_other_extraction_flags_change_the_extraction(llm):
     [
         (("--kind", "document", "--max-sentences", "0", CURIE), "--max-sentences"),
         (("--kind", "document", "--dedupe-threshold", "0", CURIE), "--dedupe-threshold"),
-        (("--no-decompose", CURIE), "--no-decompose apply to documents"),
+        (("--no-decompose", CURIE), "--no-decompose applies to documents"),
     ],
 )
 def test_bad_extraction_flags_on_check_exit_2(llm, args, message):

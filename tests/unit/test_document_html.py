@@ -165,7 +165,7 @@ def test_batch_writes_a_report_per_row_and_an_index(llm, tmp_path):  # noqa: F81
 
 def test_html_without_kind_document_is_refused(llm, tmp_path):  # noqa: F811
     result = invoke("check", "--html", str(tmp_path / "r.html"), "a claim")
-    assert result.exit_code == 2 and "--html apply to documents" in result.output
+    assert result.exit_code == 2 and "--html applies to documents" in result.output
 
 
 # ---------------------------------------------------------------------- in real Chromium

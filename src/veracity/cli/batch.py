@@ -31,6 +31,7 @@ from veracity.cli.document_options import (
     NO_CHECKWORTHINESS,
     NO_DECOMPOSE,
     NO_DECONTEXTUALISE,
+    documents_only,
     extraction_flags,
     flag_names,
 )
@@ -144,10 +145,8 @@ def batch_(
             input_format, concurrency, retry_errors, progress, corrections, extraction, html,
         )  # fmt: skip
         return batch_documents(lambda folder: resolve_config(config, folder, None, flags), args)
-    given = [*flag_names(extraction), *(f for f, v in (("--url", url_column),
-             ("--corrections", corrections), ("--html", html)) if v)]  # fmt: skip
-    if given:
-        fail(f"{', '.join(given)} apply to documents: add --kind document")
+    documents_only([*flag_names(extraction), *(f for f, v in (("--url", url_column),
+                   ("--corrections", corrections), ("--html", html)) if v)])  # fmt: skip
     columns = dict(text=text, kind=kind, id=id_column, date=date, date_format=date_format,
                    speaker=speaker, title=title, context=context, replies=replies,
                    format=input_format)  # fmt: skip

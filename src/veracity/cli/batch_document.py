@@ -47,8 +47,9 @@ def refuse(options: dict[str, Any]) -> None:
     """Exit 2 naming the claim, article and post options given to a document batch."""
     given = [name for name, value in options.items() if value not in (None, False)]
     if given:
+        verb = "does not" if len(given) == 1 else "do not"
         fail(
-            f"{', '.join(given)} do not apply to documents (each row is a document, checked "
+            f"{', '.join(given)} {verb} apply to documents (each row is a document, checked "
             "on the local engine; its claims are checked concurrently)"
         )
 

@@ -24,6 +24,7 @@ from veracity.cli.document_options import (
     NO_CHECKWORTHINESS,
     NO_DECOMPOSE,
     NO_DECONTEXTUALISE,
+    documents_only,
     extraction_flags,
     flag_names,
 )
@@ -142,9 +143,8 @@ def check(
         fail("--corrections applies to documents: add --kind document")
     extraction = extraction_flags(no_decompose, no_decontextualise, no_checkworthiness,
                                   max_sentences, dedupe_threshold)  # fmt: skip
-    doc_only = [*flag_names(extraction), *(["--html"] if html else [])]
-    if not document and doc_only:
-        fail(f"{', '.join(doc_only)} apply to documents: add --kind document")
+    if not document:
+        documents_only([*flag_names(extraction), *(["--html"] if html else [])])
     if document:
         from veracity.cli.check_document import document_source
 

@@ -73,6 +73,13 @@ def flag_names(settings: dict[str, Any]) -> list[str]:
     return [names[k] for k in settings]
 
 
+def documents_only(given: list[str]) -> None:
+    """Exit 2 when documents' options were `given` to a check of another kind."""
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        fail(f"{', '.join(given)} {verb} to documents: add --kind document")
+
+
 def checked_extraction(settings: dict[str, Any]) -> Any:
     """`settings` validated by the service (an `ExtractionConfig`); exits 2 on a bad value,
     naming the flag."""
@@ -109,6 +116,7 @@ __all__ = [
     "NO_DECONTEXTUALISE",
     "checked_extraction",
     "checked_html_path",
+    "documents_only",
     "extraction_flags",
     "flag_names",
 ]
