@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.exceptions import HTTPException
 
 from veracity.server.api import JobId, require_token, search_warning
 from veracity.server.apidocs import reference
+from veracity.server.document_views import claim_report, document_view, finished_view
 from veracity.server.inputs import input_view
 from veracity.server.views import build_report
 
@@ -97,11 +99,54 @@ def _report_page(job_id: str, request: Request) -> HTMLResponse:
     row = request.app.state.store.get(job_id)
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
+    if row.input_kind == "document":
+        doc = finished_view(row)
+        usage = (row.verdict or {}).get("usage")
+        wall = (row.verdict or {}).get("wall_time_s") or 0.0
+        return render("_document_report.html.j2", request, job=row, doc=doc, usage=usage, wall=wall)
     report = build_report(row.verdict, row.request) if row.verdict else None
     warning = search_warning(row.verdict)  # failed searches: how many, the first error
     return render(
         "_report.html.j2", request, job=row, verdict=row.verdict, report=report, warning=warning
     )
+
+
+ClaimId = Annotated[str, PathParam(pattern="^[A-Za-z0-9_-]{1,32}$", description="a claim id")]
+
+
+@fragments.get("/checks/{job_id}/document", response_class=HTMLResponse)
+async def document_fragment(job_id: JobId, request: Request) -> HTMLResponse:
+    """A document check's annotated text so far: claims pending until each is checked."""
+    return await asyncio.to_thread(_document_page, job_id, request)
+
+
+def _document_page(job_id: str, request: Request) -> HTMLResponse:
+    row = _document_row(job_id, request)
+    doc = document_view(row, request.app.state.jobs)
+    return render("_document.html.j2", request, doc=doc)
+
+
+@fragments.get("/checks/{job_id}/claims/{claim_id}", response_class=HTMLResponse)
+async def claim_fragment(job_id: JobId, claim_id: ClaimId, request: Request) -> HTMLResponse:
+    """One checked claim of a document: its method's own view (debate, tree, trajectory)."""
+    return await asyncio.to_thread(_claim_page, job_id, claim_id, request)
+
+
+def _claim_page(job_id: str, claim_id: str, request: Request) -> HTMLResponse:
+    row = _document_row(job_id, request)
+    found = claim_report(row, claim_id)
+    if found is None:
+        raise HTTPException(404, f"no checked claim {claim_id!r} in check {job_id!r}")
+    return render("_claim_method.html.j2", request, report=found[1], method=row.method)
+
+
+def _document_row(job_id: str, request: Request) -> Any:
+    row = request.app.state.store.get(job_id)
+    if row is None:
+        raise HTTPException(404, f"no check with id {job_id!r}")
+    if row.input_kind != "document":
+        raise HTTPException(404, f"check {job_id!r} is not a document check")
+    return row
 
 
 @fragments.get("/checks/{job_id}/input", response_class=HTMLResponse)

@@ -101,7 +101,8 @@ async function initForm(form) {
   function fitMethods() {
     const k = kind();
     document.querySelectorAll(".kind-panel").forEach((p) => { p.hidden = p.dataset.kind !== k; });
-    for (const opt of method.options) opt.disabled = !opt.dataset.kinds.split(" ").includes(k);
+    const takes = k === "document" ? "claim" : k; // a document's claims are checked one by one
+    for (const opt of method.options) opt.disabled = !opt.dataset.kinds.split(" ").includes(takes);
     const fallback = [...method.options].find((o) => o.value === method.dataset.default && !o.disabled)
       || [...method.options].find((o) => !o.disabled);
     if ((!chosen || method.selectedOptions[0]?.disabled) && fallback) method.value = fallback.value;
@@ -171,6 +172,18 @@ function parseReplies(text) {
     .map((t, i) => ({ id: `r${i + 1}`, text: t }));
 }
 
+function documentInput() {
+  const text = document.getElementById("document-text").value;
+  const url = value("document-url");
+  if (text.trim() && url) throw new Error("Give the document's text or its address, not both.");
+  if (!text.trim() && !url) throw new Error("Give the document's text or its address.");
+  const input = { kind: "document" };
+  if (url) input.url = url;
+  else input.text = text; // as typed: the claims' spans are offsets into it
+  if (value("document-title")) input.title = value("document-title");
+  return input;
+}
+
 function buildRequest(form, kind) {
   let input;
   if (kind === "claim") {
@@ -179,10 +192,13 @@ function buildRequest(form, kind) {
     input = { kind, title: value("article-title"), body: value("article-body") };
     if (value("article-url")) input.url = value("article-url");
     if (value("article-date")) input.published_at = `${value("article-date")}T00:00:00Z`;
+  } else if (kind === "document") {
+    input = documentInput();
   } else {
     input = { kind, text: value("post-text"), replies: parseReplies(value("post-replies")) };
   }
   const body = { input, method: value("method") };
+  if (kind === "document" && $("#document-corrections").checked) body.corrections = true;
   if (value("labels")) body.labels = value("labels");
   if (value("model")) body.model = value("model");
   const boxes = form.querySelectorAll("input[name=sources]");
@@ -295,10 +311,19 @@ function initCheck(root) {
     insertFragment($("#checked"), await resp.text()); // server-rendered, escaped
   }
   async function loadReport() {
+    final = true;
     const resp = await api(`/ui/checks/${jobId}/report`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
     insertFragment($("#report"), await resp.text()); // server-rendered, escaped
+    if (selected) selectClaim(selected, false);
   }
+  const doc = documentView(jobId, pageError);
+  let final = false;
+  let selected = null;
+  const selectClaim = (id, focus) => { selected = id; doc.select(id, focus); };
+  doc.onRefresh = () => { if (selected) selectClaim(selected, false); };
+  doc.isFinal = () => final;
+  doc.bind($("#report"), (id) => selectClaim(id, true));
 
   async function start() {
     await loadInput();
@@ -306,6 +331,8 @@ function initCheck(root) {
     if (!resp.ok) return showError(pageError, await problemText(resp));
     const job = await resp.json();
     setStatus(job.status, job.queue_position ? `number ${job.queue_position} in the queue` : "");
+    const isDocument = job.input_kind === "document";
+    if (isDocument && !FINISHED.has(job.status)) doc.refresh();
     let finished = false;
     await followEvents(jobId, (type, ev) => {
       if (type === "status") {
@@ -315,6 +342,7 @@ function initCheck(root) {
         return;
       }
       count(ev);
+      if (isDocument && (ev.kind === "claims_found" || ev.kind === "claim_checked")) doc.refresh();
       const line = describe(ev);
       if (line) addLine(line, ev.kind);
     });
@@ -343,6 +371,84 @@ function initCheck(root) {
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   });
   start().catch((e) => showError(pageError, e.message));
+}
+
+// ------------------------------------------------------------------ a document's claims
+
+// The annotated document of a document check: refreshed from the server (escaped
+// fragments) as its claims are found and checked; a highlight or a table row selects a
+// claim, opening its details and loading its method's own view.
+function documentView(jobId, pageError) {
+  const view = { onRefresh: () => {}, isFinal: () => false };
+  let timer = null;
+  let loading = false;
+  let again = false;
+
+  async function load() {
+    if (loading) { again = true; return; }
+    loading = true;
+    try {
+      const resp = await api(`/ui/checks/${jobId}/document`);
+      if (!resp.ok) return showError(pageError, await problemText(resp));
+      const html = await resp.text();
+      if (view.isFinal()) return; // the finished report has replaced the live view
+      insertFragment($("#report"), html);
+      view.onRefresh();
+    } finally {
+      loading = false;
+      if (again) { again = false; view.refresh(); }
+    }
+  }
+  view.refresh = () => {
+    if (!timer) timer = setTimeout(() => { timer = null; load().catch(() => {}); }, 120);
+  };
+
+  view.select = (id, focus) => {
+    const root = $("#report");
+    for (const m of root.querySelectorAll("mark.claim-mark")) {
+      m.classList.toggle("selected", m.dataset.claims.split(" ").includes(id));
+    }
+    const details = document.getElementById(`claim-${id}`);
+    if (!details) return;
+    details.open = true;
+    if (focus) {
+      details.scrollIntoView({ block: "nearest" });
+      details.querySelector("summary")?.focus();
+    }
+    if ($("#document")?.dataset.done === "yes") loadMethod(id).catch(() => {});
+  };
+
+  async function loadMethod(id) {
+    const box = [...document.querySelectorAll(".claim-method")].find((b) => b.dataset.claim === id);
+    if (!box || box.dataset.loaded) return;
+    for (const other of document.querySelectorAll(".claim-method[data-loaded]")) {
+      other.replaceChildren(); // one method view at a time: its ids stay unique
+      delete other.dataset.loaded;
+    }
+    box.dataset.loaded = "yes";
+    const resp = await api(`/ui/checks/${jobId}/claims/${encodeURIComponent(id)}`);
+    if (resp.ok) insertFragment(box, await resp.text());
+  }
+
+  view.bind = (root, choose) => {
+    const next = (mark) => { // a span of several claims: each click picks the next one
+      const ids = mark.dataset.claims.split(" ");
+      const at = ids.indexOf(mark.dataset.last || "");
+      mark.dataset.last = ids[(at + 1) % ids.length];
+      return mark.dataset.last;
+    };
+    root.addEventListener("click", (e) => {
+      const mark = e.target.closest("mark.claim-mark");
+      const link = e.target.closest("a.claim-link");
+      if (mark) choose(next(mark));
+      else if (link) { e.preventDefault(); choose(link.dataset.claim); }
+    });
+    root.addEventListener("keydown", (e) => {
+      const mark = e.target.closest?.("mark.claim-mark");
+      if (mark && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); choose(next(mark)); }
+    });
+  };
+  return view;
 }
 
 // ------------------------------------------------------------------ history

@@ -1,0 +1,71 @@
+"""What the web UI shows of a document check: the annotated document, live or finished,
+and one claim's own method view.
+
+While the check runs, the view is built from the job's progress events (``claims_found``
+and ``claim_checked``) and the document's text (as given, or as fetched, which the live
+job holds); once it ends, from the stored `DocumentReport`. Both go through
+`veracity.documents.annotate`, so the page and the HTML report mark text the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veracity.core.errors import InputError
+from veracity.documents import DocumentReport, from_text
+from veracity.documents.annotate import DocumentView, live_view, view
+from veracity.server.jobs import JobManager
+from veracity.server.store import JobRow
+from veracity.server.views import Report, build_report
+
+
+def finished_view(row: JobRow) -> DocumentView | None:
+    """The view of a stored document report (None: the check left none)."""
+    if row.verdict is None:
+        return None
+    return view(DocumentReport.model_validate(row.verdict))
+
+
+def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
+    """The document as far as its check has got: finished, or from its progress events."""
+    done = finished_view(row)
+    if done is not None:
+        return done
+    item = row.request.get("input") or {}
+    live = jobs.live.get(row.id)
+    text = live.text.text if live is not None and live.text is not None else _given(item)
+    claims: list[dict[str, Any]] = []
+    checked: dict[str, dict[str, Any]] = {}
+    for _, kind, body in jobs.store.events(row.id):
+        if kind != "trace":
+            continue
+        data = body.get("data") or {}
+        if body.get("kind") == "claims_found":
+            claims = [c for c in data.get("claims") or [] if isinstance(c, dict)]
+        elif body.get("kind") == "claim_checked":
+            checked[str(data.get("claim_id"))] = data
+    return live_view(
+        text or "",
+        claims if text else [],
+        checked,
+        title=item.get("title"),
+        url=item.get("url"),
+        method=row.method,
+    )
+
+
+def _given(item: dict[str, Any]) -> str | None:
+    """The text a request gave, as the check reads it (None: a URL not fetched yet)."""
+    try:
+        return from_text(item["text"]).text if item.get("text") else None
+    except InputError:
+        return None
+
+
+def claim_report(row: JobRow, claim_id: str) -> tuple[str, Report] | None:
+    """The claim's text and its verdict's views (None: no such checked claim)."""
+    for outcome in (row.verdict or {}).get("claims") or []:
+        claim = outcome.get("claim") or {}
+        if claim.get("id") == claim_id and outcome.get("verdict"):
+            return str(claim.get("text", "")), build_report(outcome["verdict"], row.request)
+    return None

@@ -1,0 +1,189 @@
+"""A document check in the web UI, in real headless Chromium (Debian's, driven by
+Playwright) against a live server on a scripted model: the claims appear in place as
+pending highlights, change colour as each is checked, and a highlight opens its claim's
+evidence, rationale and suggested correction. Screenshots go under the test run's
+temporary directory (or $VERACITY_TEST_ARTIFACTS)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from server_support import live_server, run_config
+
+from browser_support import TIMEOUT_MS, chromium
+from veracity.llm.base import LLMRequest, LLMResponse
+from veracity.testing import ScriptedLLM
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
+browser = pytest.fixture(scope="module")(chromium)
+
+TEXT = (
+    "The Eiffel Tower is in Berlin. Klitschko sold his medal in 2012. "
+    "I think <b>Paris</b> is lovely."
+)
+CORRECTED = "The Eiffel Tower is in Paris."
+
+
+class HeldChecks:
+    """Answers like a scripted model, but holds every claim check (``rag`` calls) until
+    `gate` is set, so the page can be seen with its claims found and not yet checked."""
+
+    def __init__(self, inner: ScriptedLLM):
+        self.inner = inner
+        self.gate = threading.Event()
+
+    @property
+    def capabilities(self):
+        return self.inner.capabilities
+
+    @property
+    def backend_id(self) -> str:
+        return self.inner.backend_id
+
+    @property
+    def model(self) -> str:
+        return "held"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if (request.tag or "").startswith("rag"):
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
+        return await self.inner.complete(request)
+
+
+def _fenced(request: LLMRequest, tag: str) -> list[str]:
+    prompt = "\n".join(str(m.content) for m in request.messages if m.role == "user")
+    return [t.strip() for t in re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", prompt, re.S)]
+
+
+def scripted() -> ScriptedLLM:
+    """Each sentence is one claim, already standing alone; the third is an opinion; rag
+    refutes the claim about Berlin and supports the rest; corrections from evidence [1]."""
+    llm = ScriptedLLM()
+    llm.on(
+        ".*",
+        lambda r: json.dumps({"claims": _fenced(r, "sentence")[:1]}),
+        tag="claims:decompose",
+    )
+    llm.on(
+        ".*", lambda r: json.dumps({"claims": _fenced(r, "claim")}), tag="claims:decontextualise"
+    )
+    llm.on(
+        ".*", json.dumps({"claims": ["factual", "factual", "opinion"]}), tag="claims:checkworthy"
+    )
+    llm.on(
+        "Berlin",
+        json.dumps({"cited": [1], "label": "false", "reasoning": "The sources put it elsewhere."}),
+        tag="rag",
+    )
+    llm.on(".*", '{"cited": [1], "label": "true", "reasoning": "A source says so."}', tag="rag")
+    llm.on(".*", json.dumps({"correction": CORRECTED, "evidence": [1]}), tag="correct")
+    return llm
+
+
+@pytest.fixture
+def shots(tmp_path_factory) -> Path:
+    root = os.environ.get("VERACITY_TEST_ARTIFACTS")
+    folder = Path(root) if root else tmp_path_factory.getbasetemp() / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("dialog", lambda d: errors.append(f"a dialog opened: {d.message}"))
+    yield pg
+    context.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def _marks(page, verdict: str):
+    return page.locator(f"#doc-text mark.claim-mark.v-{verdict}")
+
+
+def test_a_document_is_marked_in_place_as_its_claims_are_checked(tmp_path, page, shots):
+    held = HeldChecks(scripted())
+    config = run_config("rag", method_config={"reasoning": True})  # rag says why
+    with live_server(tmp_path, held, config=config) as (server, _):
+        page.goto(server.url + "/")
+        page.get_by_label("Document (each of its claims)").check()
+        page.get_by_label("Text", exact=True).fill(TEXT)
+        page.get_by_label("Method").select_option("rag")
+        page.get_by_label("Suggest a correction for each refuted claim").check()
+        page.get_by_role("button", name="Check").click()
+        page.wait_for_url("**/checks/*")
+        # found, not checked yet: two pending highlights, the opinion left unchecked
+        _marks(page, "pending").nth(1).wait_for()
+        assert _marks(page, "pending").count() == 2
+        assert _marks(page, "skipped").count() == 1
+        assert "Finding the claims" not in page.locator("#document").inner_text()
+        page.screenshot(path=str(shots / "document-pending.png"), full_page=True)
+        held.gate.set()
+        page.locator("#document[data-done=yes]").wait_for()
+        assert page.locator("#status").inner_text().startswith("done")
+        refuted, supported = _marks(page, "refuted"), _marks(page, "supported")
+        assert refuted.count() == 1 and supported.count() == 1
+        assert _marks(page, "pending").count() == 0
+        assert refuted.inner_text() == "The Eiffel Tower is in Berlin."
+        # the document's text is text: its markup is shown, never run or rendered
+        assert page.locator("#doc-text b").count() == 0
+        assert "<b>Paris</b>" in page.locator("#doc-text").inner_text()
+        assert "Factuality" in page.locator("#doc-totals").inner_text()
+        # a highlight opens its claim: evidence, rationale, the correction as a suggestion
+        refuted.click()
+        details = page.locator("#claim-c1")
+        assert details.get_attribute("open") is not None
+        assert refuted.get_attribute("class").split()[-1] == "selected"
+        text = details.inner_text()
+        assert "Auction report" in text and "The sources put it elsewhere." in text
+        assert CORRECTED in text and "suggestion, not verified" in text
+        # and the method's own view, loaded for that claim (rag: its searches)
+        details.locator(".claim-method li").first.wait_for()
+        assert "memory" in details.locator(".claim-method").inner_text()
+        page.screenshot(path=str(shots / "document-checked.png"), full_page=True)
+        # a row of the table selects its claim too
+        page.locator("a.claim-link[data-claim=c2]").click()
+        assert page.locator("#claim-c2").get_attribute("open") is not None
+        # the permalink shows the finished document to a new visitor
+        page.goto(page.url)
+        page.locator("#document[data-done=yes]").wait_for()
+        assert _marks(page, "refuted").count() == 1
+
+
+def test_a_document_address_that_is_not_public_fails_with_the_reason(tmp_path, page):
+    with live_server(tmp_path, scripted(), config=run_config("rag")) as (server, _):
+        page.goto(server.url + "/")
+        page.get_by_label("Document (each of its claims)").check()
+        page.get_by_label("or its address (URL)").fill(server.url + "/healthz")
+        page.get_by_role("button", name="Check").click()
+        page.wait_for_url("**/checks/*")
+        page.locator(".verdict.failed").wait_for()
+        assert "127.0.0.1" in page.locator(".verdict.failed").inner_text()
+        assert page.locator("#status").inner_text().startswith("failed")
+
+
+def test_the_form_needs_text_or_an_address_not_both(tmp_path, page):
+    with live_server(tmp_path, scripted(), config=run_config("rag")) as (server, _):
+        page.goto(server.url + "/")
+        page.get_by_label("Document (each of its claims)").check()
+        page.get_by_role("button", name="Check").click()
+        error = page.locator("#form-error")
+        error.wait_for()
+        assert "text or its address" in error.inner_text()
+        page.get_by_label("Text", exact=True).fill(TEXT)
+        page.get_by_label("or its address (URL)").fill("https://news.example/a")
+        page.get_by_role("button", name="Check").click()
+        page.locator("#form-error", has_text="not both").wait_for()
+        assert page.url.rstrip("/") == server.url
