@@ -8,6 +8,7 @@ so every figure below is computed by hand from those choices (see `_expected`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ import yaml
 from typer.testing import CliRunner
 
 from veracity.cli import app
+from veracity.core.config import RunConfig
 from veracity.core.errors import EvalError
 from veracity.core.labels import get_label_space
 from veracity.evaluation.document_metrics import (
@@ -26,6 +28,8 @@ from veracity.evaluation.document_metrics import (
     response_label,
 )
 from veracity.evaluation.document_task import ClaimMatcher, task_config, truth_of
+from veracity.evaluation.runner import execute, prepare_run
+from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.testing import ScriptedLLM
@@ -320,3 +324,21 @@ def test_claim_matcher_by_words_by_embedding_and_the_fallback():
     assert fallback.name == "lexical" and "word overlap" in (fallback.note or "")
     with pytest.raises(EvalError, match=r"document\.match: lexical"):
         ClaimMatcher("embedding", "/no/such/model")
+
+
+def test_the_summary_names_the_document_figures_and_other_engines_are_refused(tmp_path, llm):
+    out = tmp_path / "run"
+    result = _eval(tmp_path, out)
+    assert result.exit_code == 0, result.output
+    assert "claim extraction recall" in result.output and "0.308" in result.output  # 4/13
+    assert "check-worthiness F1 (factual)" in result.output and "n/a" in result.output
+    cfg = RunStore(out).read_config()
+    run = prepare_run(RunConfig.model_validate(cfg), tmp_path / "again", llm=scripted())
+
+    class Elsewhere:
+        def describe(self):
+            return {"engine": "elsewhere"}
+
+    with pytest.raises(EvalError, match="local engine only"):
+        asyncio.run(execute(run, 1, engine=Elsewhere()))
+    run.store.release()

@@ -150,6 +150,9 @@ def _summary(run: PreparedRun, m: Metrics) -> Table:
     ]
     if m.calibration is not None:
         rows.append(("ECE (veracity)", f"{m.calibration.ece:.3f}"))
+    from veracity.evaluation.document_metrics import headline
+
+    rows += [(name, "n/a" if v is None else f"{v:.3f}") for name, v in headline(m.extra)]
     for k, v in rows:
         table.add_row(k, v)
     return table

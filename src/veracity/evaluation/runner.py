@@ -25,6 +25,7 @@ from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.types import cost_text
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.evaluation.document_metrics import with_document_metrics
+from veracity.evaluation.document_task import DocumentTask
 from veracity.evaluation.engines import (
     FATAL,
     Engine,
@@ -137,6 +138,10 @@ async def execute(
     k = concurrency or run.config.concurrency
     if k < 1:
         raise EvalError("--concurrency must be at least 1")
+    local = isinstance(engine or LocalEngine(), LocalEngine)
+    if isinstance(run.method, DocumentTask) and not local:
+        # workers of other engines build the claim method alone, not the document task
+        raise EvalError("a document task runs on the local engine only; leave out --engine")
     run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_config(run.config.model_dump(mode="json"))
     run.store.write_prompts(run.prompts)
