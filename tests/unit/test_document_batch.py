@@ -277,3 +277,24 @@ def test_an_html_path_that_is_a_folder_is_refused_before_checking(llm, tmp_path)
     result = invoke("check", "--kind", "document", "--html", str(tmp_path), CURIE)
     assert result.exit_code == 2, result.output
     assert str(tmp_path) in " ".join(result.output.split()) and llm.calls == []
+
+
+def test_title_and_date_columns_and_a_torn_last_record(llm, tmp_path):
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    rows = [{"id": "e", "text": EINSTEIN, "headline": "Einstein <bio>", "day": "2021-05-04"},
+            {"id": "bad-date", "text": EINSTEIN, "day": "someday"}]  # fmt: skip
+    _write_jsonl(src, rows)
+    args = ["batch", str(src), "--kind", "document", "--out", str(out), "--no-progress",
+            "--title", "headline", "--date", "day"]  # fmt: skip
+    assert invoke(*args).exit_code == 0
+    first, bad = _lines(out)
+    assert first["report"]["document"]["title"] == "Einstein <bio>"
+    assert first["report"]["document"]["published_at"].startswith("2021-05-04")
+    assert bad["status"] == "error" and "someday" in bad["error"]
+    records = tmp_path / "out.run" / "documents.jsonl"
+    whole = records.read_text(encoding="utf-8").splitlines(keepends=True)
+    records.write_text(whole[0] + whole[1][:40], encoding="utf-8")  # killed mid-write
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert [r["id"] for r in _lines(out)] == ["e", "bad-date"]
+    assert all(line.endswith("}\n") for line in records.read_text().splitlines(keepends=True))
