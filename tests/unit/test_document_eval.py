@@ -163,6 +163,8 @@ def test_the_document_task_end_to_end_with_known_figures(tmp_path, llm):
                                                 "claims:checkworthy", "direct")]  # fmt: skip
     assert calls[:3] == [6, 4, 2]
     assert cost["llm_calls_per_document"] == pytest.approx(sum(calls) / 2)
+    assert cost["extraction_llm_calls_per_document"] == pytest.approx(sum(calls[:3]) / 2)
+    assert cost["gold_check_llm_calls_per_document"] >= 13 / 2  # one or more per claim
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["accuracy"] == 0.5  # the answers, as the run's own metrics
     assert metrics["extra"]["gold_claims.macro_f1"] == pytest.approx(0.85)

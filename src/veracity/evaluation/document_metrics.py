@@ -25,7 +25,9 @@ Over the responses of a run, from what each record keeps in
   them as misses, ``accuracy_answered`` leaves them out. The same rule applied to the
   checks of the gold claims gives ``response_given_gold_claims``.
 - **cost**: claims per document produced and annotated; wall time and LLM calls per
-  document (all of a response's calls: extraction, its checks and the gold checks).
+  document (all of a response's calls: extraction, its checks and the gold checks), and
+  apart: the extraction's calls, the gold checks' calls, and the wall time of extracting
+  and checking the extracted claims (without the gold checks).
 """
 
 from __future__ import annotations
@@ -157,6 +159,7 @@ class _Tally:
         self.categories = False
         self.walls: list[float] = []
         self.calls: list[int] = []
+        self.split: Counter[str] = Counter()  # the task's own totals: calls by step, wall
 
     def add(self, rec: Any) -> None:
         task = rec.verdict.metadata.get(TASK_KEY) if rec.verdict is not None else None
@@ -169,6 +172,11 @@ class _Tally:
             self.responses_gold.append((gold_label, None, status))
             return
         self.matchers.add(task["matcher"])
+        self.split.update(
+            extraction_calls=task.get("extraction_llm_calls", 0),
+            gold_calls=task.get("gold_llm_calls", 0),
+            document_wall_s=task.get("document_wall_s", 0.0),
+        )
         extracted, gold = task["extracted"], task["gold"]
         pairs = greedy_match(task["similarity"], self.threshold)
         self.ext.update(gold=len(gold), extracted=len(extracted), matched=len(pairs),
@@ -238,6 +246,9 @@ class _Tally:
                 "claims_per_document_annotated": _ratio(ext["gold"], n),
                 "wall_s_per_document": _ratio(sum(self.walls), n),
                 "llm_calls_per_document": _ratio(sum(self.calls), n),
+                "extraction_llm_calls_per_document": _ratio(self.split["extraction_calls"], n),
+                "gold_check_llm_calls_per_document": _ratio(self.split["gold_calls"], n),
+                "extract_and_check_wall_s_per_document": _ratio(self.split["document_wall_s"], n),
             },
         )
 
