@@ -285,7 +285,8 @@ async def test_the_mcp_tool_checks_a_document_for_an_sdk_client(corpus):
 
     from veracity.mcp.server import build_server
 
-    server = build_server(RunConfig(sources=SOURCES), llm=full_pipeline())
+    llm = full_pipeline()
+    server = build_server(RunConfig(sources=SOURCES), llm=llm)
     async with Client(server) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "check_document" in names
@@ -315,6 +316,18 @@ async def test_the_mcp_tool_checks_a_document_for_an_sdk_client(corpus):
         assert neither.is_error and "give a document" in neither.content[0].text
         private = await client.call_tool("check_document", {"url": "http://127.0.0.1/x"})
         assert private.is_error and "127.0.0.1" in private.content[0].text
+        # extraction settings reach the stage: no decomposition call; bad ones are refused
+        asked = len(llm.calls_tagged("claims:decompose"))
+        whole = await client.call_tool(
+            "check_document", {"text": TEXT, "extraction": {"decompose": False}}
+        )
+        assert not whole.is_error, whole.content
+        assert len(llm.calls_tagged("claims:decompose")) == asked > 0
+        assert len(whole.structured_content["claims"]) == 3
+        bad = await client.call_tool(
+            "check_document", {"text": TEXT, "extraction": {"max_sentences": 0}}
+        )
+        assert bad.is_error and "max_sentences" in bad.content[0].text
 
 
 def test_the_command_checks_a_web_page(cli):

@@ -13,7 +13,12 @@ from pydantic import BaseModel, Field
 
 from veracity.documents import ClaimOutcome, DocumentReport, DocumentSummary
 
-DOCUMENT_ARGUMENTS = ("text", "url", "method", "labels", "options", "corrections")
+DOCUMENT_ARGUMENTS = ("text", "url", "method", "labels", "options", "corrections", "extraction")
+EXTRACTION_HELP = (
+    'claim-extraction settings, e.g. {"decompose": false} (each sentence one claim), '
+    "decontextualise, checkworthiness (booleans), max_sentences, max_claims_per_sentence, "
+    "dedupe_threshold (0-1]; unknown or out-of-range values are refused"
+)
 MAX_RATIONALE = 400
 
 
@@ -86,4 +91,10 @@ def document_result(report: DocumentReport) -> DocumentResult:
     )
 
 
-__all__ = ["DOCUMENT_ARGUMENTS", "ClaimItem", "DocumentResult", "document_result"]
+__all__ = [
+    "DOCUMENT_ARGUMENTS",
+    "EXTRACTION_HELP",
+    "ClaimItem",
+    "DocumentResult",
+    "document_result",
+]

@@ -48,7 +48,12 @@ from veracity.core.events import (
     ToolCall,
 )
 from veracity.core.types import SearchFailures, TraceEvent, Usage, Verdict
-from veracity.mcp.documents import DOCUMENT_ARGUMENTS, DocumentResult, document_result
+from veracity.mcp.documents import (
+    DOCUMENT_ARGUMENTS,
+    EXTRACTION_HELP,
+    DocumentResult,
+    document_result,
+)
 from veracity.runtime.service import OPTION_REFUSED, CheckRefused, Veracity, error_text
 
 
@@ -341,12 +346,17 @@ def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
         corrections: Annotated[
             bool, Field(description="suggest a correction for each refuted claim")
         ] = False,
+        extraction: Annotated[
+            dict[str, Any] | None,
+            Field(description=EXTRACTION_HELP),
+        ] = None,
     ) -> DocumentResult:
         refuse_unknown_arguments(ctx, DOCUMENT_ARGUMENTS)
         choices = {"method": method, "labels": labels, "options": options}
+        extra = {"corrections": corrections, "extraction": extraction}
         try:
             return await service.check_document(
-                text, url, {**choices, "corrections": corrections}, ctx.report_progress
+                text, url, {**choices, **extra}, ctx.report_progress
             )
         except ToolInputError as exc:
             raise ToolError(str(exc)) from exc
