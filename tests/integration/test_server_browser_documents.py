@@ -119,7 +119,7 @@ def test_a_document_is_marked_in_place_as_its_claims_are_checked(tmp_path, page,
     with live_server(tmp_path, held, config=config) as (server, _):
         page.goto(server.url + "/")
         page.get_by_label("Document (each of its claims)").check()
-        page.get_by_label("Text", exact=True).fill(TEXT)
+        page.get_by_label("Document text").fill(TEXT)
         page.get_by_label("Method").select_option("rag")
         page.get_by_label("Suggest a correction for each refuted claim").check()
         page.get_by_role("button", name="Check").click()
@@ -166,7 +166,7 @@ def test_a_document_address_that_is_not_public_fails_with_the_reason(tmp_path, p
     with live_server(tmp_path, scripted(), config=run_config("rag")) as (server, _):
         page.goto(server.url + "/")
         page.get_by_label("Document (each of its claims)").check()
-        page.get_by_label("or its address (URL)").fill(server.url + "/healthz")
+        page.get_by_label("Or a web page to fetch (URL)").fill(server.url + "/healthz")
         page.get_by_role("button", name="Check").click()
         page.wait_for_url("**/checks/*")
         page.locator(".verdict.failed").wait_for()
@@ -182,8 +182,8 @@ def test_the_form_needs_text_or_an_address_not_both(tmp_path, page):
         error = page.locator("#form-error")
         error.wait_for()
         assert "text or its address" in error.inner_text()
-        page.get_by_label("Text", exact=True).fill(TEXT)
-        page.get_by_label("or its address (URL)").fill("https://news.example/a")
+        page.get_by_label("Document text").fill(TEXT)
+        page.get_by_label("Or a web page to fetch (URL)").fill("https://news.example/a")
         page.get_by_role("button", name="Check").click()
         page.locator("#form-error", has_text="not both").wait_for()
         assert page.url.rstrip("/") == server.url

@@ -143,3 +143,26 @@ def test_cancel_then_rerun_a_document_check(tmp_path):
     assert cancelled["document"] is None and cancelled["error"] == "cancelled on request"
     assert again.status_code == 202
     assert rerun["rerun_of"] == job_id and rerun["document"]["summary"]["claims"] == 3
+
+
+def test_the_ui_fragments_of_a_document_check(tmp_path):
+    with live_server(tmp_path, rag_llm(), config=run_config("rag")) as (_, client):
+        job_id = submit(client, document())
+        wait_status(client, job_id, "done")
+        claim_job = submit(client, {"input": {"kind": "claim", "text": "Paris is in France."}})
+        wait_status(client, claim_job, "done", "failed")
+        report = client.get(f"/ui/checks/{job_id}/report").text
+        live = client.get(f"/ui/checks/{job_id}/document").text
+        method = client.get(f"/ui/checks/{job_id}/claims/c1")
+        skipped = client.get(f"/ui/checks/{job_id}/claims/c3")
+        odd = client.get(f"/ui/checks/{job_id}/claims/c1%3Cb%3E")
+        not_document = client.get(f"/ui/checks/{claim_job}/document")
+        shown = client.get(f"/ui/checks/{job_id}/input").text
+    marked = '<mark class="claim-mark v-refuted" data-claims="c1"'
+    assert marked in report and marked in live  # finished: the same view either way
+    assert 'id="usage"' in report and 'data-done="yes"' in live
+    assert method.status_code == 200 and "memory" in method.text
+    assert skipped.status_code == 404  # not check-worthy: no verdict, no method view
+    assert odd.status_code == 422
+    assert not_document.status_code == 404 and "not a document" in not_document.text
+    assert "Document checked" in shown and "Eiffel Tower" in shown

@@ -191,6 +191,7 @@ __all__ = [
     "DocumentPlan",
     "DocumentReport",
     "DocumentText",
+    "ExtractionConfig",
     "extraction_config",
     "plan_document",
     "read_document",

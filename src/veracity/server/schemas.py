@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from veracity.core.types import Article, Claim, Post, Verdict
 from veracity.documents.reading import MAX_DOCUMENT_CHARS
 from veracity.documents.report import DocumentReport
-from veracity.evidence.claims import ExtractionConfig
+from veracity.runtime.documents import ExtractionConfig
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled", "interrupted"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled", "interrupted"})
