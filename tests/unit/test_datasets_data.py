@@ -105,6 +105,13 @@ EXPECTED = [
         {"false": 68, "true": 24},
         {"response_factuality is NA (no factuality label)": 2},
     ),
+    # the same 92 answers as documents, with their 678 annotated claims (661 check-worthy)
+    (
+        "factcheck_bench_documents",
+        "all",
+        {"false": 68, "true": 24},
+        {"response_factuality is NA (no factuality label)": 2},
+    ),
     # Factbench.jsonl: 4,835 lines; 2 "NA" labels; line 72 has a null response
     (
         "factbench",
@@ -118,6 +125,7 @@ EXPECTED = [
     # knowledge_qa.jsonl: 50 answers, 233 claims (README); scientific.jsonl: 186 citations
     ("factool_qa", "all", {"true": 177, "false": 56}, {}),
     ("factool_qa_responses", "all", {"false": 27, "true": 23}, {}),
+    ("factool_qa_documents", "all", {"false": 27, "true": 23}, {}),
     ("factool_scientific", "all", {"false": 153, "true": 33}, {}),
     # fire_claimsets/*/data*.jsonl and bingcheck.jsonl: one claim a line
     ("fire_bingcheck", "all", {"true": 100, "false": 42}, {}),
@@ -183,6 +191,16 @@ def test_every_registered_split_is_covered():
     }
     missing -= covered
     assert missing == set()
+
+
+def test_answers_as_documents_hold_every_annotated_claim(benchmark_data_dir):
+    fcb = load_dataset("factcheck_bench_documents", data_dir=benchmark_data_dir)
+    claims = [c for a in fcb for c in a.metadata["gold_claims"]]
+    assert len(claims) == 678 and sum(c["checkworthy"] for c in claims) == 661
+    labelled = [c for c in claims if c["checkworthy"] and c["label"] is not None]
+    assert len(labelled) == 631  # the binary set MERMAID and FIRE report on
+    qa = load_dataset("factool_qa_documents", data_dir=benchmark_data_dir)
+    assert sum(len(a.metadata["gold_claims"]) for a in qa) == 233
 
 
 def test_liar_valid_under_the_papers_conventions(benchmark_data_dir):
