@@ -36,9 +36,7 @@ def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
     text = live.text.text if live is not None and live.text is not None else _given(item)
     claims: list[dict[str, Any]] = []
     checked: dict[str, dict[str, Any]] = {}
-    for _, kind, body in jobs.store.events(row.id):
-        if kind != "trace":
-            continue
+    for body in jobs.store.trace_of_kinds(row.id, ("claims_found", "claim_checked")):
         data = body.get("data") or {}
         if body.get("kind") == "claims_found":
             claims = [c for c in data.get("claims") or [] if isinstance(c, dict)]

@@ -217,6 +217,16 @@ class JobStore:
         )
         return [(seq, kind, json.loads(body)) for seq, kind, body in rows]
 
+    def trace_of_kinds(self, job_id: str, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The job's trace events of these kinds, in order (the rest are not parsed)."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = self._read(
+            "SELECT body FROM events WHERE job_id=? AND type='trace' "
+            f"AND json_extract(body, '$.kind') IN ({marks}) ORDER BY seq",
+            (job_id, *kinds),
+        )
+        return [json.loads(body) for (body,) in rows]
+
     def last_seq(self, job_id: str) -> int:
         rows = self._read("SELECT MAX(seq) FROM events WHERE job_id=?", (job_id,))
         return rows[0][0] or 0
