@@ -88,6 +88,7 @@ def test_a_document_runs_claim_by_claim_and_streams_each_claim(tmp_path):
         ({"input": {"kind": "document", "text": "x" * 200_001}}, ["200000"]),
         ({"input": {"kind": "claim", "text": "A claim."}, "corrections": True}, ["document"]),
         (document(extraction={"max_sentences": 0}), ["max_sentences"]),
+        (document(extraction={"max_sentences": 101}), ["at most 100 sentences"]),
         (document(extraction={"split": True}), ["split"]),
         (document(method="s2mad"), ["claim"]),
         (document(method="no_such_method"), ["no_such_method"]),

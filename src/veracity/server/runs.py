@@ -129,6 +129,13 @@ class RunBuilder:
         """
         item = request.input
         assert item.kind == "document"
+        cap = self.settings.max_document_sentences
+        if request.extraction is not None and request.extraction.max_sentences > cap:
+            raise RequestProblem(
+                422, "invalid extraction options",
+                f"this server reads at most {cap} sentences of a document (extraction."
+                "max_sentences; the operator sets VERACITY_SERVER_MAX_DOCUMENT_SENTENCES)",
+            )  # fmt: skip
         try:
             return self.service.plan_document(
                 reading_text(item.text, item.title) if item.text is not None else None,

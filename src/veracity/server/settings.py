@@ -42,6 +42,8 @@ class ServerSettings(BaseSettings):
             separated list or a JSON list.
         allowed_models: models a caller may choose instead of the configured one.
         allow_method_config: whether callers may pass ``method_config`` overrides.
+        max_document_sentences: the most sentences a document check may read (a request's
+            ``extraction.max_sentences`` above it is refused with 422).
         history_limit: the most jobs one history page lists.
         retention_days: finished checks older than this are deleted (0: kept forever).
         retention_mb: the job database's data is kept under this many megabytes by
@@ -65,6 +67,7 @@ class ServerSettings(BaseSettings):
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_models: list[str] = Field(default_factory=list)
     allow_method_config: bool = False
+    max_document_sentences: int = Field(default=100, ge=1, le=1000)
     history_limit: int = Field(default=200, ge=1)
     retention_days: float = Field(default=30.0, ge=0)
     retention_mb: float = Field(default=1000.0, ge=0)
