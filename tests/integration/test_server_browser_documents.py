@@ -6,18 +6,17 @@ temporary directory (or $VERACITY_TEST_ARTIFACTS)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 from server_support import live_server, run_config
+from test_server_documents import HeldChecks
 
 from browser_support import TIMEOUT_MS, chromium
-from veracity.llm.base import LLMRequest, LLMResponse
+from veracity.llm.base import LLMRequest
 from veracity.testing import ScriptedLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -29,33 +28,6 @@ TEXT = (
     "I think <b>Paris</b> is lovely."
 )
 CORRECTED = "The Eiffel Tower is in Paris."
-
-
-class HeldChecks:
-    """Answers like a scripted model, but holds every claim check (``rag`` calls) until
-    `gate` is set, so the page can be seen with its claims found and not yet checked."""
-
-    def __init__(self, inner: ScriptedLLM):
-        self.inner = inner
-        self.gate = threading.Event()
-
-    @property
-    def capabilities(self):
-        return self.inner.capabilities
-
-    @property
-    def backend_id(self) -> str:
-        return self.inner.backend_id
-
-    @property
-    def model(self) -> str:
-        return "held"
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        if (request.tag or "").startswith("rag"):
-            while not self.gate.is_set():
-                await asyncio.sleep(0.01)
-        return await self.inner.complete(request)
 
 
 def _fenced(request: LLMRequest, tag: str) -> list[str]:

@@ -3,7 +3,10 @@ text or a URL, follow the claims in the event stream, poll, cancel, re-run, bad 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
 
 import httpx
 import pytest
@@ -11,6 +14,7 @@ import respx
 from server_support import GatedLLM, live_server, run_config, sse_events, wait_status
 from test_server_api import assert_problem, submit
 
+from veracity.llm.base import LLMRequest, LLMResponse
 from veracity.runtime.home import user_http_client
 from veracity.testing import ScriptedLLM
 from veracity.testing.sources import table_resolver
@@ -21,6 +25,33 @@ TEXT = "The Eiffel Tower is in Berlin. Klitschko sold his medal in 2012. I love 
 NO_SPLIT = {"decompose": False, "decontextualise": False}
 CORRECTED = "The Eiffel Tower is in Paris."
 PUBLIC = "93.184.216.34"
+
+
+class HeldChecks:
+    """Answers like a scripted model, but holds every claim check (``rag`` calls) until
+    `gate` is set, so the page can be seen with its claims found and not yet checked."""
+
+    def __init__(self, inner: ScriptedLLM):
+        self.inner = inner
+        self.gate = threading.Event()
+
+    @property
+    def capabilities(self):
+        return self.inner.capabilities
+
+    @property
+    def backend_id(self) -> str:
+        return self.inner.backend_id
+
+    @property
+    def model(self) -> str:
+        return "held"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if (request.tag or "").startswith("rag"):
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
+        return await self.inner.complete(request)
 
 
 def rag_llm() -> ScriptedLLM:
@@ -167,3 +198,21 @@ def test_the_ui_fragments_of_a_document_check(tmp_path):
     assert odd.status_code == 422
     assert not_document.status_code == 404 and "not a document" in not_document.text
     assert "Document checked" in shown and "Eiffel Tower" in shown
+
+
+def test_a_cancelled_document_keeps_what_it_had_found(tmp_path):
+    held = HeldChecks(rag_llm())
+    with live_server(tmp_path, held, config=run_config("rag")) as (_, client):
+        job_id = submit(client, document())
+        deadline = time.monotonic() + 30
+        while "v-pending" not in client.get(f"/ui/checks/{job_id}/document").text:
+            assert time.monotonic() < deadline, "the claims were never found"
+            time.sleep(0.05)
+        assert client.delete(f"/v1/checks/{job_id}").status_code == 202
+        wait_status(client, job_id, "cancelled")
+        report = client.get(f"/ui/checks/{job_id}/report").text
+        held.gate.set()
+    assert "cancelled on request" in report and "the check stopped" in report
+    assert report.count('class="claim-mark v-pending"') == 2
+    assert report.count('class="claim-mark v-skipped"') == 1
+    assert "Not checked (the check stopped)" in report

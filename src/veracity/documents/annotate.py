@@ -155,6 +155,7 @@ class DocumentView:
     totals: list[tuple[str, str]]  # (name, value) for a summary line; empty while running
     done: bool
     truncated: bool = False
+    stopped: bool = False  # the check ended (cancelled, failed) before every claim was checked
     names: dict[str, str] = field(default_factory=lambda: dict(CLASS_NAMES))
 
 
@@ -246,8 +247,9 @@ def live_view(
     title: str | None = None,
     url: str | None = None,
     method: str | None = None,
+    stopped: bool = False,
 ) -> DocumentView:
-    """The view of a check still running, from its progress events.
+    """The view of a check still running (or `stopped` early), from its progress events.
 
     Args:
         text: the document's text.
@@ -255,6 +257,9 @@ def live_view(
         checked: by claim id, what each finished claim's event said (``status``,
             ``support``, ``label``, ``score``, ``error``).
     """
+    names = dict(CLASS_NAMES)
+    if stopped:  # its unchecked claims will not be checked now
+        names["pending"] = "Not checked (the check stopped)"
     rows, marks = [], []
     for c in claims:
         cid = str(c.get("id", ""))
@@ -268,7 +273,7 @@ def live_view(
                 text=str(c.get("text", "")),
                 category=c.get("category"),
                 verdict=cls,
-                verdict_name=CLASS_NAMES[cls],
+                verdict_name=names[cls],
                 label=(done or {}).get("label"),
                 score=_percent((done or {}).get("score")),
                 error=(done or {}).get("error"),
@@ -282,9 +287,11 @@ def live_view(
         method=method,
         segments=segments(text, marks),
         claims=rows,
-        legend=list(CLASS_NAMES.items()),
+        legend=list(names.items()),
         totals=[],
         done=False,
+        stopped=stopped,
+        names=names,
     )
 
 

@@ -15,6 +15,7 @@ from veracity.core.errors import InputError
 from veracity.documents import DocumentReport, from_text
 from veracity.documents.annotate import DocumentView, live_view, view
 from veracity.server.jobs import JobManager
+from veracity.server.schemas import FINISHED
 from veracity.server.store import JobRow
 from veracity.server.views import Report, build_report
 
@@ -49,7 +50,15 @@ def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
         title=item.get("title"),
         url=item.get("url"),
         method=row.method,
+        stopped=row.status in FINISHED,
     )
+
+
+def report_view(row: JobRow, jobs: JobManager) -> DocumentView | None:
+    """A finished check's report; for one that stopped early (cancelled, failed,
+    interrupted), the claims it had found and checked; None when it found none."""
+    shown = document_view(row, jobs)
+    return shown if shown.done or shown.claims else None
 
 
 def _given(item: dict[str, Any]) -> str | None:

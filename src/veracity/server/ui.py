@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 
 from veracity.server.api import JobId, require_token, search_warning
 from veracity.server.apidocs import reference
-from veracity.server.document_views import claim_report, document_view, finished_view
+from veracity.server.document_views import claim_report, document_view, report_view
 from veracity.server.inputs import input_view
 from veracity.server.views import build_report
 
@@ -100,7 +100,7 @@ def _report_page(job_id: str, request: Request) -> HTMLResponse:
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
     if row.input_kind == "document":
-        doc = finished_view(row)
+        doc = report_view(row, request.app.state.jobs)
         usage = (row.verdict or {}).get("usage")
         wall = (row.verdict or {}).get("wall_time_s") or 0.0
         return render("_document_report.html.j2", request, job=row, doc=doc, usage=usage, wall=wall)
