@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,7 @@ CLAIMS = {
 OPINIONS = {"Nuclear power is popular"}
 FALSE_WHEN = ("94 operating", "until 2008", "was Justice William O")  # the claim method says false
 BROKEN_WHEN = "Wall Street Journal"  # the claim method's replies are never valid
+BROKEN_EXTRACTION: tuple[str, ...] = ()  # a text naming one gets no valid categories
 
 
 def _text(request) -> str:
@@ -88,14 +90,19 @@ def _label(request) -> str:
     return json.dumps({"label": "false" if any(w in claim for w in FALSE_WHEN) else "true"})
 
 
+def _categories(request) -> str:
+    if any(word in _text(request) for word in BROKEN_EXTRACTION):
+        return "not json"
+    claims = _fenced(request, "claim")
+    return json.dumps({"claims": ["opinion" if c in OPINIONS else "factual" for c in claims]})
+
+
 def scripted() -> ScriptedLLM:
     llm = ScriptedLLM()
     llm.on(".*", lambda r: json.dumps({"claims": _sentence_claims(r)}), tag="claims:decompose")
     llm.on(".*", lambda r: json.dumps({"claims": _sentence_claims(r)}),
            tag="claims:decontextualise")  # fmt: skip
-    llm.on(".*", lambda r: json.dumps({"claims": [
-        "opinion" if c in OPINIONS else "factual" for c in _fenced(r, "claim")]}),
-        tag="claims:checkworthy")  # fmt: skip
+    llm.on(".*", _categories, tag="claims:checkworthy")
     llm.on(".*", _label, tag="direct")
     return llm
 
@@ -135,8 +142,8 @@ def test_the_document_task_end_to_end_with_known_figures(tmp_path, llm):
     found = json.loads((out / "document_metrics.json").read_text())
     assert found["matcher"] == "lexical" and found["threshold"] == 0.5
     # 13 annotated claims; 6 extracted (4 + 2), of which 4 are annotated claims word for word
-    assert found["extraction"] == {"annotated_claims": 13, "extracted_claims": 6,
-                                   "matched": 4, "recall": 4 / 13, "precision": 4 / 6}  # fmt: skip
+    assert found["extraction"] == {"annotated_claims": 13, "extracted_claims": 6, "matched": 4,
+                                   "recall": 4 / 13, "precision": 4 / 6, "failed": 0}  # fmt: skip
     assert found["checkworthiness"]["available"] is False  # FacTool annotates none: n/a
     # given the annotated claims: answer 1 all right; answer 2: its first claim called true
     # (it is false), its last claim's check failed (an error: a miss, counted apart)
@@ -344,3 +351,19 @@ def test_the_summary_names_the_document_figures_and_other_engines_are_refused(tm
     with pytest.raises(EvalError, match="local engine only"):
         asyncio.run(execute(run, 1, engine=Elsewhere()))
     run.store.release()
+
+
+def test_a_failed_extraction_is_the_answers_error_and_its_claims_are_still_checked(
+    tmp_path, llm, monkeypatch
+):
+    monkeypatch.setattr(sys.modules[__name__], "BROKEN_EXTRACTION", ("Jack Dorsey",))
+    out = tmp_path / "run"
+    result = _eval(tmp_path, out)
+    assert result.exit_code == 0, result.output
+    found = json.loads((out / "document_metrics.json").read_text())
+    assert found["extraction"]["failed"] == 1 and found["extraction"]["extracted_claims"] == 4
+    assert found["response"]["errors"] == 1 and found["response"]["abstained"] == 0
+    assert found["gold_claims"]["n"] == 13  # the failed answer's 7 claims checked all the same
+    second = json.loads((out / "predictions.jsonl").read_text().splitlines()[1])
+    assert second["status"] == "error" and "claim extraction failed" in second["verdict"]["error"]
+    assert second["verdict"]["usage"]["llm_calls"] >= 7  # its gold checks are counted

@@ -179,6 +179,7 @@ class _Tally:
         )
         extracted, gold = task["extracted"], task["gold"]
         pairs = greedy_match(task["similarity"], self.threshold)
+        self.ext["extraction_failed"] += bool(task.get("extraction_error"))
         self.ext.update(gold=len(gold), extracted=len(extracted), matched=len(pairs),
                         checkworthy=sum(bool(c["checkworthy"]) for c in extracted),
                         checked=sum(c["status"] == "checked" for c in extracted))  # fmt: skip
@@ -234,6 +235,7 @@ class _Tally:
                 "matched": ext["matched"],
                 "recall": _ratio(ext["matched"], ext["gold"]),
                 "precision": _ratio(ext["matched"], ext["extracted"]),
+                "failed": ext["extraction_failed"],  # answers whose extraction failed
             },
             checkworthiness=_worth(worth),
             gold_claims={**label_scores(*self.gold_claims, TRUTH), **dict(self.gold_status)},

@@ -193,39 +193,47 @@ class DocumentTask:
         self.setup_notes = [*getattr(method, "setup_notes", []), *filter(None, [self.matcher.note])]
 
     async def check(self, item: Claim) -> Verdict:
-        """Extract, check and match the claims of one response."""
+        """Extract, check and match the claims of one response.
+
+        A failed extraction (replies that stay invalid) is the response's error; its
+        annotated claims are checked all the same.
+        """
         started = time.perf_counter()
         title = (item.context or "").removeprefix("answer to the question: ").strip() or None
         document = reading.from_text(item.text, title=title)
+        report, error = None, None
         try:
             report = await self.checker.check(document)
         except StructuredOutputError as exc:
-            return Verdict(label=None, label_space=self.label_space.name, method=self.name,
-                           error=f"claim extraction failed: {exc}")  # fmt: skip
+            error = f"claim extraction failed: {exc}"
         document_wall = time.perf_counter() - started
         space = self.label_space
-        extracted = [_outcome_row(o, space) for o in report.claims]
+        outcomes = report.claims if report is not None else []
+        extracted = [_outcome_row(o, space) for o in outcomes]
         gold = list(self.gold.get(item.id, []))
-        gold_rows, gold_usage = await self._check_gold(gold)
+        gold_rows, usage = await self._check_gold(gold)
+        gold_calls = usage.llm_calls
         similarity = self.matcher.similarity([c["text"] for c in extracted],
                                              [g["text"] for g in gold])  # fmt: skip
-        usage = report.usage.model_copy()
-        usage.add(gold_usage)
-        label, reason = self._response_label(extracted)
+        checks = sum(o.verdict.usage.llm_calls for o in outcomes if o.verdict is not None)
+        if report is not None:
+            usage.add(report.usage)
+        label, reason = self._response_label(extracted) if error is None else (None, error)
         task = {
             "matcher": self.matcher.name,
             "extracted": extracted,
             "gold": [{**g, "check": r} for g, r in zip(gold, gold_rows, strict=True)],
             "similarity": similarity,
-            "summary": report.summary.model_dump(mode="json"),
-            "extraction_llm_calls": report.usage.llm_calls
-            - sum(o.verdict.usage.llm_calls for o in report.claims if o.verdict is not None),
+            "summary": report.summary.model_dump(mode="json") if report is not None else None,
+            "extraction_error": error,
+            "extraction_llm_calls": report.usage.llm_calls - checks if report is not None else 0,
             "document_wall_s": round(document_wall, 3),
-            "gold_llm_calls": gold_usage.llm_calls,
+            "gold_llm_calls": gold_calls,
         }
         return Verdict(
-            label=label, label_space=space.name, method=self.name, usage=usage,
-            abstained=label is None, abstain_reason=reason if label is None else None,
+            label=label, label_space=space.name, method=self.name, usage=usage, error=error,
+            abstained=label is None and error is None,
+            abstain_reason=reason if label is None and error is None else None,
             rationale=reason, metadata={TASK_KEY: task},
         )  # fmt: skip
 
