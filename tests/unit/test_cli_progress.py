@@ -444,3 +444,55 @@ def test_on_a_terminal_the_line_is_live_with_a_bar_and_fits_80_columns():
     shown = [ln for ln in console.export_text().splitlines() if ln.strip()]
     assert re.fullmatch(r"\S cot · scifact · 10/50 claims ━+─+ · 20% · 2:00 · ETA 8:00", shown[-1])
     assert len(shown[-1]) <= 80
+
+
+def test_a_document_check_reads_as_claims_checked_with_an_eta():
+    clock = FakeClock()
+    job = JobProgress("rag", single_check=True, clock=clock)
+    claims = [
+        {"id": f"c{i}", "text": f"claim {i}", "spans": [[0, 1]], "category": category}
+        for i, category in enumerate(["factual", "factual", "opinion", "factual"], 1)
+    ]
+    done = [
+        ("checked", "c1"),
+        ("not_checkworthy", "c3"),
+    ]
+    events = [
+        (3, call("claims:decompose", "claims:decompose")),
+        (6, ev("claims_found", "document", count=4, claims=claims, sentences=3)),
+        (7, ev("stage", "rag", step="start")),  # a claim's own stages name nothing here
+        *[
+            (16, ev("claim_checked", "document", claim_id=cid, status=status))
+            for status, cid in done
+        ],
+        (17, ev("stage", "rag", step="end", label="false")),
+    ]
+    lines = replay(job, clock, events)
+    assert lines[3].startswith("rag · starting · claims:decompose · 1 call")
+    assert lines[6].startswith("rag · claims 0/3 checked · 1 call")
+    # one of three check-worthy claims took 10 s since they were found: 20 s more
+    assert lines[16] == "rag · claims 1/3 checked · 1 call · 0 searches · 0:16 · ETA ~0:20"
+    assert lines[17].startswith("rag · claims 1/3 checked")  # a claim's end is not the end
+
+
+def test_a_document_s_claim_checks_show_as_the_document_s_progress():
+    from veracity.core import context
+
+    clock = FakeClock()
+    stream = io.StringIO()
+    job = JobProgress("rag", single_check=True, clock=clock)
+    claims = [{"id": "c1", "text": "x", "spans": [[0, 1]], "category": "factual"}]
+    console = Console(file=stream, width=80)
+    with ProgressView(job, console, ticker=False) as view, context.check_context() as document:
+        clock.now = 2
+        view.event(ev("claims_found", "document", count=1, claims=claims))
+        with context.check_context() as claim:  # the claim's own check, inside
+            assert claim.outer is document and claim.root() is document
+            clock.now = 5
+            view.event(call("rag:answer", "answer"))
+            view.event(ev("stage", "rag", step="end", label="false"))
+        clock.now = 8
+        view.event(ev("claim_checked", "document", claim_id="c1", status="checked"))
+    assert document.outer is None
+    line = job.lines(80)[0].plain
+    assert line == "rag · claims 1/1 checked · answer · 1 call · 0 searches · 0:08"

@@ -36,6 +36,8 @@ from veracity.cli.progress_line import (
 )
 from veracity.core.events import (
     AgentStep,
+    ClaimChecked,
+    ClaimsFound,
     Fault,
     ModelCall,
     SearchDone,
@@ -86,6 +88,42 @@ class _Loop:
         return left if left > 0 else None
 
 
+@dataclass
+class _Claims:
+    """A document check's claims: found, to check (the check-worthy ones), checked."""
+
+    found_n: int
+    to_check: int
+    started: float
+    checked: int = 0
+    others: int = 0  # not check-worthy: done without a check
+    last_t: float = 0.0
+
+    @classmethod
+    def found(cls, event: ClaimsFound, now: float) -> _Claims:
+        worthy = sum(1 for c in event.claims if c.get("category") in (None, "factual"))
+        return cls(event.count, worthy if event.claims else event.count, now, last_t=now)
+
+    def done(self, event: ClaimChecked, now: float) -> bool:
+        if event.status == "not_checkworthy":
+            self.others += 1
+            return False
+        self.checked, self.last_t = self.checked + 1, now
+        return True
+
+    def text(self) -> str:
+        return f"claims {self.checked}/{self.to_check} checked"
+
+    def eta(self, now: float) -> float | None:
+        """Time left at the mean pace of the claims checked so far (they run several at
+        once, so the pace is the document's, not one claim's)."""
+        if self.checked < 1 or self.checked >= self.to_check:
+            return None
+        per_claim = (self.last_t - self.started) / self.checked
+        left = per_claim * (self.to_check - self.checked) - (now - self.last_t)
+        return left if left > 0 else None
+
+
 def _short(tag: str) -> str:
     """A call's tag without round numbers and sample indexes (``scientist:rebuttal:2``
     → ``scientist:rebuttal``)."""
@@ -107,11 +145,25 @@ class CheckActivity:
     failed_searches: int = 0
     finished: bool = False
     limits: dict[str, int] = field(default_factory=dict)
+    document: _Claims | None = None  # a document check, once its claims are found
 
     def observe(self, event: TraceEvent, now: float) -> bool:
         """Take one event in; True when the stage, round or step changed (an event of a
-        class it does not follow, `OtherEvent` included, changes nothing)."""
+        class it does not follow, `OtherEvent` included, changes nothing).
+
+        In a document check, once its claims are found, the claims done out of those
+        found are the stage; the claim checks' own stages, rounds and steps (several run
+        at once) only name what is being done.
+        """
         match event:
+            case ClaimsFound():
+                self.document = _Claims.found(event, now)
+                self.loop, self.actor = None, ""
+                return True
+            case ClaimChecked() if self.document is not None:
+                return self.document.done(event, now)
+            case Stage() | AgentStep() | TreeNode() if self.document is not None:
+                return False
             case ModelCall():
                 self.calls += 1
                 self.actor = str(event.purpose or _short(event.name))
@@ -176,10 +228,15 @@ class CheckActivity:
         return changed
 
     def where(self) -> str:
-        """The stage in words: ``debate round 2/5 (rebuttal)``, ``step 3/8``, ``keywords``."""
+        """The stage in words: ``debate round 2/5 (rebuttal)``, ``step 3/8``, ``keywords``,
+        ``claims 3/7 checked``."""
+        if self.document is not None and not self.finished:
+            return self.document.text()
         return self.loop.text() if self.loop is not None else self.stage
 
     def eta(self, now: float) -> float | None:
+        if self.document is not None:
+            return self.document.eta(now)
         return self.loop.eta(now) if self.loop is not None else None
 
     def parts(self) -> list[Part]:

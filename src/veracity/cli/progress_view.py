@@ -123,7 +123,9 @@ class ProgressView:
         try:
             ctx = context.active()
             with self._lock:
-                changed = self.job.trace.observe(event, None if ctx is None else id(ctx))
+                # a document's claim checks count as the document's (their outermost check)
+                key = None if ctx is None else id(ctx.root())
+                changed = self.job.trace.observe(event, key)
             self.tick(stage=changed and self.job.single_check)
         except Exception:  # a display fault must never stop a check
             return

@@ -31,6 +31,15 @@ class CheckContext:
     # evidence tool calls that answered without being recorded as searches (tools of an
     # external MCP server): they count as answered when failed searches are weighed
     tool_answers: int = 0
+    # the check this one runs inside (a document check, for each of its claims' checks)
+    outer: CheckContext | None = field(default=None, repr=False)
+
+    def root(self) -> CheckContext:
+        """The outermost check this one runs inside (itself when it runs alone)."""
+        ctx = self
+        while ctx.outer is not None:
+            ctx = ctx.outer
+        return ctx
 
     def emit(self, event: TraceEvent) -> TraceEvent:
         """Record `event` (a `veracity.core.events` class) and show it to the observers."""
@@ -222,6 +231,9 @@ def active() -> CheckContext | None:
 def check_context(ctx: CheckContext | None = None) -> Iterator[CheckContext]:
     """Run a block as one check: records go to `ctx` (a new one by default)."""
     ctx = ctx or CheckContext()
+    running = _current.get()
+    if running is not None and running is not ctx and ctx.outer is None:
+        ctx.outer = running
     token = _current.set(ctx)
     try:
         yield ctx
