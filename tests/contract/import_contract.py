@@ -47,16 +47,17 @@ Rules (every ``import`` counts, including those inside functions and TYPE_CHECKI
    ends of rule 7), and never another method's (rule 3).
 7. Front ends go through the service. The entry points that check inputs —
    ``veracity.api``, ``veracity.cli``, ``veracity.server``, ``veracity.mcp`` and the batch
-   front end ``veracity.evaluation.batch`` — import none of the machinery between the
-   foundation and ``runtime`` (``llm``, ``prompting``, ``nlp``, ``retrieval``, ``evidence``,
-   ``tools``, ``deliberation``, ``methods``). They reach it through ``veracity.runtime``
-   (the `Veracity` service, its input rule, rules and listing), and may import the public
-   API (``veracity``), the registries (``veracity.core.registry``), the rest of the
-   foundation (``veracity.core``: types, errors, labels, config, trace and textio, for
-   reading input and rendering), ``datasets``, the other entry points and their own
-   package. A module that fronts one piece of machinery itself is named in
-   `FRONT_END_EXEMPT` with its reason. (``doctor`` diagnoses the machinery, and the rest
-   of ``evaluation`` is the harness: neither is a front end here.)
+   front ends ``veracity.evaluation.batch`` and ``.document_batch`` — import none of the
+   machinery between the foundation and ``runtime`` (``llm``, ``prompting``, ``nlp``,
+   ``retrieval``, ``evidence``, ``tools``, ``deliberation``, ``methods``). They reach it
+   through ``veracity.runtime`` (the `Veracity` service, its input rule, rules and
+   listing), and may import the public API (``veracity``), the registries
+   (``veracity.core.registry``), the rest of the foundation (``veracity.core``: types,
+   errors, labels, config, trace and textio, for reading input and rendering),
+   ``datasets``, the other entry points and their own package. A module that fronts one
+   piece of machinery itself is named in `FRONT_END_EXEMPT` with its reason. (``doctor``
+   diagnoses the machinery, and the rest of ``evaluation`` is the harness: neither is a
+   front end here.)
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ MACHINERY = frozenset(
 )
 FRONT_ENDS = (
     "veracity.api", "veracity.cli", "veracity.server", "veracity.mcp",
-    "veracity.evaluation.batch",
+    "veracity.evaluation.batch", "veracity.evaluation.document_batch",
 )  # fmt: skip
 FRONT_END_EXEMPT = {
     "veracity.cli.index": "the `index` command builds and searches the local corpus itself",
