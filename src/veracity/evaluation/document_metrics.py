@@ -293,7 +293,7 @@ HEADLINE = (
     ("check-worthiness F1 (factual)", "checkworthiness.f1_factual"),
     ("claims macro-F1, given the annotated claims", "gold_claims.macro_f1"),
     ("claims macro-F1, given the extracted claims", "extracted_claims.macro_f1"),
-    ("answers right, of those labelled", "response.accuracy_answered"),
+    ("answer accuracy, abstentions and errors left out", "response.accuracy_answered"),
     ("claims per answer, extracted", "cost.claims_per_document_extracted"),
     ("claims per answer, annotated", "cost.claims_per_document_annotated"),
 )
