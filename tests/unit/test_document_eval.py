@@ -367,3 +367,8 @@ def test_a_failed_extraction_is_the_answers_error_and_its_claims_are_still_check
     second = json.loads((out / "predictions.jsonl").read_text().splitlines()[1])
     assert second["status"] == "error" and "claim extraction failed" in second["verdict"]["error"]
     assert second["verdict"]["usage"]["llm_calls"] >= 7  # its gold checks are counted
+    task = second["verdict"]["metadata"]["document_task"]
+    assert task["extraction_llm_calls"] >= 1  # and so are the failed extraction's attempts
+    assert second["verdict"]["usage"]["llm_calls"] == (
+        task["gold_llm_calls"] + task["extraction_llm_calls"]
+    )

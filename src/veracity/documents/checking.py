@@ -26,6 +26,7 @@ from veracity.core import context
 from veracity.core.errors import StructuredOutputError
 from veracity.core.events import ClaimChecked, ClaimsFound
 from veracity.core.types import Claim, Verdict
+from veracity.core.usage import Usage
 from veracity.documents.reading import DocumentText
 from veracity.documents.report import (
     ClaimOutcome,
@@ -41,6 +42,15 @@ from veracity.prompting import render_messages
 
 PROMPTS = "veracity.documents"
 MAX_EVIDENCE_CHARS = 600  # per passage shown to the correction prompt
+
+
+class ExtractionFailed(StructuredOutputError):
+    """The document's claims could not be extracted (replies stayed invalid); `usage`
+    holds the model calls the attempt cost, so a caller can still count them."""
+
+    def __init__(self, cause: StructuredOutputError, usage: Usage):
+        super().__init__(str(cause), cause.attempts)
+        self.usage = usage
 
 
 class _CorrectionReply(BaseModel):
@@ -84,7 +94,10 @@ class DocumentChecker:
         """Every claim of `document` with its outcome, and the document's totals."""
         started = time.perf_counter()
         with context.check_context() as ctx:
-            extraction = await self.extractor.extract(document.text)
+            try:
+                extraction = await self.extractor.extract(document.text)
+            except StructuredOutputError as exc:
+                raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
             ctx.emit(_found(extraction.claims, len(extraction.sentences)))
             gate = asyncio.Semaphore(self.concurrency)
 

@@ -201,11 +201,12 @@ class DocumentTask:
         started = time.perf_counter()
         title = (item.context or "").removeprefix("answer to the question: ").strip() or None
         document = reading.from_text(item.text, title=title)
-        report, error = None, None
+        report, error, lost = None, None, None
         try:
             report = await self.checker.check(document)
         except StructuredOutputError as exc:
             error = f"claim extraction failed: {exc}"
+            lost = getattr(exc, "usage", None)  # what the failed extraction cost
         document_wall = time.perf_counter() - started
         space = self.label_space
         outcomes = report.claims if report is not None else []
@@ -218,6 +219,8 @@ class DocumentTask:
         checks = sum(o.verdict.usage.llm_calls for o in outcomes if o.verdict is not None)
         if report is not None:
             usage.add(report.usage)
+        elif lost is not None:
+            usage.add(lost)
         label, reason = self._response_label(extracted) if error is None else (None, error)
         task = {
             "matcher": self.matcher.name,
@@ -226,7 +229,13 @@ class DocumentTask:
             "similarity": similarity,
             "summary": report.summary.model_dump(mode="json") if report is not None else None,
             "extraction_error": error,
-            "extraction_llm_calls": report.usage.llm_calls - checks if report is not None else 0,
+            "extraction_llm_calls": (
+                report.usage.llm_calls - checks
+                if report is not None
+                else lost.llm_calls
+                if lost is not None
+                else 0
+            ),
             "document_wall_s": round(document_wall, 3),
             "gold_llm_calls": gold_calls,
         }
