@@ -209,6 +209,22 @@ def test_report_sets_the_claim_figures_beside_the_paper_rows(tmp_path, llm):
     assert "gold_claims.macro_f1" in text and "0.85" in text and "+0.08" in text
 
 
+def test_compare_sets_two_runs_document_figures_side_by_side(tmp_path, llm):
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert _eval(tmp_path, first).exit_code == 0
+    assert _eval(tmp_path, second, "--limit", "1").exit_code == 0
+    result = runner.invoke(app, ["compare", str(first), str(second), "--markdown"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split(" | ")[0]: line for line in result.output.splitlines()}
+    # all answers: 4 of 13 annotated claims found; the first answer alone: 3 of its 6
+    assert rows["| claim extraction recall"] == "| claim extraction recall | 0.308 | 0.500 |"
+    assert "| document figure | first | second |" in result.output
+    tables = runner.invoke(app, ["compare", str(first), str(second)], env={"COLUMNS": "200"})
+    assert tables.exit_code == 0, tables.output
+    recall = next(ln for ln in tables.output.splitlines() if "claim extraction recall" in ln)
+    assert "0.308" in recall and "0.500" in recall
+
+
 def test_factcheck_bench_answers_have_checkworthiness(tmp_path, llm):
     out = tmp_path / "run"
     config = _config(tmp_path, dataset="factcheck_bench_documents")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -90,7 +90,7 @@ def comparison_tables(result: Comparison, width: int) -> list[Table]:
     measure = Console(width=10_000, markup=False, emoji=False)  # measured as `out` prints
     needed = max(Measurement.get(measure, measure.options, t).maximum for t in (wide, paired))
     if needed <= width:
-        return [wide, paired]
+        return [wide, *document_table(result, lambda i, r: Path(r.run).name), paired]
     number = {Path(r.run).name: f"#{i}" for i, r in enumerate(result.runs, 1)}
     names = Table("#", "run", "method", "model", title="runs (#1 is the reference)")
     for i, r in enumerate(result.runs, 1):
@@ -105,4 +105,19 @@ def comparison_tables(result: Comparison, width: int) -> list[Table]:
     for p in result.paired:
         diffs.add_row(f"{number.get(p.other, p.other)} − {number.get(p.reference, p.reference)}",
                       *ci(p))  # fmt: skip
-    return [names, short, diffs]
+    return [names, short, *document_table(result, lambda i, r: f"#{i}"), diffs]
+
+
+def document_table(result: Comparison, header: Any) -> list[Table]:
+    """The document task's figures, a column per run headed `header(i, run)` (no table
+    when no run has them; "n/a" where a run has none)."""
+    from rich.table import Table
+
+    names = next((r.document for r in result.runs if r.document), [])
+    if not names:
+        return []
+    table = Table("document figure", *(header(i, r) for i, r in enumerate(result.runs, 1)))
+    for k, (name, _) in enumerate(names):
+        values = [r.document[k][1] if k < len(r.document) else None for r in result.runs]
+        table.add_row(name, *("n/a" if v is None else f"{v:.3f}" for v in values))
+    return [table]

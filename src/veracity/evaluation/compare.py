@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from veracity.core.errors import MetricsError
 from veracity.core.types import cost_text
+from veracity.evaluation.document_metrics import headline as document_headline
 from veracity.evaluation.metrics import accuracy, macro_f1
 from veracity.evaluation.report import RunResult, load_run
 
@@ -39,6 +40,8 @@ class RunRow(BaseModel):
     cost_usd: float
     unpriced_llm_calls: int = 0
     wall_time_s: float  # summed over the run's sessions
+    # the document task's headline figures (name, value; None: n/a); empty for other runs
+    document: list[tuple[str, float | None]] = []
 
 
 class Paired(BaseModel):
@@ -81,6 +84,7 @@ def _row(run: RunResult) -> RunRow:
         cost_usd=u.cost_usd,
         unpriced_llm_calls=u.unpriced_llm_calls,
         wall_time_s=run.wall_time_s,
+        document=document_headline(m.extra),
     )
 
 
@@ -197,6 +201,7 @@ def to_markdown(c: Comparison) -> str:
             f"| {r.macro_f1:.3f} | {r.tokens_per_example:,.1f} | {p50} / {p95} "
             f"| {r.wall_time_s:.0f} | {cost_text(r.cost_usd, r.unpriced_llm_calls)} |"
         )
+    lines += _document_table(c.runs)
     lines += [
         "",
         "| run − reference | shared | Δ accuracy | Δ macro-F1 | 95% CI (paired bootstrap) |",
@@ -209,3 +214,19 @@ def to_markdown(c: Comparison) -> str:
             f"(n={p.n_boot}, seed {p.seed}) |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _document_table(runs: Sequence[RunRow]) -> list[str]:
+    """The document task's figures, a column per run (none when no run has them)."""
+    names = next((r.document for r in runs if r.document), [])
+    if not names:
+        return []
+    head = " | ".join(Path(r.run).name for r in runs)
+    lines = ["", f"| document figure | {head} |", "| --- |" + " --- |" * len(runs)]
+    for i, (name, _) in enumerate(names):
+        cells = []
+        for r in runs:
+            value = r.document[i][1] if i < len(r.document) else None
+            cells.append("n/a" if value is None else f"{value:.3f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
