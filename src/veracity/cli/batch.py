@@ -26,6 +26,7 @@ from veracity.cli.common import (
     parse_source_options,
 )
 from veracity.cli.document_options import (
+    CORRECTIONS,
     DEDUPE_THRESHOLD,
     MAX_SENTENCES,
     NO_CHECKWORTHINESS,
@@ -97,9 +98,7 @@ def batch_(
     url_column: str = typer.Option(
         None, "--url", help="documents: column with a web page's address (fetched, guarded)"
     ),
-    corrections: bool = typer.Option(
-        False, "--corrections", help="documents: suggest a correction for each refuted claim"
-    ),
+    corrections: bool = CORRECTIONS,
     no_decompose: bool = NO_DECOMPOSE,
     no_decontextualise: bool = NO_DECONTEXTUALISE,
     no_checkworthiness: bool = NO_CHECKWORTHINESS,

@@ -19,6 +19,7 @@ from veracity.cli.common import (
     parse_source_options,
 )
 from veracity.cli.document_options import (
+    CORRECTIONS,
     DEDUPE_THRESHOLD,
     MAX_SENTENCES,
     NO_CHECKWORTHINESS,
@@ -95,9 +96,7 @@ def check(
     url: str = typer.Option(
         None, "--url", help="check the web page at URL as a document (public addresses only)"
     ),
-    corrections: bool = typer.Option(
-        False, "--corrections", help="documents: suggest a correction for each refuted claim"
-    ),
+    corrections: bool = CORRECTIONS,
     no_decompose: bool = NO_DECOMPOSE,
     no_decontextualise: bool = NO_DECONTEXTUALISE,
     no_checkworthiness: bool = NO_CHECKWORTHINESS,

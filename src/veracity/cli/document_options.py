@@ -15,6 +15,9 @@ import typer
 
 from veracity.cli.app import fail
 
+CORRECTIONS = typer.Option(
+    False, "--corrections", help="documents: suggest a correction for each refuted claim"
+)
 NO_DECOMPOSE = typer.Option(
     False, "--no-decompose", help="documents: each sentence is one claim (no atomic claims)"
 )
