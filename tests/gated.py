@@ -12,10 +12,15 @@ __all__ = ["GatedLLM"]
 
 
 class GatedLLM:
-    """Answers like `inner`, but only once `gate` is set (to hold a check in `running`)."""
+    """Answers like `inner`, but only once `gate` is set (to hold a check in `running`).
 
-    def __init__(self, inner: Any):
+    With `tags`, only calls whose tag starts with one of them wait (``("rag",)`` holds a
+    document's claim checks and lets its claim extraction through).
+    """
+
+    def __init__(self, inner: Any, tags: tuple[str, ...] | None = None):
         self.inner = inner
+        self.tags = tags
         self.gate = threading.Event()
         self.waiting = threading.Event()
 
@@ -32,7 +37,8 @@ class GatedLLM:
         return "gated"
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.waiting.set()
-        while not self.gate.is_set():
-            await asyncio.sleep(0.01)
+        if self.tags is None or (request.tag or "").startswith(self.tags):
+            self.waiting.set()
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
         return await self.inner.complete(request)

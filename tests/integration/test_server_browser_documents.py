@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from server_support import live_server, run_config
-from test_server_documents import HeldChecks
+from test_server_documents import held_checks
 
 from browser_support import TIMEOUT_MS, chromium
 from veracity.llm.base import LLMRequest
@@ -86,7 +86,7 @@ def _marks(page, verdict: str):
 
 
 def test_a_document_is_marked_in_place_as_its_claims_are_checked(tmp_path, page, shots):
-    held = HeldChecks(scripted())
+    held = held_checks(scripted())
     config = run_config("rag", method_config={"reasoning": True})  # rag says why
     with live_server(tmp_path, held, config=config) as (server, _):
         page.goto(server.url + "/")

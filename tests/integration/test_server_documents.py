@@ -3,9 +3,7 @@ text or a URL, follow the claims in the event stream, poll, cancel, re-run, bad 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 
 import httpx
@@ -14,7 +12,6 @@ import respx
 from server_support import GatedLLM, live_server, run_config, sse_events, wait_status
 from test_server_api import assert_problem, submit
 
-from veracity.llm.base import LLMRequest, LLMResponse
 from veracity.runtime.home import user_http_client
 from veracity.testing import ScriptedLLM
 from veracity.testing.sources import table_resolver
@@ -27,31 +24,10 @@ CORRECTED = "The Eiffel Tower is in Paris."
 PUBLIC = "93.184.216.34"
 
 
-class HeldChecks:
-    """Answers like a scripted model, but holds every claim check (``rag`` calls) until
-    `gate` is set, so the page can be seen with its claims found and not yet checked."""
-
-    def __init__(self, inner: ScriptedLLM):
-        self.inner = inner
-        self.gate = threading.Event()
-
-    @property
-    def capabilities(self):
-        return self.inner.capabilities
-
-    @property
-    def backend_id(self) -> str:
-        return self.inner.backend_id
-
-    @property
-    def model(self) -> str:
-        return "held"
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        if (request.tag or "").startswith("rag"):
-            while not self.gate.is_set():
-                await asyncio.sleep(0.01)
-        return await self.inner.complete(request)
+def held_checks(inner: ScriptedLLM) -> GatedLLM:
+    """Answers like `inner`, but holds every claim check (``rag`` calls) until `gate` is
+    set, so the page can be seen with its claims found and not yet checked."""
+    return GatedLLM(inner, tags=("rag",))
 
 
 def rag_llm() -> ScriptedLLM:
@@ -201,7 +177,7 @@ def test_the_ui_fragments_of_a_document_check(tmp_path):
 
 
 def test_a_cancelled_document_keeps_what_it_had_found(tmp_path):
-    held = HeldChecks(rag_llm())
+    held = held_checks(rag_llm())
     with live_server(tmp_path, held, config=run_config("rag")) as (_, client):
         job_id = submit(client, document())
         deadline = time.monotonic() + 30
