@@ -64,10 +64,13 @@ class PromptBundle:
 
     overrides: tuple[tuple[str, str], ...] = ()
     package: str | None = None
+    # the claim-extraction stage's overrides (``prompts.claims``), bound apart (`claims`)
+    claim_overrides: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_config(cls, cfg: Any) -> PromptBundle:
-        """From a `veracity.core.config.PromptsConfig` (a folder and/or single templates)."""
+        """From a `veracity.core.config.PromptsConfig` (a folder and/or single templates,
+        and the claim-extraction stage's templates)."""
         found: dict[str, str] = {}
         if cfg.dir:
             folder = Path(cfg.dir).expanduser()
@@ -75,15 +78,20 @@ class PromptBundle:
                 raise PromptError(f"prompts.dir {folder} is not a folder")
             for path in sorted(folder.glob("*.j2")):
                 found[path.name] = path.read_text(encoding="utf-8")
-        for name, file in cfg.templates.items():
-            path = Path(file).expanduser()
-            if not path.is_file():
-                raise PromptError(f"prompts.templates.{name}: file {path} not found")
-            found[name] = path.read_text(encoding="utf-8")
-        return cls(tuple(sorted(found.items())))
+        found.update(_read_templates(cfg.templates, "prompts.templates"))
+        claims = _read_templates(getattr(cfg, "claims", {}), "prompts.claims")
+        return cls(tuple(sorted(found.items())), claim_overrides=tuple(sorted(claims.items())))
+
+    def claims(self, package: str) -> PromptBundle | None:
+        """The claim-extraction stage's overrides bound to its `package` (checked as
+        `bind` checks), or None when there are none."""
+        if not self.claim_overrides:
+            return None
+        return PromptBundle(self.claim_overrides).bind(package)
 
     def bind(self, package: str) -> PromptBundle:
-        """This bundle for `package`, after checking each override against it."""
+        """This bundle for `package`, after checking each override against it (the
+        claim-extraction overrides stay apart: `claims`)."""
         if not self.overrides:
             return PromptBundle(package=package)
         env = _env(package)
@@ -126,6 +134,17 @@ class PromptBundle:
                 text = env.loader.get_source(env, name)[0]  # type: ignore[union-attr]
             out[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
         return out
+
+
+def _read_templates(files: dict[str, str], where: str) -> dict[str, str]:
+    """Template name -> text, read from the files a config names."""
+    found = {}
+    for name, file in files.items():
+        path = Path(file).expanduser()
+        if not path.is_file():
+            raise PromptError(f"{where}.{name}: file {path} not found")
+        found[name] = path.read_text(encoding="utf-8")
+    return found
 
 
 # Kept ambient (issue 22): a run's prompt overrides reach templates rendered in shared

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import veracity
 from veracity.cli import app
 from veracity.core.config import RunConfig
-from veracity.core.errors import InputError
+from veracity.core.errors import ConfigError, InputError
 from veracity.core.types import Document
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval.local.corpus import build_local_corpus
@@ -343,3 +343,55 @@ def test_the_command_checks_a_web_page(cli):
     assert "https://news.example/curie" in out
     assert "She won three Nobel Prizes.⟨c2⟩" in out
     assert "factuality 50%" in out
+
+
+# ------------------------------------------------------------- prompt overrides
+
+
+CHECKWORTHY_OVERRIDE = """<|system|>
+HOUSE RULES: sort each claim into factual, opinion, advice, question or trivial.
+<|user|>
+{{ text | data("text") }}
+{% for c in claims %}
+{{ c | data("claim", loop.index) }}
+{% endfor %}
+One category per claim, in order, in "claims".
+"""
+
+
+async def test_the_claim_extraction_prompts_are_overridden_from_the_run_config(corpus, tmp_path):
+    template = tmp_path / "checkworthy.j2"
+    template.write_text(CHECKWORTHY_OVERRIDE, encoding="utf-8")
+    cfg = RunConfig(sources=SOURCES, prompts={"claims": {"claims_checkworthy.j2": str(template)}})
+    llm = scripted()
+    async with Veracity(cfg, llm=llm) as veracity_:
+        plan = veracity_.plan_document(TEXT, extraction=NO_SPLIT)
+        report = await plan.check()
+    sorting = [r for r in llm.calls if r.tag == "claims:checkworthy"]
+    assert sorting and "HOUSE RULES" in sorting[0].messages[0].content
+    assert "Marie Curie" in sorting[0].messages[1].content  # the fenced text still reaches it
+    assert report.summary.checked == 2
+    assert "claims/claims_checkworthy.j2" in plan.run.method.prompt_hashes()
+    # the method's own prompts stay as shipped: rag's calls never see the override
+    assert all(
+        "HOUSE RULES" not in m.content for r in llm.calls if r.tag == "rag" for m in r.messages
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("claims_nope.j2", "x", "has no such template"),
+        ("claims_checkworthy.j2", "{{ text }}", "without a fence"),
+        ("claims_checkworthy.j2", '{{ secret | data("s") }}', "does not pass"),
+    ],
+)
+def test_a_bad_claim_prompt_override_is_refused_when_the_run_is_built(
+    corpus, tmp_path, name, text, message
+):
+    template = tmp_path / "t.j2"
+    template.write_text(text, encoding="utf-8")
+    cfg = RunConfig(sources=SOURCES, prompts={"claims": {name: str(template)}})
+    with Veracity(cfg, llm=scripted()) as veracity_, pytest.raises(ConfigError) as caught:
+        veracity_.plan_document(TEXT)
+    assert message in str(caught.value)

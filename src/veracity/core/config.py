@@ -246,12 +246,17 @@ class PromptsConfig(BaseModel):
         dir: a folder of templates; a file named like one of the method's templates
             (e.g. ``judge.j2``) replaces it.
         templates: template name -> file, replacing single templates (wins over `dir`).
+        claims: template name -> file for the shared claim-extraction stage
+            (``claims_decompose.j2``, ``claims_decontextualise.j2``,
+            ``claims_checkworthy.j2``), used by document checks and by the methods that
+            extract claims (SAFE, FacTool, FactCheck-GPT).
     """
 
     model_config = ConfigDict(extra="forbid")
 
     dir: str | None = None
     templates: dict[str, str] = Field(default_factory=dict)
+    claims: dict[str, str] = Field(default_factory=dict)
 
 
 class RunConfig(BaseModel):

@@ -186,7 +186,9 @@ class DocumentTask:
         self.gold = gold
         self.concurrency = config.claim_concurrency or concurrency
         self.checker = DocumentChecker(
-            method, ClaimExtractor(llm, config.extraction), concurrency=self.concurrency
+            method,
+            ClaimExtractor(llm, config.extraction, prompts=method.claim_prompts),
+            concurrency=self.concurrency,
         )
         self.matcher = matcher or ClaimMatcher(config.match, config.embedder)
         self.sources = getattr(method, "sources", {})

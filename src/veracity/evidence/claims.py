@@ -38,7 +38,7 @@ from veracity.core.labels import LabelSpace
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.nlp.text import sentence_spans
-from veracity.prompting import render_messages, truncate_chars
+from veracity.prompting import PromptBundle, render_messages, truncate_chars, using_prompts
 
 __all__ = [
     "CATEGORIES",
@@ -143,10 +143,18 @@ class ClaimExtractor:
         tag: the trace label of the calls (``<tag>:decompose:<sentence>``, …).
     """
 
-    def __init__(self, llm: LLM, config: ExtractionConfig | None = None, *, tag: str = "claims"):
+    def __init__(
+        self,
+        llm: LLM,
+        config: ExtractionConfig | None = None,
+        *,
+        tag: str = "claims",
+        prompts: PromptBundle | None = None,
+    ):
         self.llm = llm
         self.config = config or ExtractionConfig()
         self.tag = tag
+        self.prompts = prompts  # overrides bound to `PROMPTS` (a run's ``prompts.claims``)
 
     async def extract(self, text: str) -> ClaimExtraction:
         """The claims of `text` (see the module docstring).
@@ -157,6 +165,12 @@ class ClaimExtractor:
         """
         if not text.strip():
             raise ValueError("claim extraction needs a non-empty text")
+        if self.prompts is None:  # the templates as shipped, or as the method's run has them
+            return await self._extract(text)
+        with using_prompts(self.prompts):
+            return await self._extract(text)
+
+    async def _extract(self, text: str) -> ClaimExtraction:
         cfg = self.config
         spans = sentence_spans(text)
         read = spans[: cfg.max_sentences]

@@ -27,6 +27,8 @@ from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Verdict
+from veracity.evidence.claims import PROMPTS as CLAIM_PROMPTS
+from veracity.evidence.claims import ClaimExtractor, ExtractionConfig
 from veracity.llm.base import (
     LLM,
     CacheMiss,
@@ -201,6 +203,9 @@ class BaseMethod(ABC):
         self.home = home  # the home folder's paths (memory, checkpoints); see `home_paths`
         self.model_builder: ModelBuilder | None = None  # see `use_models`
         self._prompts = PromptBundle(package=self.prompt_package() or None)
+        # the claim-extraction stage's overrides (a run's ``prompts.claims``), for the
+        # methods and front ends that extract claims with this method's run
+        self.claim_prompts: PromptBundle | None = None
         self._prompt_hashes: dict[str, str] | None = None
         self.state_dir: Path | None = None  # see use_state
         self.state_namespace: str | None = None
@@ -286,7 +291,15 @@ class BaseMethod(ABC):
         if not package and bundle.overrides:
             raise PromptError(f"{self.name} has no prompts package to override")
         self._prompts = bundle.bind(package) if package else PromptBundle()
+        self.claim_prompts = bundle.claims(CLAIM_PROMPTS)
         self._prompt_hashes = None
+
+    def claim_extractor(self, config: ExtractionConfig, step: str) -> ClaimExtractor:
+        """The shared claim-extraction stage on this method's model and with its run's
+        ``prompts.claims`` overrides; its calls are tagged ``<method>:<step>``."""
+        return ClaimExtractor(
+            self.llm, config, tag=f"{self.name}:{step}", prompts=self.claim_prompts
+        )
 
     def use_state(self, folder: Path | None, namespace: str | None = None) -> None:
         """Where this method keeps persistent state, and what the state belongs to.
@@ -321,12 +334,17 @@ class BaseMethod(ABC):
         self.limits = limits
 
     def prompt_hashes(self) -> dict[str, str]:
-        """Template name -> hash of the text this method renders (overrides included)."""
+        """Template name -> hash of the text this method renders (overrides included);
+        overridden claim-extraction templates as ``claims/<name>``."""
         if self._prompt_hashes is None:
             try:
                 self._prompt_hashes = self._prompts.hashes()
             except (PromptError, ImportError):  # a method without a prompts folder
                 self._prompt_hashes = {}
+            if self.claim_prompts is not None:
+                own = self.claim_prompts.hashes()
+                for name, _ in self.claim_prompts.overrides:
+                    self._prompt_hashes[f"claims/{name}"] = own[name]
         return self._prompt_hashes
 
     @property

@@ -176,7 +176,7 @@ def plan_document(
     at_once = concurrency or (run.spec.concurrency if run.spec else run.config.concurrency)
     checker = DocumentChecker(
         run.method,
-        ClaimExtractor(run.llm, config),
+        ClaimExtractor(run.llm, config, prompts=run.method.claim_prompts),
         concurrency=at_once,
         corrections=corrections,
     )

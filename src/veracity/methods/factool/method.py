@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
-from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
+from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
@@ -75,7 +75,7 @@ class FacToolMethod(OneSourceMethod):
         cfg = self.config
         text = truncate_chars(item.content, cfg.max_input_chars)
         with claim_binding(item.content):
-            extractor = ClaimExtractor(self.llm, cfg.extraction, tag=f"{self.name}:claims")
+            extractor = self.claim_extractor(cfg.extraction, "claims")
             claims = (await extractor.extract(text)).checkworthy[: cfg.max_claims]
             if not claims:
                 ctx.emit(Note(name=self.name, text="no claims extracted: checking the input whole"))

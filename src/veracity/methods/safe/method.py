@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
-from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, conjunction_label
+from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.base import Message
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
@@ -82,9 +82,7 @@ class SafeMethod(OneSourceMethod):
     async def _facts(self, item: CheckInput, ctx: CheckContext) -> list[ExtractedClaim]:
         cfg = self.config
         text = truncate_chars(item.content, cfg.max_input_chars)
-        found = await ClaimExtractor(self.llm, cfg.extraction, tag=f"{self.name}:facts").extract(
-            text
-        )
+        found = await self.claim_extractor(cfg.extraction, "facts").extract(text)
         facts = found.checkworthy[: cfg.max_facts]
         if not facts:  # nothing extracted: the input itself is the one fact
             ctx.emit(
