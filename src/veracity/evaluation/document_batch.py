@@ -34,6 +34,7 @@ from veracity.core.infra import append_line, cut_torn_line
 from veracity.core.readers import Loc
 from veracity.core.storage import write_atomically
 from veracity.documents import DocumentReport, DocumentText, from_text
+from veracity.documents.report import summarise
 from veracity.evaluation.engines import FATAL
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
@@ -392,25 +393,21 @@ def drop_errors(store: RunStore) -> int:
 
 
 def summarize(records: list[DocumentRecord], wall_time_s: float = 0.0) -> DocumentBatchSummary:
-    """Rows by status and the claims' totals over the rows that were checked."""
-    sums = dict.fromkeys(("claims", "checked", "supported", "refuted", "mixed", "abstained",
-                          "errors", "not_checkworthy"), 0)  # fmt: skip
-    calls = searches = 0
-    for record in records:
-        if record.report is None:
-            continue
-        for key in sums:
-            sums[key] += getattr(record.report.summary, key)
-        calls += record.report.usage.llm_calls
-        searches += record.report.usage.searches
+    """Rows by status and the claims' totals over the rows that were checked (the claims
+    of every report summed by `veracity.documents.report.summarise`, so factuality is the
+    same rule over all of them)."""
+    reports = [r.report for r in records if r.report is not None]
+    totals = summarise([o for report in reports for o in report.claims])
     ok = sum(r.status == "ok" for r in records)
     return DocumentBatchSummary(
         rows=len(records), ok=ok, errors=len(records) - ok,
-        claims=sums["claims"], checked=sums["checked"], supported=sums["supported"],
-        refuted=sums["refuted"], mixed=sums["mixed"], abstained=sums["abstained"],
-        claim_errors=sums["errors"], not_checkworthy=sums["not_checkworthy"],
-        factuality=sums["supported"] / sums["checked"] if sums["checked"] else None,
-        llm_calls=calls, searches=searches, wall_time_s=round(wall_time_s, 3),
+        claims=totals.claims, checked=totals.checked, supported=totals.supported,
+        refuted=totals.refuted, mixed=totals.mixed, abstained=totals.abstained,
+        claim_errors=totals.errors, not_checkworthy=totals.not_checkworthy,
+        factuality=totals.factuality,
+        llm_calls=sum(r.usage.llm_calls for r in reports),
+        searches=sum(r.usage.searches for r in reports),
+        wall_time_s=round(wall_time_s, 3),
     )  # fmt: skip
 
 
