@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.core.types import Document
+from veracity.evaluation.document_batch import DocumentRecord, summarize
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime.home import home_paths, user_http_client
@@ -111,6 +112,15 @@ def test_a_document_per_row_a_failed_row_recorded_and_a_rerun_resumes(llm, tmp_p
     assert report["document"]["text"][start:end] == "She won three Nobel Prizes."
     assert report["summary"]["factuality"] == 0.5 and report["method"] == "rag"
     assert "1 / 1" in " ".join(result.output.split())  # rows ok / error
+    totals = summarize([DocumentRecord.model_validate(r) for r in (curie, blank)])
+    assert (totals.rows, totals.ok, totals.errors, totals.claims) == (
+        2,
+        1,
+        1,
+        len(report["claims"]),
+    )
+    assert (totals.checked, totals.supported, totals.factuality) == (2, 1, 0.5)
+    assert totals.llm_calls == report["usage"]["llm_calls"] > 0
     calls = len(llm.calls)
 
     _write_jsonl(src, [{"id": "curie", "text": CURIE}, {"id": "blank", "text": "   "},
