@@ -1,5 +1,6 @@
 """`ask_choice`: one primitive for a discrete answer and its probabilities."""
 
+import asyncio
 from typing import Literal
 
 import pytest
@@ -76,6 +77,45 @@ async def test_only_samples_when_the_answer_itself_is_not_needed():
     )
     assert result.answer is None and result.probabilities == {"CONTINUE": 0.0, "STOP": 1.0}
     assert result.label == "STOP" and len(llm.calls) == 3
+
+
+class CountsInFlight(ScriptedLLM):
+    """Records the most requests it had in hand at once (each takes a moment)."""
+
+    in_flight: int = 0
+    most: int = 0
+
+    async def complete(self, request):
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.01)
+            return await super().complete(request)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.mark.parametrize(
+    ("slot_cache", "order", "most"),
+    [
+        (True, "auto", 1),  # llama.cpp: one after another, each reusing the slot's prompt
+        (False, "auto", 4),  # a shared prefix cache: all at once
+        (True, "concurrent", 4),
+        (False, "sequential", 1),
+    ],
+)
+async def test_samples_go_one_after_another_where_prompts_live_in_slots(slot_cache, order, most):
+    llm = _no_logprobs(CountsInFlight())
+    llm.capabilities = llm.capabilities.model_copy(update={"slot_cache": slot_cache})
+    llm.on(".*", lambda r: _stop("CONTINUE" if r.seed in (0, 2) else "STOP"), tag="s")
+    policy = ChoicePolicy(samples=4, sample_order=order)
+    result = await ask_choice(
+        llm, PROMPT, Stop, "decision", CHOICES, tag="s", policy=policy, need_answer=False
+    )
+    assert llm.most == most
+    # the same samples (seeds 0..3) and so the same estimate in either order
+    assert [c.seed for c in llm.calls] == [0, 1, 2, 3]
+    assert result.probabilities == {"CONTINUE": 0.5, "STOP": 0.5}
 
 
 class DropsLogprobs(ScriptedLLM):

@@ -89,6 +89,7 @@ def test_capabilities_report_context_window(tmp_path):
     llm = EmbeddedLLM("smollm2-135m", models_dir=tmp_path, n_ctx=4096)
     caps = llm.capabilities
     assert caps.json_schema and caps.logprobs and caps.context_window == 4096
+    assert caps.slot_cache  # llama.cpp: a prompt is reused by the slot that holds it
     assert llm.backend_id == "embedded:smollm2-135m:rp1.1"
     plain = EmbeddedLLM("smollm2-135m", models_dir=tmp_path, repeat_penalty=1.0)
     assert plain.backend_id == "embedded:smollm2-135m"

@@ -66,8 +66,8 @@ def test_declarations_that_hold():
         temperature: float = 0.0
 
     assert allowed_options(Good) == (
-        "estimator", "fast", "min_matched_mass", "mode", "rounds", "sample_temperature",
-        "samples_k", "temperature", "top_logprobs",
+        "estimator", "fast", "min_matched_mass", "mode", "rounds", "sample_order",
+        "sample_temperature", "samples_k", "temperature", "top_logprobs",
     )  # fmt: skip
     with pytest.raises(TypeError, match="'nope' is not one of its fields"):
 

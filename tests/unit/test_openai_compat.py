@@ -160,6 +160,24 @@ def test_only_endpoints_on_this_machine_count_as_local(url, local):
     assert OpenAICompatLLM("m", base_url=url, api_key="k").capabilities.local is local
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "slot_cache"),
+    [
+        ({"provider": "llamacpp"}, True),  # llama.cpp keeps each prompt in one slot
+        ({"provider": "ollama"}, True),
+        ({"provider": "vllm"}, False),  # one prefix cache shared by every request
+        ({"provider": "openai"}, False),
+        ({"base_url": "http://127.0.0.1:8080/v1"}, True),  # taken to be llama.cpp
+        ({"base_url": "https://api.example.org/v1"}, False),
+        ({"provider": "vllm", "slot_cache": True}, True),  # the user's word wins
+        ({"base_url": "http://127.0.0.1:8000/v1", "slot_cache": False}, False),
+    ],
+)
+def test_which_endpoints_keep_prompts_per_slot(kwargs, slot_cache):
+    llm = OpenAICompatLLM("m", api_key="k", **kwargs)
+    assert llm.capabilities.slot_cache is slot_cache
+
+
 @respx.mock
 async def test_key_never_reaches_trace_or_cache(tmp_path):
     respx.post(URL).mock(return_value=httpx.Response(200, json=body()))

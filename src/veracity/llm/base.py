@@ -164,6 +164,11 @@ class Capabilities(BaseModel):
     context_window: int | None = None  # tokens the model can attend to, when known
     # runs on this machine (in process or on localhost): no per-token fee to account for
     local: bool = False
+    # the server keeps each prompt's prefix in one of a few slots (llama.cpp): requests
+    # that share a prompt reuse it one after another, while concurrent ones are spread
+    # over slots that must each compute it again (vLLM, SGLang and hosted APIs share one
+    # prefix cache between concurrent requests)
+    slot_cache: bool = False
 
 
 @runtime_checkable

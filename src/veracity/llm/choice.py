@@ -40,6 +40,7 @@ from veracity.llm.probs import (
 from veracity.llm.structured import complete_structured, schema_for
 
 Estimator = Literal["auto", "logprobs", "sampling"]
+SampleOrder = Literal["auto", "concurrent", "sequential"]
 NO_PENALTY = 1.0  # repeat penalty of every call made here
 
 
@@ -57,6 +58,11 @@ class ChoicePolicy(BaseModel):
             the answer is sampled instead (when `samples` > 0), and the trace says so.
             With little mass matched, a choice missing from the top alternatives reads
             as probability 0 and the rest is inflated (0: every reading is trusted).
+        sample_order: ``concurrent`` asks for the samples all at once; ``sequential``
+            one after another; ``auto`` (default) goes one after another where the
+            backend keeps prompts per slot (`Capabilities.slot_cache`, llama.cpp), so
+            every sample reuses the prompt the slot holds, and all at once elsewhere.
+            The samples are the same either way (each has its own seed).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -66,6 +72,7 @@ class ChoicePolicy(BaseModel):
     samples: int = Field(default=0, ge=0, le=50)
     sample_temperature: float = Field(default=0.8, gt=0.0, le=2.0)
     min_mass: float = Field(default=0.0, ge=0.0, le=1.0)
+    sample_order: SampleOrder = "auto"
 
     def reads_logprobs(self, llm: LLM) -> bool:
         """Whether the answer's logprobs are requested from `llm`."""
@@ -73,6 +80,12 @@ class ChoicePolicy(BaseModel):
 
     def may_sample(self) -> bool:
         return self.estimator != "logprobs" and self.samples > 0
+
+    def samples_in_turn(self, llm: LLM) -> bool:
+        """Whether the samples are asked one after another on `llm`."""
+        if self.sample_order == "auto":
+            return llm.capabilities.slot_cache
+        return self.sample_order == "sequential"
 
 
 class ChoiceResult(BaseModel):
@@ -291,7 +304,9 @@ async def _sample(
         return answer
 
     try:
-        probs = await sampled_choice_probabilities(one, choices, policy.samples)
+        probs = await sampled_choice_probabilities(
+            one, choices, policy.samples, in_turn=policy.samples_in_turn(llm)
+        )
     except ValueError as exc:
         raise StructuredOutputError(f"{tag}: {exc}", attempts=[]) from exc
     for i in sorted(found):

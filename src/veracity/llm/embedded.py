@@ -171,6 +171,7 @@ class EmbeddedLLM:
             seed=True,
             context_window=min(self.n_ctx, window) if window else self.n_ctx,
             local=True,
+            slot_cache=True,
         )
 
     @property

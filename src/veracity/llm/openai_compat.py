@@ -73,6 +73,7 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "api_key_env": "OLLAMA_API_KEY",
         "json_mode": "json_schema",
         "logprobs": False,
+        "slot_cache": True,
     },
     "llamacpp": {
         "base_url": "http://localhost:8080/v1",
@@ -80,12 +81,14 @@ PROVIDERS: dict[str, dict[str, Any]] = {
         "json_mode": "json_schema",
         "logprobs": True,
         "penalty_field": "repeat_penalty",
+        "slot_cache": True,
     },
     "lmstudio": {
         "base_url": "http://localhost:1234/v1",
         "api_key_env": "LMSTUDIO_API_KEY",
         "json_mode": "json_schema",
         "logprobs": False,
+        "slot_cache": True,
     },
 }
 
@@ -101,6 +104,7 @@ class EndpointOptions(BackendOptions):
     json_mode: JsonMode | None = None
     logprobs: bool | None = None
     context_window: int | None = Field(default=None, ge=1)
+    slot_cache: bool | None = None
 
 
 class OpenAICompatLLM:
@@ -114,6 +118,10 @@ class OpenAICompatLLM:
         provider: a preset name from `PROVIDERS` giving defaults for the other options.
         json_mode: how to request JSON: a JSON schema, plain JSON mode, or none.
         logprobs: whether the endpoint returns token logprobs.
+        slot_cache: whether the server keeps prompts per slot, as llama.cpp does
+            (`Capabilities.slot_cache`); default: the preset's word, else true for an
+            endpoint on this machine without a provider (taken to be llama.cpp, as in
+            `penalty_field`) and false for a remote one.
         max_top_logprobs: most alternatives per token the endpoint returns.
         timeout_s: a fixed per-request limit in seconds; None (default) scales each
             request's limit with its ``max_tokens`` and the speed measured so far
@@ -137,6 +145,7 @@ class OpenAICompatLLM:
         context_window: int | None = None,
         timeout_s: float | None = None,
         repeat_penalty: float | None = None,
+        slot_cache: bool | None = None,
         client: httpx.AsyncClient | None = None,
     ):
         preset: dict[str, Any] = {}
@@ -169,6 +178,9 @@ class OpenAICompatLLM:
             context_window=context_window,
             local=_is_loopback(self.base_url),
         )
+        if slot_cache is None:
+            slot_cache = preset.get("slot_cache", False) if provider else self._capabilities.local
+        self._capabilities = self._capabilities.model_copy(update={"slot_cache": slot_cache})
         self.timer = RequestTimer(TimeoutPolicy(fixed_s=timeout_s))
         self.penalty_field = penalty_field(provider, preset, local=self._capabilities.local)
         # sent only where the endpoint takes it (hosted APIs reject unknown fields)

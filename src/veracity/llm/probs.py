@@ -231,7 +231,11 @@ def choice_probabilities(
 
 
 async def sampled_choice_probabilities(
-    sample: Callable[[int], Awaitable[str | None]], choices: Sequence[str], k: int
+    sample: Callable[[int], Awaitable[str | None]],
+    choices: Sequence[str],
+    k: int,
+    *,
+    in_turn: bool = False,
 ) -> ChoiceProbs:
     """Estimate a distribution over `choices` from k sampled answers.
 
@@ -240,6 +244,7 @@ async def sampled_choice_probabilities(
             parsed to a choice, or None when the sample was unusable).
         choices: the possible answers.
         k: number of samples.
+        in_turn: draw the samples one after another rather than all at once.
 
     Raises:
         ValueError: when none of the k samples named a choice.
@@ -248,7 +253,10 @@ async def sampled_choice_probabilities(
         raise ValueError("k must be at least 1")
     import asyncio
 
-    answers = await asyncio.gather(*(sample(i) for i in range(k)))
+    if in_turn:
+        answers = [await sample(i) for i in range(k)]
+    else:
+        answers = await asyncio.gather(*(sample(i) for i in range(k)))
     counts = Counter(a for a in answers if a in choices)
     usable = sum(counts.values())
     if usable == 0:

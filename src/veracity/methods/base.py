@@ -37,7 +37,7 @@ from veracity.llm.base import (
     LLMTransientError,
     StructuredOutputError,
 )
-from veracity.llm.choice import ChoicePolicy, Estimator
+from veracity.llm.choice import ChoicePolicy, Estimator, SampleOrder
 from veracity.llm.client import ManagedLLM, ensure_managed
 from veracity.methods.failures import weigh_search_failures
 from veracity.methods.labelling import settle_probabilities
@@ -131,9 +131,13 @@ class ChoiceConfig(MethodConfig):
     # a logprob reading that matched less probability than this is replaced by sampled
     # answers (when samples_k > 0), and the trace says so (0: every reading is used)
     min_matched_mass: float = Field(default=0.0, ge=0.0, le=1.0)
+    # auto: one after another where the backend keeps prompts per slot (llama.cpp), so
+    # each sample reuses the prompt; concurrent / sequential force either (ChoicePolicy)
+    sample_order: SampleOrder = "auto"
 
     request_options = (
         "top_logprobs", "estimator", "samples_k", "sample_temperature", "min_matched_mass",
+        "sample_order",
     )  # fmt: skip
 
     @property
@@ -144,6 +148,7 @@ class ChoiceConfig(MethodConfig):
             samples=self.samples_k,
             sample_temperature=self.sample_temperature,
             min_mass=self.min_matched_mass,
+            sample_order=self.sample_order,
         )
 
 
