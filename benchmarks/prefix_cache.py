@@ -1,14 +1,20 @@
-"""Prefix reuse per check: the shared-first prompt layout against the paper layout.
+"""Prefix reuse per check: the code as issue 25 found it against today's defaults.
 
-Run: python benchmarks/prefix_cache.py [--claims 10] [--methods radar s2mad]
+Run: python benchmarks/prefix_cache.py [--claims 10] [--methods radar s2mad zofia]
      [--threads 1] [--max-tokens 96] [--http]
 
-For each method with a `prompt_layout` option, the same claims are checked twice in one
-run, once per layout, on the embedded model (llama.cpp in-process, `--threads` threads,
-the response cache off so every call reaches the model). llama.cpp reports per call how
-many prompt tokens it took from its prefix cache (`prompt_tokens_details.cached_tokens`);
-"prefilled" is prompt tokens minus those. Printed per method and layout, per check:
-LLM calls, prompt tokens sent, tokens prefilled, the reused share, and wall time.
+Each method is checked on the same inputs in two arms (`ARMS`), interleaved input by
+input so that a change in the machine's load falls on both: "before" is the paper's
+prompt layout with a label's samples asked all at once, as the code stood when the issue
+was filed; "after" is the shared-first layout with samples in turn on a backend that
+keeps prompts per slot (today's defaults). The model is the embedded one (llama.cpp
+in-process, `--threads` threads, the response cache off so every call reaches the model).
+llama.cpp reports per call how many prompt tokens it took from its prefix cache
+(`prompt_tokens_details.cached_tokens`); "prefilled" is prompt tokens minus those.
+Printed per method and arm, per check: LLM calls, prompt tokens sent, tokens prefilled,
+the reused share, and wall time. RADAR and S2MAD get the inputs below; any other method
+(`--methods`) is built as the injection benchmark builds it offline, over in-memory
+sources, with its reply caps at four times `--max-tokens`.
 
 `--http` runs the same against llama.cpp's own HTTP server on loopback (the same wheel,
 `xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
@@ -36,6 +42,7 @@ import argparse
 import asyncio
 import os
 import socket
+import sys
 import time
 from datetime import datetime, timezone
 
@@ -107,20 +114,67 @@ CONFIG = {
     "radar": lambda m: {"evidence": "given", "max_tokens_turn": m, "max_tokens_judge": 4 * m},
     "s2mad": lambda m: {"max_tokens": m},
 }
+# The two arms of the comparison. "before" is the code as the issue found it: the paper's
+# layout, and a label's samples asked all at once (on llama.cpp the ones that land on
+# another slot compute the whole prompt again); "after" is today's default: the shared
+# layout, and samples in turn where the backend keeps prompts per slot.
+ARMS = {
+    "before": {"prompt_layout": "paper", "sample_order": "concurrent"},
+    "after": {"prompt_layout": "shared", "sample_order": "auto"},
+}
 
 
-async def run_layout(llm, method: str, layout: str, items, max_tokens: int) -> dict:
-    config = {**CONFIG[method](max_tokens), "prompt_layout": layout}
-    checker = load_method(method, llm=llm, config=config)
-    totals = {"calls": 0, "prompt": 0, "cached": 0, "wall": 0.0, "errors": 0}
-    for item in items:
-        started = time.perf_counter()
-        verdict = await checker.check(item)
-        totals["wall"] += time.perf_counter() - started
-        totals["calls"] += verdict.usage.llm_calls
-        totals["prompt"] += verdict.usage.prompt_tokens
-        totals["cached"] += verdict.usage.cached_prompt_tokens
-        totals["errors"] += verdict.error is not None
+def generic_items(method: str, n: int) -> tuple[list, list]:
+    """(inputs, in-memory documents) for a method without its own inputs here: the
+    injection benchmark's clean inputs, and its passages plus ten longer ones per input."""
+    from veracity.testing.injection import documents, make_input
+
+    evidence = radar_inputs(n)
+    docs = [d for i in range(n) for d in (*documents(i), *evidence[i].evidence)]
+    return [make_input(method, i, "claim", None) for i in range(n)], docs
+
+
+def build(llm, method: str, arm: str, max_tokens: int, docs: list | None):
+    """`method` on `llm` in `arm`'s settings (those its config has), replies capped."""
+    from veracity.testing.injection import offline_method
+
+    if docs is None:
+        checker = load_method(method, llm=llm, config=CONFIG[method](max_tokens))
+    else:
+        checker = offline_method(method, llm, docs)
+    fields = type(checker.config).model_fields
+    update = {k: v for k, v in ARMS[arm].items() if k in fields}
+    if docs is not None:  # caps of 4x: these methods' replies are JSON with a reason
+        update |= {
+            k: min(getattr(checker.config, k), 4 * max_tokens)
+            for k in fields
+            if k.startswith("max_tokens")
+        }
+    checker.config = checker.config.model_copy(update=update)
+    return checker
+
+
+async def run_arms(llm, method: str, n: int, max_tokens: int) -> dict[str, dict]:
+    """Both arms on the same `n` inputs, interleaved: input i runs in one arm, then in the
+    other (which goes first alternates), so a change in the machine's load falls on both."""
+    if method in INPUTS:
+        items, docs = INPUTS[method](n), None
+    else:
+        items, docs = generic_items(method, n)
+    checkers = {arm: build(llm, method, arm, max_tokens, docs) for arm in ARMS}
+    totals = {arm: {"calls": 0, "prompt": 0, "cached": 0, "wall": 0.0, "errors": 0} for arm in ARMS}
+    for i, item in enumerate(items):
+        for arm in list(ARMS)[:: 1 if i % 2 == 0 else -1]:
+            t = totals[arm]
+            started = time.perf_counter()
+            verdict = await checkers[arm].check(item)
+            t["wall"] += time.perf_counter() - started
+            t["calls"] += verdict.usage.llm_calls
+            t["prompt"] += verdict.usage.prompt_tokens
+            t["cached"] += verdict.usage.cached_prompt_tokens
+            t["errors"] += verdict.error is not None
+        done = "  ".join(f"{arm} {t['wall']:.0f} s" for arm, t in totals.items())
+        print(f"  {method} {i + 1}/{n}: {done}", file=sys.stderr, flush=True)
     return totals
 
 
@@ -128,7 +182,7 @@ def show(method: str, layout: str, t: dict, n: int) -> None:
     prefilled = t["prompt"] - t["cached"]
     share = t["cached"] / t["prompt"] if t["prompt"] else 0.0
     print(
-        f"{method:<7} {layout:<7} {t['calls'] / n:>6.1f} {t['prompt'] / n:>9.0f} "
+        f"{method:<8} {layout:<7} {t['calls'] / n:>6.1f} {t['prompt'] / n:>9.0f} "
         f"{prefilled / n:>10.0f} {share:>7.1%} {t['wall'] / n:>8.1f}   errors {t['errors']}"
     )
 
@@ -170,9 +224,6 @@ def http_llm(threads: int):
         base_url=f"http://127.0.0.1:{port}/v1", model="smollm2-135m", api_key="none"
     )
     return ManagedLLM(client, cache=None), server
-
-
-LAYOUTS = {"radar", "radar_single", "s2mad", "zofia"}  # methods with a prompt_layout option
 
 
 def chatml(messages: list[dict]) -> str:
@@ -253,7 +304,7 @@ async def offline(examples: int, names: list[str] | None = None) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--claims", type=int, default=10)
-    parser.add_argument("--methods", nargs="+", default=list(INPUTS), choices=list(INPUTS))
+    parser.add_argument("--methods", nargs="+", default=[*INPUTS, "zofia"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
@@ -271,12 +322,11 @@ async def main() -> None:
         backends.append(("llama.cpp HTTP", llm, server))
     for backend, llm, _server in backends:
         print(f"\n{backend}: per check, means")
-        print("method  layout   calls    prompt  prefilled  reused     wall s")
+        print("method   arm      calls    prompt  prefilled  reused     wall s")
         for method in args.methods:
-            items = INPUTS[method](args.claims)
-            for layout in ("paper", "shared"):
-                totals = await run_layout(llm, method, layout, items, args.max_tokens)
-                show(method, layout, totals, len(items))
+            totals = await run_arms(llm, method, args.claims, args.max_tokens)
+            for arm, t in totals.items():
+                show(method, arm, t, args.claims)
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 
