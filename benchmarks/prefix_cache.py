@@ -12,9 +12,11 @@ in-process, `--threads` threads, the response cache off so every call reaches th
 llama.cpp reports per call how many prompt tokens it took from its prefix cache
 (`prompt_tokens_details.cached_tokens`); "prefilled" is prompt tokens minus those.
 Printed per method and arm, per check: LLM calls, prompt tokens sent, tokens prefilled,
-the reused share, and wall time. RADAR and S2MAD get the inputs below; any other method
+the reused share, completion tokens and wall time; then what 100 checks would cost at
+hosted list prices (`--prices`), with and without the cached-input rate. RADAR and
+S2MAD get the inputs below, ZoFia articles of about 1,200 characters; any other method
 (`--methods`) is built as the injection benchmark builds it offline, over in-memory
-sources, with its reply caps at four times `--max-tokens`.
+sources (inputs too, but for ZoFia), with its reply caps at four times `--max-tokens`.
 
 `--http` runs the same against llama.cpp's own HTTP server on loopback (the same wheel,
 `xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
@@ -46,7 +48,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from veracity.core.types import Claim, Document, Post, Reply
+from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.client import ManagedLLM
 from veracity.methods.base import load_method
 
@@ -108,6 +110,21 @@ def s2mad_inputs(n: int) -> list[Post]:
     return posts
 
 
+def zofia_inputs(n: int) -> list[Article]:
+    """News articles of about 1,200 characters (the median GossipCop article in our copy
+    has 1,225), built from the RADAR claim's first four passages."""
+    articles = []
+    for i, claim in enumerate(radar_inputs(n)):
+        topic = TOPICS[i % len(TOPICS)]
+        lead = (
+            f"Officials in Marlow said on Monday that the {topic} project {i} was finished "
+            f"ahead of schedule. The Regional Office published its figures the same day."
+        )
+        body = " ".join([lead, *(d.text for d in claim.evidence[:4])])
+        articles.append(Article(title=f"Marlow {topic} project finished early", body=body))
+    return articles
+
+
 INPUTS = {"radar": radar_inputs, "s2mad": s2mad_inputs}
 CONFIG = {
     # the judge's JSON (reason, verdict) needs room: a cut reply is invalid and asked again
@@ -161,8 +178,11 @@ async def run_arms(llm, method: str, n: int, max_tokens: int) -> dict[str, dict]
         items, docs = INPUTS[method](n), None
     else:
         items, docs = generic_items(method, n)
+        if method == "zofia":
+            items = zofia_inputs(n)
     checkers = {arm: build(llm, method, arm, max_tokens, docs) for arm in ARMS}
-    totals = {arm: {"calls": 0, "prompt": 0, "cached": 0, "wall": 0.0, "errors": 0} for arm in ARMS}
+    fields = ("calls", "prompt", "cached", "completion", "wall", "errors")
+    totals = {arm: dict.fromkeys(fields, 0) for arm in ARMS}
     for i, item in enumerate(items):
         for arm in list(ARMS)[:: 1 if i % 2 == 0 else -1]:
             t = totals[arm]
@@ -172,6 +192,7 @@ async def run_arms(llm, method: str, n: int, max_tokens: int) -> dict[str, dict]
             t["calls"] += verdict.usage.llm_calls
             t["prompt"] += verdict.usage.prompt_tokens
             t["cached"] += verdict.usage.cached_prompt_tokens
+            t["completion"] += verdict.usage.completion_tokens
             t["errors"] += verdict.error is not None
         done = "  ".join(f"{arm} {t['wall']:.0f} s" for arm, t in totals.items())
         print(f"  {method} {i + 1}/{n}: {done}", file=sys.stderr, flush=True)
@@ -183,8 +204,26 @@ def show(method: str, layout: str, t: dict, n: int) -> None:
     share = t["cached"] / t["prompt"] if t["prompt"] else 0.0
     print(
         f"{method:<8} {layout:<7} {t['calls'] / n:>6.1f} {t['prompt'] / n:>9.0f} "
-        f"{prefilled / n:>10.0f} {share:>7.1%} {t['wall'] / n:>8.1f}   errors {t['errors']}"
+        f"{prefilled / n:>10.0f} {share:>7.1%} {t['completion'] / n:>7.0f} {t['wall'] / n:>8.1f}"
+        f"   errors {t['errors']}"
     )
+
+
+def costs(method: str, totals: dict[str, dict], n: int, models: list[str]) -> None:
+    """USD for 100 checks per arm at each model's list prices, with every prompt token at
+    the input rate, and with the reused ones at the cached-input rate. The backend's reused
+    counts stand in for what a hosted cache would reuse (OpenAI caches prompts of 1,024
+    tokens or more, in steps of 128)."""
+    from veracity.llm.client import DEFAULT_PRICES, priced
+
+    for model in models:
+        price = DEFAULT_PRICES[model]
+        row = []
+        for arm, t in totals.items():
+            full = priced(price, t["prompt"], t["completion"]) * 100 / n
+            cached = priced(price, t["prompt"], t["completion"], t["cached"]) * 100 / n
+            row.append(f"{arm} ${full:.3f} / ${cached:.3f}")
+        print(f"  100 {method} checks at {model} prices, list / cached rate: {'; '.join(row)}")
 
 
 def embedded_llm(threads: int):
@@ -309,6 +348,9 @@ async def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
     parser.add_argument("--http-only", action="store_true", help="only llama.cpp's HTTP server")
+    parser.add_argument(
+        "--prices", nargs="*", default=["gpt-4o-mini", "deepseek-chat"], help="price lists"
+    )
     parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     parser.add_argument("--offline-methods", nargs="+", help="--offline: these (default: all)")
     args = parser.parse_args()
@@ -322,11 +364,12 @@ async def main() -> None:
         backends.append(("llama.cpp HTTP", llm, server))
     for backend, llm, _server in backends:
         print(f"\n{backend}: per check, means")
-        print("method   arm      calls    prompt  prefilled  reused     wall s")
+        print("method   arm      calls    prompt  prefilled  reused  output     wall s")
         for method in args.methods:
             totals = await run_arms(llm, method, args.claims, args.max_tokens)
             for arm, t in totals.items():
                 show(method, arm, t, args.claims)
+            costs(method, totals, args.claims, args.prices)
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 
