@@ -151,8 +151,9 @@ def generic_items(method: str, n: int) -> tuple[list, list]:
     return [make_input(method, i, "claim", None) for i in range(n)], docs
 
 
-def build(llm, method: str, arm: str, max_tokens: int, docs: list | None):
-    """`method` on `llm` in `arm`'s settings (those its config has), replies capped."""
+def build(llm, method: str, arm: str, max_tokens: int, docs: list | None, extra: dict):
+    """`method` on `llm` in `arm`'s settings (those its config has) and `extra` (both
+    arms), replies capped."""
     from veracity.testing.injection import offline_method
 
     if docs is None:
@@ -167,11 +168,13 @@ def build(llm, method: str, arm: str, max_tokens: int, docs: list | None):
             for k in fields
             if k.startswith("max_tokens")
         }
-    checker.config = checker.config.model_copy(update=update)
+    checker.config = type(checker.config).model_validate(
+        {**checker.config.model_dump(), **update, **extra}
+    )
     return checker
 
 
-async def run_arms(llm, method: str, n: int, max_tokens: int) -> dict[str, dict]:
+async def run_arms(llm, method: str, n: int, max_tokens: int, extra: dict) -> dict[str, dict]:
     """Both arms on the same `n` inputs, interleaved: input i runs in one arm, then in the
     other (which goes first alternates), so a change in the machine's load falls on both."""
     if method in INPUTS:
@@ -180,7 +183,7 @@ async def run_arms(llm, method: str, n: int, max_tokens: int) -> dict[str, dict]
         items, docs = generic_items(method, n)
         if method == "zofia":
             items = zofia_inputs(n)
-    checkers = {arm: build(llm, method, arm, max_tokens, docs) for arm in ARMS}
+    checkers = {arm: build(llm, method, arm, max_tokens, docs, extra) for arm in ARMS}
     fields = ("calls", "prompt", "cached", "completion", "wall", "errors")
     totals = {arm: dict.fromkeys(fields, 0) for arm in ARMS}
     for i, item in enumerate(items):
@@ -340,6 +343,19 @@ async def offline(examples: int, names: list[str] | None = None) -> None:
             )
 
 
+def setting(text: str) -> tuple[str, object]:
+    """``key=value`` from the command line; the value read as JSON where it is JSON."""
+    import json
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise SystemExit(f"--set takes KEY=VALUE, not {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--claims", type=int, default=10)
@@ -353,11 +369,21 @@ async def main() -> None:
     )
     parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     parser.add_argument("--offline-methods", nargs="+", help="--offline: these (default: all)")
+    parser.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="method settings for both arms (a JSON value or a string), e.g. early_stop=false",
+    )
     args = parser.parse_args()
+    extra = dict(setting(s) for s in args.set)
     if args.offline:
         await offline(args.claims, args.offline_methods)
         return
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
+    if extra:
+        print(f"settings of both arms: {extra}")
     backends = [] if args.http_only else [("embedded", embedded_llm(args.threads), None)]
     if args.http or args.http_only:
         llm, server = http_llm(args.threads)
@@ -366,7 +392,7 @@ async def main() -> None:
         print(f"\n{backend}: per check, means")
         print("method   arm      calls    prompt  prefilled  reused  output     wall s")
         for method in args.methods:
-            totals = await run_arms(llm, method, args.claims, args.max_tokens)
+            totals = await run_arms(llm, method, args.claims, args.max_tokens, extra)
             for arm, t in totals.items():
                 show(method, arm, t, args.claims)
             costs(method, totals, args.claims, args.prices)
