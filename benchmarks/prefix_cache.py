@@ -243,6 +243,7 @@ def http_llm(threads: int):
 
     from veracity.llm.embedded import EmbeddedLLM
     from veracity.llm.openai_compat import OpenAICompatLLM
+    from veracity.llm.options import DEFAULT_REPEAT_PENALTY
     from veracity.runtime.home import home_paths
 
     with socket.socket() as s:
@@ -262,8 +263,11 @@ def http_llm(threads: int):
                 break
         except httpx.HTTPError:
             time.sleep(0.1)
-    client = OpenAICompatLLM(
-        base_url=f"http://127.0.0.1:{port}/v1", model="smollm2-135m", api_key="none"
+    client = OpenAICompatLLM(  # the embedded backend's penalty, as a run config sends it
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="smollm2-135m",
+        api_key="none",
+        repeat_penalty=DEFAULT_REPEAT_PENALTY,
     )
     return ManagedLLM(client, cache=None), server
 
