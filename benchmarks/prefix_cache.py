@@ -49,7 +49,7 @@ import time
 from datetime import datetime, timezone
 
 from veracity.core.types import Article, Claim, Document, Post, Reply
-from veracity.llm.client import ManagedLLM
+from veracity.llm.client import DEFAULT_PRICES, ManagedLLM, priced
 from veracity.methods.base import load_method
 
 TOPICS = ["bridge", "vaccine", "tax", "river", "school", "rail", "wage", "forest", "port", "dam"]
@@ -125,8 +125,8 @@ def zofia_inputs(n: int) -> list[Article]:
     return articles
 
 
-INPUTS = {"radar": radar_inputs, "s2mad": s2mad_inputs}
-CONFIG = {
+INPUTS = {"radar": radar_inputs, "s2mad": s2mad_inputs, "zofia": zofia_inputs}
+CONFIG = {  # methods built here; any other is built as the injection benchmark does
     # the judge's JSON (reason, verdict) needs room: a cut reply is invalid and asked again
     "radar": lambda m: {"evidence": "given", "max_tokens_turn": m, "max_tokens_judge": 4 * m},
     "s2mad": lambda m: {"max_tokens": m},
@@ -141,14 +141,13 @@ ARMS = {
 }
 
 
-def generic_items(method: str, n: int) -> tuple[list, list]:
-    """(inputs, in-memory documents) for a method without its own inputs here: the
-    injection benchmark's clean inputs, and its passages plus ten longer ones per input."""
-    from veracity.testing.injection import documents, make_input
+def offline_documents(n: int) -> list:
+    """In-memory documents for a method built offline: the injection benchmark's
+    passages plus ten longer ones per input."""
+    from veracity.testing.injection import documents
 
     evidence = radar_inputs(n)
-    docs = [d for i in range(n) for d in (*documents(i), *evidence[i].evidence)]
-    return [make_input(method, i, "claim", None) for i in range(n)], docs
+    return [d for i in range(n) for d in (*documents(i), *evidence[i].evidence)]
 
 
 def build(llm, method: str, arm: str, max_tokens: int, docs: list | None, extra: dict):
@@ -177,12 +176,13 @@ def build(llm, method: str, arm: str, max_tokens: int, docs: list | None, extra:
 async def run_arms(llm, method: str, n: int, max_tokens: int, extra: dict) -> dict[str, dict]:
     """Both arms on the same `n` inputs, interleaved: input i runs in one arm, then in the
     other (which goes first alternates), so a change in the machine's load falls on both."""
+    from veracity.testing.injection import make_input
+
     if method in INPUTS:
-        items, docs = INPUTS[method](n), None
-    else:
-        items, docs = generic_items(method, n)
-        if method == "zofia":
-            items = zofia_inputs(n)
+        items = INPUTS[method](n)
+    else:  # the injection benchmark's clean inputs
+        items = [make_input(method, i, "claim", None) for i in range(n)]
+    docs = None if method in CONFIG else offline_documents(n)
     checkers = {arm: build(llm, method, arm, max_tokens, docs, extra) for arm in ARMS}
     fields = ("calls", "prompt", "cached", "completion", "wall", "errors")
     totals = {arm: dict.fromkeys(fields, 0) for arm in ARMS}
@@ -217,8 +217,6 @@ def costs(method: str, totals: dict[str, dict], n: int, models: list[str]) -> No
     the input rate, and with the reused ones at the cached-input rate. The backend's reused
     counts stand in for what a hosted cache would reuse (OpenAI caches prompts of 1,024
     tokens or more, in steps of 128)."""
-    from veracity.llm.client import DEFAULT_PRICES, priced
-
     for model in models:
         price = DEFAULT_PRICES[model]
         row = []
@@ -369,7 +367,11 @@ async def main() -> None:
     parser.add_argument("--http", action="store_true", help="also against llama.cpp's HTTP server")
     parser.add_argument("--http-only", action="store_true", help="only llama.cpp's HTTP server")
     parser.add_argument(
-        "--prices", nargs="*", default=["gpt-4o-mini", "deepseek-chat"], help="price lists"
+        "--prices",
+        nargs="*",
+        default=["gpt-4o-mini", "deepseek-chat"],
+        choices=sorted(DEFAULT_PRICES),
+        help="price lists",
     )
     parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     parser.add_argument("--offline-methods", nargs="+", help="--offline: these (default: all)")
