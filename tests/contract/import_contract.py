@@ -116,7 +116,7 @@ FRONT_END_EXEMPT = {
 }
 SHARED_METHOD_MODULES = frozenset(
     {"veracity.methods", "veracity.methods.base", "veracity.methods.labelling"}
-    | {"veracity.methods.passages"}
+    | {"veracity.methods.passages", "veracity.methods.config"}
 )
 
 
