@@ -50,6 +50,7 @@ from datetime import datetime, timezone
 
 from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.client import DEFAULT_PRICES, ManagedLLM, priced
+from veracity.llm.slots import shared_chars
 from veracity.methods.base import load_method
 
 TOPICS = ["bridge", "vaccine", "tax", "river", "school", "rail", "wage", "forest", "port", "dam"]
@@ -139,6 +140,11 @@ ARMS = {
     "before": {"prompt_layout": "paper", "sample_order": "concurrent"},
     "after": {"prompt_layout": "shared", "sample_order": "auto"},
 }
+# The embedded backend of each arm: before, a request takes the free slot holding most of
+# its prompt and never waits (as llama.cpp chose slots); after, it waits for a busy slot
+# that is computing its prefix (`veracity.llm.slots`). Each arm has its own llama.cpp, so
+# neither reuses what the other left in a slot.
+EMBEDDED_ARMS = {"before": {"slot_wait_chars": None}, "after": {}}
 
 
 def offline_documents(n: int) -> list:
@@ -173,9 +179,12 @@ def build(llm, method: str, arm: str, max_tokens: int, docs: list | None, extra:
     return checker
 
 
-async def run_arms(llm, method: str, n: int, max_tokens: int, extra: dict) -> dict[str, dict]:
-    """Both arms on the same `n` inputs, interleaved: input i runs in one arm, then in the
-    other (which goes first alternates), so a change in the machine's load falls on both."""
+async def run_arms(
+    llms: dict[str, ManagedLLM], method: str, n: int, max_tokens: int, extra: dict
+) -> dict[str, dict]:
+    """Both arms on the same `n` inputs, each on its model in `llms`, interleaved: input i
+    runs in one arm, then in the other (which goes first alternates), so a change in the
+    machine's load falls on both."""
     from veracity.testing.injection import make_input
 
     if method in INPUTS:
@@ -183,7 +192,7 @@ async def run_arms(llm, method: str, n: int, max_tokens: int, extra: dict) -> di
     else:  # the injection benchmark's clean inputs
         items = [make_input(method, i, "claim", None) for i in range(n)]
     docs = None if method in CONFIG else offline_documents(n)
-    checkers = {arm: build(llm, method, arm, max_tokens, docs, extra) for arm in ARMS}
+    checkers = {arm: build(llms[arm], method, arm, max_tokens, docs, extra) for arm in ARMS}
     fields = ("calls", "prompt", "cached", "completion", "wall", "errors")
     totals = {arm: dict.fromkeys(fields, 0) for arm in ARMS}
     for i, item in enumerate(items):
@@ -227,11 +236,16 @@ def costs(method: str, totals: dict[str, dict], n: int, models: list[str]) -> No
         print(f"  100 {method} checks at {model} prices, list / cached rate: {'; '.join(row)}")
 
 
-def embedded_llm(threads: int):
+def embedded_llms(threads: int) -> dict[str, ManagedLLM]:
+    """One embedded model per arm (`EMBEDDED_ARMS`)."""
     from veracity.llm.embedded import EmbeddedLLM
     from veracity.runtime.home import home_paths
 
-    return ManagedLLM(EmbeddedLLM(n_threads=threads, models_dir=home_paths().models), cache=None)
+    models = home_paths().models
+    return {
+        arm: ManagedLLM(EmbeddedLLM(n_threads=threads, models_dir=models, **opts), cache=None)
+        for arm, opts in EMBEDDED_ARMS.items()
+    }
 
 
 def http_llm(threads: int):
@@ -274,22 +288,10 @@ def chatml(messages: list[dict]) -> str:
     return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
 
 
-def common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n  # binary search on prefix equality (strings compare fast in C)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def reused_chars(requests: list[str]) -> int:
     """Characters of each request that extend the start of an earlier one."""
     return sum(
-        max((common_prefix(r, e) for e in requests[:i]), default=0) for i, r in enumerate(requests)
+        max((shared_chars(r, e) for e in requests[:i]), default=0) for i, r in enumerate(requests)
     )
 
 
@@ -390,15 +392,15 @@ async def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
     if extra:
         print(f"settings of both arms: {extra}")
-    backends = [] if args.http_only else [("embedded", embedded_llm(args.threads), None)]
+    backends = [] if args.http_only else [("embedded", embedded_llms(args.threads), None)]
     if args.http or args.http_only:
         llm, server = http_llm(args.threads)
-        backends.append(("llama.cpp HTTP", llm, server))
-    for backend, llm, _server in backends:
+        backends.append(("llama.cpp HTTP", dict.fromkeys(ARMS, llm), server))
+    for backend, llms, _server in backends:
         print(f"\n{backend}: per check, means")
         print("method   arm      calls    prompt  prefilled  reused  output     wall s")
         for method in args.methods:
-            totals = await run_arms(llm, method, args.claims, args.max_tokens, extra)
+            totals = await run_arms(llms, method, args.claims, args.max_tokens, extra)
             for arm, t in totals.items():
                 show(method, arm, t, args.claims)
             costs(method, totals, args.claims, args.prices)

@@ -86,3 +86,19 @@ async def test_a_repeated_prefix_is_reused_and_counted(llm):
     # llama.cpp computed the shared part once: the second call reports it as reused
     assert one.usage.prompt_tokens > 300
     assert two.usage.cached_prompt_tokens >= 0.8 * two.usage.prompt_tokens
+
+
+async def test_calls_started_together_compute_their_shared_prefix_once(llm):
+    shared = "Record: " + " ".join(
+        f"item {i} of the ledger reads {7 * i} crowns." for i in range(40)
+    )
+    pair = [
+        LLMRequest(messages=[user(f"{shared}\nYou are the {who}. One word.")], max_tokens=4)
+        for who in ("auditor", "clerk")
+    ]
+    replies = await asyncio.gather(*(llm.complete(r) for r in pair))
+    # started at once, yet one of them waited for the other's slot and reused its prefix
+    reused = sorted(r.usage.cached_prompt_tokens or 0 for r in replies)
+    assert replies[0].usage.prompt_tokens > 300
+    assert reused[0] < 0.2 * replies[0].usage.prompt_tokens  # the first computed it
+    assert reused[1] >= 0.8 * replies[1].usage.prompt_tokens  # the second reused it

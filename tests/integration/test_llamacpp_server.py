@@ -108,3 +108,21 @@ async def test_the_same_model_answers_alike_in_process_and_behind_the_server(
         "smollm2-135m", base_url=llamacpp_url, repeat_penalty=1.0
     ).complete(request)
     assert plain.text != served.text  # the penalty reaches the server and changes replies
+
+
+async def test_with_its_slot_count_calls_started_together_share_one_prefill(llamacpp_url):
+    import asyncio
+
+    shared = "Log: " + " ".join(f"step {i} moved crate {3 * i} to bay {i % 7}." for i in range(30))
+    pair = [
+        LLMRequest(messages=[user(f"{shared}\nYou are the {who}. One word.")], max_tokens=4)
+        for who in ("porter", "foreman")
+    ]
+    llm = OpenAICompatLLM("smollm2-135m", base_url=llamacpp_url, slots=2)
+    replies = await asyncio.gather(*(llm.complete(r) for r in pair))
+    reused = sorted(r.usage.cached_prompt_tokens or 0 for r in replies)
+    assert replies[0].usage.prompt_tokens > 250
+    assert reused[1] >= 0.8 * replies[1].usage.prompt_tokens  # one waited and reused
+    assert llm.slots is not None and llm.slots.stats.waited == 1
+    with pytest.raises(ValueError, match=r"only a llama\.cpp server"):
+        OpenAICompatLLM("gpt-4o-mini", provider="openai", slots=2)

@@ -19,7 +19,7 @@ from veracity.llm.base import (
 )
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy
-from veracity.llm.openai_compat import OpenAICompatLLM
+from veracity.llm.openai_compat import EndpointOptions, OpenAICompatLLM
 from veracity.llm.probs import choice_probabilities
 from veracity.methods.baselines import DirectMethod
 
@@ -176,6 +176,35 @@ def test_only_endpoints_on_this_machine_count_as_local(url, local):
 def test_which_endpoints_keep_prompts_per_slot(kwargs, slot_cache):
     llm = OpenAICompatLLM("m", api_key="k", **kwargs)
     assert llm.capabilities.slot_cache is slot_cache
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "placed"),
+    [
+        ({"provider": "llamacpp", "slots": 2}, True),
+        ({"base_url": "http://127.0.0.1:8080/v1", "slots": 4}, True),
+        ({"base_url": "http://127.0.0.1:8080/v1"}, False),  # no slot count: llama.cpp picks
+        ({"provider": "vllm", "slots": 2}, None),  # not llama.cpp: refused
+        ({"provider": "ollama", "slots": 2}, None),
+        ({"base_url": "https://api.example.org/v1", "slots": 2}, None),
+    ],
+)
+@respx.mock
+async def test_a_slot_count_places_each_request_on_a_llamacpp_slot(kwargs, placed):
+    options = EndpointOptions(**kwargs)
+    if placed is None:
+        with pytest.raises(ValueError, match=r"only a llama\.cpp server"):
+            OpenAICompatLLM.from_options("m", options)
+        return
+    llm = OpenAICompatLLM.from_options("m", options)
+    route = respx.post(url__regex=r".*/chat/completions").mock(
+        return_value=httpx.Response(200, json=body())
+    )
+    await llm.complete(LLMRequest(messages=[user("q")]))
+    sent = json.loads(route.calls[0].request.content)
+    assert ("id_slot" in sent) is placed
+    if placed:
+        assert sent["id_slot"] == 0 and llm.slots is not None and llm.slots.stats.placed == 1
 
 
 @respx.mock

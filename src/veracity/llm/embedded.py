@@ -2,7 +2,8 @@
 
 The llama.cpp server object is thread-safe and batches concurrent requests across
 `n_parallel` slots, so `complete` runs each request in a worker thread and up to
-`n_parallel` requests proceed at once. The model loads on first use.
+`n_parallel` requests proceed at once, each on the slot that holds most of its prompt
+(`veracity.llm.slots`). The model loads on first use.
 
 Replies are streamed from llama.cpp and joined, so that a request that runs past its
 time limit, or whose check is cancelled, stops generating at the next token and frees
@@ -28,7 +29,7 @@ from typing import Any
 from pydantic import Field
 
 from veracity.core.config import DEFAULT_MODEL
-from veracity.core.infra import LoopSemaphore, available_cpus
+from veracity.core.infra import available_cpus
 from veracity.llm.base import (
     Capabilities,
     LLMRequest,
@@ -41,6 +42,7 @@ from veracity.llm.base import (
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.models import CATALOG, Progress, pull, resolve
 from veracity.llm.options import DEFAULT_REPEAT_PENALTY, BackendOptions
+from veracity.llm.slots import DEFAULT_WAIT_CHARS, SlotScheduler, prompt_text
 from veracity.llm.stream import join_chunks
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
@@ -58,6 +60,7 @@ class EmbeddedOptions(BackendOptions):
     n_ctx: int = Field(default=DEFAULT_N_CTX, ge=1)
     n_parallel: int = Field(default=DEFAULT_PARALLEL, ge=1)
     n_threads: int | None = Field(default=None, ge=1)  # None: `default_threads()`
+    slot_wait_chars: int | None = Field(default=DEFAULT_WAIT_CHARS, ge=1)  # None: never wait
     poll: int = Field(default=DEFAULT_POLL, ge=0, le=100)
     auto_pull: bool = True
 
@@ -98,6 +101,10 @@ class EmbeddedLLM:
         repeat_penalty: llama.cpp's penalty on recently generated tokens (1.0: none). The
             default 1.1 stops small models from looping (e.g. "1.1.1.1…" inside a JSON
             string until the token budget runs out, seen with SmolLM2-135M).
+        slot_wait_chars: a request waits for a busy slot whose prompt shares at least this
+            many more characters with it than any free slot's, and then reuses that
+            prefix instead of computing it again beside it (`veracity.llm.slots`);
+            None: a request never waits while a slot is free.
     """
 
     def __init__(
@@ -113,6 +120,7 @@ class EmbeddedLLM:
         auto_pull: bool = True,
         progress: Progress | None = None,
         repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
+        slot_wait_chars: int | None = DEFAULT_WAIT_CHARS,
     ):
         if models_dir is None and model in CATALOG:  # the home's folder is runtime's to pass
             raise ModelNotAvailable(
@@ -138,7 +146,8 @@ class EmbeddedLLM:
         self.repeat_penalty = repeat_penalty
         self._server: Any = None
         self._lock = threading.Lock()
-        self._slots = LoopSemaphore(self.n_parallel)  # one request per llama.cpp slot
+        # one request per llama.cpp slot, each on the slot holding most of its prompt
+        self.slots = SlotScheduler(self.n_parallel, wait_chars=slot_wait_chars)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self.load_time_s: float | None = None
@@ -276,9 +285,10 @@ class EmbeddedLLM:
         limit = self.timer.limit(request)
         stop = threading.Event()
 
-        async def call() -> tuple[Any, float]:
+        async def call(slot: int) -> tuple[Any, float]:
             started = time.perf_counter()
-            work = loop.run_in_executor(self._executor(), self._run, body, stop)
+            placed = {**body, "id_slot": slot}
+            work = loop.run_in_executor(self._executor(), self._run, placed, stop)
             try:
                 data = await asyncio.wait_for(work, limit)
             except asyncio.TimeoutError:
@@ -301,7 +311,7 @@ class EmbeddedLLM:
                 raise LLMServerError(f"embedded model failed: {exc}") from exc
             return data, time.perf_counter() - started
 
-        data, latency = await self._slots.run(call)
+        data, latency = await self.slots.run(prompt_text(body), call)
         if not isinstance(data, dict):
             raise LLMServerError(f"embedded model returned {type(data).__name__}, not a dict")
         if "error" in data:

@@ -40,6 +40,7 @@ from veracity.llm.base import (
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
 from veracity.llm.options import BackendOptions
+from veracity.llm.slots import SlotScheduler, prompt_text
 from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 JsonMode = Literal["json_schema", "json_object", "none"]
@@ -105,6 +106,7 @@ class EndpointOptions(BackendOptions):
     logprobs: bool | None = None
     context_window: int | None = Field(default=None, ge=1)
     slot_cache: bool | None = None
+    slots: int | None = Field(default=None, ge=1)
 
 
 class OpenAICompatLLM:
@@ -122,6 +124,12 @@ class OpenAICompatLLM:
             (`Capabilities.slot_cache`); default: the preset's word, else true for an
             endpoint on this machine without a provider (taken to be llama.cpp, as in
             `penalty_field`) and false for a remote one.
+        slots: a llama.cpp server's slot count (its ``--parallel``). Given, each request
+            names the slot that holds most of its prompt (``id_slot``), and one that
+            shares a long prefix with a request still running waits for that one's slot
+            instead of computing the prefix again on another (`veracity.llm.slots`).
+            Only for llama.cpp: the ``llamacpp`` provider, or an endpoint on this machine
+            without a provider.
         max_top_logprobs: most alternatives per token the endpoint returns.
         timeout_s: a fixed per-request limit in seconds; None (default) scales each
             request's limit with its ``max_tokens`` and the speed measured so far
@@ -146,6 +154,7 @@ class OpenAICompatLLM:
         timeout_s: float | None = None,
         repeat_penalty: float | None = None,
         slot_cache: bool | None = None,
+        slots: int | None = None,
         client: httpx.AsyncClient | None = None,
     ):
         preset: dict[str, Any] = {}
@@ -185,6 +194,14 @@ class OpenAICompatLLM:
         self.penalty_field = penalty_field(provider, preset, local=self._capabilities.local)
         # sent only where the endpoint takes it (hosted APIs reject unknown fields)
         self.repeat_penalty = repeat_penalty if self.penalty_field else None
+        self.slots: SlotScheduler | None = None
+        if slots is not None:
+            if not (provider == "llamacpp" or (provider is None and self._capabilities.local)):
+                raise ValueError(
+                    "slots: only a llama.cpp server takes requests by slot (provider "
+                    "llamacpp, or a server on this machine without a provider)"
+                )
+            self.slots = SlotScheduler(slots)
         self._client = client
 
     options_class = EndpointOptions
@@ -238,6 +255,15 @@ class OpenAICompatLLM:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         body = self.payload(request)
+        if self.slots is None:
+            return await self._complete(request, body)
+
+        async def on_slot(slot: int) -> LLMResponse:
+            return await self._complete(request, {**body, "id_slot": slot})
+
+        return await self.slots.run(prompt_text(body), on_slot)
+
+    async def _complete(self, request: LLMRequest, body: dict[str, Any]) -> LLMResponse:
         limit = self.timer.limit(request)
         started = time.perf_counter()
         try:

@@ -1,0 +1,197 @@
+"""Which llama.cpp slot runs a request: the one that already holds most of its prompt.
+
+llama.cpp keeps, per slot, the tokens of the last prompt it ran, and a new request on that
+slot computes only what follows the longest prefix they share. A check's calls open alike
+(`veracity.prompt_layout`), but when two of them start together on a server with two idle
+slots, each slot computes the shared opening on its own: on one CPU thread, some 1,500
+tokens take about 15 s, twice. `SlotScheduler` decides instead:
+
+- a request goes to the free slot whose held prompt shares the longest prefix with it
+  (ties: the slot used least recently, so a fresh prompt evicts the oldest one);
+- it waits for a busy slot when the prompt running there shares at least `wait_chars`
+  more characters with it than any free slot's does: it then reuses that prefix once
+  the running request is done instead of computing it a second time beside it.
+
+Waiting costs the concurrency of the two generations, which on a CPU is small next to a
+prefill of a few hundred tokens; `wait_chars=None` never waits (pure affinity). The
+scheduler works across threads and event loops, and never runs more than `slots`
+requests at once.
+
+Prompts are compared as text (`prompt_text`), which follows the chat template's token
+order closely enough to rank slots; llama.cpp itself decides how much it reuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_WAIT_CHARS = 512  # about 130 tokens: a prefill that costs more than the lost overlap
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """A chat body's prompt as one string, in the order the chat template lays it out
+    (tools first, then each message's role and content)."""
+    parts = [repr(body["tools"])] if body.get("tools") else []
+    for message in body.get("messages", ()):
+        parts.append(f"\x00{message.get('role', '')}\x01{message.get('content', '')}")
+    return "".join(parts)
+
+
+def shared_chars(a: str, b: str) -> int:
+    """Length of the longest common prefix of `a` and `b` (by bisection on slices, which
+    compare in C: prompts run to tens of thousands of characters)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while hi - lo > 1:  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@dataclass(eq=False)
+class _Waiter:
+    text: str
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[int]
+
+
+@dataclass
+class _Slot:
+    held: str = ""  # the prompt the slot's cache holds (or will, once its request ends)
+    busy: bool = False
+    used: int = 0  # order of last use, for least-recently-used ties
+
+
+@dataclass
+class SlotStats:
+    """How requests were placed: `waited` counts those that waited for a busy slot."""
+
+    placed: int = 0
+    waited: int = 0
+    reused_chars: int = 0  # prefix characters shared with the chosen slot's prompt
+    prompt_chars: int = 0
+    by_slot: dict[int, int] = field(default_factory=dict)
+
+
+class SlotScheduler:
+    """Places requests on `slots` llama.cpp slots by the prefix each slot holds.
+
+    Args:
+        slots: the server's slot count (`n_parallel`).
+        wait_chars: wait for a busy slot whose prompt shares at least this many more
+            characters with the request than the best free slot's; None: never wait.
+    """
+
+    def __init__(self, slots: int, wait_chars: int | None = DEFAULT_WAIT_CHARS):
+        if slots < 1:
+            raise ValueError("a slot scheduler needs at least one slot")
+        if wait_chars is not None and wait_chars < 1:
+            raise ValueError("wait_chars must be at least 1 (None: never wait)")
+        self.wait_chars = wait_chars
+        self._slots = [_Slot() for _ in range(slots)]
+        self._waiters: list[_Waiter] = []
+        self._lock = threading.Lock()
+        self._clock = itertools.count(1)
+        self.stats = SlotStats()
+
+    def _choose(self, text: str) -> int | None:
+        """The free slot for `text`, or None when it should wait (lock held)."""
+        free = [i for i, s in enumerate(self._slots) if not s.busy]
+        if not free:
+            return None
+        slots = self._slots
+        best = max(free, key=lambda i: (shared_chars(text, slots[i].held), -slots[i].used))
+        if self.wait_chars is not None:
+            here = shared_chars(text, self._slots[best].held)
+            busy = [shared_chars(text, s.held) for s in self._slots if s.busy]
+            if busy and max(busy) - here >= self.wait_chars:
+                return None
+        return best
+
+    def _take(self, index: int, text: str, waited: bool) -> int:
+        slot = self._slots[index]
+        stats = self.stats
+        stats.placed += 1
+        stats.waited += waited
+        stats.reused_chars += shared_chars(text, slot.held)
+        stats.prompt_chars += len(text)
+        stats.by_slot[index] = stats.by_slot.get(index, 0) + 1
+        slot.busy, slot.held = True, text
+        return index
+
+    async def acquire(self, text: str) -> int:
+        """Wait for a slot for the prompt `text`; returns its index (give it back with
+        `release`)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            index = self._choose(text)
+            if index is not None:
+                return self._take(index, text, waited=False)
+            waiter = _Waiter(text, loop, loop.create_future())
+            self._waiters.append(waiter)
+        try:
+            return await waiter.future
+        except asyncio.CancelledError:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                    raise
+            # placed just as it was cancelled: hand the slot on
+            if waiter.future.done() and not waiter.future.cancelled():
+                self.release(waiter.future.result(), ok=False)
+            raise
+
+    def release(self, index: int, *, ok: bool = True) -> None:
+        """Free slot `index`; `ok` False when its request failed part-way, so what the
+        slot holds is unknown."""
+        with self._lock:
+            slot = self._slots[index]
+            slot.busy = False
+            slot.used = next(self._clock)
+            if not ok:
+                slot.held = ""
+            placed: list[tuple[_Waiter, int]] = []
+            for waiter in list(self._waiters):  # first come, first placed
+                if waiter.future.done():
+                    self._waiters.remove(waiter)
+                    continue
+                chosen = self._choose(waiter.text)
+                if chosen is None:
+                    continue
+                self._waiters.remove(waiter)
+                placed.append((waiter, self._take(chosen, waiter.text, waited=True)))
+        for waiter, chosen in placed:
+            try:
+                waiter.loop.call_soon_threadsafe(_resolve, waiter, chosen, self)
+            except RuntimeError:  # its loop has closed: nobody will take the slot
+                self.release(chosen, ok=False)
+
+    async def run(self, text: str, call: Callable[[int], Awaitable[T]]) -> T:
+        """Await `call(slot)` on the slot chosen for `text`."""
+        index = await self.acquire(text)
+        ok = False
+        try:
+            result = await call(index)
+            ok = True
+            return result
+        finally:
+            self.release(index, ok=ok)
+
+
+def _resolve(waiter: _Waiter, index: int, scheduler: SlotScheduler) -> None:
+    """Hand `index` to `waiter` in its own loop; a waiter cancelled meanwhile gives it back."""
+    if waiter.future.cancelled():
+        scheduler.release(index, ok=False)
+    else:
+        waiter.future.set_result(index)
