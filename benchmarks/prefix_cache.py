@@ -144,7 +144,7 @@ ARMS = {
 # its prompt and never waits (as llama.cpp chose slots); after, it waits for a busy slot
 # that is computing its prefix (`veracity.llm.slots`). Each arm has its own llama.cpp, so
 # neither reuses what the other left in a slot.
-EMBEDDED_ARMS = {"before": {"slot_wait_chars": None}, "after": {}}
+EMBEDDED_ARMS = {"before": {"slot_wait_chars": 0}, "after": {}}
 
 
 def offline_documents(n: int) -> list:

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from veracity.llm.base import LLMRequest, user
-from veracity.llm.embedded import EmbeddedLLM
+from veracity.llm.embedded import EmbeddedLLM, EmbeddedOptions
 from veracity.llm.slots import SlotScheduler, prompt_text, shared_chars
 
 SHARED = "evidence pool: " + "the bridge opened in 1932. " * 60  # ~1,600 characters
@@ -79,7 +79,7 @@ async def test_a_request_waits_for_the_slot_computing_its_prefix():
 
 
 async def test_without_waiting_both_start_at_once_on_two_slots():
-    rec = Recorder(SlotScheduler(2, wait_chars=None))
+    rec = Recorder(SlotScheduler(2, wait_chars=0))
     first, second = await asyncio.gather(
         rec.request("politician", SHARED + "You argue for the claim."),
         rec.request("scientist", SHARED + "You test the claim."),
@@ -184,7 +184,7 @@ def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="at least one slot"):
         SlotScheduler(0)
     with pytest.raises(ValueError, match="wait_chars"):
-        SlotScheduler(2, wait_chars=0)
+        SlotScheduler(2, wait_chars=-1)
 
 
 class SlowServer:
@@ -213,7 +213,9 @@ async def test_the_embedded_backend_sends_each_request_to_its_slot(tmp_path):
     log = llm._server.log
     assert [e[0] for e in log] == ["start", "end", "start", "end"]  # the second waited
     assert log[0][1] == log[2][1]  # on the slot that held the shared opening
-    loose = EmbeddedLLM(str(tmp_path / "m.gguf"), models_dir=tmp_path, slot_wait_chars=None)
+    options = EmbeddedOptions(slot_wait_chars=0)  # as a run file's llm: section gives it
+    loose = EmbeddedLLM.from_options(str(tmp_path / "m.gguf"), options, models_dir=tmp_path)
+    assert loose.slots.wait_chars == 0
     loose._server = SlowServer()
     await asyncio.gather(*(loose.complete(r) for r in opening))
     assert [e[0] for e in loose._server.log][:2] == ["start", "start"]

@@ -128,6 +128,22 @@ def test_given_evidence_is_read_from_the_typed_method_config(tmp_path):
         prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
 
 
+@pytest.mark.parametrize(
+    ("llm", "key", "value"),
+    [
+        ({"slot_wait_chars": 0}, "slot_wait_chars", 0),  # embedded: never wait for a slot
+        ({"base_url": "http://127.0.0.1:8080/v1", "slots": 2}, "slots", 2),
+        ({"provider": "vllm", "slot_cache": True}, "slot_cache", True),
+    ],
+)
+def test_slot_options_in_a_run_file_reach_the_backend_and_round_trip(llm, key, value):
+    spec = resolve_spec(RunConfig.model_validate({"llm": llm}))
+    assert getattr(spec.llm.options, key) == value
+    assert RunSpec.from_json(json.loads(json.dumps(spec.model_dump(mode="json")))) == spec
+    with pytest.raises(ConfigError, match="slot_wait_chars"):
+        resolve_spec(RunConfig.model_validate({"llm": {"slot_wait_chars": -1}}))
+
+
 def test_a_spec_round_trips_through_json():
     cfg = RunConfig.model_validate(
         {"method": "rag", "method_config": {"top_k": 2}, "labels": "supported_refuted",

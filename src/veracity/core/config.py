@@ -115,6 +115,7 @@ _IDENTITY_KEYS = ("backend", "model", "base_url", "provider", "api_key_env")
 BACKEND_OPTION_KEYS = (
     "provider", "base_url", "api_key_env", "json_mode", "logprobs", "context_window",
     "timeout_s", "n_ctx", "n_parallel", "n_threads", "poll", "auto_pull", "repeat_penalty",
+    "slot_cache", "slots", "slot_wait_chars",
 )  # fmt: skip
 
 
@@ -138,6 +139,8 @@ class LLMConfig(BaseModel):
     json_mode: Literal["json_schema", "json_object", "none"] | None = None
     logprobs: bool | None = None
     context_window: int | None = None
+    slot_cache: bool | None = None  # whether the server keeps prompts per slot
+    slots: int | None = None  # a llama.cpp server's slot count: requests placed by prefix
     # per-request limit in seconds; None: scaled by max_tokens and the measured speed
     timeout_s: float | None = None
     # embedded llama.cpp
@@ -146,6 +149,7 @@ class LLMConfig(BaseModel):
     n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
     poll: int | None = None
     auto_pull: bool | None = None
+    slot_wait_chars: int | None = None  # wait for the slot computing a prefix (0: never)
     # penalty on recently generated tokens (embedded, and endpoints that take it)
     repeat_penalty: float | None = None
     # options of a plugin backend (checked by that backend's options model)

@@ -60,7 +60,7 @@ class EmbeddedOptions(BackendOptions):
     n_ctx: int = Field(default=DEFAULT_N_CTX, ge=1)
     n_parallel: int = Field(default=DEFAULT_PARALLEL, ge=1)
     n_threads: int | None = Field(default=None, ge=1)  # None: `default_threads()`
-    slot_wait_chars: int | None = Field(default=DEFAULT_WAIT_CHARS, ge=1)  # None: never wait
+    slot_wait_chars: int = Field(default=DEFAULT_WAIT_CHARS, ge=0)  # 0: never wait
     poll: int = Field(default=DEFAULT_POLL, ge=0, le=100)
     auto_pull: bool = True
 
@@ -104,7 +104,7 @@ class EmbeddedLLM:
         slot_wait_chars: a request waits for a busy slot whose prompt shares at least this
             many more characters with it than any free slot's, and then reuses that
             prefix instead of computing it again beside it (`veracity.llm.slots`);
-            None: a request never waits while a slot is free.
+            0: a request never waits while a slot is free.
     """
 
     def __init__(
@@ -120,7 +120,7 @@ class EmbeddedLLM:
         auto_pull: bool = True,
         progress: Progress | None = None,
         repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
-        slot_wait_chars: int | None = DEFAULT_WAIT_CHARS,
+        slot_wait_chars: int = DEFAULT_WAIT_CHARS,
     ):
         if models_dir is None and model in CATALOG:  # the home's folder is runtime's to pass
             raise ModelNotAvailable(

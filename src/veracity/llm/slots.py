@@ -13,7 +13,7 @@ tokens take about 15 s, twice. `SlotScheduler` decides instead:
   the running request is done instead of computing it a second time beside it.
 
 Waiting costs the concurrency of the two generations, which on a CPU is small next to a
-prefill of a few hundred tokens; `wait_chars=None` never waits (pure affinity). The
+prefill of a few hundred tokens; `wait_chars=0` never waits (placement by prefix only). The
 scheduler works across threads and event loops, and never runs more than `slots`
 requests at once.
 
@@ -90,14 +90,14 @@ class SlotScheduler:
     Args:
         slots: the server's slot count (`n_parallel`).
         wait_chars: wait for a busy slot whose prompt shares at least this many more
-            characters with the request than the best free slot's; None: never wait.
+            characters with the request than the best free slot's; 0: never wait.
     """
 
-    def __init__(self, slots: int, wait_chars: int | None = DEFAULT_WAIT_CHARS):
+    def __init__(self, slots: int, wait_chars: int = DEFAULT_WAIT_CHARS):
         if slots < 1:
             raise ValueError("a slot scheduler needs at least one slot")
-        if wait_chars is not None and wait_chars < 1:
-            raise ValueError("wait_chars must be at least 1 (None: never wait)")
+        if wait_chars < 0:
+            raise ValueError("wait_chars must be 0 (never wait) or more")
         self.wait_chars = wait_chars
         self._slots = [_Slot() for _ in range(slots)]
         self._waiters: list[_Waiter] = []
@@ -112,7 +112,7 @@ class SlotScheduler:
             return None
         slots = self._slots
         best = max(free, key=lambda i: (shared_chars(text, slots[i].held), -slots[i].used))
-        if self.wait_chars is not None:
+        if self.wait_chars:
             here = shared_chars(text, self._slots[best].held)
             busy = [shared_chars(text, s.held) for s in self._slots if s.busy]
             if busy and max(busy) - here >= self.wait_chars:
