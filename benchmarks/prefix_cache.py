@@ -5,10 +5,12 @@ Run: python benchmarks/prefix_cache.py [--claims 10] [--methods radar s2mad zofi
 
 Each method is checked on the same inputs in two arms (`ARMS`), interleaved input by
 input so that a change in the machine's load falls on both: "before" is the paper's
-prompt layout with a label's samples asked all at once, as the code stood when the issue
-was filed; "after" is the shared-first layout with samples in turn on a backend that
-keeps prompts per slot (today's defaults). The model is the embedded one (llama.cpp
-in-process, `--threads` threads, the response cache off so every call reaches the model).
+prompt layout with a label's samples asked all at once, and requests that never wait for
+a slot, as the code stood when the issue was filed; "after" is the shared-first layout,
+samples in turn on a backend that keeps prompts per slot, and requests that wait for the
+slot computing their prefix (today's defaults). The model is the embedded one (llama.cpp
+in-process, one instance per arm, `--threads` threads, the response cache off so every
+call reaches the model).
 llama.cpp reports per call how many prompt tokens it took from its prefix cache
 (`prompt_tokens_details.cached_tokens`); "prefilled" is prompt tokens minus those.
 Printed per method and arm, per check: LLM calls, prompt tokens sent, tokens prefilled,
@@ -19,8 +21,9 @@ S2MAD get the inputs below, ZoFia articles of about 1,200 characters; any other 
 sources (inputs too, but for ZoFia), with its reply caps at four times `--max-tokens`.
 
 `--http` runs the same against llama.cpp's own HTTP server on loopback (the same wheel,
-`xllamacpp.Server` with a port), through the OpenAI-compatible client, reading the cache
-counts the server reports.
+`xllamacpp.Server` with a port, one per arm), through the OpenAI-compatible client,
+reading the cache counts the server reports; the after arm's client is given the
+server's slot count (`slots`), so it places requests as the embedded backend does.
 
 `--offline` needs no model: every registered method that can be built offline
 (`veracity.testing.injection.offline_method`; `--offline-methods` picks some) runs on the
@@ -248,8 +251,9 @@ def embedded_llms(threads: int) -> dict[str, ManagedLLM]:
     }
 
 
-def http_llm(threads: int):
-    """llama.cpp's HTTP server on loopback and the OpenAI-compatible client to it."""
+def http_llm(threads: int, slots: int | None = None):
+    """llama.cpp's HTTP server on loopback (two slots) and the OpenAI-compatible client to
+    it; `slots` given, the client places requests on the server's slots itself."""
     import httpx
     import xllamacpp as xlc
 
@@ -280,6 +284,7 @@ def http_llm(threads: int):
         model="smollm2-135m",
         api_key="none",
         repeat_penalty=DEFAULT_REPEAT_PENALTY,
+        slots=slots,
     )
     return ManagedLLM(client, cache=None), server
 
@@ -392,11 +397,12 @@ async def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.2f}; {args.claims} inputs per method")
     if extra:
         print(f"settings of both arms: {extra}")
-    backends = [] if args.http_only else [("embedded", embedded_llms(args.threads), None)]
-    if args.http or args.http_only:
-        llm, server = http_llm(args.threads)
-        backends.append(("llama.cpp HTTP", dict.fromkeys(ARMS, llm), server))
-    for backend, llms, _server in backends:
+    backends = [] if args.http_only else [("embedded", embedded_llms(args.threads), [])]
+    if args.http or args.http_only:  # a server per arm; after: the client places requests
+        served = {arm: http_llm(args.threads, 2 if arm == "after" else None) for arm in ARMS}
+        llms = {arm: llm for arm, (llm, _) in served.items()}
+        backends.append(("llama.cpp HTTP", llms, [server for _, server in served.values()]))
+    for backend, llms, _servers in backends:
         print(f"\n{backend}: per check, means")
         print("method   arm      calls    prompt  prefilled  reused  output     wall s")
         for method in args.methods:
