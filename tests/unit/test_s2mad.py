@@ -77,6 +77,25 @@ async def test_agents_start_from_their_own_side_and_update_from_the_other():
     assert verdict.metadata["P"] == ["r1", "r2", "r3"] and verdict.metadata["N"] == ["r5", "r4"]
 
 
+@pytest.mark.parametrize("layout", ["shared", "paper"])
+async def test_update_prompts_of_a_round_share_all_but_the_speaker_in_the_shared_layout(layout):
+    llm = full_script(verdict=judge("Fake"))
+    await _check(llm, prompt_layout=layout)
+    p2, n2 = _prompt(llm, "agent_p:update:2"), _prompt(llm, "agent_n:update:2")
+    p_view, n_view = "agent_p round 1 says Real", "agent_n round 1 says Fake"
+    for prompt in (p2, n2):
+        assert p_view in prompt and n_view in prompt
+    same = next(i for i, (a, b) in enumerate(zip(p2, n2, strict=False)) if a != b)
+    if layout == "shared":  # both views in one order; only the closing speaker line differs
+        assert p2.index(p_view) < p2.index(n_view) and n2.index(p_view) < n2.index(n_view)
+        assert p2[same:].startswith("P: your previous view is Agent P's")
+        assert n2[same:].startswith("N: your previous view is Agent N's")
+        assert same > p2.index(n_view) + len(n_view)
+    else:  # the paper's template: own view first, then the other's
+        assert p2.index(p_view) < p2.index(n_view) and n2.index(n_view) < n2.index(p_view)
+        assert same < p2.index(p_view)
+
+
 async def test_evidence_is_p_and_n_with_stance_and_credibility_and_trace_has_every_score():
     llm = full_script(verdict=judge("Fake"))
     verdict = await _check(llm)

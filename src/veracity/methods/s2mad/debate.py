@@ -1,7 +1,9 @@
 """S2MAD's debate on the shared engine (section 3.4, Algorithm 1).
 
 Round 0 ("initial") holds the initial opinions h^0 (Eq. 3); rounds 1..M ("update") have
-each debater revise its view after reading the other's previous reply (Eq. 4). Both
+each debater revise its view after reading the other's previous reply (Eq. 4). In the
+shared layout an update shows both previous replies in one order (P, then N) and names
+the speaker last, so both debaters' prompts of a round share everything before that line. Both
 debaters speak concurrently in every round, so in round j each sees only round j-1 of
 the other. After round M the debate ends with the shared answer when the debaters
 agree, otherwise a judge rules on both final replies (Eq. 5). The "w/o Debate" ablation
@@ -32,6 +34,7 @@ AGENT_P = Role(name="agent_p", title="Agent P")  # D_p, starts from the supporti
 AGENT_N = Role(name="agent_n", title="Agent N")  # D_n, starts from the opposing set N
 SINGLE = Role(name="single_agent", title="Agent")  # "w/o Debate"
 OPPONENT = {AGENT_P.name: AGENT_N.name, AGENT_N.name: AGENT_P.name}
+TITLES = {AGENT_P.name: AGENT_P.title, AGENT_N.name: AGENT_N.title}
 
 
 def comment_group(kind: str, replies: Sequence[ScoredReply]) -> dict[str, Any]:
@@ -53,6 +56,20 @@ def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) ->
     other = state.transcript.last(OPPONENT[role.name], before_round=round_no)
     if own is None or other is None:
         raise RuntimeError(f"{role.name} has no earlier turns to update from in round {round_no}")
+    if ctx["prefix"] is not None:  # shared layout: both views in one order, speaker last
+        p, n = (own, other) if role.name == AGENT_P.name else (other, own)
+        return render_laid_out(
+            PROMPTS,
+            "update_shared.j2",
+            ctx["prefix"],
+            claim=ctx["claim"],
+            p_text=p.text,
+            p_answer=p.stance,
+            n_text=n.text,
+            n_answer=n.stance,
+            speaker=role.title,
+            opponent=TITLES[OPPONENT[role.name]],
+        )
     return render_laid_out(
         PROMPTS,
         "update.j2",
