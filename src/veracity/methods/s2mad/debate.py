@@ -56,30 +56,17 @@ def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) ->
     other = state.transcript.last(OPPONENT[role.name], before_round=round_no)
     if own is None or other is None:
         raise RuntimeError(f"{role.name} has no earlier turns to update from in round {round_no}")
-    if ctx["prefix"] is not None:  # shared layout: both views in one order, speaker last
+    views: dict[str, Any]
+    if ctx["prefix"] is None:  # the paper's template: the debater's own view first
+        name = "update.j2"
+        views = {"own": own.text, "own_answer": own.stance}
+        views |= {"other": other.text, "other_answer": other.stance}
+    else:  # shared layout: both views in one order (P, then N), the speaker named last
         p, n = (own, other) if role.name == AGENT_P.name else (other, own)
-        return render_laid_out(
-            PROMPTS,
-            "update_shared.j2",
-            ctx["prefix"],
-            claim=ctx["claim"],
-            p_text=p.text,
-            p_answer=p.stance,
-            n_text=n.text,
-            n_answer=n.stance,
-            speaker=role.title,
-            opponent=TITLES[OPPONENT[role.name]],
-        )
-    return render_laid_out(
-        PROMPTS,
-        "update.j2",
-        ctx["prefix"],
-        claim=ctx["claim"],
-        own=own.text,
-        own_answer=own.stance,
-        other=other.text,
-        other_answer=other.stance,
-    )
+        name = "update_shared.j2"
+        views = {"p_text": p.text, "p_answer": p.stance, "n_text": n.text, "n_answer": n.stance}
+        views |= {"speaker": role.title, "opponent": TITLES[OPPONENT[role.name]]}
+    return render_laid_out(PROMPTS, name, ctx["prefix"], claim=ctx["claim"], **views)
 
 
 def render_initial(ctx: dict[str, Any], groups: list[dict[str, Any]]) -> list[Message]:
