@@ -38,7 +38,12 @@ from veracity.llm.base import LLM
 from veracity.llm.choice import ask_choice
 from veracity.methods.base import BaseMethod
 from veracity.methods.s2mad.config import ANSWER_TO_RUMOR, S2MADConfig
-from veracity.methods.s2mad.debate import build_debate, build_single, comment_group
+from veracity.methods.s2mad.debate import (
+    build_debate,
+    build_single,
+    comment_group,
+    shared_prefix,
+)
 from veracity.methods.s2mad.stance import (
     PROMPTS,
     ScoredReply,
@@ -47,7 +52,7 @@ from veracity.methods.s2mad.stance import (
     random_split,
     select_top_k,
 )
-from veracity.prompting import render_messages
+from veracity.prompt_layout import render_laid_out
 
 
 class SubjectivityAnswer(BaseModel):
@@ -174,7 +179,7 @@ class S2MADMethod(BaseMethod):
         if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
-        scorer = StanceScorer.from_config(self.scorer_llm, cfg)
+        scorer = StanceScorer.from_config(self.scorer_llm, cfg, shared_prefix(cfg, post.text))
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
         return Sides(mode="stance", p=p, n=n, outcome=outcome)
@@ -187,7 +192,9 @@ class S2MADMethod(BaseMethod):
             return cfg.prompt_family
         answer = await ask_choice(
             self.llm,
-            render_messages(PROMPTS, "subjectivity.j2", claim=post.text),
+            render_laid_out(
+                PROMPTS, "subjectivity.j2", shared_prefix(cfg, post.text), claim=post.text
+            ),
             SubjectivityAnswer,
             "answer",
             ("Yes", "No"),

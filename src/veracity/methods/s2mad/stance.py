@@ -30,7 +30,7 @@ from veracity.core.types import Reply
 from veracity.llm.base import LLM, StructuredOutputError
 from veracity.llm.structured import complete_structured
 from veracity.methods.s2mad.config import S2MADConfig
-from veracity.prompting import render_messages
+from veracity.prompt_layout import SharedPrefix, render_laid_out
 
 PROMPTS = "veracity.methods.s2mad"
 
@@ -112,6 +112,8 @@ class StanceScorer:
         max_reply_chars: each reply is cut to this many characters in the prompt.
         reasons: ask for a one-sentence reason before each score.
         rescore_singly: re-score replies left unscored by the batches one per call.
+        prefix: the check's shared prompt opening (`veracity.prompt_layout`); None: the
+            template as written.
     """
 
     def __init__(
@@ -126,6 +128,7 @@ class StanceScorer:
         max_reply_chars: int = 500,
         reasons: bool = True,
         rescore_singly: bool = True,
+        prefix: SharedPrefix | None = None,
     ):
         if batch_size < 1 or concurrency < 1 or attempts < 1:
             raise ValueError("batch_size, concurrency and attempts must be at least 1")
@@ -137,11 +140,15 @@ class StanceScorer:
         self.max_reply_chars = max_reply_chars
         self.reasons = reasons
         self.rescore_singly = rescore_singly
+        self.prefix = prefix
         self._limit = concurrency
 
     @classmethod
-    def from_config(cls, llm: LLM, cfg: S2MADConfig) -> StanceScorer:
-        """The scorer with an S2MAD config's stance settings."""
+    def from_config(
+        cls, llm: LLM, cfg: S2MADConfig, prefix: SharedPrefix | None = None
+    ) -> StanceScorer:
+        """The scorer with an S2MAD config's stance settings, its prompts opening with
+        `prefix` (the shared layout) when given."""
         return cls(
             llm,
             batch_size=cfg.stance_batch_size,
@@ -152,6 +159,7 @@ class StanceScorer:
             max_reply_chars=cfg.max_reply_chars,
             reasons=cfg.stance_reasons,
             rescore_singly=cfg.stance_rescore_singly,
+            prefix=prefix,
         )
 
     async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
@@ -280,9 +288,10 @@ class StanceScorer:
     ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
         """Ask for one batch; returns (usable scores, problems) keyed by local id."""
         ids = [lid for lid, _ in batch]
-        messages = render_messages(
+        messages = render_laid_out(
             PROMPTS,
             "stance_score.j2",
+            self.prefix,
             claim=claim,
             comments=[{"id": lid, "text": r.text} for lid, r in batch],
             problems=[f"{lid}: {problems[lid]}" for lid in ids if lid in problems],
