@@ -91,8 +91,8 @@ class S2MADConfig(ChoiceConfig):
     rounds: int = Field(default=2, ge=0)  # debate rounds M after the initial opinions
     temperature: float = Field(default=0.2, ge=0.0, le=2.0)  # debaters and judge (sec. 4.2)
     max_tokens: int = Field(default=512, ge=16)  # per debater turn or judge ruling
-    # "shared" (ours, default): every debate prompt of a check opens with the same system
-    # note and the post, the agent's own instructions last (veracity.prompt_layout), so a
+    # "shared" (ours, default): every prompt of a check opens with the same system note
+    # and the post, each call's own instructions last (veracity.prompt_layout), so a
     # server reuses that prefix; "paper": each prompt's own system text first.
     prompt_layout: Literal["shared", "paper"] = "shared"
 
