@@ -78,6 +78,22 @@ async def test_a_request_waits_for_the_slot_computing_its_prefix():
     assert rec.scheduler.stats.reused_chars >= len(SHARED)
 
 
+async def test_two_streams_over_a_prefix_already_computed_keep_a_slot_each():
+    sched = SlotScheduler(2, wait_chars=512)
+    rec = Recorder(sched)
+    await rec.request("opening", SHARED + "the debate so far")
+    stop, judge = SHARED + "stop? " + "s" * 800, SHARED + "ruling? " + "j" * 800
+    slots = {"stop": set(), "judge": set()}
+    for i in range(3):  # a greedy answer and two samples each, both questions at once
+        a, b = await asyncio.gather(rec.request(f"stop{i}", stop), rec.request(f"judge{i}", judge))
+        slots["stop"].add(a)
+        slots["judge"].add(b)
+    # the shared prefix was on slot 0 before either began: nobody waits for it, each
+    # question computes it once on its own slot, and then reuses its whole prompt
+    assert sched.stats.waited == 0 and rec.peak == 2
+    assert len(slots["stop"]) == len(slots["judge"]) == 1 and slots["stop"] != slots["judge"]
+
+
 async def test_without_waiting_both_start_at_once_on_two_slots():
     rec = Recorder(SlotScheduler(2, wait_chars=0))
     first, second = await asyncio.gather(

@@ -8,9 +8,14 @@ tokens take about 15 s, twice. `SlotScheduler` decides instead:
 
 - a request goes to the free slot whose held prompt shares the longest prefix with it
   (ties: the slot used least recently, so a fresh prompt evicts the oldest one);
-- it waits for a busy slot when the prompt running there shares at least `wait_chars`
-  more characters with it than any free slot's does: it then reuses that prefix once
-  the running request is done instead of computing it a second time beside it.
+- it waits for a busy slot when the request running there is computing at least
+  `wait_chars` characters of the request's prefix that no free slot holds: it then
+  reuses that prefix once the running request is done instead of computing it a second
+  time beside it. Only text the running request computes itself counts: a prefix that
+  slot already held before is not worth waiting for, since computing it once on a free
+  slot lets two streams of calls (a judge's samples and a stop agent's, say) keep a
+  slot each instead of taking turns on one and computing their own endings again at
+  every turn.
 
 Waiting costs the concurrency of the two generations, which on a CPU is small next to a
 prefill of a few hundred tokens; `wait_chars=0` never waits (placement by prefix only). The
@@ -69,6 +74,7 @@ class _Waiter:
 @dataclass
 class _Slot:
     held: str = ""  # the prompt the slot's cache holds (or will, once its request ends)
+    reused: int = 0  # characters of `held` the slot already held when its request began
     busy: bool = False
     used: int = 0  # order of last use, for least-recently-used ties
 
@@ -113,9 +119,10 @@ class SlotScheduler:
         slots = self._slots
         best = max(free, key=lambda i: (shared_chars(text, slots[i].held), -slots[i].used))
         if self.wait_chars:
-            here = shared_chars(text, self._slots[best].held)
-            busy = [shared_chars(text, s.held) for s in self._slots if s.busy]
-            if busy and max(busy) - here >= self.wait_chars:
+            here = shared_chars(text, slots[best].held)
+            # what a busy slot is computing now and this request shares: the gain of waiting
+            gains = [shared_chars(text, s.held) - max(here, s.reused) for s in slots if s.busy]
+            if gains and max(gains) >= self.wait_chars:
                 return None
         return best
 
@@ -124,7 +131,8 @@ class SlotScheduler:
         stats = self.stats
         stats.placed += 1
         stats.waited += waited
-        stats.reused_chars += shared_chars(text, slot.held)
+        slot.reused = shared_chars(text, slot.held)
+        stats.reused_chars += slot.reused
         stats.prompt_chars += len(text)
         stats.by_slot[index] = stats.by_slot.get(index, 0) + 1
         slot.busy, slot.held = True, text
