@@ -80,7 +80,14 @@ async def test_shared_layout_opens_every_prompt_with_the_news():
     users = [c.messages[-1].content for c in calls["shared"]]
     news = users[0][: users[0].index("</news>")]
     assert news and all(u.startswith(news) for u in users)
-    assert all(u.index("=== Your role ===") > u.index("</news>") for u in users)
+    # the tools' common description follows the news in every tool prompt, so only the
+    # task differs; the verdict's own system text closes its prompt
+    tools, verdict = users[:-1], users[-1]
+    role = "You are one of the tools of a fake-news detection agent."
+    assert all(role in u and "=== Your role ===" not in u for u in tools)
+    opening = news + "</news>\n\n" + role
+    assert all(u.startswith(opening) for u in tools)
+    assert role not in verdict and verdict.index("=== Your role ===") > verdict.index("</news>")
     assert len({c.messages[0].content for c in calls["paper"]}) > 1
 
 

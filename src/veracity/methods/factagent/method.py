@@ -82,6 +82,13 @@ class FactAgentMethod(BaseMethod):
         with claim_binding(item.content):
             return await self._detect(item, ctx)
 
+    @property
+    def _tool_template(self) -> str:
+        """The tools' template: in the shared layout, the tools' common description
+        follows the news, so every tool call of a check shares it (`tool_shared.j2`);
+        the paper layout keeps it as each tool's system message (`tool.j2`)."""
+        return "tool_shared.j2" if self.config.prompt_layout == "shared" else "tool.j2"
+
     def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
         """A tool's or the verdict's prompt; shared-first (`prompt_layout: shared`): one
         system note for the check, the news first (`_news.j2`, as the templates show it),
@@ -161,7 +168,7 @@ class FactAgentMethod(BaseMethod):
         cfg = self.config
         result = await complete_structured(
             self.llm,
-            self._messages("tool.j2", item, tool=tool, results=results, url=url),
+            self._messages(self._tool_template, item, tool=tool, results=results, url=url),
             replies.finding_model(self._chars()),
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
