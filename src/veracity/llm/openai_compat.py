@@ -125,9 +125,9 @@ class OpenAICompatLLM:
             endpoint on this machine without a provider (taken to be llama.cpp, as in
             `penalty_field`) and false for a remote one.
         slots: a llama.cpp server's slot count (its ``--parallel``). Given, each request
-            names the slot that holds most of its prompt (``id_slot``), and one that
-            shares a long prefix with a request still running waits for that one's slot
-            instead of computing the prefix again on another (`veracity.llm.slots`).
+            names the slot that holds most of its prompt (``id_slot``), and one whose
+            prefix a running request is computing waits for that request's slot instead
+            of computing the prefix again on another (`veracity.llm.slots`).
             Only for llama.cpp: the ``llamacpp`` provider, or an endpoint on this machine
             without a provider.
         max_top_logprobs: most alternatives per token the endpoint returns.

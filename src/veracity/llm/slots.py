@@ -95,8 +95,8 @@ class SlotScheduler:
 
     Args:
         slots: the server's slot count (`n_parallel`).
-        wait_chars: wait for a busy slot whose prompt shares at least this many more
-            characters with the request than the best free slot's; 0: never wait.
+        wait_chars: wait for a busy slot whose request is computing at least this many
+            characters of the request's prefix that no free slot holds; 0: never wait.
     """
 
     def __init__(self, slots: int, wait_chars: int = DEFAULT_WAIT_CHARS):
