@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-DEFAULT_WAIT_CHARS = 512  # about 130 tokens: a prefill that costs more than the lost overlap
+DEFAULT_WAIT_CHARS = 512  # about 130 tokens; chosen, not tuned (`slot_wait_chars` sets it)
 
 
 def prompt_text(body: dict[str, Any]) -> str:
