@@ -117,8 +117,10 @@ def build_debate(
     family: str,
     p_groups: list[dict[str, Any]],
     n_groups: list[dict[str, Any]],
+    prefix: SharedPrefix | None,
 ) -> Debate:
-    """Two debaters, M update rounds, consensus at the last round, else the judge."""
+    """Two debaters, M update rounds, consensus at the last round, else the judge; every
+    prompt opens with `prefix` (`shared_prefix`; None: the paper's layout)."""
 
     def debater(role: Role) -> Debater:
         return Debater(
@@ -150,13 +152,19 @@ def build_debate(
             "family": family,
             "max_chars": cfg.max_reply_chars,
             "groups": {AGENT_P.name: p_groups, AGENT_N.name: n_groups},
-            "prefix": shared_prefix(cfg, claim),
+            "prefix": prefix,
         },
     )
 
 
 def build_single(
-    llm: LLM, cfg: S2MADConfig, *, claim: str, family: str, groups: list[dict[str, Any]]
+    llm: LLM,
+    cfg: S2MADConfig,
+    *,
+    claim: str,
+    family: str,
+    groups: list[dict[str, Any]],
+    prefix: SharedPrefix | None,
 ) -> Debate:
     """ "w/o Debate": one agent gives its opinion from the same prompt family; it stands."""
     agent = Debater(
@@ -176,6 +184,6 @@ def build_single(
             "claim": claim,
             "family": family,
             "max_chars": cfg.max_reply_chars,
-            "prefix": shared_prefix(cfg, claim),
+            "prefix": prefix,
         },
     )

@@ -52,7 +52,7 @@ from veracity.methods.s2mad.stance import (
     random_split,
     select_top_k,
 )
-from veracity.prompt_layout import render_laid_out
+from veracity.prompt_layout import SharedPrefix, render_laid_out
 
 
 class SubjectivityAnswer(BaseModel):
@@ -121,10 +121,11 @@ class S2MADMethod(BaseMethod):
         ctx.emit(
             Stage(name=self.name, step="thread", replies_total=len(item.replies), used=len(replies))
         )
+        prefix = shared_prefix(cfg, item.text)  # every prompt of the check opens with it
         # Stance scoring and the subjectivity question are independent: run them together,
         # and let both finish before re-raising a fault of either (no orphaned calls).
         outcomes = await asyncio.gather(
-            self.separate(item, replies), self.family(item), return_exceptions=True
+            self.separate(item, replies, prefix), self.family(item, prefix), return_exceptions=True
         )
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -147,10 +148,16 @@ class S2MADMethod(BaseMethod):
                 family=family,
                 p_groups=sides.groups("p"),
                 n_groups=sides.groups("n"),
+                prefix=prefix,
             )
         else:
             debate = build_single(
-                self.llm, cfg, claim=item.text, family=family, groups=sides.groups("both")
+                self.llm,
+                cfg,
+                claim=item.text,
+                family=family,
+                groups=sides.groups("both"),
+                prefix=prefix,
             )
         result = await debate.run()
         return self.assemble(result, sides, family, item, replies)
@@ -171,30 +178,32 @@ class S2MADMethod(BaseMethod):
                 )
         return post.replies_by_time(limit)
 
-    async def separate(self, post: Post, replies: list[Reply]) -> Sides:
-        """Stance separation, the random split of "w/o Stance", or every reply."""
+    async def separate(
+        self, post: Post, replies: list[Reply], prefix: SharedPrefix | None
+    ) -> Sides:
+        """Stance separation, the random split of "w/o Stance", or every reply; the
+        scorer's prompts open with `prefix` (the shared layout) when given."""
         cfg = self.config
         if not cfg.debate and cfg.single_agent_input == "all":
             return Sides(mode="all", everything=[ScoredReply(reply=r) for r in replies])
         if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
-        scorer = StanceScorer.from_config(self.scorer_llm, cfg, shared_prefix(cfg, post.text))
+        scorer = StanceScorer.from_config(self.scorer_llm, cfg, prefix)
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
         return Sides(mode="stance", p=p, n=n, outcome=outcome)
 
-    async def family(self, post: Post) -> str:
-        """The initial-opinion prompt family: fixed by config, or from the LLM's answer."""
+    async def family(self, post: Post, prefix: SharedPrefix | None) -> str:
+        """The initial-opinion prompt family: fixed by config, or from the LLM's answer
+        (its prompt opening with `prefix` when given)."""
         cfg = self.config
         if cfg.prompt_family != "auto":
             context.current().emit(Note(name="subjectivity", fixed_family=cfg.prompt_family))
             return cfg.prompt_family
         answer = await ask_choice(
             self.llm,
-            render_laid_out(
-                PROMPTS, "subjectivity.j2", shared_prefix(cfg, post.text), claim=post.text
-            ),
+            render_laid_out(PROMPTS, "subjectivity.j2", prefix, claim=post.text),
             SubjectivityAnswer,
             "answer",
             ("Yes", "No"),
