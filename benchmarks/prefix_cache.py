@@ -148,6 +148,7 @@ ARMS = {
 # that is computing its prefix (`veracity.llm.slots`). Each arm has its own llama.cpp, so
 # neither reuses what the other left in a slot.
 EMBEDDED_ARMS = {"before": {"slot_wait_chars": 0}, "after": {}}
+HTTP_SLOTS = 2  # the loopback llama.cpp server's slots (--http)
 
 
 def offline_documents(n: int) -> list:
@@ -251,9 +252,9 @@ def embedded_llms(threads: int) -> dict[str, ManagedLLM]:
     }
 
 
-def http_llm(threads: int, slots: int | None = None):
-    """llama.cpp's HTTP server on loopback (two slots) and the OpenAI-compatible client to
-    it; `slots` given, the client places requests on the server's slots itself."""
+def http_llm(threads: int, place: bool):
+    """llama.cpp's HTTP server on loopback (`HTTP_SLOTS`) and the OpenAI-compatible client to
+    it; `place`: the client is told the slot count and places requests itself."""
     import httpx
     import xllamacpp as xlc
 
@@ -267,7 +268,7 @@ def http_llm(threads: int, slots: int | None = None):
         port = s.getsockname()[1]
     params = xlc.CommonParams()
     params.model.path = str(EmbeddedLLM(models_dir=home_paths().models).ensure_model())
-    params.n_ctx, params.n_parallel = 8192 * 2, 2
+    params.n_ctx, params.n_parallel = 8192 * HTTP_SLOTS, HTTP_SLOTS
     params.kv_unified = False
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
     params.verbosity = -1
@@ -284,7 +285,7 @@ def http_llm(threads: int, slots: int | None = None):
         model="smollm2-135m",
         api_key="none",
         repeat_penalty=DEFAULT_REPEAT_PENALTY,
-        slots=slots,
+        slots=HTTP_SLOTS if place else None,
     )
     return ManagedLLM(client, cache=None), server
 
@@ -399,7 +400,7 @@ async def main() -> None:
         print(f"settings of both arms: {extra}")
     backends = [] if args.http_only else [("embedded", embedded_llms(args.threads), [])]
     if args.http or args.http_only:  # a server per arm; after: the client places requests
-        served = {arm: http_llm(args.threads, 2 if arm == "after" else None) for arm in ARMS}
+        served = {arm: http_llm(args.threads, place=arm == "after") for arm in ARMS}
         llms = {arm: llm for arm, (llm, _) in served.items()}
         backends.append(("llama.cpp HTTP", llms, [server for _, server in served.values()]))
     for backend, llms, _servers in backends:

@@ -113,13 +113,13 @@ class SlotScheduler:
 
     def _choose(self, text: str) -> int | None:
         """The free slot for `text`, or None when it should wait (lock held)."""
-        free = [i for i, s in enumerate(self._slots) if not s.busy]
-        if not free:
-            return None
         slots = self._slots
-        best = max(free, key=lambda i: (shared_chars(text, slots[i].held), -slots[i].used))
+        shares = {i: shared_chars(text, s.held) for i, s in enumerate(slots) if not s.busy}
+        if not shares:
+            return None
+        best = max(shares, key=lambda i: (shares[i], -slots[i].used))
         if self.wait_chars:
-            here = shared_chars(text, slots[best].held)
+            here = shares[best]
             # what a busy slot is computing now and this request shares: the gain of waiting
             gains = [shared_chars(text, s.held) - max(here, s.reused) for s in slots if s.busy]
             if gains and max(gains) >= self.wait_chars:
