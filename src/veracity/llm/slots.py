@@ -32,7 +32,7 @@ import asyncio
 import itertools
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -86,8 +86,6 @@ class SlotStats:
     placed: int = 0
     waited: int = 0
     reused_chars: int = 0  # prefix characters shared with the chosen slot's prompt
-    prompt_chars: int = 0
-    by_slot: dict[int, int] = field(default_factory=dict)
 
 
 class SlotScheduler:
@@ -133,8 +131,6 @@ class SlotScheduler:
         stats.waited += waited
         slot.reused = shared_chars(text, slot.held)
         stats.reused_chars += slot.reused
-        stats.prompt_chars += len(text)
-        stats.by_slot[index] = stats.by_slot.get(index, 0) + 1
         slot.busy, slot.held = True, text
         return index
 
