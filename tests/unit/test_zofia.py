@@ -206,6 +206,25 @@ async def test_full_pipeline_decides_after_judge_asks_for_another_round():
     assert {"zofia:keywords", "zofia:retrieval", "debate"} <= kinds
 
 
+async def test_the_judge_prompt_extends_the_last_debater_prompt():
+    """Shared layout: the round's judge reads the debate as the opponent did, so its prompt
+    repeats the opponent's up to the end of the proponent's turn (the part a slot's cache
+    can reuse); the round count comes after the debate, not in its heading."""
+    from veracity.llm.slots import shared_chars
+
+    llm = scripted(judgments=(INSUFFICIENT, "FAKE"))
+    await make(llm).check(ARTICLE)
+
+    def text(tag: str) -> str:
+        return "".join(m.content for m in llm.calls_tagged(tag)[0].messages)
+
+    for r in (1, 2):
+        con, judge = text(f"con:argument:{r}"), text(f"judge:{r}")
+        turn = f"pro argument pro:argument:{r}"
+        assert shared_chars(judge, con) >= con.index(turn) + len(turn)
+        assert f"The debate has run {r} round" in judge[shared_chars(judge, con) :]
+
+
 async def test_insufficient_after_max_rounds_abstains():
     llm = scripted(judgments=[INSUFFICIENT] * 2)
     verdict = await make(llm, max_rounds=2).check(ARTICLE)
