@@ -18,7 +18,9 @@ the reused share, completion tokens and wall time; then what 100 checks would co
 hosted list prices (`--prices`), with and without the cached-input rate. RADAR and
 S2MAD get the inputs below, ZoFia articles of about 1,200 characters; any other method
 (`--methods`) is built as the injection benchmark builds it offline, over in-memory
-sources (inputs too, but for ZoFia), with its reply caps at four times `--max-tokens`.
+sources (inputs too, but for ZoFia), with its reply caps at four times `--max-tokens`;
+`--articles` gives those that take news articles ZoFia's articles instead of the injection
+benchmark's one-sentence claims.
 
 `--http` runs the same against llama.cpp's own HTTP server on loopback (the same wheel,
 `xllamacpp.Server` with a port, one per arm), through the OpenAI-compatible client,
@@ -184,15 +186,23 @@ def build(llm, method: str, arm: str, max_tokens: int, docs: list | None, extra:
 
 
 async def run_arms(
-    llms: dict[str, ManagedLLM], method: str, n: int, max_tokens: int, extra: dict
+    llms: dict[str, ManagedLLM],
+    method: str,
+    n: int,
+    max_tokens: int,
+    extra: dict,
+    articles: bool = False,
 ) -> dict[str, dict]:
     """Both arms on the same `n` inputs, each on its model in `llms`, interleaved: input i
     runs in one arm, then in the other (which goes first alternates), so a change in the
-    machine's load falls on both."""
+    machine's load falls on both. `articles`: a method built as the injection benchmark
+    builds it gets ZoFia's articles instead of its one-sentence claims."""
     from veracity.testing.injection import make_input
 
     if method in INPUTS:
         items = INPUTS[method](n)
+    elif articles:
+        items = zofia_inputs(n)
     else:  # the injection benchmark's clean inputs
         items = [make_input(method, i, "claim", None) for i in range(n)]
     docs = None if method in CONFIG else offline_documents(n)
@@ -381,6 +391,12 @@ async def main() -> None:
         choices=sorted(DEFAULT_PRICES),
         help="price lists",
     )
+    parser.add_argument(
+        "--articles",
+        action="store_true",
+        help="methods built as the injection benchmark builds them check ZoFia's articles "
+        "(about 1,200 characters) instead of one-sentence claims",
+    )
     parser.add_argument("--offline", action="store_true", help="prompt characters, no model")
     parser.add_argument("--offline-methods", nargs="+", help="--offline: these (default: all)")
     parser.add_argument(
@@ -407,7 +423,9 @@ async def main() -> None:
         print(f"\n{backend}: per check, means")
         print("method   arm      calls    prompt  prefilled  reused  output     wall s")
         for method in args.methods:
-            totals = await run_arms(llms, method, args.claims, args.max_tokens, extra)
+            totals = await run_arms(
+                llms, method, args.claims, args.max_tokens, extra, args.articles
+            )
             for arm, t in totals.items():
                 show(method, arm, t, args.claims)
             costs(method, totals, args.claims, args.prices)
