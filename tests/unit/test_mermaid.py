@@ -83,6 +83,23 @@ async def test_full_check_decomposes_searches_answers_and_stores(tmp_path):
     assert '"const": "search_wiki"' in schema and '"enum": ["true", "false"]' in schema
 
 
+async def test_each_executor_step_extends_the_last_one_up_to_its_history(tmp_path):
+    """The system message (persona, tools, data notice) is the same at every step, so a
+    step's prompt repeats the one before up to where the steps so far begin: a slot that
+    ran step 1 computes only the history and what follows."""
+    from veracity.llm.slots import shared_chars
+
+    llm = scripted(call("Eiffel Tower location"), call("Berlin", thought="more"), answer())
+    await method(llm, tmp_path).check(EIFFEL)
+    steps = [llm.calls_tagged(f"executor:{i}")[0].messages for i in (1, 2, 3)]
+    assert steps[0][0].role == "system" and steps[0][0] == steps[1][0] == steps[2][0]
+    texts = ["".join(m.content for m in msgs) for msgs in steps]
+    start = texts[0].index("Steps so far:") + len("Steps so far:")
+    assert shared_chars(texts[0], texts[1]) >= start
+    first_step = texts[1].index("</steps>")  # the history of step 2 is step 1 alone
+    assert shared_chars(texts[1], texts[2]) >= first_step
+
+
 async def test_invalid_decomposition_is_asked_again(tmp_path):
     llm = ScriptedLLM()
     llm.queue(json.dumps({"triplets": [], "topics": ["x"]}))  # no triplet: invalid

@@ -31,7 +31,7 @@ from veracity.llm.base import LLM, LLMResponse, Message
 from veracity.llm.structured import complete_structured
 from veracity.methods.mermaid.config import MermaidConfig
 from veracity.methods.mermaid.memory import CheckMemory
-from veracity.prompting import render_messages
+from veracity.prompting import render_parts, with_data_notice
 from veracity.retrieval.base import Source
 from veracity.tools.base import Tool
 from veracity.tools.evidence import evidence_tools
@@ -139,6 +139,10 @@ class PromptParts:
     focus: str  # what the example call searches for (the first assertion, or the claim)
 
 
+# every tag executor.j2 fences, whichever parts a step's prompt holds
+EXECUTOR_TAGS = ("analysis", "claim", "memory", "steps")
+
+
 async def execute(
     llm: LLM,
     config: MermaidConfig,
@@ -157,7 +161,7 @@ async def execute(
         history, how = trajectory.render_bounded(config.max_history_chars, config.history_overflow)
         if how["summarised"] or how["dropped"]:
             context.current().emit(Note(name=tag, message="history shortened", **how))
-        return render_messages(
+        messages, used = render_parts(
             PACKAGE,
             "executor.j2",
             kind=parts.kind,
@@ -173,6 +177,9 @@ async def execute(
             max_steps=config.max_steps,
             final=final,
         )
+        # one notice for every step: a tag that first appears at step 2 (the steps so far)
+        # would change the system message, and every step could no longer extend the last
+        return with_data_notice(messages, {*EXECUTOR_TAGS, *used})
 
     trajectory = await react_loop(
         llm,
