@@ -14,7 +14,9 @@ call reaches the model).
 llama.cpp reports per call how many prompt tokens it took from its prefix cache
 (`prompt_tokens_details.cached_tokens`); "prefilled" is prompt tokens minus those.
 Printed per method and arm, per check: LLM calls, prompt tokens sent, tokens prefilled,
-the reused share, completion tokens and wall time; then what 100 checks would cost at
+the reused share, completion tokens and wall time (and the debate rounds run, where the
+method reports them: with early stopping the arms may debate for different lengths); then
+what 100 checks would cost at
 hosted list prices (`--prices`), with and without the cached-input rate. RADAR and
 S2MAD get the inputs below, ZoFia articles of about 1,200 characters; any other method
 (`--methods`) is built as the injection benchmark builds it offline, over in-memory
@@ -207,7 +209,7 @@ async def run_arms(
         items = [make_input(method, i, "claim", None) for i in range(n)]
     docs = None if method in CONFIG else offline_documents(n)
     checkers = {arm: build(llms[arm], method, arm, max_tokens, docs, extra) for arm in ARMS}
-    fields = ("calls", "prompt", "cached", "completion", "wall", "errors")
+    fields = ("calls", "prompt", "cached", "completion", "wall", "errors", "rounds")
     totals = {arm: dict.fromkeys(fields, 0) for arm in ARMS}
     for i, item in enumerate(items):
         for arm in list(ARMS)[:: 1 if i % 2 == 0 else -1]:
@@ -220,6 +222,11 @@ async def run_arms(
             t["cached"] += verdict.usage.cached_prompt_tokens
             t["completion"] += verdict.usage.completion_tokens
             t["errors"] += verdict.error is not None
+            # debate rounds run, where the method reports them (RADAR, ZoFia): with early
+            # stopping the arms may debate for different lengths
+            t["rounds"] += verdict.metadata.get("rounds_run") or verdict.metadata.get(
+                "debate_rounds", 0
+            )
         done = "  ".join(f"{arm} {t['wall']:.0f} s" for arm, t in totals.items())
         print(f"  {method} {i + 1}/{n}: {done}", file=sys.stderr, flush=True)
     return totals
@@ -231,7 +238,7 @@ def show(method: str, layout: str, t: dict, n: int) -> None:
     print(
         f"{method:<8} {layout:<7} {t['calls'] / n:>6.1f} {t['prompt'] / n:>9.0f} "
         f"{prefilled / n:>10.0f} {share:>7.1%} {t['completion'] / n:>7.0f} {t['wall'] / n:>8.1f}"
-        f"   errors {t['errors']}"
+        f"   errors {t['errors']}" + (f", rounds {t['rounds'] / n:.1f}" if t["rounds"] else "")
     )
 
 

@@ -305,3 +305,33 @@ async def test_sub_claims_that_share_a_dimension_are_sent_back():
     assert len(calls) == 2 and "dimension 'core event'" in calls[1].messages[-1].content
     dims = [n["dimension"] for n in verdict.metadata["tree"]["nodes"] if n["parent"]]
     assert len(dims) == 3 and len(set(dims)) == 3
+
+
+@pytest.mark.parametrize("layout", ["shared", "paper"])
+async def test_prompts_open_with_the_check_notice_and_the_node_statement(layout):
+    """Shared layout: every call's system message is the same notice, its user message
+    opens with the statement of the node it is about, and the agent's own system text
+    closes it; calls about one node repeat each other's opening. Paper: each agent's
+    system text leads."""
+    from veracity.llm.slots import shared_chars
+    from veracity.prompt_layout import ROLE_HEADING
+
+    _, llm, verdict = await run(
+        {"n0": (0.4, 0.4), "*": (0.1, 0.9)}, config={"prompt_layout": layout}
+    )
+    assert verdict.ok and verdict.label == "false"
+    root = [c for c in llm.calls if c.tag.endswith(":n0") and not c.tag.startswith("toe:decompose")]
+    kinds = {c.tag.split(":")[1] for c in root}
+    assert {"features", "query", "clean", "analyse", "judge"} <= kinds
+    systems = {c.messages[0].content for c in llm.calls}
+    first_user = [c.messages[1].content for c in root]
+    if layout == "paper":
+        assert len(systems) > 1 and all(s.startswith("You ") for s in systems)
+        return
+    assert len(systems) == 1 and next(iter(systems)).startswith("Parts of this conversation")
+    opening = f"Statement:\n<statement>\n{CLAIM.text}"
+    assert all(u.startswith(opening) for u in first_user)
+    assert all(ROLE_HEADING in u and u.index(ROLE_HEADING) > len(opening) for u in first_user)
+    texts = ["".join(m.content for m in c.messages) for c in root]
+    shared = min(shared_chars(a, b) for a in texts for b in texts if a is not b)
+    assert shared >= len(next(iter(systems))) + len(opening)

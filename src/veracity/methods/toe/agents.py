@@ -13,6 +13,7 @@ from veracity.core.events import Fault
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.config import ToEConfig
+from veracity.methods.toe.layout import toe_messages
 from veracity.methods.toe.schema import (
     DIMENSIONS,
     ClaimFeatures,
@@ -22,9 +23,7 @@ from veracity.methods.toe.schema import (
     SubClaim,
     decomposition_model,
 )
-from veracity.prompting import render_messages, truncate_chars
-
-PROMPTS = "veracity.methods.toe"
+from veracity.prompting import truncate_chars
 
 # What each action's source is, for the query writer.
 TOOL_HELP: dict[str, tuple[str, str]] = {
@@ -61,7 +60,7 @@ class ToEAgents:
         self.cfg = cfg
 
     async def features(self, claim: str, context: str | None, node_id: str) -> ClaimFeatures:
-        messages = render_messages(PROMPTS, "features.j2", claim=claim, context=context or "")
+        messages = toe_messages(self.cfg, "features.j2", claim, context=context or "")
         result = await complete_structured(
             self.llm, messages, ClaimFeatures, temperature=self.cfg.temperature,
             max_tokens=self.cfg.max_tokens, tag=f"toe:features:{node_id}",
@@ -84,10 +83,10 @@ class ToEAgents:
         if not self.cfg.query_per_action:
             return self.base_query(action, features)
         tool, help_text = TOOL_HELP[action]
-        messages = render_messages(
-            PROMPTS,
+        messages = toe_messages(
+            self.cfg,
             "query.j2",
-            claim=claim,
+            claim,
             tool=tool,
             tool_help=help_text,
             goal=_GOAL_TEXT[GOALS[action]],
@@ -112,9 +111,7 @@ class ToEAgents:
 
     async def judge(self, claim: str, evidence: list[EvidenceItem], node_id: str) -> JudgeScores:
         """The LLM judge's soft veracity and reliability for a node's evidence."""
-        messages = render_messages(
-            PROMPTS, "judge.j2", claim=claim, evidence=render_evidence(evidence)
-        )
+        messages = toe_messages(self.cfg, "judge.j2", claim, evidence=render_evidence(evidence))
         result = await complete_structured(
             self.llm, messages, JudgeScores, temperature=self.cfg.temperature,
             max_tokens=self.cfg.max_tokens, tag=f"toe:judge:{node_id}",
@@ -129,8 +126,8 @@ class ToEAgents:
         """
         cfg = self.cfg
         output = decomposition_model(cfg.min_subclaims, cfg.max_subclaims, parent=claim)
-        messages = render_messages(
-            PROMPTS, "decompose.j2", claim=claim, known=known,
+        messages = toe_messages(
+            cfg, "decompose.j2", claim, known=known,
             min_n=cfg.min_subclaims, max_n=cfg.max_subclaims, dimensions="; ".join(DIMENSIONS),
         )  # fmt: skip
         result = await complete_structured(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from veracity.core.checkpoints import checkpoint_folder
 from veracity.methods.base import MethodConfig
+from veracity.prompt_layout import PromptLayout
 
 # The eight actions of the retrieval agent, in the order of the policy's output layer.
 ACTIONS: tuple[str, ...] = (
@@ -238,6 +239,10 @@ class ToEConfig(MethodConfig):
     # --- model calls
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=384, ge=32)
+    # shared (ours): one system note for the check and the statement first, the call's
+    # material next, the template's system text last, so the calls about one node share
+    # their opening (`toe/layout.py`); paper: our templates' order (system text first)
+    prompt_layout: PromptLayout = "shared"
 
     @model_validator(mode="after")
     def _valid(self) -> ToEConfig:

@@ -22,11 +22,10 @@ from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.agents import TOOL_HELP
 from veracity.methods.toe.config import ToEConfig
+from veracity.methods.toe.layout import toe_messages
 from veracity.methods.toe.schema import CleanedChunk, EvidenceAnalysis, EvidenceItem
 from veracity.nlp.text import chunk_text
-from veracity.prompting import render_messages
 
-PROMPTS = "veracity.methods.toe"
 MAX_STATEMENTS = 3  # per chunk (CleanedChunk's cap)
 
 
@@ -116,8 +115,8 @@ class EvidenceEvaluator:
     async def _clean_chunk(
         self, claim: str, doc: Document, chunk: str, part: int, node_id: str
     ) -> CleanedChunk:
-        messages = render_messages(
-            PROMPTS, "clean.j2", claim=claim, chunk=chunk, part=part,
+        messages = toe_messages(
+            self.cfg, "clean.j2", claim, chunk=chunk, part=part,
             title=doc.title or doc.id, limit=MAX_STATEMENTS,
         )  # fmt: skip
         result = await complete_structured(
@@ -129,10 +128,10 @@ class EvidenceEvaluator:
     async def analyse(
         self, claim: str, doc: Document, statements: list[str], action: str, node_id: str
     ) -> EvidenceAnalysis:
-        messages = render_messages(
-            PROMPTS,
+        messages = toe_messages(
+            self.cfg,
             "analyse.j2",
-            claim=claim,
+            claim,
             title=doc.title or "(untitled)",
             url=doc.url or doc.id,
             tool=TOOL_HELP[action][0],
