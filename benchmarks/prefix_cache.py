@@ -16,8 +16,8 @@ llama.cpp reports per call how many prompt tokens it took from its prefix cache
 Printed per method and arm, per check: LLM calls, prompt tokens sent, tokens prefilled,
 the reused share, completion tokens and wall time (and the debate rounds run, where the
 method reports them: with early stopping the arms may debate for different lengths); then
-what 100 checks would cost at
-hosted list prices (`--prices`), with and without the cached-input rate. RADAR and
+what 100 checks would cost at hosted list prices (`--prices`), with and without the
+cached-input rate. RADAR and
 S2MAD get the inputs below, ZoFia articles of about 1,200 characters; any other method
 (`--methods`) is built as the injection benchmark builds it offline, over in-memory
 sources (inputs too, but for ZoFia), with its reply caps at four times `--max-tokens`;
