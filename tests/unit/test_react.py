@@ -51,13 +51,46 @@ async def test_react_searches_then_answers_with_evidence_and_trace():
     # the second step sees the observation; the final answer sees the whole trajectory
     second = llm.calls_tagged("react:2")[0].messages[-1].content
     assert "Observation 1" in second and "Paris, France" in second
-    final = llm.calls_tagged("react:answer")[0].messages[-1].content
-    assert "Action 1: search_wiki[Eiffel Tower location]" in final
+    # shared layout: the answer is one more turn of the chat, which repeats the last step's
+    # prompt; the model's finishing reply and the closing question follow it
+    steps = llm.calls_tagged("react:2")[0].messages
+    final = llm.calls_tagged("react:answer")[0].messages
+    assert final[: len(steps)] == steps and [m.role for m in final[len(steps) :]] == [
+        "assistant",
+        "user",
+    ]
+    assert "finish" in final[-2].content and "The investigation is over" in final[-1].content
+    assert "observation" in final[0].content  # the notice names the observations' fence
     turns = [e for e in verdict.trace.events if e.kind == "agent_turn"]
     assert [t.data["action"] for t in turns] == ["search_wiki", "finish"]
     # the tool list names the source and the step schema only allows real tools
     assert "search_wiki" in llm.calls[0].messages[0].content
     assert llm.calls[0].json_schema["properties"]["action"]["enum"] == ["search_wiki", "finish"]
+
+
+async def test_paper_layout_quotes_the_trajectory_in_an_answer_prompt_of_its_own():
+    llm = scripted(step("search_wiki", "Eiffel Tower location"), step("finish"))
+    method = ReActMethod(
+        llm=llm, config={"prompt_layout": "paper"}, sources={"wiki": InMemorySource(DOCS)}
+    )
+    await method.check(Claim(text="The Eiffel Tower is in Berlin."))
+    final = llm.calls_tagged("react:answer")[0].messages
+    assert [m.role for m in final] == ["system", "user"]
+    assert "Action 1: search_wiki[Eiffel Tower location]" in final[-1].content
+
+
+async def test_an_answer_at_the_step_budget_closes_the_last_observation_turn():
+    """Without a finishing reply the closing question takes the place of "Next step?"."""
+    llm = scripted(*[step("search_wiki", f"q{i}") for i in range(1, 3)])
+    method = ReActMethod(
+        llm=llm, config={"max_steps": 2}, sources={"wiki": InMemorySource(DOCS, name="wiki")}
+    )
+    await method.check(Claim(text="Berlin is in Germany."))
+    final = llm.calls_tagged("react:answer")[0].messages
+    assert final[-1].role == "user" and final[-1].content.startswith("Observation 2:")
+    assert (
+        "Next step?" not in final[-1].content and "The investigation is over" in final[-1].content
+    )
 
 
 async def test_step_budget_forces_an_answer():

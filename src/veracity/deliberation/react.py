@@ -50,6 +50,7 @@ __all__ = [
     "Tool",
     "ToolCallSteps",
     "Trajectory",
+    "conversation",
     "react_loop",
     "step_model",
 ]
@@ -325,7 +326,7 @@ async def react_loop(
     trajectory = Trajectory()
     wants_probs = top_logprobs > 0 and llm.capabilities.logprobs
     for index in range(1, max_steps + 1):
-        messages = prompt(trajectory) if prompt else _conversation(opening, trajectory)
+        messages = prompt(trajectory) if prompt else conversation(opening, trajectory)
         try:
             result = await complete_structured(
                 llm, messages, model, temperature=temperature, max_tokens=max_tokens,
@@ -383,17 +384,34 @@ async def _act(
     )
 
 
-def _conversation(opening: list[Message], trajectory: Trajectory) -> list[Message]:
+def conversation(
+    opening: list[Message], trajectory: Trajectory, closing: str | None = None
+) -> list[Message]:
+    """The loop's chat: `opening`, then each tool call's reply and its observation.
+
+    Args:
+        closing: a last user turn in place of asking for the next step: after the model's
+            closing reply when it finished, else after the last observation. The chat
+            then repeats the last step's prompt up to that point, so a server that ran
+            the loop computes only the closing turn.
+    """
     convo = list(opening)
-    for s in trajectory.steps:
-        if s.observation is None:
-            continue
+    called = [s for s in trajectory.steps if s.observation is not None]
+    ended = trajectory.finished and trajectory.steps and trajectory.steps[-1].observation is None
+    for s in called:
+        assert s.observation is not None
+        last = closing is not None and not ended and s is called[-1]
         convo += [
             assistant(s.reply),
             user(
-                f"Observation {s.index}:\n{fence(s.observation.text, 'observation')}\n\nNext step?"
+                f"Observation {s.index}:\n{fence(s.observation.text, 'observation')}\n\n"
+                + (closing if last else "Next step?")
             ),
         ]
+    if closing is not None and ended:
+        convo += [assistant(trajectory.steps[-1].reply), user(closing)]
+    elif closing is not None and not called:  # no step at all: the opening asks it
+        convo[-1] = user(f"{convo[-1].content}\n\n{closing}")
     return convo
 
 

@@ -3,8 +3,11 @@
 The model runs a thought → search → observation loop (`deliberation.react`) over the
 method's sources, one tool per source, until it chooses to finish or the step budget is
 spent; then a final, label-constrained question over the whole trajectory gives the
-verdict. Everything the searches returned becomes the verdict's evidence; the trajectory
-is in the trace. Usable on any label space.
+verdict. With ``prompt_layout: shared`` (the default) that question is one more turn of
+the loop's chat, so it repeats the last step's prompt and a server that ran the loop
+computes only the question; ``paper`` asks it in a prompt of its own that quotes the
+trajectory (cut to `max_trajectory_chars`). Everything the searches returned becomes the
+verdict's evidence; the trajectory is in the trace. Usable on any label space.
 """
 
 from __future__ import annotations
@@ -19,11 +22,19 @@ from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
-from veracity.deliberation.react import react_loop
+from veracity.deliberation.react import conversation, react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
-from veracity.prompting import input_kind_name, render_input, render_messages
+from veracity.prompt_layout import PromptLayout
+from veracity.prompting import (
+    input_kind_name,
+    render,
+    render_input,
+    render_messages,
+    render_parts,
+    with_data_notice,
+)
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.tools import SOURCE_HINTS, SourceTool
@@ -35,11 +46,14 @@ class ReActConfig(ChoiceConfig):
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
     max_result_chars: int = 500  # each result's text in an observation
-    max_trajectory_chars: int = 6000  # trajectory shown to the final answer
+    max_trajectory_chars: int = 6000  # trajectory quoted to the final answer (paper layout)
     max_input_chars: int = 4000
     temperature: float = 0.0
     max_tokens: int = 400
     tools: list[str] | None = None  # which sources become tools (None: all)
+    # shared: the final answer is one more turn of the loop's chat (it extends the last
+    # step's prompt); paper: a prompt of its own quoting the trajectory
+    prompt_layout: PromptLayout = "shared"
 
 
 def answer_model(space: LabelSpace) -> type[BaseModel]:
@@ -114,7 +128,7 @@ class ReActMethod(BaseMethod):
         tools = self._tools(item)
         shown = render_input(item, max_chars=cfg.max_input_chars)
         kind = input_kind_name(item)
-        opening = render_messages(
+        opening, used = render_parts(
             "veracity.methods",
             "react.j2",
             tools=[{"name": t.name, "description": t.description} for t in tools],
@@ -122,6 +136,8 @@ class ReActMethod(BaseMethod):
             kind=kind,
             input=shown,
         )
+        # the notice names the observations' fence too: they join the chat from step 2
+        opening = with_data_notice(opening, {*used, "observation"})
         trajectory = await react_loop(
             self.llm,
             opening,
@@ -132,16 +148,21 @@ class ReActMethod(BaseMethod):
             tag=self.name,
         )
         output = answer_model(space)
-        answer = await ask_label(
-            self.llm,
-            render_messages(
+        if cfg.prompt_layout == "shared":
+            close = render("veracity.methods", "react_close.j2", kind=kind, labels=space.describe())
+            messages = conversation(opening, trajectory, closing=str(close))
+        else:
+            messages = render_messages(
                 "veracity.methods",
                 "react_answer.j2",
                 kind=kind,
                 input=shown,
                 trajectory=trajectory.render(cfg.max_trajectory_chars),
                 labels=space.describe(),
-            ),
+            )
+        answer = await ask_label(
+            self.llm,
+            messages,
             output,
             space,
             tag=f"{self.name}:answer",
