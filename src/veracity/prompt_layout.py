@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from veracity.core.errors import PromptError
-from veracity.core.untrusted import Safe, data_notice
+from veracity.core.untrusted import Safe, data_notice, fence
 from veracity.llm.base import Message
 from veracity.prompting import render_messages, render_parts, with_system
 
@@ -56,6 +56,18 @@ class SharedPrefix:
     @property
     def system(self) -> str:
         return data_notice(self.tags)
+
+
+def claim_prefix(
+    layout: PromptLayout, claim: str, tags: Iterable[str], heading: str = "Claim:"
+) -> SharedPrefix | None:
+    """The shared prefix of a method whose templates show the claim as `heading` and the
+    fenced claim (``Claim:`` then ``{{ claim | data("claim") }}``), or None for the paper
+    layout. A template that does not show it so keeps its order behind the shared notice."""
+    if layout != "shared":
+        return None
+    fenced = fence(claim, "claim")
+    return SharedPrefix.of(Safe(f"{heading}\n{fenced}", fenced.tags), tags)
 
 
 def render_laid_out(

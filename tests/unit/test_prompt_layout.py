@@ -113,3 +113,29 @@ async def test_s2mad_and_zofia_debate_prompts_open_alike():
     # the analysts' and the debate's prompts share the system note and the news
     assert debate.system == analysts.system and debate.material.startswith(analysts.material)
     assert material_prefix(ZoFiaConfig(prompt_layout="paper"), "n", "p") is None
+
+
+@pytest.mark.parametrize("name", ["folk", "factool", "factcheck_gpt"])
+async def test_claim_level_baselines_open_their_claim_prompts_alike(name):
+    """Shared layout: the prompts that show the claim open with the one notice and the
+    claim, so the second repeats the first's opening; paper: each leads with its own
+    system text."""
+    from veracity.llm.slots import shared_chars
+    from veracity.testing.injection import Recording, documents, make_input, offline_method
+    from veracity.testing.schema import schema_llm
+
+    claimed = {}
+    for layout in ("paper", "shared"):
+        llm = Recording(schema_llm())
+        method = offline_method(name, llm, documents(0))
+        method.config = method.config.model_copy(update={"prompt_layout": layout})
+        verdict = await method.check(make_input(name, 0, "claim", None))
+        assert verdict.error is None
+        claimed[layout] = [r for r in llm.requests if "<claim>" in r[-1]["content"]]
+        assert len(claimed[layout]) >= 2
+    first, second = ("".join(m["content"] for m in r) for r in claimed["shared"][:2])
+    system = claimed["shared"][0][0]["content"]
+    assert system.startswith("Parts of this conversation")
+    assert shared_chars(first, second) > len(system) + len("Claim:\n<claim>\n")
+    paper = ["".join(m["content"] for m in r) for r in claimed["paper"][:2]]
+    assert shared_chars(*paper) < len(system)

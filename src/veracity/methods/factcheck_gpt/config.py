@@ -9,6 +9,7 @@ from pydantic import Field
 
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import MethodConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class FactCheckGPTConfig(MethodConfig):
@@ -27,3 +28,7 @@ class FactCheckGPTConfig(MethodConfig):
     max_input_chars: int = 4000
     temperature: float = 0.0
     max_tokens: int = 512
+    # shared (ours): one system note for the check, then the claim, so a claim's query
+    # and stance prompts open alike and a server reuses the prefix
+    # (veracity.prompt_layout); paper: the templates' order (system text first)
+    prompt_layout: PromptLayout = "shared"

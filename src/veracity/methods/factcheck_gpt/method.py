@@ -22,11 +22,13 @@ from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.factcheck_gpt.config import FactCheckGPTConfig
-from veracity.prompting import render_messages, truncate_chars
+from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
+from veracity.prompting import truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.factcheck_gpt"
+TAGS = ("claim", "passage")  # every tag the per-claim prompts fence
 Stance = Literal["support", "partial", "refute", "irrelevant"]
 _WEIGHT = {"support": 1.0, "partial": 0.5, "refute": -1.0, "irrelevant": 0.0}
 
@@ -89,10 +91,12 @@ class FactCheckGPTMethod(OneSourceMethod):
             results = [await self._claim(item, c) for c in claims]
         return self._verdict(results)
 
-    async def _ask(self, template: str, model: type, tag: str, **variables: Any) -> Any:
+    async def _ask(
+        self, template: str, prefix: SharedPrefix | None, model: type, tag: str, **variables: Any
+    ) -> Any:
         cfg = self.config
         reply = await complete_structured(
-            self.llm, render_messages(PROMPTS, template, **variables), model,
+            self.llm, render_laid_out(PROMPTS, template, prefix, **variables), model,
             temperature=cfg.temperature, max_tokens=cfg.max_tokens, tag=f"{self.name}:{tag}",
         )  # fmt: skip
         return reply.value
@@ -100,7 +104,8 @@ class FactCheckGPTMethod(OneSourceMethod):
     async def _claim(self, item: CheckInput, claim: ExtractedClaim) -> ClaimResult:
         cfg = self.config
         n = cfg.queries_per_claim
-        written = await self._ask("queries.j2", queries_model(n, cfg.query_chars),
+        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then stances
+        written = await self._ask("queries.j2", prefix, queries_model(n, cfg.query_chars),
                                   f"{claim.id}:queries", claim=claim.text, n=n)  # fmt: skip
         queries = list(dict.fromkeys(" ".join(q.split()) for q in written.queries))
         tool = source_tool(
@@ -117,7 +122,12 @@ class FactCheckGPTMethod(OneSourceMethod):
         if passages:
             model = stances_model(len(passages))
             judged = await self._ask(
-                "stance.j2", model, f"{claim.id}:stance", claim=claim.text, passages=passages
+                "stance.j2",
+                prefix,
+                model,
+                f"{claim.id}:stance",
+                claim=claim.text,
+                passages=passages,
             )
             stances = list(judged.stances)
         return ClaimResult(

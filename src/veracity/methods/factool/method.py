@@ -23,11 +23,13 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.factool.config import FacToolConfig
 from veracity.methods.labelling import whole_sentences
-from veracity.prompting import render_messages, truncate_chars
+from veracity.prompt_layout import claim_prefix, render_laid_out
+from veracity.prompting import truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.factool"
+TAGS = ("claim", "evidence")  # every tag the per-claim prompts fence
 
 
 def queries_model(n: int, chars: int) -> type[BaseModel]:
@@ -87,9 +89,12 @@ class FacToolMethod(OneSourceMethod):
 
     async def _claim(self, item: CheckInput, claim: ExtractedClaim) -> ClaimResult:
         cfg = self.config
+        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then verify
         reply = await complete_structured(
             self.llm,
-            render_messages(PROMPTS, "queries.j2", claim=claim.text, n=cfg.queries_per_claim),
+            render_laid_out(
+                PROMPTS, "queries.j2", prefix, claim=claim.text, n=cfg.queries_per_claim
+            ),
             queries_model(cfg.queries_per_claim, cfg.query_chars),
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
@@ -106,7 +111,7 @@ class FacToolMethod(OneSourceMethod):
             docs += obs.documents
         checked = await ask_choice(
             self.llm,
-            render_messages(PROMPTS, "verify.j2", claim=claim.text, evidence=evidence),
+            render_laid_out(PROMPTS, "verify.j2", prefix, claim=claim.text, evidence=evidence),
             verification_model(cfg.max_reasoning_chars),
             "factuality",
             ("true", "false"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import PromptLayout
 
 
 class FolkConfig(ChoiceConfig):
@@ -23,3 +24,7 @@ class FolkConfig(ChoiceConfig):
     max_input_chars: int = 2000
     temperature: float = 0.0
     max_tokens: int = 600
+    # shared (ours): one system note for the check, then the claim, so the decomposition
+    # and the prediction prompts open alike and a server reuses the prefix
+    # (veracity.prompt_layout); paper: the templates' order (system text first)
+    prompt_layout: PromptLayout = "shared"

@@ -22,11 +22,13 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.folk.config import FolkConfig
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
+from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
 from veracity.prompting import render_messages, truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.folk"
+TAGS = ("claim", "predicate")  # what the decomposition and prediction prompts fence
 
 
 class Predicate(BaseModel):
@@ -77,7 +79,7 @@ class FolkMethod(OneSourceMethod):
         with claim_binding(item.content):
             reply = await complete_structured(
                 self.llm,
-                render_messages(PROMPTS, "decompose.j2", claim=claim),
+                render_laid_out(PROMPTS, "decompose.j2", self._prefix(claim), claim=claim),
                 decomposition_model(cfg.max_predicates),
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
@@ -91,6 +93,10 @@ class FolkMethod(OneSourceMethod):
             )
             pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
         return await self._predict(claim, pairs)
+
+    def _prefix(self, claim: str) -> SharedPrefix | None:
+        """Shared layout: the decomposition and the prediction open with the claim."""
+        return claim_prefix(self.config.prompt_layout, claim, TAGS)
 
     async def _ground(self, item: CheckInput, p: Predicate, n: int) -> dict[str, Any]:
         """The question of predicate `n`, searched and answered from the results."""
@@ -118,8 +124,13 @@ class FolkMethod(OneSourceMethod):
         ]
         answer = await ask_label(
             self.llm,
-            render_messages(
-                PROMPTS, "predict.j2", claim=claim, predicates=shown, labels=space.describe()
+            render_laid_out(
+                PROMPTS,
+                "predict.j2",
+                self._prefix(claim),
+                claim=claim,
+                predicates=shown,
+                labels=space.describe(),
             ),
             prediction_model(space, cfg.max_explanation_chars),
             space,
