@@ -93,8 +93,8 @@ async def test_toe_checks_trains_and_reloads_on_the_embedded_model(tmp_path):
     read = [e for e in verdict.trace.of_kind("llm_call") if e.name.startswith("toe:clean")]
     assert len(read) == len(searches[0].data["results"])  # each document was read
     # the 135M model's statements often fail the quote check and are dropped; what is
-    # kept came from the fact-check action
-    assert {(e.source, e.action) for e in root.evidence} <= {("factcheck", "factcheck")}
+    # kept came from the fact-check action, and its source names the index that found it
+    assert {(e.source, e.action) for e in root.evidence} <= {("local:toe-e2e", "factcheck")}
 
     metrics = trainer.fit({"dataset": "toy", "split": "train", "claims": 1})
     assert metrics["eval_net"]["samples"] >= 1

@@ -24,15 +24,17 @@ from veracity.llm.base import LLMRequest
 from veracity.testing.scripted import ScriptedLLM, ScriptedReply
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_FENCE = re.compile(r'</?[a-z][a-z0-9_-]*(?: id="[^"]*")?>')  # a fence's tags are not its words
 _DEFAULT_WORDS = ("evidence", "statement", "source", "report", "record")
 
 
 def prompt_words(request: LLMRequest, limit: int = 24) -> list[str]:
-    """Distinct words of the request's last user message (the input it is about)."""
+    """Distinct words of the request's last user message (the input it is about), the
+    fences' tag names left out."""
     users = [m.content for m in request.messages if m.role == "user"]
     text = users[-1] if users else request.messages[-1].content
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text):
+    for word in _WORD.findall(_FENCE.sub(" ", text)):
         seen.setdefault(word, None)
         if len(seen) >= limit:
             break

@@ -92,7 +92,7 @@ class FactCheckGPTMethod(OneSourceMethod):
         return self._verdict(results)
 
     async def _ask(
-        self, template: str, prefix: SharedPrefix | None, model: type, tag: str, **variables: Any
+        self, template: str, model: type, tag: str, prefix: SharedPrefix | None, **variables: Any
     ) -> Any:
         cfg = self.config
         reply = await complete_structured(
@@ -105,8 +105,8 @@ class FactCheckGPTMethod(OneSourceMethod):
         cfg = self.config
         n = cfg.queries_per_claim
         prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then stances
-        written = await self._ask("queries.j2", prefix, queries_model(n, cfg.query_chars),
-                                  f"{claim.id}:queries", claim=claim.text, n=n)  # fmt: skip
+        written = await self._ask("queries.j2", queries_model(n, cfg.query_chars),
+                                  f"{claim.id}:queries", prefix, claim=claim.text, n=n)  # fmt: skip
         queries = list(dict.fromkeys(" ".join(q.split()) for q in written.queries))
         tool = source_tool(
             self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
@@ -123,9 +123,9 @@ class FactCheckGPTMethod(OneSourceMethod):
             model = stances_model(len(passages))
             judged = await self._ask(
                 "stance.j2",
-                prefix,
                 model,
                 f"{claim.id}:stance",
+                prefix,
                 claim=claim.text,
                 passages=passages,
             )
