@@ -396,8 +396,9 @@ def conversation(
             the loop computes only the closing turn.
     """
     convo = list(opening)
-    called = [s for s in trajectory.steps if s.observation is not None]
-    ended = trajectory.finished and trajectory.steps and trajectory.steps[-1].observation is None
+    steps = trajectory.steps
+    called = [s for s in steps if s.observation is not None]
+    ended = bool(steps) and trajectory.finished and steps[-1].observation is None
     for s in called:
         assert s.observation is not None
         last = closing is not None and not ended and s is called[-1]
@@ -409,7 +410,7 @@ def conversation(
             ),
         ]
     if closing is not None and ended:
-        convo += [assistant(trajectory.steps[-1].reply), user(closing)]
+        convo += [assistant(steps[-1].reply), user(closing)]
     elif closing is not None and not called:  # no step at all: the opening asks it
         convo[-1] = user(f"{convo[-1].content}\n\n{closing}")
     return convo
