@@ -59,14 +59,19 @@ class SharedPrefix:
 
 
 def claim_prefix(
-    layout: PromptLayout, claim: str, tags: Iterable[str], heading: str = "Claim:"
+    layout: PromptLayout,
+    claim: str,
+    tags: Iterable[str],
+    heading: str = "Claim:",
+    tag: str = "claim",
 ) -> SharedPrefix | None:
     """The shared prefix of a method whose templates show the claim as `heading` and the
-    fenced claim (``Claim:`` then ``{{ claim | data("claim") }}``), or None for the paper
-    layout. A template that does not show it so keeps its order behind the shared notice."""
+    claim fenced as `tag` (``Claim:`` then ``{{ claim | data("claim") }}``), or None for
+    the paper layout. A template that does not show it so keeps its order behind the
+    shared notice."""
     if layout != "shared":
         return None
-    fenced = fence(claim, "claim")
+    fenced = fence(claim, tag)
     return SharedPrefix.of(Safe(f"{heading}\n{fenced}", fenced.tags), tags)
 
 

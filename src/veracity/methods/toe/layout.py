@@ -16,8 +16,7 @@ from typing import Any
 
 from veracity.llm.base import Message
 from veracity.methods.toe.config import ToEConfig
-from veracity.prompt_layout import SharedPrefix, render_laid_out
-from veracity.prompting import render
+from veracity.prompt_layout import claim_prefix, render_laid_out
 
 PROMPTS = "veracity.methods.toe"
 TAGS = (
@@ -27,8 +26,7 @@ TAGS = (
 
 
 def toe_messages(cfg: ToEConfig, template: str, claim: str, **variables: Any) -> list[Message]:
-    """Template `template` about `claim`, laid out as `cfg.prompt_layout` says."""
-    prefix = None
-    if cfg.prompt_layout == "shared":
-        prefix = SharedPrefix.of(render(PROMPTS, "_statement.j2", claim=claim), TAGS)
+    """Template `template` about `claim`, laid out as `cfg.prompt_layout` says; the
+    statement block is `_statement.j2`'s, which every template includes."""
+    prefix = claim_prefix(cfg.prompt_layout, claim, TAGS, heading="Statement:", tag="statement")
     return render_laid_out(PROMPTS, template, prefix, claim=claim, **variables)
