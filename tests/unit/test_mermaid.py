@@ -100,6 +100,18 @@ async def test_each_executor_step_extends_the_last_one_up_to_its_history(tmp_pat
     assert shared_chars(texts[1], texts[2]) >= first_step
 
 
+def test_the_executor_notice_names_every_tag_its_template_fences():
+    """`EXECUTOR_TAGS` is kept by hand: a tag executor.j2 fences that it misses would
+    change the notice at the first step that shows it."""
+    import re
+    from importlib.resources import files
+
+    from veracity.methods.mermaid.executor import EXECUTOR_TAGS
+
+    source = (files("veracity.methods.mermaid") / "prompts" / "executor.j2").read_text()
+    assert set(re.findall(r'data\("([a-z_]+)"', source)) == set(EXECUTOR_TAGS)
+
+
 async def test_invalid_decomposition_is_asked_again(tmp_path):
     llm = ScriptedLLM()
     llm.queue(json.dumps({"triplets": [], "topics": ["x"]}))  # no triplet: invalid

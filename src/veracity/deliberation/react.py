@@ -43,6 +43,7 @@ from veracity.tools.base import Observation, SourceTool, Tool, primary_argument
 
 __all__ = [
     "FINISH",
+    "OBSERVATION_TAG",
     "FlatSteps",
     "Observation",
     "SourceTool",
@@ -57,6 +58,7 @@ __all__ = [
 
 FINISH = "finish"
 ANSWER = "answer"
+OBSERVATION_TAG = "observation"  # the fence of a tool's result in the loop's chat
 
 
 class Step(BaseModel):
@@ -405,7 +407,7 @@ def conversation(
         convo += [
             assistant(s.reply),
             user(
-                f"Observation {s.index}:\n{fence(s.observation.text, 'observation')}\n\n"
+                f"Observation {s.index}:\n{fence(s.observation.text, OBSERVATION_TAG)}\n\n"
                 + (closing if last else "Next step?")
             ),
         ]

@@ -22,7 +22,7 @@ from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
-from veracity.deliberation.react import conversation, react_loop
+from veracity.deliberation.react import OBSERVATION_TAG, conversation, react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
@@ -137,7 +137,7 @@ class ReActMethod(BaseMethod):
             input=shown,
         )
         # the notice names the observations' fence too: they join the chat from step 2
-        opening = with_data_notice(opening, {*used, "observation"})
+        opening = with_data_notice(opening, {*used, OBSERVATION_TAG})
         trajectory = await react_loop(
             self.llm,
             opening,
