@@ -142,9 +142,10 @@ CONFIG = {  # methods built here; any other is built as the injection benchmark 
 # The two arms of the comparison. "before" is the code as the issue found it: the paper's
 # layout, and a label's samples asked all at once (on llama.cpp the ones that land on
 # another slot compute the whole prompt again); "after" is today's default: the shared
-# layout, and samples in turn where the backend keeps prompts per slot.
+# layout, and samples in turn where the backend keeps prompts per slot. RADAR's judge
+# then had the shared judge's 1,000-character reason; today its own limit (500).
 ARMS = {
-    "before": {"prompt_layout": "paper", "sample_order": "concurrent"},
+    "before": {"prompt_layout": "paper", "sample_order": "concurrent", "judge_reason_chars": 1000},
     "after": {"prompt_layout": "shared", "sample_order": "auto"},
 }
 # The embedded backend of each arm: before, a request takes the free slot holding most of

@@ -78,20 +78,37 @@ async def test_a_request_waits_for_the_slot_computing_its_prefix():
     assert rec.scheduler.stats.reused_chars >= len(SHARED)
 
 
-async def test_two_streams_over_a_prefix_already_computed_keep_a_slot_each():
+async def test_a_prefix_the_busy_slot_already_held_is_worth_waiting_for():
+    # a round's two rebuttals over the opening's prefix, which only slot 0 holds: the
+    # second reuses it there instead of computing it again on the cold slot
+    sched = SlotScheduler(2, wait_chars=512)
+    rec = Recorder(sched)
+    await rec.request("opening", SHARED + "opening statements")
+    a, b = await asyncio.gather(
+        rec.request("politician", SHARED + "politician's rebuttal"),
+        rec.request("scientist", SHARED + "scientist's rebuttal"),
+    )
+    assert a == b and sched.stats.waited == 1 and rec.peak == 1
+    assert sched.stats.reused_chars >= 2 * len(SHARED)  # both rebuttals reused it
+
+
+async def test_two_streams_over_a_prefix_take_turns_once_then_keep_a_slot_each():
     sched = SlotScheduler(2, wait_chars=512)
     rec = Recorder(sched)
     await rec.request("opening", SHARED + "the debate so far")
     stop, judge = SHARED + "stop? " + "s" * 800, SHARED + "ruling? " + "j" * 800
-    slots = {"stop": set(), "judge": set()}
-    for i in range(3):  # a greedy answer and two samples each, both questions at once
+    slots = {"stop": [], "judge": []}
+    for i in range(4):  # a greedy answer and three samples each, both questions at once
         a, b = await asyncio.gather(rec.request(f"stop{i}", stop), rec.request(f"judge{i}", judge))
-        slots["stop"].add(a)
-        slots["judge"].add(b)
-    # the shared prefix was on slot 0 before either began: nobody waits for it, each
-    # question computes it once on its own slot, and then reuses its whole prompt
-    assert sched.stats.waited == 0 and rec.peak == 2
-    assert len(slots["stop"]) == len(slots["judge"]) == 1 and slots["stop"] != slots["judge"]
+        slots["stop"].append(a)
+        slots["judge"].append(b)
+    # the first judge call waits for the slot holding the prefix; its repeat, pushed out
+    # by the stop agent's, computes the prefix once on the other slot, and from then on
+    # each stream keeps its slot (the rule that counted every held prefix made them take
+    # turns at every call, each computing its own 800-character ending again)
+    assert sched.stats.waited == 1
+    assert slots["stop"] == [0, 0, 0, 0] and slots["judge"] == [0, 1, 1, 1]
+    assert rec.peak == 2
 
 
 async def test_without_waiting_both_start_at_once_on_two_slots():

@@ -373,3 +373,26 @@ async def test_local_corpus_in_dense_mode_from_the_method_config(tmp_path):
     searches = verdict.trace.of_kind("search")
     assert searches and all(e.name == "local:radar-test" for e in searches)
     assert all(e.document.metadata["retrieval_mode"] == "dense" for e in verdict.evidence)
+
+
+async def test_the_judge_is_told_its_reason_limit_and_its_reply_schema_holds_it():
+    def judged(llm):  # the judge's calls: the round judge's, or the final judge's
+        return [c for c in llm.calls if "judge" in c.tag]
+
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    assert (await radar(llm, judge_reason_chars=300).check(CLAIM)).error is None
+    final = radar_script(plan(("FALSE", 0.99, 0.99)))
+    await radar(final, judge_reason_chars=300, early_stop=False).check(CLAIM)
+    assert [c.tag for c in judged(llm) + judged(final)] == ["round_judge:1", "judge:3"]
+    for call in judged(llm) + judged(final):
+        assert "(at most 300 characters)" in call.messages[-1].content
+        assert call.json_schema is not None, "the scripted model takes JSON schemas"
+        assert call.json_schema["properties"]["reason"]["maxLength"] == 300
+    # the default is the paper's "concise" reason at 500 characters, not the shared 1,000
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    await radar(llm).check(CLAIM)
+    (judge,) = llm.calls_tagged("round_judge:1")
+    assert judge.json_schema["properties"]["reason"]["maxLength"] == 500
+    assert "(at most 500 characters)" in judge.messages[-1].content
+    with pytest.raises(MethodConfigError, match="judge_reason_chars"):
+        radar(radar_script(plan()), judge_reason_chars=20)

@@ -149,7 +149,7 @@ class LLMConfig(BaseModel):
     n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
     poll: int | None = None
     auto_pull: bool | None = None
-    slot_wait_chars: int | None = None  # wait for the slot computing a prefix (0: never)
+    slot_wait_chars: int | None = None  # wait for the slot holding a prefix (0: never)
     # penalty on recently generated tokens (embedded, and endpoints that take it)
     repeat_penalty: float | None = None
     # options of a plugin backend (checked by that backend's options model)

@@ -54,6 +54,9 @@ class LLMJudge:
         labels: the label space of the verdict.
         build: prompt builder `(state) -> messages`.
         allow_insufficient: add the INSUFFICIENT option (ternary judge).
+        reason_chars: the most characters of the ruling's reason (`verdict_model`); the
+            prompt should name the same limit, so that a model which follows it is
+            never cut off.
         choice: how the ruling's probabilities are estimated (default: logprobs at the
             verdict token when the backend has them, no sampling).
     """
@@ -69,7 +72,10 @@ class LLMJudge:
         temperature: float = 0.0,
         max_tokens: int = 512,
         choice: ChoicePolicy | None = None,
+        reason_chars: int = 1000,
     ):
+        if reason_chars < 1:
+            raise ValueError(f"reason_chars must be at least 1, not {reason_chars}")
         self.name = name
         self.llm = llm
         self.labels = labels
@@ -78,6 +84,7 @@ class LLMJudge:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.choice = choice or ChoicePolicy()
+        self.reason_chars = reason_chars
 
     @property
     def options(self) -> tuple[str, ...]:
@@ -88,7 +95,7 @@ class LLMJudge:
         answer = await ask_choice(
             self.llm,
             self.build(state),
-            verdict_model(self.options),
+            verdict_model(self.options, self.reason_chars),
             "verdict",
             self.options,
             tag=f"{self.name}:{state.round}",

@@ -8,14 +8,16 @@ tokens take about 15 s, twice. `SlotScheduler` decides instead:
 
 - a request goes to the free slot whose held prompt shares the longest prefix with it
   (ties: the slot used least recently, so a fresh prompt evicts the oldest one);
-- it waits for a busy slot when the request running there is computing at least
-  `wait_chars` characters of the request's prefix that no free slot holds: it then
-  reuses that prefix once the running request is done instead of computing it a second
-  time beside it. Only text the running request computes itself counts: a prefix that
-  slot already held before is not worth waiting for, since computing it once on a free
-  slot lets two streams of calls (a judge's samples and a stop agent's, say) keep a
-  slot each instead of taking turns on one and computing their own endings again at
-  every turn.
+- it waits for a busy slot when that slot holds at least `wait_chars` characters more
+  of the request's prefix than any free slot: it then reuses that prefix once the
+  running request is done instead of computing it a second time beside it (two
+  debaters' rebuttals over one evidence pool, say);
+- except for a repeat that the slot's other user pushed out: a request whose prompt
+  was run before and is held by no slot now (a sample of an answer whose slot another
+  stream of calls has taken) counts only what the busy request computes itself. Two
+  streams of calls over one prefix (a judge's samples and a stop agent's) then take
+  turns on one slot only once, and after that keep a slot each, instead of computing
+  their own endings again at every turn.
 
 Waiting costs the concurrency of the two generations, which on a CPU is small next to a
 prefill of a few hundred tokens; `wait_chars=0` never waits (placement by prefix only). The
@@ -31,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -38,6 +41,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 DEFAULT_WAIT_CHARS = 512  # about 130 tokens; chosen, not tuned (`slot_wait_chars` sets it)
+RECENT_PROMPTS = 8  # prompts remembered per slot to recognise a repeat (see `_choose`)
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -93,8 +97,9 @@ class SlotScheduler:
 
     Args:
         slots: the server's slot count (`n_parallel`).
-        wait_chars: wait for a busy slot whose request is computing at least this many
-            characters of the request's prefix that no free slot holds; 0: never wait.
+        wait_chars: wait for a busy slot that holds at least this many characters more of
+            the request's prefix than any free slot (see the module docstring for the
+            exception); 0: never wait.
     """
 
     def __init__(self, slots: int, wait_chars: int = DEFAULT_WAIT_CHARS):
@@ -107,6 +112,7 @@ class SlotScheduler:
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
         self._clock = itertools.count(1)
+        self._recent: OrderedDict[str, None] = OrderedDict()  # prompts placed lately
         self.stats = SlotStats()
 
     def _choose(self, text: str) -> int | None:
@@ -118,8 +124,14 @@ class SlotScheduler:
         best = max(shares, key=lambda i: (shares[i], -slots[i].used))
         if self.wait_chars:
             here = shares[best]
-            # what a busy slot is computing now and this request shares: the gain of waiting
-            gains = [shared_chars(text, s.held) - max(here, s.reused) for s in slots if s.busy]
+            # a repeat pushed out of its slot by another stream: waiting would only swap
+            # them again, so only what the busy request computes itself counts
+            pushed_out = text in self._recent and all(s.held != text for s in slots)
+            gains = [
+                shared_chars(text, s.held) - (max(here, s.reused) if pushed_out else here)
+                for s in slots
+                if s.busy
+            ]
             if gains and max(gains) >= self.wait_chars:
                 return None
         return best
@@ -132,6 +144,10 @@ class SlotScheduler:
         slot.reused = shared_chars(text, slot.held)
         stats.reused_chars += slot.reused
         slot.busy, slot.held = True, text
+        self._recent[text] = None
+        self._recent.move_to_end(text)
+        while len(self._recent) > RECENT_PROMPTS * len(self._slots):
+            self._recent.popitem(last=False)
         return index
 
     async def acquire(self, text: str) -> int:

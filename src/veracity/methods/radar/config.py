@@ -62,6 +62,11 @@ class RadarBaseConfig(ChoiceConfig):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens_turn: int = Field(default=512, ge=32)  # cap on one agent's reply
     max_tokens_judge: int = Field(default=512, ge=32)
+    # The judge's reason, in characters: the paper asks for a concise explanation (§3.3,
+    # the [REASON] field); the prompt names this limit and the reply schema enforces it,
+    # so a model that loops inside its reason stops there instead of at 1,000 characters
+    # (the shared judge default) or its token budget.
+    judge_reason_chars: int = Field(default=500, ge=100, le=4000)
     top_logprobs: int = Field(default=10, ge=1, le=20)  # alternatives read at answer tokens
     # The judge's instructions: "paper" follows Appendix A (expertise judge: evidence,
     # common sense and values, practical impact; position judge: one line, nothing

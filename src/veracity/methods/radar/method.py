@@ -154,6 +154,7 @@ class _RadarBase(BaseMethod):
             self.label_space,
             cfg.judge_prompt,
             cfg.prompt_layout,
+            reason_chars=cfg.judge_reason_chars,
         )
         result = await self._debate(roles, names, prompts, item, pool).run()
         return self._verdict(result, pool, ctx, names, domain)
@@ -200,6 +201,7 @@ class _RadarBase(BaseMethod):
             temperature=0.0,
             max_tokens=cfg.max_tokens_judge,
             choice=choice,
+            reason_chars=cfg.judge_reason_chars,
         )
 
     def _verdict(

@@ -98,6 +98,8 @@ class RadarPrompts:
             omitted-context checklist).
         layout: ``shared`` (claim and evidence open every prompt, so a server reuses
             them; see `veracity.prompt_layout`) or ``paper`` (personas lead).
+        reason_chars: the judge's reason limit, named in its prompt (the reply schema
+            holds the judge to it).
     """
 
     def __init__(
@@ -109,8 +111,11 @@ class RadarPrompts:
         labels: LabelSpace,
         judge_prompt: str = "paper",
         layout: PromptLayout = "shared",
+        *,
+        reason_chars: int = 1000,
     ):
         self.pool = pool
+        self.reason_chars = reason_chars
         self.material = render(PROMPTS, "_material.j2", claim=claim, evidence=pool.render())
         self.layout: PromptLayout = layout
         self.prefix = (
@@ -167,6 +172,7 @@ class RadarPrompts:
             partial=not state.is_last_round,
             labels=self.labels.describe(),
             judge_prompt=self.judge_prompt,
+            reason_chars=self.reason_chars,
         )
 
     def stop(self, state: DebateState) -> list[Message]:
