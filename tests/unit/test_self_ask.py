@@ -64,3 +64,17 @@ async def test_the_follow_up_budget_ends_the_chain():
     verdict = await method.check(CLAIM)
     assert len(verdict.metadata["follow_ups"]) == 1 and verdict.metadata["finished"] is False
     assert verdict.label == "REFUTED"
+
+
+async def test_every_step_extends_the_last_and_the_notice_names_the_observations():
+    llm, source = scripted(), InMemorySource(DOCS, name="wikipedia")
+    await SelfAskMethod(llm=llm, sources={"wikipedia": source}).check(CLAIM)
+    steps = [c.messages for c in llm.calls if c.tag in ("self_ask:1", "self_ask:2", "self_ask:3")]
+    assert len(steps) == 3
+    # the observations are fenced from step 2 on, and the system message of step 1
+    # already says so: it is the same in every step, so each step extends the last
+    assert "<observation>" in steps[1][-1].content
+    assert "observation" in steps[0][0].content and steps[0][0].role == "system"
+    for before, after in zip(steps, steps[1:], strict=False):
+        assert after[: len(before) - 1] == before[:-1]
+        assert after[len(before) - 1].content == before[-1].content

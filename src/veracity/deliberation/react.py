@@ -38,7 +38,7 @@ from veracity.core.types import Document
 from veracity.core.untrusted import fence
 from veracity.llm.base import LLM, Message, StructuredOutputError, assistant, user
 from veracity.llm.structured import complete_structured
-from veracity.prompting import truncate_chars
+from veracity.prompting import render_parts, truncate_chars, with_data_notice
 from veracity.tools.base import Observation, SourceTool, Tool, primary_argument
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "ToolCallSteps",
     "Trajectory",
     "conversation",
+    "loop_opening",
     "react_loop",
     "step_model",
 ]
@@ -384,6 +385,15 @@ async def _act(
             latency_s=round(time.perf_counter() - started, 4),
         )
     )
+
+
+def loop_opening(package: str, name: str, **variables: Any) -> list[Message]:
+    """The opening messages of a loop run as a conversation (`react_loop` without
+    `prompt`), from a template: its data notice names the observations' fence as well as
+    the template's own, since observations join the chat from the second step and the
+    system message must stay the same for every step to extend the last."""
+    messages, used = render_parts(package, name, **variables)
+    return with_data_notice(messages, {*used, OBSERVATION_TAG})
 
 
 def conversation(

@@ -22,7 +22,7 @@ from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
-from veracity.deliberation.react import OBSERVATION_TAG, conversation, react_loop
+from veracity.deliberation.react import conversation, loop_opening, react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
@@ -32,8 +32,6 @@ from veracity.prompting import (
     render,
     render_input,
     render_messages,
-    render_parts,
-    with_data_notice,
 )
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
@@ -128,7 +126,7 @@ class ReActMethod(BaseMethod):
         tools = self._tools(item)
         shown = render_input(item, max_chars=cfg.max_input_chars)
         kind = input_kind_name(item)
-        opening, used = render_parts(
+        opening = loop_opening(
             "veracity.methods",
             "react.j2",
             tools=[{"name": t.name, "description": t.description} for t in tools],
@@ -136,8 +134,6 @@ class ReActMethod(BaseMethod):
             kind=kind,
             input=shown,
         )
-        # the notice names the observations' fence too: they join the chat from step 2
-        opening = with_data_notice(opening, {*used, OBSERVATION_TAG})
         trajectory = await react_loop(
             self.llm,
             opening,

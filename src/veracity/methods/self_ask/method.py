@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, create_model
 
 from veracity.core.context import CheckContext
 from veracity.core.types import CheckInput, Evidence, Verdict
-from veracity.deliberation.react import react_loop
+from veracity.deliberation.react import loop_opening, react_loop
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
@@ -93,7 +93,7 @@ class SelfAskMethod(OneSourceMethod):
         )
         tool = FollowUp(self.llm, search, cfg)
         with claim_binding(item.content):
-            opening = render_messages(
+            opening = loop_opening(
                 PROMPTS, "ask.j2", claim=claim, max_follow_ups=cfg.max_follow_ups, tool=TOOL
             )
             trajectory = await react_loop(
