@@ -43,11 +43,17 @@ def comments_in(prompt: str) -> list[tuple[str, str]]:
 
 
 def scorer(scores: dict[str, float] | None = None):
-    """A scripted scorer reply: the score of each listed reply, looked up by its text."""
+    """A scripted scorer reply: the score of each listed reply, looked up by its text;
+    only the replies whose ids the reply schema admits, as a constrained decoder would
+    (a re-ask shows its whole batch and asks for some)."""
     table = scores or THREAD
 
     def reply(request):
         items = comments_in(request.messages[-1].content)
+        if request.json_schema is not None:
+            spec = request.json_schema["$defs"]["CommentScore"]["properties"]["id"]
+            asked = spec.get("enum", [spec.get("const")])
+            items = [(lid, text) for lid, text in items if lid in asked]
         return json.dumps(
             {"scores": [{"id": lid, "reason": "r", "score": table[text]} for lid, text in items]}
         )

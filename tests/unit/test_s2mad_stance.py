@@ -121,7 +121,17 @@ async def test_missing_out_of_range_and_conflicting_scores_are_asked_again():
     retry = llm.calls_tagged("stance:2")
     assert len(retry) == 1
     prompt = retry[0].messages[-1].content
-    assert [lid for lid, _ in comments_in(prompt)] == ["c2", "c3", "c4"]
+    # the batch is shown as at the first ask, so the re-ask's prompt extends that one up
+    # to the end of the replies; only the three without a usable score are asked for
+    first_prompt = llm.calls_tagged("stance:1")[0].messages[-1].content
+    replies_end = first_prompt.rindex("</reply>") + len("</reply>")
+    assert prompt[:replies_end] == first_prompt[:replies_end]
+    assert retry[0].messages[:-1] == llm.calls_tagged("stance:1")[0].messages[:-1]
+    assert [lid for lid, _ in comments_in(prompt)] == ["c1", "c2", "c3", "c4", "c5", "c6"]
+    assert "Score only c2, c3, c4 this time" in prompt
+    ids = retry[0].json_schema["$defs"]["CommentScore"]["properties"]["id"]["enum"]
+    assert ids == ["c2", "c3", "c4"]
+    assert retry[0].json_schema["properties"]["scores"]["maxItems"] == 3
     assert "c2: no score was given" in prompt
     assert "c3: the score 1.7 is outside [-1, 1]" in prompt
     assert "c4: this comment got several different scores" in prompt

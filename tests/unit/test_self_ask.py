@@ -1,6 +1,7 @@
 """Self-Ask on a scripted model: follow-up questions through the shared ReAct loop, each
 answered from a search, then the final answer over the chain."""
 
+import itertools
 import json
 
 import pytest
@@ -75,6 +76,6 @@ async def test_every_step_extends_the_last_and_the_notice_names_the_observations
     # already says so: it is the same in every step, so each step extends the last
     assert "<observation>" in steps[1][-1].content
     assert "observation" in steps[0][0].content and steps[0][0].role == "system"
-    for before, after in zip(steps, steps[1:], strict=False):
+    for before, after in itertools.pairwise(steps):
         assert after[: len(before) - 1] == before[:-1]
         assert after[len(before) - 1].content == before[-1].content

@@ -5,10 +5,12 @@ higher), below 0 when it disputes it, exactly 0 when it goes against common sens
 (Eq. 1). Replies are scored in batches — several per call, each under a short local id
 ("c1", "c2", ...) — and the batches run concurrently. A reply whose score is missing,
 duplicated, not a number or outside [-1, 1] is asked again (with the problem spelled
-out); a reply still without a score after `attempts` batched asks is asked once more on
-its own, one reply per call (a small model that fails a batch often manages one score);
-only then is it recorded as an error for that reply and left out. It is never given a
-made-up score. `StanceOutcome` counts the scored and unscored replies.
+out, its batch shown as before and only the replies still without a score asked for, so
+the re-ask's prompt extends the first ask's); a reply still without a score after
+`attempts` batched asks is asked once more on its own, one reply per call (a small model
+that fails a batch often manages one score); only then is it recorded as an error for
+that reply and left out. It is never given a made-up score. `StanceOutcome` counts the
+scored and unscored replies.
 
 `select_top_k` forms P (the k highest positive scores) and N (the k lowest negative
 scores) of Eq. 2; `random_split` is the "w/o Stance" ablation.
@@ -169,6 +171,8 @@ class StanceScorer:
             StanceScoringError: replies were given but none got a usable score.
         """
         local = {f"c{i}": r for i, r in enumerate(replies, 1)}
+        ids = list(local)
+        batches = [ids[i : i + self.batch_size] for i in range(0, len(ids), self.batch_size)]
         pending = list(local)
         problems: dict[str, str] = {}
         results: dict[str, tuple[float, str]] = {}
@@ -177,20 +181,24 @@ class StanceScorer:
         for attempt in range(1, self.attempts + 1):
             if not pending:
                 break
-            batches = [
-                pending[i : i + self.batch_size] for i in range(0, len(pending), self.batch_size)
-            ]
+            # a re-ask shows its batch as the first ask did and asks for the replies still
+            # without a score, so its prompt extends the first ask's (a server reuses it)
+            asks = [(b, [lid for lid in b if lid in pending]) for b in batches]
+            asks = [(shown, ask) for shown, ask in asks if ask]
             outcomes = await asyncio.gather(
                 *(
-                    self._guarded(sem, claim, [(lid, local[lid]) for lid in batch], problems, tag)
-                    for batch, tag in zip(
-                        batches,
-                        (f"stance:{attempt}:{n}" for n in range(1, len(batches) + 1)),
-                        strict=True,
+                    self._guarded(
+                        sem,
+                        claim,
+                        [(lid, local[lid]) for lid in shown],
+                        ask,
+                        problems,
+                        f"stance:{attempt}:{n}",
                     )
+                    for n, (shown, ask) in enumerate(asks, 1)
                 )
             )
-            calls += len(batches)
+            calls += len(asks)
             for good, bad in outcomes:
                 results.update(good)
                 problems.update(bad)
@@ -223,7 +231,9 @@ class StanceScorer:
         )
         outcomes = await asyncio.gather(
             *(
-                self._guarded(sem, claim, [(lid, local[lid])], problems, f"stance:single:{lid}")
+                self._guarded(
+                    sem, claim, [(lid, local[lid])], [lid], problems, f"stance:single:{lid}"
+                )
                 for lid in pending
             )
         )
@@ -272,29 +282,32 @@ class StanceScorer:
         self,
         sem: asyncio.Semaphore,
         claim: str,
-        batch: list[tuple[str, Reply]],
+        shown: list[tuple[str, Reply]],
+        ids: list[str],
         problems: dict[str, str],
         tag: str,
     ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
         async with sem:
-            return await self._batch(claim, batch, problems, tag)
+            return await self._batch(claim, shown, ids, problems, tag)
 
     async def _batch(
         self,
         claim: str,
-        batch: list[tuple[str, Reply]],
+        shown: list[tuple[str, Reply]],
+        ids: list[str],
         problems: dict[str, str],
         tag: str,
     ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
-        """Ask for one batch; returns (usable scores, problems) keyed by local id."""
-        ids = [lid for lid, _ in batch]
+        """Ask for the scores of `ids` among the replies `shown`; returns (usable scores,
+        problems) keyed by local id."""
         messages = render_laid_out(
             PROMPTS,
             "stance_score.j2",
             self.prefix,
             claim=claim,
-            comments=[{"id": lid, "text": r.text} for lid, r in batch],
+            comments=[{"id": lid, "text": r.text} for lid, r in shown],
             problems=[f"{lid}: {problems[lid]}" for lid in ids if lid in problems],
+            only=ids if len(ids) < len(shown) else [],
             max_chars=self.max_reply_chars,
             reasons=self.reasons,
         )
@@ -304,7 +317,7 @@ class StanceScorer:
                 messages,
                 _batch_model(ids, self.reasons),
                 temperature=self.temperature,
-                max_tokens=self.tokens_per_reply * len(batch) + 32,
+                max_tokens=self.tokens_per_reply * len(ids) + 32,
                 tag=tag,
             )
         except StructuredOutputError as exc:
