@@ -396,3 +396,22 @@ async def test_the_judge_is_told_its_reason_limit_and_its_reply_schema_holds_it(
     assert "(at most 500 characters)" in judge.messages[-1].content
     with pytest.raises(MethodConfigError, match="judge_reason_chars"):
         radar(radar_script(plan()), judge_reason_chars=20)
+
+
+async def test_the_round_judge_extends_the_stop_agents_prompt_through_the_debate():
+    # shared layout: both read the material and then the same debate block, so a server
+    # that ran the stop agent computes only the round judge's own instructions
+    llm = radar_script(plan(("TRUE", 0.5, 0.9), ("FALSE", 0.8, 0.9)))
+    await radar(llm).check(CLAIM)
+    for r in (1, 2):
+        (stop,) = llm.calls_tagged(f"stop:{r}")
+        (judge,) = llm.calls_tagged(f"round_judge:{r}")
+        assert stop.messages[0] == judge.messages[0]  # the shared system message
+        upto = stop.messages[1].content.index("</debate>") + len("</debate>")
+        assert judge.messages[1].content[:upto] == stop.messages[1].content[:upto]
+        assert "politician" in stop.messages[1].content[:upto].lower()
+    # the paper layout keeps the stop agent's own system text first
+    llm = radar_script(plan(("FALSE", 0.9, 0.9)))
+    await radar(llm, prompt_layout="paper").check(CLAIM)
+    (stop,) = llm.calls_tagged("stop:1")
+    assert stop.messages[0].role == "system" and "moderate" in stop.messages[0].content
