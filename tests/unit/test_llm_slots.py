@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from veracity.core import context
 from veracity.llm.base import LLMRequest, user
 from veracity.llm.embedded import EmbeddedLLM, EmbeddedOptions
 from veracity.llm.slots import SlotScheduler, prompt_text, shared_chars
@@ -90,6 +91,33 @@ async def test_a_prefix_the_busy_slot_already_held_is_worth_waiting_for():
     )
     assert a == b and sched.stats.waited == 1 and rec.peak == 1
     assert sched.stats.reused_chars >= 2 * len(SHARED)  # both rebuttals reused it
+
+
+async def test_two_checks_sharing_a_fixed_opening_run_side_by_side():
+    # two checks of one method at once (an evaluation's examples): their prompts share the
+    # method's instructions, not a check's material, so neither waits for the other, even
+    # the first time, when the second slot holds nothing yet
+    sched = SlotScheduler(2, wait_chars=512)
+    rec = Recorder(sched)
+    with context.check_context():
+        await rec.request("earlier check", SHARED + "claim zero")
+
+    async def check(name):
+        with context.check_context():
+            return [
+                await rec.request(f"{name}{i}", SHARED + f"claim {name} step {i}") for i in range(3)
+            ]
+
+    first, second = await asyncio.gather(check("a"), check("b"))
+    assert sched.stats.waited == 0 and rec.peak == 2
+    assert set(first) != set(second) and len(set(first)) == len(set(second)) == 1
+    # within one check the same prompts would have waited for the slot holding the prefix
+    sched = SlotScheduler(2, wait_chars=512)
+    rec = Recorder(sched)
+    with context.check_context():
+        await rec.request("earlier", SHARED + "claim zero")
+        await asyncio.gather(rec.request("a", SHARED + "claim a"), rec.request("b", SHARED + "b"))
+    assert sched.stats.waited == 1
 
 
 async def test_two_streams_over_a_prefix_take_turns_once_then_keep_a_slot_each():

@@ -101,10 +101,10 @@ class EmbeddedLLM:
         repeat_penalty: llama.cpp's penalty on recently generated tokens (1.0: none). The
             default 1.1 stops small models from looping (e.g. "1.1.1.1…" inside a JSON
             string until the token budget runs out, seen with SmolLM2-135M).
-        slot_wait_chars: a request waits for a busy slot that holds at least this many
-            characters more of its prefix than any free slot, and then reuses them
-            instead of computing them again beside it (`veracity.llm.slots`); 0: a
-            request never waits while a slot is free.
+        slot_wait_chars: a request waits for a busy slot running a request of its check
+            that holds at least this many characters more of its prefix than any free
+            slot, and then reuses them instead of computing them again beside it
+            (`veracity.llm.slots`); 0: a request never waits while a slot is free.
     """
 
     def __init__(

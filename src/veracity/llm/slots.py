@@ -8,16 +8,19 @@ tokens take about 15 s, twice. `SlotScheduler` decides instead:
 
 - a request goes to the free slot whose held prompt shares the longest prefix with it
   (ties: the slot used least recently, so a fresh prompt evicts the oldest one);
-- it waits for a busy slot when that slot holds at least `wait_chars` characters more
-  of the request's prefix than any free slot: it then reuses that prefix once the
-  running request is done instead of computing it a second time beside it (two
-  debaters' rebuttals over one evidence pool, say);
-- except for a repeat that the slot's other user pushed out: a request whose prompt
-  was run before and is held by no slot now (a sample of an answer whose slot another
-  stream of calls has taken) counts only what the busy request computes itself. Two
-  streams of calls over one prefix (a judge's samples and a stop agent's) then take
-  turns on one slot only once, and after that keep a slot each, instead of computing
-  their own endings again at every turn.
+- it waits for a busy slot running a request of the same check when that slot holds at
+  least `wait_chars` characters more of the request's prefix than any free slot: it
+  then reuses that prefix once the running request is done instead of computing it a
+  second time beside it (two debaters' rebuttals over one evidence pool, say);
+- for a busy slot running another check's request, only text that request is computing
+  itself counts: two checks that share a long fixed opening (a method's instructions)
+  run side by side, each computing it once on its own slot, rather than one after the
+  other for good;
+- so does a repeat that another stream pushed out: a request whose prompt ran before
+  and is held by no slot now (a sample of an answer whose slot another stream of calls
+  has taken). Two streams of calls over one prefix (a judge's samples and a stop
+  agent's) then take turns on one slot only once, and after that keep a slot each,
+  instead of computing their own endings again at every turn.
 
 Waiting costs the concurrency of the two generations, which on a CPU is small next to a
 prefill of a few hundred tokens; `wait_chars=0` never waits (placement by prefix only). The
@@ -37,6 +40,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from veracity.core import context
 
 T = TypeVar("T")
 
@@ -71,6 +76,7 @@ def shared_chars(a: str, b: str) -> int:
 @dataclass(eq=False)
 class _Waiter:
     text: str
+    check: int | None
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[int]
 
@@ -79,6 +85,7 @@ class _Waiter:
 class _Slot:
     held: str = ""  # the prompt the slot's cache holds (or will, once its request ends)
     reused: int = 0  # characters of `held` the slot already held when its request began
+    check: int | None = None  # the check whose request placed `held` (`_check_id`)
     busy: bool = False
     used: int = 0  # order of last use, for least-recently-used ties
 
@@ -115,8 +122,8 @@ class SlotScheduler:
         self._recent: OrderedDict[str, None] = OrderedDict()  # prompts placed lately
         self.stats = SlotStats()
 
-    def _choose(self, text: str) -> int | None:
-        """The free slot for `text`, or None when it should wait (lock held)."""
+    def _choose(self, text: str, check: int | None) -> int | None:
+        """The free slot for `text` of `check`, or None when it should wait (lock held)."""
         slots = self._slots
         shares = {i: shared_chars(text, s.held) for i, s in enumerate(slots) if not s.busy}
         if not shares:
@@ -124,11 +131,13 @@ class SlotScheduler:
         best = max(shares, key=lambda i: (shares[i], -slots[i].used))
         if self.wait_chars:
             here = shares[best]
-            # a repeat pushed out of its slot by another stream: waiting would only swap
-            # them again, so only what the busy request computes itself counts
+            # only what the busy request computes itself counts when it belongs to another
+            # check, or when this is a repeat that another stream pushed out of its slot
+            # (waiting would only swap them again)
             pushed_out = text in self._recent and all(s.held != text for s in slots)
             gains = [
-                shared_chars(text, s.held) - (max(here, s.reused) if pushed_out else here)
+                shared_chars(text, s.held)
+                - (here if s.check == check and not pushed_out else max(here, s.reused))
                 for s in slots
                 if s.busy
             ]
@@ -136,29 +145,29 @@ class SlotScheduler:
                 return None
         return best
 
-    def _take(self, index: int, text: str, waited: bool) -> int:
+    def _take(self, index: int, text: str, check: int | None, waited: bool) -> int:
         slot = self._slots[index]
         stats = self.stats
         stats.placed += 1
         stats.waited += waited
         slot.reused = shared_chars(text, slot.held)
         stats.reused_chars += slot.reused
-        slot.busy, slot.held = True, text
+        slot.busy, slot.held, slot.check = True, text, check
         self._recent[text] = None
         self._recent.move_to_end(text)
         while len(self._recent) > RECENT_PROMPTS * len(self._slots):
             self._recent.popitem(last=False)
         return index
 
-    async def acquire(self, text: str) -> int:
-        """Wait for a slot for the prompt `text`; returns its index (give it back with
-        `release`)."""
+    async def acquire(self, text: str, check: int | None = None) -> int:
+        """Wait for a slot for the prompt `text` of `check` (`_check_id`); returns its
+        index (give it back with `release`)."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            index = self._choose(text)
+            index = self._choose(text, check)
             if index is not None:
-                return self._take(index, text, waited=False)
-            waiter = _Waiter(text, loop, loop.create_future())
+                return self._take(index, text, check, waited=False)
+            waiter = _Waiter(text, check, loop, loop.create_future())
             self._waiters.append(waiter)
         try:
             return await waiter.future
@@ -186,11 +195,11 @@ class SlotScheduler:
                 if waiter.future.done():
                     self._waiters.remove(waiter)
                     continue
-                chosen = self._choose(waiter.text)
+                chosen = self._choose(waiter.text, waiter.check)
                 if chosen is None:
                     continue
                 self._waiters.remove(waiter)
-                placed.append((waiter, self._take(chosen, waiter.text, waited=True)))
+                placed.append((waiter, self._take(chosen, waiter.text, waiter.check, waited=True)))
         for waiter, chosen in placed:
             try:
                 waiter.loop.call_soon_threadsafe(_resolve, waiter, chosen, self)
@@ -198,8 +207,8 @@ class SlotScheduler:
                 self.release(chosen, ok=False)
 
     async def run(self, text: str, call: Callable[[int], Awaitable[T]]) -> T:
-        """Await `call(slot)` on the slot chosen for `text`."""
-        index = await self.acquire(text)
+        """Await `call(slot)` on the slot chosen for `text`, a prompt of the running check."""
+        index = await self.acquire(text, _check_id())
         ok = False
         try:
             result = await call(index)
@@ -207,6 +216,13 @@ class SlotScheduler:
             return result
         finally:
             self.release(index, ok=ok)
+
+
+def _check_id() -> int | None:
+    """The running check (`veracity.core.context`), as the identity of its context; None
+    outside a check (such requests count as one check)."""
+    ctx = context.active()
+    return None if ctx is None else id(ctx)
 
 
 def _resolve(waiter: _Waiter, index: int, scheduler: SlotScheduler) -> None:
