@@ -39,9 +39,15 @@ bearer = HTTPBearer(auto_error=False, description="the server's token, when it s
 
 
 def _problems(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """Problem responses of an operation: `codes`, and what any request may get: 421 (a
+    Host header the server does not answer to, `veracity.core.netguard`) and 429."""
     return {
-        c: {"model": Problem, "content": {"application/problem+json": {}}} for c in (*codes, 429)
+        c: {"model": Problem, "content": {"application/problem+json": {}}}
+        for c in (*codes, 421, 429)
     }
+
+
+MISDIRECTED = {421: {"model": Problem, "content": {"application/problem+json": {}}}}
 
 
 async def require_token(
@@ -324,14 +330,18 @@ async def sources(request: Request) -> SourcesInfo:
     return builder(request).sources_info()
 
 
-@public.get("/healthz", response_model=Health, tags=["operations"], summary="Liveness")
+@public.get(
+    "/healthz", response_model=Health, tags=["operations"], responses=MISDIRECTED,
+    summary="Liveness",
+)  # fmt: skip
 async def healthz() -> Health:
     """The process is up."""
     return Health(status="ok")
 
 
 @public.get(
-    "/readyz", response_model=Ready, tags=["operations"], responses={503: {"model": Ready}},
+    "/readyz", response_model=Ready, tags=["operations"],
+    responses={503: {"model": Ready}, **MISDIRECTED},
     summary="Readiness",
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
