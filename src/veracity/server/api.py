@@ -38,16 +38,18 @@ MAX_POSITION = 2**63 - 1  # the largest event id SQLite stores
 bearer = HTTPBearer(auto_error=False, description="the server's token, when it sets one")
 
 
+def _problem() -> dict[str, Any]:
+    """One documented problem response (RFC 9457 JSON)."""
+    return {"model": Problem, "content": {"application/problem+json": {}}}
+
+
 def _problems(*codes: int) -> dict[int | str, dict[str, Any]]:
     """Problem responses of an operation: `codes`, and what any request may get: 421 (a
     Host header the server does not answer to, `veracity.core.netguard`) and 429."""
-    return {
-        c: {"model": Problem, "content": {"application/problem+json": {}}}
-        for c in (*codes, 421, 429)
-    }
+    return {c: _problem() for c in (*codes, 421, 429)}
 
 
-MISDIRECTED = {421: {"model": Problem, "content": {"application/problem+json": {}}}}
+MISDIRECTED = {421: _problem()}  # for the public probes (/healthz, /readyz)
 
 
 async def require_token(

@@ -112,7 +112,7 @@ class RadarPrompts:
         judge_prompt: str = "paper",
         layout: PromptLayout = "shared",
         *,
-        reason_chars: int = 1000,
+        reason_chars: int,
     ):
         self.pool = pool
         self.reason_chars = reason_chars
