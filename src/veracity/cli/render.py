@@ -9,6 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from veracity.core.events import Note, TreeNode
+from veracity.core.textio import plural
 from veracity.core.types import TraceEvent, Verdict, cost_text
 
 _COLOURS = {1.0: "green", 0.0: "red"}
@@ -31,11 +32,12 @@ def _label_style(verdict: Verdict) -> str:
 def usage_line(verdict: Verdict) -> str:
     u = verdict.usage
     parts = [
-        f"{u.llm_calls} LLM calls"
+        plural(u.llm_calls, "LLM call")
         + (f" ({u.cached_llm_calls} cached)" if u.cached_llm_calls else ""),
         f"{u.prompt_tokens:,}+{u.completion_tokens:,} tokens"
         + (f" ({u.cached_prompt_tokens:,} prompt tokens reused)" if u.cached_prompt_tokens else ""),
-        f"{u.searches} searches" + (f" ({u.failed_searches} failed)" if u.failed_searches else ""),
+        plural(u.searches, "search")
+        + (f" ({u.failed_searches} failed)" if u.failed_searches else ""),
         f"{u.wall_time_s:.1f}s",
     ]
     if u.cost_usd or u.unpriced_llm_calls:

@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from veracity.core.textio import plural
 from veracity.documents import ClaimOutcome, DocumentReport
 
 # a span shared by several claims (one sentence, several atomic claims) shows the worst
@@ -119,7 +120,10 @@ def totals_line(report: DocumentReport) -> Text:
     line.append(f"factuality {factuality}", style="bold")
     line.append(f" of {s.checked} checked (method {report.method}, {report.label_space})")
     u = report.usage
-    line.append(f"\n{u.llm_calls} LLM calls · {u.searches} searches · {report.wall_time_s:.1f}s")
+    line.append(
+        f"\n{plural(u.llm_calls, 'LLM call')} · {plural(u.searches, 'search')} · "
+        f"{report.wall_time_s:.1f}s"
+    )
     return line
 
 

@@ -187,6 +187,15 @@ def bounded_text(value: str | None, what: str, limit: int = MAX_FIELD_CHARS) -> 
     return require_decodable(value, what)
 
 
+def plural(n: int, word: str) -> str:
+    """``"1 search"``, ``"2 searches"``, ``"0 LLM calls"``: `n` and `word` in the number
+    `n` asks for (words ending in s, x, z, ch or sh take "es")."""
+    if n == 1:
+        return f"{n} {word}"
+    suffix = "es" if re.search(r"(s|x|z|ch|sh)$", word) else "s"
+    return f"{n:,} {word}{suffix}"
+
+
 def truncate_chars(text: str, limit: int) -> str:
     """Cut `text` to at most `limit` characters at a word boundary, saying how much was cut."""
     if len(text) <= limit:

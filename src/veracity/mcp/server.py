@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, Field
 
+from veracity import __version__
 from veracity.core import context
 from veracity.core.config import RunConfig
 from veracity.core.errors import (
@@ -308,6 +309,7 @@ def build_server(config: RunConfig, *, llm: Any | None = None) -> MCPServer:
     service = McpTools(config, llm)
     app = MCPServer(
         "veracity",
+        version=__version__,
         instructions="Check claims, news articles and social-media posts against evidence.",
         log_level="WARNING",
     )

@@ -260,7 +260,8 @@ const short = (text, n = 160) => {
   const s = String(text ?? "").replace(/\s+/g, " ").trim();
   return s.length > n ? `${s.slice(0, n)}…` : s;
 };
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+// "1 search", "2 searches", "0 model calls": words ending in s, x, z, ch or sh take "es"
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : /(s|x|z|ch|sh)$/.test(word) ? "es" : "s"}`;
 
 // One line of the live progress list for a trace event (null: counted, not listed). The
 // server sends each event in words (`text`); the line is set as text, never as markup.

@@ -1,0 +1,49 @@
+"""Small front-door defects a newcomer saw (issue 41, the last bullet of "What was found"),
+each pinned by a test: counts in the right number, the MCP server's version."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.client import Client
+
+from veracity import __version__
+from veracity.cli.render import usage_line
+from veracity.core.config import RunConfig
+from veracity.core.textio import plural
+from veracity.core.types import Trace, Usage, Verdict
+from veracity.mcp.server import build_server
+
+
+@pytest.mark.parametrize(
+    ("n", "word", "shown"),
+    [
+        (0, "search", "0 searches"),
+        (1, "search", "1 search"),
+        (2, "LLM call", "2 LLM calls"),
+        (1, "LLM call", "1 LLM call"),
+        (1200, "box", "1,200 boxes"),
+    ],
+)
+def test_plural_agrees_with_the_count(n, word, shown):
+    assert plural(n, word) == shown
+
+
+def test_usage_line_says_one_call_and_one_search():
+    verdict = Verdict(
+        label="true",
+        label_space="true_false",
+        method="cot",
+        score=0.9,
+        rationale="",
+        trace=Trace(),
+        usage=Usage(llm_calls=1, searches=1),
+    )
+    line = usage_line(verdict)
+    assert "1 LLM call " in line + " " and "1 search " in line + " "
+    assert "calls" not in line and "searches" not in line
+
+
+async def test_mcp_server_reports_the_package_version():
+    async with Client(build_server(RunConfig(method="cot"))) as client:
+        assert client.server_info.name == "veracity"
+        assert client.server_info.version == __version__ != ""
