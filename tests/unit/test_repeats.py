@@ -141,5 +141,44 @@ def test_cli_a_failing_repeat_does_not_stop_the_later_ones(tmp_path, monkeypatch
     said = " ".join(result.output.split())
     assert result.exit_code == 2, result.output
     assert "repeat 3/3 (seed 2)" in said and "median" in said  # every repeat ran
+    # said before the first repeat starts, with what it costs
+    notice = "This run repeats 3 times, seeds 0 to 2, 3 examples each (9 checks in all)"
+    assert notice in said and said.index(notice) < said.index("repeat 1/3")
     assert json.loads((out / "repeats.json").read_text())["n"] == [3, 3, 3]
     assert "3 of 3 repeats failed" in said and "--retry-errors" in said
+
+
+def test_report_and_compare_read_repeated_runs(tmp_path, monkeypatch):
+    # issue 41: `report` over a repeated run showed a Python method in its "by repeat"
+    # column; `compare` refused the parent folder ("no predictions yet") and named two
+    # `repeat-1` runs "#2 − #2"
+    model = scripted_llm()
+
+    def build_llm(cfg, *, cache_path=None, progress=None, **_paths):
+        return ManagedLLM(model, cache=ResponseCache(cache_path, mode=cfg.cache_mode))
+
+    monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
+    monkeypatch.setattr("veracity.cli.eval.ensure_model", lambda cfg: None)
+    for name in ("a", "b"):
+        args = ["eval", "--data-dir", str(tmp_path), "--no-progress", "--dataset", "toy_eval"]
+        args += ["--limit", "4", "--repeats", "2", "--out", str(tmp_path / name)]
+        assert CliRunner().invoke(app, args).exit_code == 0
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "a")])
+    assert report.exit_code == 0, report.output
+    text = (tmp_path / "a" / "report.md").read_text()
+    assert "built-in method" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| accuracy |"))
+    assert row.rstrip(" |").split("|")[-1].count(",") == 1  # two repeats' values
+    assert "built-in method" not in (tmp_path / "a" / "report.html").read_text()
+
+    runner = CliRunner()
+    both = runner.invoke(app, ["compare", "--json", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert both.exit_code == 0, both.output
+    result = json.loads(both.output)
+    labels = [r["label"] for r in result["runs"]]
+    assert labels == ["a/repeat-1", "a/repeat-2", "b/repeat-1", "b/repeat-2"]
+    assert [p["other"] for p in result["paired"]] == labels[1:]
+    firsts = [str(tmp_path / n / "repeat-1") for n in ("a", "b")]
+    narrow = CliRunner().invoke(app, ["compare", *firsts], terminal_width=60)
+    assert narrow.exit_code == 0, narrow.output
+    assert "#2 − #1" in narrow.output and "#2 − #2" not in narrow.output

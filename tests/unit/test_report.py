@@ -75,6 +75,22 @@ def test_paper_rows_are_shown_beside_ours_on_the_paper_scale(tmp_path):
     assert 'class="reproduced"' in html.read_text()
 
 
+def test_a_run_without_paper_rows_says_so_instead_of_an_empty_table(tmp_path):
+    # Only another variant has figures (as toe_table2's base variant): the comparison
+    # section says which variants do, and no table with a header but no metric columns
+    only_other = {**PAPER, "rows": [PAPER["rows"][2]]}
+    cfg = config(tmp_path, name="toy_table9", paper=only_other, variants={"other": {}})
+    run = prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
+    asyncio.run(run_session(run))
+    md, html = write_report(run.store.path)
+    text = md.read_text()
+    assert "## Paper comparison: Toy, Table 9" in text
+    assert "| method | model | setting |" not in text
+    assert "no figures for this run (the base variant)" in text
+    assert "Variants with paper figures: other." in text
+    assert "<th>setting</th>" not in html.read_text()
+
+
 def test_metric_value_names():
     from veracity.core.labels import get_label_space
     from veracity.evaluation.metrics import compute_metrics

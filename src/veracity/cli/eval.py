@@ -271,6 +271,17 @@ def _announce(run: PreparedRun, prefix: str = "") -> None:
     )  # fmt: skip
 
 
+def repeats_notice(cfg: RunConfig) -> str:
+    """What a repeated run will do, said before it starts (a paper config that repeats
+    ten samples runs ten times the checks of one)."""
+    each = f"{cfg.limit} examples" if cfg.limit is not None else "every selected example"
+    total = f" ({cfg.repeats * cfg.limit} checks in all)" if cfg.limit is not None else ""
+    return (
+        f"This run repeats {cfg.repeats} times, seeds {cfg.seed} to "
+        f"{cfg.seed + cfg.repeats - 1}, {each} each{total}; --repeats 1 runs one sample."
+    )
+
+
 def _eval_repeats(
     cfg: RunConfig,
     out_dir: Path,
@@ -285,8 +296,10 @@ def _eval_repeats(
 
     from veracity.evaluation.repeats import plan_repeats, summarize_repeats
 
+    plan = plan_repeats(cfg, out_dir)
+    console.print(repeats_notice(cfg), soft_wrap=True)
     failed = []  # a repeat where most examples failed does not stop the others
-    for k, (sub_cfg, sub_dir) in enumerate(plan_repeats(cfg, out_dir), 1):
+    for k, (sub_cfg, sub_dir) in enumerate(plan, 1):
         replay = replay_from / sub_dir.name if replay_from is not None else None
         run = _prepare(sub_cfg, sub_dir, replay, retry_errors)
         _announce(run, f"repeat {k}/{cfg.repeats} (seed {sub_cfg.seed}): ")

@@ -83,18 +83,18 @@ def comparison_tables(result: Comparison, width: int) -> list[Table]:
     wide = Table("run", "method", "model", "n", "accuracy", "macro-F1", "tokens/ex",
                  "p50 / p95 (s)", "wall (s)", "cost (USD)")  # fmt: skip
     for r in result.runs:
-        wide.add_row(Path(r.run).name, r.method, r.model, *figures(r))
+        wide.add_row(r.label, r.method, r.model, *figures(r))
     paired = Table("run − reference", "shared", "Δ accuracy", "Δ macro-F1", "95% CI (bootstrap)")
     for p in result.paired:
         paired.add_row(f"{p.other} − {p.reference}", *ci(p))
     measure = Console(width=10_000, markup=False, emoji=False)  # measured as `out` prints
     needed = max(Measurement.get(measure, measure.options, t).maximum for t in (wide, paired))
     if needed <= width:
-        return [wide, *document_table(result, lambda i, r: Path(r.run).name), paired]
-    number = {Path(r.run).name: f"#{i}" for i, r in enumerate(result.runs, 1)}
+        return [wide, *document_table(result, lambda i, r: r.label), paired]
+    number = {r.label: f"#{i}" for i, r in enumerate(result.runs, 1)}  # labels are distinct
     names = Table("#", "run", "method", "model", title="runs (#1 is the reference)")
     for i, r in enumerate(result.runs, 1):
-        names.add_row(f"#{i}", Path(r.run).name, r.method, r.model)
+        names.add_row(f"#{i}", r.label, r.method, r.model)
     for column in names.columns[1:]:
         column.overflow = "fold"
     short = Table("#", "n", "acc", "F1", "tok/ex", "p50/p95 s", "wall s", "USD",

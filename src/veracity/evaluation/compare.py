@@ -6,6 +6,10 @@ examples only, and a paired bootstrap (resampling the shared ids with replacemen
 seeded) gives a 95% percentile interval for the macro-F1 difference. Runs must agree on
 the gold label of every shared example (same label space and mapping), or the
 comparison is refused.
+
+A repeated run's parent directory stands for its finished repeats (each a run of its
+own). Runs are named by their folder, with as many parent folders as it takes to tell
+two apart (``a/repeat-1`` and ``b/repeat-1``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class RunRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run: str
+    label: str = ""  # the run's name in tables: its folder, with parents where two clash
     method: str
     model: str
     dataset: str
@@ -67,10 +72,11 @@ class Comparison(BaseModel):
     paired: list[Paired]
 
 
-def _row(run: RunResult) -> RunRow:
+def _row(run: RunResult, label: str) -> RunRow:
     m, u = run.metrics, run.metrics.usage
     return RunRow(
         run=str(run.path),
+        label=label,
         method=run.config.method,
         model=run.model,
         dataset=f"{run.config.dataset}/{run.config.split}",
@@ -141,7 +147,9 @@ def paired_bootstrap(
     return float(low), float(high)
 
 
-def _pair(ref: RunResult, other: RunResult, n_boot: int, seed: int) -> Paired:
+def _pair(
+    ref: RunResult, other: RunResult, n_boot: int, seed: int, names: tuple[str, str]
+) -> Paired:
     a = {r.id: r for r in ref.records}
     b = {r.id: r for r in other.records}
     shared = sorted(set(a) & set(b))
@@ -163,8 +171,8 @@ def _pair(ref: RunResult, other: RunResult, n_boot: int, seed: int) -> Paired:
     labels = list(ref.space.labels)
     low, high = paired_bootstrap(gold, pa, pb, labels, n_boot, seed)
     return Paired(
-        reference=ref.name,
-        other=other.name,
+        reference=names[0],
+        other=names[1],
         shared=len(shared),
         accuracy_diff=accuracy(gold, pb) - accuracy(gold, pa),
         macro_f1_diff=macro_f1(gold, pb, labels) - macro_f1(gold, pa, labels),
@@ -177,13 +185,42 @@ def _pair(ref: RunResult, other: RunResult, n_boot: int, seed: int) -> Paired:
 
 def compare_runs(paths: Sequence[str | Path], n_boot: int = 1000, seed: int = 0) -> Comparison:
     """Load the runs and compare each with the first."""
-    if len(paths) < 2:
+    expanded = [run for p in paths for run in _runs_of(Path(p))]
+    if len(expanded) < 2:
         raise MetricsError("give at least two run directories to compare")
-    runs = [load_run(p) for p in paths]
+    runs = [load_run(p) for p in expanded]
+    labels = run_labels(expanded)
     return Comparison(
-        runs=[_row(r) for r in runs],
-        paired=[_pair(runs[0], r, n_boot, seed) for r in runs[1:]],
+        runs=[_row(r, label) for r, label in zip(runs, labels, strict=True)],
+        paired=[
+            _pair(runs[0], r, n_boot, seed, (labels[0], label))
+            for r, label in zip(runs[1:], labels[1:], strict=True)
+        ],
     )
+
+
+def _runs_of(path: Path) -> list[Path]:
+    """`path`, or a repeated run's finished repeats in order (its parent holds none)."""
+    from veracity.evaluation.repeats import finished_repeats, is_repeated
+
+    if not is_repeated(path):
+        return [path]
+    found = [run for _, run in finished_repeats(path)]
+    if not found:
+        raise MetricsError(f"{path}: a repeated run with no finished repeat yet; resume it")
+    return found
+
+
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """A distinct name per run: its folder, with parent folders added until no two runs
+    share a name (the full path where even that does not tell them apart)."""
+    parts = [Path(p).resolve().parts for p in paths]
+    depth = 1
+    while True:
+        labels = ["/".join(ps[-depth:]) for ps in parts]
+        if len(set(labels)) == len(labels) or depth >= max(len(ps) for ps in parts):
+            return labels
+        depth += 1
 
 
 def to_markdown(c: Comparison) -> str:
@@ -197,7 +234,7 @@ def to_markdown(c: Comparison) -> str:
         p50 = "–" if r.latency_p50_s is None else f"{r.latency_p50_s:.2f}"
         p95 = "–" if r.latency_p95_s is None else f"{r.latency_p95_s:.2f}"
         lines.append(
-            f"| {Path(r.run).name} | {r.method} | {r.model} | {r.n} | {r.accuracy:.3f} "
+            f"| {r.label} | {r.method} | {r.model} | {r.n} | {r.accuracy:.3f} "
             f"| {r.macro_f1:.3f} | {r.tokens_per_example:,.1f} | {p50} / {p95} "
             f"| {r.wall_time_s:.0f} | {cost_text(r.cost_usd, r.unpriced_llm_calls)} |"
         )
@@ -221,7 +258,7 @@ def _document_table(runs: Sequence[RunRow]) -> list[str]:
     names = next((r.document for r in runs if r.document), [])
     if not names:
         return []
-    head = " | ".join(Path(r.run).name for r in runs)
+    head = " | ".join(r.label for r in runs)
     lines = ["", f"| document figure | {head} |", "| --- |" + " --- |" * len(runs)]
     for i, (name, _) in enumerate(names):
         cells = []

@@ -117,6 +117,20 @@ def _values(metrics: Metrics) -> dict[str, float]:
     return values
 
 
+def finished_repeats(out: str | Path, repeats: int | None = None) -> list[tuple[int, Path]]:
+    """The finished repeats under a repeated run's parent `out`: (number, directory)."""
+    parent = Path(out)
+    if repeats is None:
+        repeats = int(RunStore(parent).read_config().get("repeats") or 1)
+    found = []
+    for k in range(1, repeats + 1):
+        store = RunStore(parent / f"repeat-{k}")
+        sessions = store.read_sessions() if store.exists() else []
+        if sessions and sessions[-1].get("status") == "finished":
+            found.append((k, store.path))
+    return found
+
+
 def summarize_repeats(out: str | Path) -> RepeatSummary:
     """Aggregate the finished repeats under `out` and write ``repeats.json``.
 
@@ -128,11 +142,8 @@ def summarize_repeats(out: str | Path) -> RepeatSummary:
     if cfg.repeats < 2:
         raise RunStoreError(f"{parent.path} is not a repeated run (repeats: {cfg.repeats})")
     seeds, runs, sizes, rows = [], [], [], []
-    for k in range(1, cfg.repeats + 1):
-        store = RunStore(parent.path / f"repeat-{k}")
-        sessions = store.read_sessions() if store.exists() else []
-        if not sessions or sessions[-1].get("status") != "finished":
-            continue
+    for k, path in finished_repeats(parent.path, cfg.repeats):
+        store = RunStore(path)
         metrics = Metrics.model_validate(store.read_json(store.metrics_path))
         seeds.append(int(store.read_config().get("seed", cfg.seed + k - 1)))
         runs.append(store.path.name)

@@ -161,6 +161,8 @@ def _paper_context(run: RunResult, paper: PaperTable) -> dict[str, Any]:
         "rows": table,
         "ours": [_fmt(None if o is None else o * scale, digits) for o in ours],
         "has_ours_row": any(r.ours for r in rows),
+        # where this run has no row: the variants that do (to say which to run)
+        "variants_with_rows": sorted({r.variant for r in paper.rows if r.variant}),
     }
 
 
