@@ -291,3 +291,15 @@ async def test_lazy_probability_stop_asks_for_a_decision_only_when_the_signal_al
     result = await debate.run()
     assert result.rounds_run == 2 and policy.asked == [2]
     assert result.checks[0].data["confidence"] is None and not result.checks[0].stop
+
+
+def test_a_judge_reason_that_is_only_a_label_is_not_shown_as_the_rationale():
+    # issue 41: RADAR's rationale line read "TRUE" under a FALSE verdict (the judge's
+    # reason field held only a label)
+    from veracity.deliberation.debate import judge_rationale
+
+    assert judge_rationale("con was convincing", "FAKE", REAL_FAKE) == "con was convincing"
+    contradicting = judge_rationale(" real. ", "FAKE", REAL_FAKE)
+    assert contradicting.startswith("The judge ruled FAKE") and "contradicts" in contradicting
+    assert "beyond the label" in judge_rationale("FAKE", "FAKE", REAL_FAKE)
+    assert judge_rationale("", "REAL", REAL_FAKE) == "The judge ruled REAL and gave no reason."

@@ -225,5 +225,23 @@ def verdict_fields(result: DebateResult, labels: LabelSpace) -> dict[str, Any]:
         "confidence": decision.confidence,
         "probabilities": probs or None,
         "probability_note": decision.note,
-        "rationale": decision.reason,
+        "rationale": judge_rationale(decision.reason, decision.label, labels),
     }
+
+
+def judge_rationale(reason: str | None, label: str, labels: LabelSpace) -> str:
+    """The judge's reason as a verdict's rationale, said plainly when it is no reason: a
+    small model may write only a label there, even another one than it ruled (a FALSE
+    ruling whose reason reads "TRUE"), which shown alone contradicts the verdict."""
+    text = (reason or "").strip()
+    if not text:
+        return f"The judge ruled {label} and gave no reason."
+    named = labels.find(text.strip(" .:;!\"'`*"))
+    if named is None:
+        return text
+    if named == label:
+        return f"The judge ruled {label} and gave no reason beyond the label."
+    return (
+        f"The judge ruled {label}; its reason field held only the label {named}, which "
+        "contradicts the ruling and explains nothing."
+    )
