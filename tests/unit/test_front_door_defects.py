@@ -47,3 +47,19 @@ async def test_mcp_server_reports_the_package_version():
     async with Client(build_server(RunConfig(method="cot"))) as client:
         assert client.server_info.name == "veracity"
         assert client.server_info.version == __version__ != ""
+
+
+def test_a_missing_document_file_is_the_first_and_only_thing_said(tmp_path, monkeypatch):
+    # the input error came after an unrelated notice about rag's sources
+    from typer.testing import CliRunner
+
+    from veracity.cli import app
+
+    monkeypatch.setenv("VERACITY_OFFLINE", "1")
+    monkeypatch.setenv("VERACITY_HOME", str(tmp_path / "home"))
+    missing = tmp_path / "nosuch.md"
+    result = CliRunner().invoke(app, ["check", "--kind", "document", "--file", str(missing)])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said.startswith(f"error: document file {missing} not found"), said
+    assert "source" not in said

@@ -30,9 +30,15 @@ def document_source(text: str | None, file: Path | None, url: str | None) -> Any
     if len(given) != 1:
         what = "nothing to check" if not given else "give only one document"
         fail(f"{what}: give TEXT, '-' for standard input, --file PATH or --url URL")
-    if url is not None or file is not None:
-        return file
-    from veracity.core.textio import decode_text, read_limited
+    from veracity.core.textio import decode_text, input_file, read_limited
+
+    if file is not None:  # said before any notice of building the run
+        try:
+            return input_file(file, "document file")
+        except InputError as exc:
+            fail(str(exc))
+    if url is not None:
+        return None
     from veracity.documents.reading import MAX_DOCUMENT_BYTES, from_text
 
     try:
