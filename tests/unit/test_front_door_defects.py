@@ -63,3 +63,13 @@ def test_a_missing_document_file_is_the_first_and_only_thing_said(tmp_path, monk
     said = " ".join(result.output.split())
     assert said.startswith(f"error: document file {missing} not found"), said
     assert "source" not in said
+
+
+def test_the_model_download_notice_fits_a_line_and_says_the_size():
+    from veracity.cli.common import pull_notice
+    from veracity.llm import models as catalog
+
+    for name, spec in catalog.CATALOG.items():
+        notice = pull_notice(name)
+        assert len(notice) < 80 and name in notice
+        assert f"{spec.size / 1e6:.0f} MB" in notice

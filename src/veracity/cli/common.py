@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from pydantic import ValidationError
 
-from veracity.cli.app import console, fail, styled
+from veracity.cli.app import console, fail
 from veracity.core.errors import ConfigError, EngineError, ModelNotAvailable
 
 if TYPE_CHECKING:
@@ -83,6 +83,16 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
     return out
 
 
+def pull_notice(model: str) -> str:
+    """One short line (under 80 columns for the catalogue's names), so that a terminal
+    never breaks it inside a phrase: the model, that it is fetched once, and its size."""
+    from veracity.llm import models as catalog
+
+    spec = catalog.CATALOG.get(model)
+    size = f", {spec.size / 1e6:.0f} MB" if spec is not None else ""
+    return f"pulling model {model} (first use only{size})"
+
+
 def ensure_model(cfg: LLMConfig) -> None:
     """Pull the embedded default model up front so the user sees a progress bar."""
     from veracity.runtime.service import model_to_pull
@@ -90,13 +100,7 @@ def ensure_model(cfg: LLMConfig) -> None:
     if model_to_pull(cfg) is not None:
         if cfg.auto_pull is False:  # None: the embedded backend's default, which pulls
             fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
-        console.print(
-            styled(
-                "[yellow]model {} is not downloaded yet; pulling it now "
-                "(one time, about 100 MB)[/]",
-                cfg.model,
-            )
-        )
+        console.print(pull_notice(cfg.model), style="yellow", markup=False, soft_wrap=True)
         from veracity.cli.models import pull_with_progress
 
         try:
