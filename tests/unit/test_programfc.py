@@ -3,8 +3,11 @@ retrieval, answers filling later steps, Predict as the conjunction."""
 
 import json
 
+import pytest
+
 from veracity.core.types import Claim, Document
 from veracity.methods.programfc import ProgramFCMethod
+from veracity.methods.programfc.config import ProgramFCConfig
 from veracity.methods.programfc.method import fill
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 
@@ -83,3 +86,83 @@ async def test_a_program_without_verify_steps_verifies_the_claim():
 
 def test_fill_keeps_unknown_slots():
     assert fill("{answer_1} and {answer_3}", ["A"]) == "A and {answer_3}"
+
+
+# issue 40: ProgramFC's few-shot program prompt, its True/False reader and its top-k
+
+
+def program_prompt(llm):
+    return "\n".join(m.content for m in llm.calls_tagged("programfc:program")[0].messages)
+
+
+async def test_the_program_prompt_shows_worked_programs_of_the_chosen_set():
+    from veracity.methods.programfc.examples import example_programs
+
+    llm = scripted(third="FALSE")
+    await method(llm, InMemorySource(DOCS, name="wikipedia")).check(CLAIM)
+    shown = program_prompt(llm)
+    hover = example_programs("hover")
+    assert len(hover) == 20  # as many as ProgramFC's HoVer prompt
+    assert shown.count("\nlabel = Predict(") == 20 and hover[0].claim in shown
+    assert "label = Predict(not fact_1 and not fact_2)" in shown  # negated steps render
+    llm = scripted(third="FALSE")
+    m = ProgramFCMethod(
+        llm=llm, sources={"wikipedia": InMemorySource(DOCS, name="wikipedia")},
+        config={"examples": "scifact"},
+    )  # fmt: skip
+    await m.check(CLAIM)
+    shown = program_prompt(llm)
+    assert shown.count("\nlabel = Predict(") == 14 and "N348I" in shown
+    assert hover[0].claim not in shown
+
+
+def test_every_example_program_fits_the_program_reply():
+    from veracity.methods.programfc.examples import example_programs
+    from veracity.methods.programfc.method import program_model
+
+    cfg = ProgramFCConfig()
+    model = program_model(cfg.max_program_steps, cfg.max_step_chars)
+    for name in ("hover", "scifact"):
+        for p in example_programs(name):
+            model.model_validate({"steps": [s.model_dump() for s in p.steps]})
+            answers = sum(s.kind == "Question" for s in p.steps)
+            assert all(int(n) <= answers for s in p.steps for n in _slots(s.text)), p.claim
+
+
+def _slots(text):
+    import re
+
+    return re.findall(r"\{answer_(\d+)\}", text)
+
+
+async def test_the_reader_always_answers_and_judges_without_a_default():
+    """ProgramFC's reader (FLAN-T5) always gives an answer and judges True or False from
+    the passages; neither prompt offers "unknown" or makes FALSE the fallback."""
+    llm = scripted(third="FALSE")
+    await method(llm, InMemorySource(DOCS, name="wikipedia")).check(CLAIM)
+    question, verify = (
+        "\n".join(m.content for m in llm.calls_tagged(f"programfc:{tag}")[0].messages)
+        for tag in ("step1:question", "step2:verify")
+    )
+    assert "unknown" not in question.lower() and "always give an answer" in question.lower()
+    assert " else " not in verify and "true or false" in verify.lower()
+
+
+def test_top_k_is_the_releases_five():
+    assert ProgramFCConfig().top_k == 5
+
+
+@pytest.mark.data
+def test_scifact_examples_come_from_the_training_split(benchmark_data_dir):
+    from veracity.methods.programfc.examples import example_programs
+
+    folder = benchmark_data_dir / "scifact"
+    train = {
+        r["id"]: r["claim"]
+        for r in map(json.loads, (folder / "claims_train.jsonl").read_text().splitlines())
+    }
+    for p in example_programs("scifact"):
+        assert train[p.id] == p.claim
+    held = benchmark_data_dir / "mermaid_eval_sets" / "sets" / "SciFact-Open_df_new.jsonl"
+    evaluated = held.read_text() if held.exists() else ""
+    assert not any(p.claim in evaluated for p in example_programs("scifact"))

@@ -6,16 +6,22 @@ from __future__ import annotations
 from pydantic import Field
 
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.programfc.examples import ExampleSet
 
 
 class ProgramFCConfig(ChoiceConfig):
     """Settings of the ``programfc`` method."""
 
-    request_options = ("max_program_steps", "top_k")
+    request_options = ("max_program_steps", "top_k", "examples")
 
     source: str | None = None  # the knowledge source (None: the only one)
     max_program_steps: int = Field(default=8, ge=1, le=16)  # Question/Verify steps per program
-    top_k: int = Field(default=10, ge=1, le=20)  # ProgramFC open-book: top-10 paragraphs
+    # passages per sub-task: the release's program_execution.py (--num_retrieved) and README
+    # run 5 (the paper's open-book setting says top-10 paragraphs)
+    top_k: int = Field(default=5, ge=1, le=20)
+    # the worked programs shown to the program writer (examples/<set>.yaml): ProgramFC's
+    # prompt shows 20 for HoVer; "scifact" for SciFact claims; "none" for a zero-shot prompt
+    examples: ExampleSet = "hover"
     max_result_chars: int = Field(default=400, ge=50)
     max_answer_chars: int = Field(default=200, ge=20)
     max_step_chars: int = Field(default=300, ge=20)

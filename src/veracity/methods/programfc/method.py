@@ -26,6 +26,7 @@ from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.programfc.config import ProgramFCConfig
+from veracity.methods.programfc.examples import rendered_examples
 from veracity.prompting import render_messages, truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
@@ -100,7 +101,9 @@ class ProgramFCMethod(OneSourceMethod):
         with claim_binding(item.content):
             reply = await complete_structured(
                 self.llm,
-                render_messages(PROMPTS, "program.j2", claim=claim),
+                render_messages(
+                    PROMPTS, "program.j2", claim=claim, examples=rendered_examples(cfg.examples)
+                ),
                 program_model(cfg.max_program_steps, cfg.max_step_chars),
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
