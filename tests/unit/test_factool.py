@@ -6,7 +6,8 @@ import json
 
 from veracity.core.types import Claim, Document
 from veracity.methods.factcheck_gpt import FactCheckGPTMethod
-from veracity.methods.factcheck_gpt.method import aggregate
+from veracity.methods.factcheck_gpt.method import aggregate, by_stances
+from veracity.methods.factcheck_gpt.passages import in_turn, rank_for_query, windows
 from veracity.methods.factool import FacToolMethod
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
 
@@ -52,40 +53,121 @@ async def test_factool_verifies_each_claim_against_its_searches():
     assert verdict.rationale.startswith("Mount Everest lies in India.")
 
 
-def gpt_script(stances_c2):
+LONG = [
+    Document(
+        id=f"long{n}",
+        title="Everest facts",
+        text=" ".join(f"Fact {i} of list {n} about Everest and Nepal." for i in range(1, 17)),
+    )
+    for n in (1, 2)
+]
+GPT = {"ranker": "hashing", "evidence": "passages"}
+
+
+def gpt_method(llm, **config):
+    source = InMemorySource([*DOCS, *LONG], name="google")
+    method = FactCheckGPTMethod(llm=llm, sources={"google": source})
+    method.config = method.config.model_copy(update={**GPT, **config})
+    return method
+
+
+def gpt_script(**replies):
     llm = ScriptedLLM()
     llm.on(".*", claims(*FACTS), tag="factcheck_gpt:claims:decompose")
     llm.on(".*", claims(*FACTS), tag="factcheck_gpt:claims:decontextualise")
     llm.on(".*", claims("factual", "factual"), tag="factcheck_gpt:claims:checkworthy")
-    llm.on(".*", json.dumps({"stances": ["support", "irrelevant"]}), tag="factcheck_gpt:c1:stance")
-    llm.on(".*", json.dumps({"stances": stances_c2}), tag="factcheck_gpt:c2:stance")
+    for tag, reply in replies.items():
+        llm.on(".*", reply, tag=f"factcheck_gpt:{tag.replace('_', ':')}")
     llm.on(".*", json.dumps({"queries": ["Mount Everest"]}), tag="factcheck_gpt")
     return llm
 
 
-async def test_factcheck_gpt_aggregates_passage_stances_per_claim():
-    llm = gpt_script(["irrelevant", "refute"])
-    source = InMemorySource(DOCS, name="google")
-    verdict = await FactCheckGPTMethod(llm=llm, sources={"google": source}).check(CLAIM)
+def verified(value: bool) -> str:
+    return json.dumps({"reasoning": "Compared.", "error": "none" if value else "wrong country",
+                       "correction": "fixed", "factuality": value})  # fmt: skip
+
+
+async def test_factcheck_gpt_verifies_each_claim_over_ranked_passages():
+    """The release (src/verify.py): one reply per claim over all its passages decides;
+    no stance is asked. The passages are five-sentence windows of each result, two
+    sentences apart, at most three a result and five a claim (src/retrieve.py)."""
+    llm = gpt_script(c1_verify=verified(True), c2_verify=verified(False))
+    verdict = await gpt_method(llm).check(CLAIM)
+    assert verdict.label == "false" and verdict.score == 0.5 and verdict.error is None
+    got = [(c["decided_by"], c["holds"], c["error"]) for c in verdict.metadata["claims"]]
+    assert got == [("verified", True, "none"), ("verified", False, "wrong country")]
+    assert not llm.calls_tagged("factcheck_gpt:c1:stance")
+    shown = llm.calls_tagged("factcheck_gpt:c2:verify")[0].messages[-1].content
+    assert '<passage id="5">' in shown and '<passage id="6">' not in shown
+    passages = [e.document for e in verdict.evidence if e.note.startswith("claim c2")]
+    assert len(passages) == 5 and len({d.id for d in passages}) == 5
+    windows_of = [d.text.count("about Everest") for d in passages if d.id.startswith("long")]
+    assert windows_of and set(windows_of) == {5}  # whole five-sentence windows
+    assert verdict.usage.llm_calls == 3 + 2 + 2  # extraction, queries, verification
+
+
+async def test_factcheck_gpt_falls_back_to_stances_one_support_makes_true():
+    """An unusable verification reply falls back to 3-way stances, one call per passage;
+    one supporting passage makes the claim true (verify_by_stance), whatever refutes."""
+    stances = iter(["refute", "support", "refute", "irrelevant", "refute"])
+    llm = gpt_script(
+        c1_verify=verified(True),
+        c2_verify="I cannot answer in JSON.",
+        c2_stance=lambda _r: json.dumps({"stance": next(stances)}),
+    )
+    verdict = await gpt_method(llm).check(CLAIM)
+    c2 = verdict.metadata["claims"][1]
+    assert c2["decided_by"] == "stances" and c2["holds"] is True
+    assert c2["stances"] == ["refute", "support", "refute", "irrelevant", "refute"]
+    assert len(llm.calls_tagged("factcheck_gpt:c2:stance")) == 5
+    assert verdict.label == "true"
+    schema = llm.calls_tagged("factcheck_gpt:c2:stance")[0].json_schema
+    assert schema["properties"]["stance"]["enum"] == ["support", "refute", "irrelevant"]
+
+
+def test_stance_fallback_rule_needs_one_support():
+    assert by_stances(["refute", "refute", "support"])
+    assert not by_stances(["refute", "irrelevant"]) and not by_stances([])
+
+
+async def test_factcheck_gpt_weighted_stances_keeps_the_old_rule():
+    """``verdict_rule: weighted_stances`` with ``evidence: snippets`` is our rule before
+    issue 40: one 4-way stance call per claim over its snippets, weights summed."""
+    llm = gpt_script(
+        c1_stance=json.dumps({"stances": ["support", "irrelevant", "irrelevant"]}),
+        c2_stance=json.dumps({"stances": ["irrelevant", "refute", "support"]}),
+    )
+    method = gpt_method(llm, verdict_rule="weighted_stances", evidence="snippets", top_k=3)
+    verdict = await method.check(CLAIM)
     assert verdict.label == "false" and verdict.error is None
     got = [(c["stances"], c["holds"]) for c in verdict.metadata["claims"]]
-    assert got == [(["support", "irrelevant"], True), (["irrelevant", "refute"], False)]
-    # every extraction step ran; one stance call per claim over its passages
-    assert len(llm.calls_tagged("factcheck_gpt:claims:checkworthy")) == 1
+    assert got[0] == (["support", "irrelevant", "irrelevant"], True) and got[1][1] is False
     stance = llm.calls_tagged("factcheck_gpt:c2:stance")[0]
-    assert stance.json_schema["properties"]["stances"]["maxItems"] == 2
+    assert stance.json_schema["properties"]["stances"]["maxItems"] == 3
+    assert not llm.calls_tagged("factcheck_gpt:c1:verify")
     notes = [e.note for e in verdict.evidence]
     assert "claim c2: refute" in notes and "claim c1: support" in notes
-
-
-async def test_factcheck_gpt_every_claim_supported_is_true():
-    llm = gpt_script(["partial", "support"])
-    source = InMemorySource(DOCS, name="google")
-    verdict = await FactCheckGPTMethod(llm=llm, sources={"google": source}).check(CLAIM)
-    assert verdict.label == "true" and verdict.score == 1.0
 
 
 def test_stances_lean_to_support_or_not():
     assert aggregate(["support", "refute", "partial"])
     assert not aggregate(["support", "refute"])
     assert not aggregate([]) and not aggregate(["irrelevant"])
+
+
+async def test_passages_are_ranked_windows_taken_in_turn():
+    doc = Document(id="d", text="Alpha one. Beta two. Gamma three. Delta four. Epsilon five.")
+    cut = windows(doc, size=2, stride=2, max_sentence_chars=250)
+    assert [(p.first, p.last, p.text) for p in cut] == [
+        (0, 1, "Alpha one. Beta two."), (2, 3, "Gamma three. Delta four."),
+        (4, 5, "Epsilon five."),
+    ]  # fmt: skip
+    assert [p.text for p in windows(doc, 2, 2, max_sentence_chars=11)] == [
+        "Alpha one. Beta two.", "Delta four."
+    ]  # fmt: skip
+    ranked = await rank_for_query("Delta four", [doc], ranker="hashing", size=2, stride=1,
+                                  max_sentence_chars=250, per_result=2, per_query=5)  # fmt: skip
+    assert ranked[0].text == "Gamma three. Delta four."  # then the best not overlapping it
+    assert len(ranked) == 2 and ranked[1].first not in (2, 3) and ranked[1].last not in (2, 3)
+    a, b = [[ranked[0], ranked[1]]], [[ranked[1]]]
+    assert [p.text for p in in_turn(a + b, 5)] == [ranked[0].text, ranked[1].text]

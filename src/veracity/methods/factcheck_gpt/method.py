@@ -3,10 +3,15 @@
 The input goes through the shared claim-extraction stage (`veracity.evidence.claims`):
 decomposition, decontextualisation and check-worthiness, the pipeline's first three
 subtasks. For each check-worthy claim the model writes queries (`prompts/queries.j2`),
-the passages they retrieve are each given a stance (support, partial, refute,
-irrelevant; `prompts/stance.j2`, one call per claim), and the stances are aggregated
-into the claim's verdict (`aggregate`). The input's label is the conjunction of its
-claims. See README.md for the map and the choices made where the paper is silent.
+each is searched and the results become ranked passages (`passages`, after the
+release's ``src/retrieve.py``). The release's verifier (``src/verify.py``) then judges
+the claim over all its passages in one reply: reasoning, the error, a correction and
+the factuality (`prompts/verify.j2`, reply `verification_model`). Only when that reply
+stays unusable are the passages given a stance each (support, refute, irrelevant;
+`prompts/stance.j2`, one call per passage as the release does), and one supporting
+passage makes the claim true. The input's label is the conjunction of its claims.
+``verdict_rule: weighted_stances`` keeps our rule before issue 40 (4-way stances in one
+call per claim, summed). See README.md.
 """
 
 from __future__ import annotations
@@ -16,12 +21,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
+from veracity.core.errors import StructuredOutputError
 from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.factcheck_gpt.config import FactCheckGPTConfig
+from veracity.methods.factcheck_gpt.passages import in_turn, rank_for_query
+from veracity.methods.labelling import whole_sentences
 from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
 from veracity.prompting import truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
@@ -29,7 +37,8 @@ from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.factcheck_gpt"
 TAGS = ("claim", "passage")  # every tag the per-claim prompts fence
-Stance = Literal["support", "partial", "refute", "irrelevant"]
+Stance = Literal["support", "refute", "irrelevant"]  # the release's three options
+WeightedStance = Literal["support", "partial", "refute", "irrelevant"]
 _WEIGHT = {"support": 1.0, "partial": 0.5, "refute": -1.0, "irrelevant": 0.0}
 
 
@@ -41,16 +50,40 @@ def queries_model(n: int, chars: int) -> type[BaseModel]:
     )
 
 
-def stances_model(n: int) -> type[BaseModel]:
+def verification_model(chars: int) -> type[BaseModel]:
+    """The release verifier's reply: reasoning, error, correction, factuality."""
     return create_model(
-        "FactCheckGPTStances", stances=(list[Stance], Field(min_length=n, max_length=n))
+        "FactCheckGPTVerification",
+        __config__=ConfigDict(extra="forbid"),
+        reasoning=(str, Field(max_length=chars)),
+        error=(str, Field(max_length=400)),
+        correction=(str, Field(max_length=400)),
+        factuality=(bool, Field(description="true: the claim holds no factual error")),
     )
 
 
+def stance_model() -> type[BaseModel]:
+    """One passage's stance (the release's fallback, one call per passage)."""
+    return create_model("FactCheckGPTStance", stance=(Stance, ...))
+
+
+def stances_model(n: int) -> type[BaseModel]:
+    """Every passage's 4-way stance in one reply (``verdict_rule: weighted_stances``)."""
+    return create_model(
+        "FactCheckGPTStances",
+        stances=(list[WeightedStance], Field(min_length=n, max_length=n)),
+    )
+
+
+def by_stances(stances: list[str]) -> bool:
+    """The release's fallback rule (``verify_by_stance``): one supporting passage makes
+    the claim true; otherwise (refuting or irrelevant passages, or none) it is false."""
+    return "support" in stances
+
+
 def aggregate(stances: list[str]) -> bool:
-    """A claim holds when its passages lean to support: support counts 1, partial 0.5,
-    refute -1, irrelevant 0, and the sum must be above 0 (no relevant passage: not
-    supported)."""
+    """``weighted_stances``: support counts 1, partial 0.5, refute -1, irrelevant 0, and
+    the sum must be above 0 (no relevant passage: not supported)."""
     return sum(_WEIGHT[s] for s in stances) > 0
 
 
@@ -61,18 +94,23 @@ class ClaimResult(BaseModel):
     text: str
     spans: list[tuple[int, int]]
     queries: list[str]
-    stances: list[str]
+    # verified: the verifier's reply decided; stances: the fallback (or weighted) rule
+    decided_by: Literal["verified", "stances"]
     holds: bool
+    reasoning: str = ""
+    error: str = ""
+    correction: str = ""
+    stances: list[str] = Field(default_factory=list)
     documents: list[Document] = Field(default_factory=list)
 
 
 class FactCheckGPTMethod(OneSourceMethod):
-    """Extract, retrieve, judge each passage's stance, aggregate (FactCheck-GPT)."""
+    """Extract, retrieve passages, verify each claim over them (FactCheck-GPT)."""
 
     name = "factcheck_gpt"
     config_class = FactCheckGPTConfig
     search_purpose = "FactCheck-GPT's evidence retrieval"
-    description = "FactCheck-GPT: check-worthy claims, evidence stances, aggregation (baseline)"
+    description = "FactCheck-GPT: check-worthy claims, ranked passages, verification (baseline)"
     config: FactCheckGPTConfig
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
@@ -88,7 +126,7 @@ class FactCheckGPTMethod(OneSourceMethod):
                 whole = " ".join(text.split())
                 claims = [ExtractedClaim(id="c1", text=whole, atomic=whole,
                                          spans=[(0, len(text))], sentence=0)]  # fmt: skip
-            results = [await self._claim(item, c) for c in claims]
+            results = [await self._claim(item, c, ctx) for c in claims]
         return self._verdict(results)
 
     async def _ask(
@@ -101,59 +139,106 @@ class FactCheckGPTMethod(OneSourceMethod):
         )  # fmt: skip
         return reply.value
 
-    async def _claim(self, item: CheckInput, claim: ExtractedClaim) -> ClaimResult:
+    async def _evidence(
+        self, item: CheckInput, claim: ExtractedClaim, queries: list[str]
+    ) -> list[Document]:
+        """The passages the claim is judged on (`evidence`: ranked passages or snippets)."""
+        cfg = self.config
+        passages = cfg.evidence == "passages"
+        chars = cfg.max_page_chars if passages else cfg.max_result_chars
+        tool = source_tool(self.source, top_k=cfg.top_k, max_chars=chars, before=item.cutoff)
+        found: list[list[Document]] = []
+        for q in queries:
+            obs = await traced_search(tool, q, actor=self.name, claim=claim.id)
+            found.append(obs.documents)
+        if not passages:
+            docs: dict[str, Document] = {}
+            for d in (d for ds in found for d in ds):
+                docs.setdefault(d.id, d)
+            return [
+                d.model_copy(update={"text": truncate_chars(f"{d.title}\n{d.text}".strip(),
+                                                            cfg.max_result_chars)})
+                for d in docs.values()
+            ]  # fmt: skip
+        ranked = [
+            await rank_for_query(
+                q, docs, ranker=cfg.ranker, size=cfg.passage_sentences,
+                stride=cfg.passage_stride, max_sentence_chars=cfg.max_sentence_chars,
+                per_result=cfg.passages_per_result, per_query=cfg.passages_per_query,
+            )
+            for q, docs in zip(queries, found, strict=True)
+        ]  # fmt: skip
+        return [
+            p.document.model_copy(
+                update={"id": f"{p.document.id}#s{p.first}", "text": p.text, "score": p.score}
+            )
+            for p in in_turn(ranked, cfg.passages_per_claim)
+        ]
+
+    async def _claim(
+        self, item: CheckInput, claim: ExtractedClaim, ctx: CheckContext
+    ) -> ClaimResult:
         cfg = self.config
         n = cfg.queries_per_claim
-        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then stances
+        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then verify
         written = await self._ask("queries.j2", queries_model(n, cfg.query_chars),
                                   f"{claim.id}:queries", prefix, claim=claim.text, n=n)  # fmt: skip
         queries = list(dict.fromkeys(" ".join(q.split()) for q in written.queries))
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
-        docs: dict[str, Document] = {}
-        for q in queries:
-            obs = await traced_search(tool, q, actor=self.name, claim=claim.id)
-            for d in obs.documents:
-                docs.setdefault(d.id, d)
-        passages = [truncate_chars(f"{d.title}\n{d.text}".strip(), cfg.max_result_chars)
-                    for d in docs.values()]  # fmt: skip
-        stances: list[str] = []
-        if passages:
-            model = stances_model(len(passages))
-            judged = await self._ask(
-                "stance.j2",
-                model,
-                f"{claim.id}:stance",
-                prefix,
-                claim=claim.text,
-                passages=passages,
+        docs = await self._evidence(item, claim, queries)
+        passages = [d.text for d in docs]
+        common = {"id": claim.id, "text": claim.text, "spans": claim.spans, "queries": queries,
+                  "documents": docs}  # fmt: skip
+        if cfg.verdict_rule == "weighted_stances":
+            stances: list[str] = []
+            if passages:
+                judged = await self._ask("stance_weighted.j2", stances_model(len(passages)),
+                                         f"{claim.id}:stance", prefix, claim=claim.text,
+                                         passages=passages)  # fmt: skip
+                stances = list(judged.stances)
+            return ClaimResult(
+                **common, decided_by="stances", holds=aggregate(stances), stances=stances
             )
-            stances = list(judged.stances)
+        try:
+            v = await self._ask(
+                "verify.j2", verification_model(cfg.max_reasoning_chars), f"{claim.id}:verify",
+                prefix, claim=claim.text, passages=passages,
+            )  # fmt: skip
+        except StructuredOutputError as exc:
+            ctx.emit(Note(name=self.name, text=f"claim {claim.id}: verification unusable "
+                          f"({str(exc)[:200]}); judging by passage stances"))  # fmt: skip
+        else:
+            return ClaimResult(
+                **common, decided_by="verified", holds=v.factuality,
+                reasoning=whole_sentences(v.reasoning), error=v.error, correction=v.correction,
+            )  # fmt: skip
+        stances = []
+        for i, passage in enumerate(passages, 1):
+            got = await self._ask("stance.j2", stance_model(), f"{claim.id}:stance:{i}", prefix,
+                                  claim=claim.text, passage=passage)  # fmt: skip
+            stances.append(got.stance)
         return ClaimResult(
-            id=claim.id, text=claim.text, spans=claim.spans, queries=queries, stances=stances,
-            holds=aggregate(stances), documents=list(docs.values()),
-        )  # fmt: skip
+            **common, decided_by="stances", holds=by_stances(stances), stances=stances
+        )
 
     def _verdict(self, results: list[ClaimResult]) -> Verdict:
         holds = [r.holds for r in results]
         share = sum(holds) / len(holds)
-        lines = [
-            f"{r.text}: {'supported' if r.holds else 'not supported'} "
-            f"({', '.join(r.stances) or 'no passages'})"
-            for r in results
-        ]
+
+        def line(r: ClaimResult) -> str:
+            said = "true" if r.holds else "false"
+            if r.decided_by == "verified":
+                return f"{r.text}: {said}. {r.reasoning}".strip()
+            return f"{r.text}: {said} ({', '.join(r.stances) or 'no passages'})"
+
         evidence = [
-            Evidence(document=d, note=f"claim {r.id}: {s}")
+            Evidence(document=d, note=f"claim {r.id}: {s}" if s else f"claim {r.id}: {r.text}")
             for r in results
-            for d, s in zip(
-                r.documents, r.stances or ["not judged"] * len(r.documents), strict=True
-            )
+            for d, s in zip(r.documents, r.stances or [""] * len(r.documents), strict=True)
         ]
         return self.verdict(
             label=conjunction_label(self.label_space, holds),
             score=share,
-            rationale=truncate_chars(" ".join(lines), 2000),
+            rationale=truncate_chars(" ".join(line(r) for r in results), 2000),
             evidence=evidence,
             metadata={
                 "factuality": share,

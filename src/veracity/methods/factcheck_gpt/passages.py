@@ -43,9 +43,7 @@ def windows(doc: Document, size: int, stride: int, max_sentence_chars: int) -> l
     sentences = [s for s in sentences if s and len(s) <= max_sentence_chars]
     step = min(stride, size)
     return [
-        Passage(
-            text=" ".join(sentences[i : i + size]), document=doc, first=i, last=i + size - 1
-        )
+        Passage(text=" ".join(sentences[i : i + size]), document=doc, first=i, last=i + size - 1)
         for i in range(0, len(sentences), step)
     ]
 
