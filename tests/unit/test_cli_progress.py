@@ -96,6 +96,10 @@ def test_a_radar_check_reads_as_stage_round_calls_time_and_eta():
     replay(again, clock, RADAR[:8])
     clock.now = 34  # ten seconds into round 2, no event since
     assert again.lines(80)[0].plain.endswith("0:34 · ETA ~0:30")
+    # round 2 runs past round 1's 20 s: round 3 still counts in full (the overrun was
+    # taken off it, and the estimate fell to a few seconds minutes before the end)
+    clock.now = 54
+    assert again.lines(80)[0].plain.endswith("0:54 · ETA ~0:20")
 
 
 def test_the_least_important_parts_go_first_when_the_line_is_narrow():

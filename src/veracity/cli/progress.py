@@ -79,12 +79,20 @@ class _Loop:
         return True
 
     def eta(self, now: float) -> float | None:
-        """Time left to the loop's limit at the mean pace of the units finished so far."""
+        """Time left to the loop's limit at the mean pace of the units finished so far.
+
+        A unit that runs past that pace has an unknown rest, never a negative one: the
+        units not begun still count in full (a debate's later rounds run longer than its
+        first, and counting the overrun off them showed "~0:06" two minutes before the
+        end); in the last unit, once past the pace, no estimate is shown."""
         done = self.current - self.origin
         if self.last is None or self.finished or done < 1:
             return None
         per_unit = (self.current_t - self.origin_t) / done
-        left = per_unit * (self.last - self.current + 1) - (now - self.current_t)
+        rest_of_current = per_unit - (now - self.current_t)
+        if rest_of_current <= 0 and self.current >= self.last:
+            return None
+        left = per_unit * (self.last - self.current) + max(rest_of_current, 0.0)
         return left if left > 0 else None
 
 
