@@ -89,3 +89,31 @@ def test_folk_sample_is_stratified_per_hop_count_and_seeded(tmp_path):
     assert any([e.id for e in draw(seed)] != [e.id for e in first] for seed in range(1, 5))
     with pytest.raises(Exception, match="num_hops must be 2, 3 or 4"):
         HOVER.load("dev", tmp_path, num_hops=5)
+
+
+async def test_the_decomposition_and_prediction_prompts_carry_the_worked_examples():
+    """FOLK's release is few-shot: 8 worked decompositions and 5 worked predictions."""
+    from veracity.methods.folk.examples import folk_examples
+
+    ex = folk_examples()
+    assert (len(ex.decompose), len(ex.predict)) == (8, 5)
+    llm = scripted()
+    source = InMemorySource(DOCS, name="wikipedia")
+    await FolkMethod(llm=llm, sources={"wikipedia": source}).check(CLAIM)
+
+    def text(tag):
+        return "\n".join(m.content for m in llm.calls_tagged(tag)[0].messages)
+
+    decompose, predict = text("folk:decompose"), text("folk:predict")
+    assert decompose.count("\nFollow-up question: ") == sum(len(e.predicates) for e in ex.decompose)
+    assert all(f"Claim: {e.claim}" in decompose for e in ex.decompose)
+    assert all(f"Claim: {e.claim}" in predict for e in ex.predict)
+    assert predict.count("\nExplanation: ") == 5
+    # shared layout: the claim opens the prompt, the examples (system text) come last
+    user = llm.calls_tagged("folk:decompose")[0].messages[-1].content
+    assert user.index(CLAIM.text) < user.index(ex.decompose[0].claim)
+    llm = scripted()
+    await FolkMethod(llm=llm, sources={"wikipedia": source}, config={"examples": False}).check(
+        CLAIM
+    )
+    assert ex.decompose[0].claim not in text("folk:decompose")

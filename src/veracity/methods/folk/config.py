@@ -13,10 +13,12 @@ from veracity.prompt_layout import PromptLayout
 class FolkConfig(ChoiceConfig):
     """Settings of the ``folk`` method."""
 
-    request_options = ("max_predicates", "top_k")
+    request_options = ("max_predicates", "top_k", "examples")
 
     source: str | None = None  # the knowledge source the questions go to (None: the only one)
     max_predicates: int = Field(default=5, ge=1, le=10)  # sub-claims (predicates) per claim
+    # few-shot, as the release (examples.yaml, ours): 8 worked decompositions, 5 predictions
+    examples: bool = True
     top_k: int = Field(default=3, ge=1, le=10)  # results read to answer each question
     max_result_chars: int = Field(default=500, ge=50)
     max_answer_chars: int = Field(default=300, ge=20)

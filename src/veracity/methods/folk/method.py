@@ -21,6 +21,7 @@ from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.folk.config import FolkConfig
+from veracity.methods.folk.examples import decompose_examples, predict_examples
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
 from veracity.prompting import render_messages, truncate_chars
@@ -79,7 +80,13 @@ class FolkMethod(OneSourceMethod):
         with claim_binding(item.content):
             reply = await complete_structured(
                 self.llm,
-                render_laid_out(PROMPTS, "decompose.j2", self._prefix(claim), claim=claim),
+                render_laid_out(
+                    PROMPTS,
+                    "decompose.j2",
+                    self._prefix(claim),
+                    claim=claim,
+                    examples=decompose_examples() if self.config.examples else "",
+                ),
                 decomposition_model(cfg.max_predicates),
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens,
@@ -131,6 +138,7 @@ class FolkMethod(OneSourceMethod):
                 claim=claim,
                 predicates=shown,
                 labels=space.describe(),
+                examples=predict_examples() if cfg.examples else "",
             ),
             prediction_model(space, cfg.max_explanation_chars),
             space,
