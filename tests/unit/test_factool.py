@@ -31,7 +31,7 @@ def factual(value):
 
 async def test_factool_verifies_each_claim_against_its_searches():
     llm = ScriptedLLM()
-    llm.on(".*", claims(*FACTS), tag="factool:claims:decompose")
+    llm.on(".*", claims(*FACTS), tag="factool:claims:extract")
     llm.on(".*", factual("true"), tag="factool:c1:verify")
     llm.on(".*", factual("false"), tag="factool:c2:verify")
     llm.on(".*", json.dumps({"queries": ["Everest height", "Everest height metres"]}),
@@ -45,12 +45,63 @@ async def test_factool_verifies_each_claim_against_its_searches():
     assert [q.text for q in source.queries] == [
         "Everest height", "Everest height metres", "Everest country"
     ]  # fmt: skip
-    # decomposition only (no decontextualisation or check-worthiness calls)
-    assert not llm.calls_tagged("factool:claims:decontextualise")
+    assert all(q.top_k == 5 for q in source.queries)  # the release keeps 5 snippets a query
+    # one extraction call over the whole input (no shared-stage calls)
+    assert len(llm.calls_tagged("factool:claims")) == 1
     assert verdict.usage.llm_calls == 5
     shown = llm.calls_tagged("factool:c2:verify")[0].messages[-1].content
     assert '<evidence id="1">' in shown and "border of Nepal" in shown
     assert verdict.rationale.startswith("Mount Everest lies in India.")
+    # each claim carries the span of the sentence it came from
+    assert verdict.metadata["claims"][1]["spans"] == [(0, len(CLAIM.text))]
+
+
+def factool_script(c2_verify):
+    llm = ScriptedLLM()
+    llm.on(".*", claims(*FACTS), tag="factool:claims:extract")
+    llm.on(".*", claims(*FACTS), tag="factool:claims:decompose")
+    llm.on(".*", factual("true"), tag="factool:c1:verify")
+    llm.on(".*", c2_verify, tag="factool:c2:verify")
+    llm.on(".*", json.dumps({"queries": ["Everest"]}), tag="factool")
+    return llm
+
+
+async def test_factool_judges_errors_and_counts_a_failed_verification_as_factual():
+    """agreement_verification.yaml: the claim is judged for factual errors with the
+    evidence as optional help, non-factual only on several contradicting pieces; a claim
+    whose verification gives no usable reply counts as factual in the response score."""
+    llm = factool_script("no JSON here")
+    method = FacToolMethod(llm=llm, sources={"google": InMemorySource(DOCS, name="google")})
+    verdict = await method.check(CLAIM)
+    assert verdict.error is None and verdict.label == "true" and verdict.score == 1.0
+    c2 = verdict.metadata["claims"][1]
+    assert c2["factual"] is True and c2["verified"] is False
+    prompt = " ".join(m.content for m in llm.calls_tagged("factool:c1:verify")[0].messages)
+    assert "factual error" in prompt and "several pieces of evidence contradict" in prompt
+    assert "optional" in prompt
+    schema = llm.calls_tagged("factool:c1:verify")[0].json_schema
+    assert schema["properties"]["factuality"]["description"] == "the claim has no factual error"
+    extract = llm.calls_tagged("factool:claims:extract")[0].messages
+    assert "fewer than 15 words" in extract[-1].content and "Resolve every pronoun" in " ".join(
+        m.content for m in extract
+    )
+
+
+async def test_factool_old_behaviour_stays_as_options():
+    """criterion: evidence_backed, failed_verification: error and claim_extraction: shared
+    are our rules before issue 40."""
+    llm = factool_script("no JSON here")
+    method = FacToolMethod(llm=llm, sources={"google": InMemorySource(DOCS, name="google")})
+    method.config = method.config.model_copy(
+        update={"criterion": "evidence_backed", "failed_verification": "error",
+                "claim_extraction": "shared", "top_k": 3}
+    )  # fmt: skip
+    verdict = await method.check(CLAIM)
+    assert verdict.error is not None
+    assert llm.calls_tagged("factool:claims:decompose")
+    assert not llm.calls_tagged("factool:claims:extract")
+    prompt = llm.calls_tagged("factool:c1:verify")[0].messages[-1].content
+    assert "true when the evidence backs the claim" in prompt
 
 
 LONG = [

@@ -4,8 +4,11 @@ Multi-Task and Multi-Domain Scenarios*, arXiv:2307.13528). See README.md."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
@@ -18,18 +21,30 @@ class FacToolConfig(ChoiceConfig):
 
     source: str | None = None  # the search engine (None: the only one)
     queries_per_claim: int = Field(default=2, ge=1, le=5)  # FacTool KB-QA: two queries a claim
-    top_k: int = Field(default=3, ge=1, le=10)  # results kept per query
+    # snippets kept per query: the release asks Serper for 10 and keeps the first half
+    top_k: int = Field(default=5, ge=1, le=10)
     max_claims: int = Field(default=10, ge=1, le=50)
-    # FacTool extracts self-contained claims in one step: decomposition only
+    # factool (default): FacTool's one call over the whole input, claims under 15 words
+    # with every reference resolved (prompts/claims.j2); shared (ours before issue 40):
+    # the shared stage with `extraction` (decomposition only, the source's wording)
+    claim_extraction: Literal["factool", "shared"] = "factool"
+    max_claim_words: int = Field(default=15, ge=3, le=100)
     extraction: ExtractionConfig = Field(
         default_factory=lambda: ExtractionConfig(decontextualise=False, checkworthiness=False)
     )
-    max_result_chars: int = Field(default=400, ge=50)
-    query_chars: int = Field(default=200, ge=20)
-    max_reasoning_chars: int = Field(default=1000, ge=100)
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 512
+    # release (default): agreement_verification.yaml, the claim judged for factual errors
+    # with the evidence as optional help, non-factual only on several contradicting
+    # pieces; evidence_backed (ours before issue 40): true only when the evidence backs it
+    criterion: Literal["release", "evidence_backed"] = "release"
+    # factual (default, the release's response score): a verification with no usable
+    # reply counts as factual; error (ours before issue 40): the check fails
+    failed_verification: Literal["factual", "error"] = "factual"
+    max_result_chars: PromptChars = Field(default=400, ge=50)
+    query_chars: PromptChars = Field(default=200, ge=20)
+    max_reasoning_chars: PromptChars = Field(default=1000, ge=100)
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 512
     # shared (ours): one system note for the check, then the claim, so a claim's query
     # and verification prompts open alike and a server reuses the prefix
     # (veracity.prompt_layout); paper: the templates' order (system text first)
