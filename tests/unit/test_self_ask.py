@@ -79,3 +79,25 @@ async def test_every_step_extends_the_last_and_the_notice_names_the_observations
     for before, after in itertools.pairwise(steps):
         assert after[: len(before) - 1] == before[:-1]
         assert after[len(before) - 1].content == before[-1].content
+
+
+async def test_the_loop_opens_with_four_worked_examples():
+    """Self-Ask is few-shot (4 worked examples); the examples sit in the loop's fixed system
+    message, so every step and every check opens with the same text."""
+    from veracity.methods.self_ask.examples import self_ask_examples
+
+    examples = self_ask_examples()
+    assert len(examples) == 4
+    llm, source = scripted(), InMemorySource(DOCS, name="wikipedia")
+    await SelfAskMethod(llm=llm, sources={"wikipedia": source}).check(CLAIM)
+    loop = [c for c in llm.calls if "Are follow-up questions needed here?" in str(c.messages)]
+    assert len(loop) == 3
+    system = [m.content for m in loop[0].messages if m.role == "system"][-1]
+    assert system.count("\nFollow up: ") == sum(len(e.chain) for e in examples)
+    assert all(f"Claim: {e.claim}" in system for e in examples)
+    assert {[m for m in c.messages if m.role == "system"][-1].content for c in loop} == {system}
+    llm = scripted()
+    await SelfAskMethod(llm=llm, sources={"wikipedia": source}, config={"examples": False}).check(
+        CLAIM
+    )
+    assert examples[0].claim not in str(llm.calls[0].messages)

@@ -12,10 +12,12 @@ from veracity.methods.base import ChoiceConfig
 class SelfAskConfig(ChoiceConfig):
     """Settings of the ``self_ask`` method."""
 
-    request_options = ("max_follow_ups", "top_k")
+    request_options = ("max_follow_ups", "top_k", "examples")
 
     source: str | None = None  # the search engine for follow-ups (None: the only one)
     max_follow_ups: int = Field(default=4, ge=1, le=10)  # follow-up questions before answering
+    # few-shot, as Self-Ask: 4 worked examples (examples.yaml, ours); false: zero-shot
+    examples: bool = True
     top_k: int = Field(default=3, ge=1, le=10)  # results read for an intermediate answer
     max_result_chars: int = Field(default=400, ge=50)
     max_answer_chars: int = Field(default=200, ge=20)

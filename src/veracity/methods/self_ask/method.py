@@ -22,6 +22,7 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.self_ask.config import SelfAskConfig
+from veracity.methods.self_ask.examples import rendered_examples
 from veracity.prompting import render_messages, truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import Observation, SearchInput, SourceTool
@@ -94,8 +95,9 @@ class SelfAskMethod(OneSourceMethod):
         tool = FollowUp(self.llm, search, cfg)
         with claim_binding(item.content):
             opening = loop_opening(
-                PROMPTS, "ask.j2", claim=claim, max_follow_ups=cfg.max_follow_ups, tool=TOOL
-            )
+                PROMPTS, "ask.j2", claim=claim, max_follow_ups=cfg.max_follow_ups, tool=TOOL,
+                examples=rendered_examples() if cfg.examples else "",
+            )  # fmt: skip
             trajectory = await react_loop(
                 self.llm, opening, [tool], max_steps=cfg.max_follow_ups,
                 temperature=cfg.temperature, max_tokens=cfg.max_tokens, tag=self.name,
