@@ -144,3 +144,26 @@ def test_search_needs_a_source_and_declares_it():
     assert HissMethod(llm=ScriptedLLM(), config={"search": False}).source is None
     assert [n.name for n in HissMethod.source_needs({})] == ["web"]
     assert HissMethod.source_needs({"search": False}) == []
+
+
+async def test_results_from_addresses_holding_fact_are_dropped_as_the_release_does():
+    docs = [
+        Document(id="fc", title="Fact check", text="FALSE: the tower is in Paris.",
+                 url="https://www.politifact.com/eiffel"),
+        Document(id="wiki", title="Eiffel Tower", text="The Eiffel Tower stands in Paris.",
+                 url="https://en.wikipedia.org/wiki/Eiffel_Tower"),
+    ]  # fmt: skip
+    for drop, shown in ((None, {"wiki"}), ([], {"fc", "wiki"})):
+        llm = ScriptedLLM()
+        llm.on(".*", subclaims("The tower is in Berlin."), tag="hiss:decompose")
+        llm.on(".*", steps(("Where is the Eiffel Tower?", False, "Berlin?")), tag="hiss:subclaim1")
+        llm.on(".*", json.dumps({"answer": "It stands in Paris."}), tag="hiss:answer1")
+        llm.on(".*", verdict("false"), tag="hiss:verdict")
+        config = {} if drop is None else {"drop_result_urls_with": drop}
+        method = HissMethod(
+            llm=llm, config=config, sources={"web": InMemorySource(docs, name="web")}
+        )
+        result = await method.check(CLAIM)
+        assert {e.document.id for e in result.evidence} == shown
+        answer = llm.calls_tagged("hiss:answer1")[0].messages[-1].content
+        assert ("FALSE: the tower" in answer) is ("fc" in shown)

@@ -30,6 +30,9 @@ class HissConfig(ChoiceConfig):
     max_subclaims: int = Field(default=4, ge=1, le=10)
     max_questions: int = Field(default=3, ge=1, le=10)  # questions per sub-claim
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
+    # results whose URL contains one of these are dropped, as HiSS's release drops every
+    # result whose link contains "fact" (no fact-checker's verdict leaks in); []: keep all
+    drop_result_urls_with: list[str] = Field(default_factory=lambda: ["fact"], max_length=20)
     max_result_chars: int = Field(default=400, ge=50)
     max_passage_chars: int = Field(default=1000, ge=100)
     max_input_chars: int = 4000

@@ -32,7 +32,7 @@ from veracity.prompting import input_kind_name, render, render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.recorded.source import claim_binding
-from veracity.tools.base import SourceTool
+from veracity.tools.base import Observation, SourceTool, render_documents
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.hiss"
@@ -212,7 +212,11 @@ class HissMethod(BaseMethod):
         question: str,
     ) -> Question:
         """`question` searched, and answered again from what came back."""
-        obs = await traced_search(tool, question, actor=self.name, subclaim=n)
+        obs = without_urls(
+            await traced_search(tool, question, actor=self.name, subclaim=n),
+            self.config.drop_result_urls_with,
+            tool.max_chars,
+        )
         reply = await self._ask(
             self._messages("answer.j2", item, passages, question=question, results=obs.text),
             replies.answer_model(self.config.text_chars),
@@ -254,6 +258,17 @@ class HissMethod(BaseMethod):
             evidence=evidence,
             metadata=metadata,
         )
+
+
+def without_urls(obs: Observation, words: list[str], max_chars: int) -> Observation:
+    """`obs` without the results whose address holds one of `words`: HiSS's release
+    (``HiSS.py`` ``get_answer``) skips every search result whose link contains "fact", so
+    fact-checking sites cannot hand the model the verdict it is asked for."""
+    kept = [d for d in obs.documents if not any(w in (d.url or "") for w in words)]
+    if len(kept) == len(obs.documents):
+        return obs
+    text = render_documents(kept, max_chars) if kept else "(no results left after the filter)"
+    return obs.model_copy(update={"documents": kept, "text": text})
 
 
 def _rows(questions: list[Question]) -> list[dict[str, Any]]:
