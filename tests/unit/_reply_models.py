@@ -239,15 +239,26 @@ def _self_ask(space: Any) -> list[type[BaseModel]]:
 
 
 def _factool() -> list[type[BaseModel]]:
-    from veracity.methods.factool.method import queries_model, verification_model
+    from veracity.methods.factool.method import claims_model, queries_model, verification_model
 
-    return [queries_model(2, 200), verification_model(1000)]
+    return [queries_model(2, 200), verification_model(1000), claims_model(300)]
 
 
 def _factcheck_gpt() -> list[type[BaseModel]]:
-    from veracity.methods.factcheck_gpt.method import queries_model, stances_model
+    from veracity.methods.factcheck_gpt.method import (
+        queries_model,
+        stance_model,
+        stances_model,
+        verification_model,
+    )
 
-    return [queries_model(2, 200), stances_model(1), stances_model(6)]
+    return [
+        queries_model(2, 200),
+        stances_model(1),
+        stances_model(6),
+        verification_model(1000),
+        stance_model(),
+    ]
 
 
 def _safe() -> list[type[BaseModel]]:
@@ -371,8 +382,11 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
     ("veracity.methods.self_ask.method", "final_model"): _each_space(_self_ask),
     ("veracity.methods.factool.method", "queries_model"): _factool,
     ("veracity.methods.factool.method", "verification_model"): _factool,
+    ("veracity.methods.factool.method", "claims_model"): _factool,
     ("veracity.methods.factcheck_gpt.method", "queries_model"): _factcheck_gpt,
     ("veracity.methods.factcheck_gpt.method", "stances_model"): _factcheck_gpt,
+    ("veracity.methods.factcheck_gpt.method", "stance_model"): _factcheck_gpt,
+    ("veracity.methods.factcheck_gpt.method", "verification_model"): _factcheck_gpt,
     ("veracity.methods.adsent.method", "neutral_model"): _each_space(_adsent),
     ("veracity.methods.adsent.method", "answer_model"): _each_space(_adsent),
     ("veracity.methods.afacta.method", "path_model"): _each_space(_afacta),
