@@ -44,7 +44,14 @@ from veracity.core.errors import PromptError
 from veracity.core.events import Note
 from veracity.core.textio import truncate_chars
 from veracity.core.types import Article, CheckInput, Claim, Post
-from veracity.core.untrusted import MARK, Safe, data_notice, fence, neutralize
+from veracity.core.untrusted import (
+    MARK,
+    Safe,
+    data_notice,
+    fence,
+    neutralize,
+    register_fence_tags,
+)
 from veracity.llm.base import Message
 
 _MARKER = re.compile(r"^<\|(system|user|assistant)\|>[ \t]*$", re.M)
@@ -172,9 +179,11 @@ def _variables(env: jinja2.Environment, text: str) -> set[str]:
 
 
 class _RoleMarkers(jinja2.ext.Extension):
-    """Turns ``<|role|>`` lines of a template file into marks before rendering."""
+    """Turns ``<|role|>`` lines of a template file into marks before rendering (and
+    makes the fence tags of a template from outside the package known: `note_fences`)."""
 
     def preprocess(self, source: str, name: str | None, filename: str | None = None) -> str:
+        note_fences(source, filename)
         return _MARKER.sub(lambda m: f"{MARK}role:{m.group(1)}{MARK}", source)
 
 
@@ -423,3 +432,51 @@ def unfenced_variables(source: str) -> list[str]:
                 if name not in trusted and name.split(".", 1)[0] not in trusted:
                     found.add(name)
     return sorted(found)
+
+
+# --------------------------------------------------------------------------- fence tags
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+def template_fence_tags(source: str) -> set[str]:
+    """The tags a template fences with the ``data`` filter: ``data("claim")`` gives
+    ``claim``, ``data`` alone ``data``; a tag given by an expression shows as ``?``.
+
+    Raises:
+        jinja2.TemplateSyntaxError: `source` is not a template.
+    """
+    found: set[str] = set()
+    for node in jinja2.Environment().parse(source).find_all(jinja2.nodes.Filter):
+        if node.name != "data":
+            continue
+        given = node.args[0] if node.args else None
+        given = next((k.value for k in node.kwargs if k.key == "tag"), given)
+        if given is None:
+            found.add("data")
+        elif isinstance(given, jinja2.nodes.Const) and isinstance(given.value, str):
+            found.add(given.value)
+        else:
+            found.add("?")
+    return found
+
+
+def note_fences(source: str, filename: str | None = None) -> None:
+    """Make the fence tags of a template from outside the package known to `neutralize`
+    before it renders (`veracity.core.untrusted.register_fence_tags`), with those of the
+    other templates in its folder, which may render into the same prompt. The package's
+    own tags are in `FENCE_TAGS` already (a test keeps that list complete)."""
+    if filename is not None:
+        folder = Path(filename).resolve().parent
+        if folder.is_relative_to(_PACKAGE_ROOT):
+            return
+        _note_folder(folder)
+    with contextlib.suppress(jinja2.TemplateSyntaxError):  # compiling reports it
+        register_fence_tags(template_fence_tags(source))
+
+
+@functools.cache
+def _note_folder(folder: Path) -> None:
+    for path in sorted(folder.glob("*.j2")):
+        with contextlib.suppress(OSError, UnicodeDecodeError, jinja2.TemplateSyntaxError):
+            register_fence_tags(template_fence_tags(path.read_text(encoding="utf-8")))

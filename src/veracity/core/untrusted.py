@@ -9,7 +9,11 @@ mechanisms do that, and `veracity.prompting` applies both to every template:
   (``<|im_start|>``, ``[INST]``, ``<start_of_turn>``, ``</s>``), our data fences
   (``</claim>``) and the NUL character that marks message boundaries while a template
   renders. The text stays readable ("< |system| >"); it can no longer open a message,
-  close a fence or be read as a special token by a local model's tokenizer.
+  close a fence or be read as a special token by a local model's tokenizer. A fence tag
+  is found in its disguises too: with invisible characters inside (``<\u200b/text>``,
+  ``</te\u00adxt>``), in full-width or other compatibility forms (``＜/ｔｅｘｔ＞``, found
+  by their NFKC form) and unterminated at the end of a value (``</text``). Text with none
+  of these is returned unchanged.
 - `fence` wraps a value in a named tag pair (``<claim>`` … ``</claim>``) after
   neutralising it, and returns `Safe` text that remembers which tags it holds, so the
   rendered prompt can tell the model that those parts are data (`data_notice`).
@@ -20,16 +24,27 @@ it through untouched. Any other string is neutralised on its way into a prompt.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 
 # Tags used to fence untrusted text. A value fenced with any tag has every one of these
-# (and its own) neutralised inside, so it cannot close its own or another fence.
+# (and its own) neutralised inside, so it cannot close its own or another fence. The list
+# holds every tag a template of the package fences (``data("tag")`` in any
+# ``prompts/*.j2``) and every tag our code passes to `fence`; tests/reliability/
+# test_fences.py fails when a template or a call fences a tag missing here. Templates
+# from elsewhere (a plugin's, a run file's overrides) add theirs when they are compiled
+# (`register_fence_tags`).
 FENCE_TAGS = frozenset(
     {
-        "data", "input", "claim", "article", "post", "reply", "replies", "passage",
-        "passages", "evidence", "news", "argument", "arguments", "debate", "analysis",
-        "material", "observation", "investigation", "statement", "text", "background",
+        "address", "analysis", "argument", "arguments", "article", "background", "claim",
+        "context", "data", "debate", "document", "documents", "evidence", "excerpt",
+        "finding", "input", "investigation", "knowledge", "material", "memory", "news",
+        "observation", "omission", "opponent", "passage", "passages", "post", "predicate",
+        "profile", "published", "qa", "queries", "query", "question", "replies", "reply",
+        "results", "sentence", "speaker", "statement", "steps", "subclaim", "text", "title",
+        "trajectory", "url",
     }
 )  # fmt: skip
 
@@ -61,16 +76,81 @@ class Safe(str):
         return obj
 
 
-def _fence_pattern(tags: Iterable[str]) -> re.Pattern[str]:
+_registered: set[str] = set()  # tags of templates from outside the package, once compiled
+
+
+def register_fence_tags(tags: Iterable[str]) -> None:
+    """Neutralise `tags` too from now on: the fence tags of a template that is not one of
+    the package's own (a plugin's, a run file's override), found when it is compiled.
+    Names that are not plain tag names are ignored."""
+    _registered.update(t for t in tags if _TAG_NAME.match(t) and t not in FENCE_TAGS)
+
+
+@functools.lru_cache(maxsize=64)
+def _fence_pattern(tags: frozenset[str]) -> re.Pattern[str]:
     names = "|".join(sorted(re.escape(t) for t in tags))
-    return re.compile(rf"<(\s*/?\s*)({names})(?=[\s>/])", re.I)
+    # an unterminated tag at the end of a value counts: the template's next character
+    # (often a newline or ">") may complete it
+    return re.compile(rf"<(\s*/?\s*)({names})(?=[\s>/]|\Z)", re.I)
 
 
-_KNOWN_FENCES = _fence_pattern(FENCE_TAGS)
+# Characters whose NFKC form holds "<" (small and full-width forms); text without any of
+# them holds no tag in any disguise.
+_LESS_THAN = re.compile("[<\ufe64\uff1c]")
+
+
+def _invisible(ch: str) -> bool:
+    """Characters that draw nothing and are skipped when looking for a tag: format
+    characters (zero-width spaces and joiners, word joiner, byte-order mark, soft hyphen,
+    direction marks, tag characters), controls other than white space, fillers, the
+    combining grapheme joiner and variation selectors."""
+    if ch in "\u034f\u115f\u1160\u3164\uffa0\u2800" or "\ufe00" <= ch <= "\ufe0f":
+        return True
+    if "\U000e0100" <= ch <= "\U000e01ef":
+        return True
+    return unicodedata.category(ch) in ("Cf", "Cc") and not ch.isspace()
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(ch: str) -> str:
+    return "" if _invisible(ch) else unicodedata.normalize("NFKC", ch)
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """`text` with invisible characters dropped and the rest in NFKC form, and for each
+    character of the result the index of the character of `text` it comes from."""
+    chars: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        folded = ch if ch.isascii() else _fold(ch)
+        chars.append(folded)
+        where.extend([i] * len(folded))
+    return "".join(chars), where
+
+
+def _break_disguised(text: str, pattern: re.Pattern[str]) -> str:
+    """`text` with every tag `pattern` finds in its folded form (`_folded`) broken as
+    `neutralize` breaks a plain one: ``< /name``, the name in its folded form."""
+    folded, where = _folded(text)
+    out: list[str] = []
+    last = 0
+    for m in pattern.finditer(folded):
+        start, name_start, end = where[m.start()], where[m.start(2)], where[m.end(2) - 1] + 1
+        if start < last:
+            continue
+        name = "".join(_fold(c) if not c.isascii() else c for c in text[name_start:end])
+        slash = "/" if "/" in m.group(1) else ""
+        out += [text[last:start], f"< {slash}{name}"]
+        last = end
+    return "".join(out) + text[last:] if out else text
 
 
 def neutralize(text: str, extra_tags: Iterable[str] = ()) -> str:
     """`text` with role markers, chat special tokens and fence tags broken up.
+
+    Fence tags are found with invisible characters inside, in full-width and other
+    compatibility forms, and unterminated at the end of `text` (see the module's
+    docstring); text without any is returned unchanged.
 
     Args:
         text: untrusted text.
@@ -79,11 +159,13 @@ def neutralize(text: str, extra_tags: Iterable[str] = ()) -> str:
     text = text.replace(MARK, "")
     for pattern, repl in _SPECIAL:
         text = pattern.sub(repl, text)
-    fences = _KNOWN_FENCES
-    extra = set(extra_tags) - FENCE_TAGS
-    if extra:
-        fences = _fence_pattern(FENCE_TAGS | extra)
-    return fences.sub(lambda m: f"< {m.group(1).strip()}{m.group(2)}", text)
+    extra = {t for t in extra_tags if t not in FENCE_TAGS} | _registered
+    fences = _fence_pattern(FENCE_TAGS | extra if extra else FENCE_TAGS)
+    if text.isascii():
+        return fences.sub(lambda m: f"< {m.group(1).strip()}{m.group(2)}", text)
+    if not _LESS_THAN.search(text):
+        return text
+    return _break_disguised(text, fences)
 
 
 def _attribute(value: object) -> str:
