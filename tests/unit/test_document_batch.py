@@ -245,7 +245,7 @@ def test_the_other_extraction_flags_change_the_extraction(llm):
     assert "I love her story [bold red]really[/]." not in texts  # the third sentence unread
     tags = {r.tag.split(":")[1] for r in llm.calls[before:] if r.tag.startswith("claims")}
     assert tags == {"decompose"}
-    repeated = "Ulm is a city. Ulm is a city in Germany."
+    repeated = "Ulm is a city. Ulm is a small city."  # (a new name would keep both)
     merged = _claim_texts(invoke("check", "--kind", "document", "--json", "--no-decompose",
                                  "--dedupe-threshold", "0.5", repeated))  # fmt: skip
     assert merged == ["Ulm is a city."]

@@ -235,11 +235,15 @@ def test_factcheck_bench_answers_have_checkworthiness(tmp_path, llm):
     # the one labelled answer: its first claim is the annotated one, its second is not
     assert found["documents"] == 1
     assert (found["extraction"]["recall"], found["extraction"]["precision"]) == (1.0, 0.5)
-    worth = found["checkworthiness"]
-    assert worth["available"] and worth["pairs"] == 1 and worth["f1_factual"] == 1.0
+    worth = found["checkworthiness"]  # over the annotated claims, each classified again
+    assert worth["available"] and worth["claims"] == 1 and worth["f1_factual"] == 1.0
+    assert worth["matched_pairs"] == 1 and worth["matched_pairs_f1_factual"] == 1.0
     assert found["gold_claims"]["n"] == 1 and found["gold_claims"]["accuracy"] == 1.0
     assert found["response"]["accuracy"] == 1.0 and found["response"]["predicted_false"] == 1
     assert found["extracted_claims"]["unmatched_checked"] == {"true": 1}
+    # the extraction reads the question the answer responds to
+    prompt = llm.calls_tagged("claims:decompose")[0].messages[-1].content
+    assert "The question the text answers:\n<question>" in prompt
 
 
 def test_a_claim_method_that_checks_no_claims_is_refused(tmp_path, llm):
@@ -316,8 +320,9 @@ def _claim(status, truth, checkworthy=True):
 def test_checkworthiness_and_abstaining_answers_are_scored_apart():
     gold = [
         {"label": "false", "category": "factual", "checkworthy": True,
-         "check": {"status": "checked", "truth": "false"}},
-        {"label": None, "category": "opinion", "checkworthy": False, "check": None},
+         "check": {"status": "checked", "truth": "false"}, "predicted_category": "factual"},
+        {"label": None, "category": "opinion", "checkworthy": False, "check": None,
+         "predicted_category": "factual"},
     ]  # fmt: skip
     task = {"matcher": "lexical", "similarity": [[0.9, 0.1], [0.2, 0.8]], "gold": gold,
             "extracted": [_claim("checked", "false"), _claim("checked", "true")]}  # fmt: skip
@@ -325,9 +330,14 @@ def test_checkworthiness_and_abstaining_answers_are_scored_apart():
     found = document_metrics([_Record("false", "false", "ok", task),
                               _Record("false", None, "abstained", none_checked)], 0.5)  # fmt: skip
     worth = found.checkworthiness
-    # pairs: (factual, factual) twice and (an opinion, said factual): factual P 2/3, R 1
-    assert worth["available"] and worth["pairs"] == 3
-    assert worth["f1_factual"] == pytest.approx(0.8) and worth["macro_f1"] == pytest.approx(0.4)
+    # over the annotated claims (twice, one answer each): the factual one said factual,
+    # the opinion said factual too: factual P 1/2, R 1
+    assert worth["available"] and worth["claims"] == 4
+    assert worth["f1_factual"] == pytest.approx(2 / 3) and worth["macro_f1"] == pytest.approx(1 / 3)
+    # the older figure, over matched pairs: (factual, factual) twice and (an opinion, said
+    # factual): factual P 2/3, R 1
+    assert worth["matched_pairs"] == 3 and worth["matched_pairs_f1_factual"] == pytest.approx(0.8)
+    assert worth["matched_pairs_macro_f1"] == pytest.approx(0.4)
     assert found.extracted_claims["matched_to_unlabelled"] == 1
     response = found.response
     assert (response["answered"], response["abstained"], response["predicted_false"]) == (1, 1, 1)

@@ -233,7 +233,8 @@ def test_the_command_prints_the_document_marked_then_the_claims(cli):
     assert "Marie Curie won three Nobel Prizes." in out  # the claim as checked
     assert "not checked (opinion)" in out
     assert "suggested correction (evidence 1): She won two Nobel Prizes." in out
-    assert "factuality 50% of 2 checked (method rag" in out
+    assert "factuality 50% of 2 check-worthy (FActScore" in out
+    assert "50% of the 2 with a label) (method rag" in out
 
 
 def test_the_command_reads_a_file_and_standard_input(cli, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,10 @@ async def test_each_claim_keeps_its_span_and_the_totals_count_apart():
     assert (s.claims, s.checked, s.supported, s.refuted, s.abstained, s.not_checkworthy) == (
         4, 2, 1, 1, 1, 1,
     )  # fmt: skip
-    assert s.factuality == pytest.approx(0.5) and s.labels == {"false": 1, "true": 1}
+    # FActScore: 1 supported of the 3 check-worthy claims (the abstention is not supported)
+    assert s.factuality == pytest.approx(1 / 3) and s.labels == {"false": 1, "true": 1}
+    assert s.supported_share_of_decided == pytest.approx(0.5)  # the older figure, renamed
+    assert s.factuality_penalised == pytest.approx(1 / 3 * math.exp(1 - 10 / 3))
     assert report.method == "keyed" and report.label_space == "true_false"
     assert report.usage.llm_calls == 1  # the check-worthiness call; Keyed calls no model
 
@@ -84,14 +88,19 @@ async def test_a_failing_claim_is_an_error_on_that_claim_only():
     errors = [o for o in report.claims if o.status == "error"]
     assert len(errors) == 1 and "fell over" in (errors[0].error or "")
     assert report.summary.errors == 1 and report.summary.checked == 1
-    assert report.summary.factuality == 1.0  # errors are not counted as false
+    assert report.summary.factuality == 0.5  # a failed check is not a supported fact
+    assert report.summary.supported_share_of_decided == 1.0
 
 
-async def test_no_checked_claim_means_no_factuality():
+async def test_no_check_worthy_claim_means_no_factuality_and_an_abstention_scores_zero():
     llm = ScriptedLLM()
     checker = DocumentChecker(Keyed(llm), extractor(llm, checkworthiness=False))
     report = await checker.check(from_text("Her notebooks are said to be lost."))
-    assert report.summary.factuality is None and report.summary.abstained == 1
+    assert report.summary.factuality == 0.0 and report.summary.abstained == 1
+    assert report.summary.supported_share_of_decided is None
+    llm.on(".*", categories("opinion"), tag="claims:checkworthy")
+    opinion = await DocumentChecker(Keyed(llm), extractor(llm)).check(from_text("I love it."))
+    assert opinion.summary.factuality is None and opinion.summary.factuality_penalised is None
 
 
 async def test_refuted_claims_get_a_correction_that_cites_their_evidence():
@@ -127,11 +136,11 @@ def test_a_method_that_does_not_check_claims_is_refused():
         DocumentChecker(PostsOnly(llm), extractor(llm))
 
 
-def test_support_follows_the_score_then_the_label():
+def test_support_follows_the_label_not_the_score():
     llm = ScriptedLLM()
     method = Keyed(llm)
     assert support_of(method.verdict(label="true")) == "supported"
-    assert support_of(method.verdict(label="true", score=0.5)) == "mixed"
+    assert support_of(method.verdict(label="true", score=0.5)) == "supported"
     assert support_of(method.verdict(label=None, abstained=True, abstain_reason="x")) is None
 
 

@@ -172,12 +172,18 @@ def _summary_table(method: str, s: Any) -> Any:
 
     table = Table("", "", title=f"batch of documents: {method}, {s.rows} rows")
     factuality = "n/a" if s.factuality is None else f"{s.factuality:.0%}"
+    penalised, ratio, decided = (
+        "n/a" if v is None else f"{v:.0%}"
+        for v in (s.factuality_penalised, s.respond_ratio, s.supported_share_of_decided)
+    )
     rows = [
         ("rows ok / error", f"{s.ok} / {s.errors}"),
         ("claims", f"{s.claims} ({s.not_checkworthy} not check-worthy)"),
         ("supported / refuted / mixed", f"{s.supported} / {s.refuted} / {s.mixed}"),
         ("abstained / errors", f"{s.abstained} / {s.claim_errors}"),
-        ("factuality (of checked claims)", f"{factuality} of {s.checked}"),
+        ("factuality (FActScore, mean over documents)", factuality),
+        ("  length-penalised (γ = 10) / respond ratio", f"{penalised} / {ratio}"),
+        ("supported of the claims with a label", f"{decided} of {s.checked}"),
         ("LLM calls, searches", f"{s.llm_calls:,}, {s.searches:,}"),
         ("this session", f"{s.wall_time_s:.1f} s"),
     ]

@@ -107,9 +107,12 @@ def claims_table(report: DocumentReport) -> Table:
 
 
 def totals_line(report: DocumentReport) -> Text:
-    """The document's counts and factuality (abstentions and errors counted apart)."""
+    """The document's counts and factuality (FActScore's: an abstention or error counts
+    as not supported), with the length-penalised figure and the supported share of the
+    claims that got a label beside it."""
     s = report.summary
-    factuality = "n/a (no claim checked)" if s.factuality is None else f"{s.factuality:.0%}"
+    facts = s.checked + s.abstained + s.errors
+    factuality = "n/a (no check-worthy claim)" if s.factuality is None else f"{s.factuality:.0%}"
     line = Text()
     line.append(f"{s.claims} claims: ", style="bold")
     line.append(f"{s.supported} supported", style="green")
@@ -118,7 +121,12 @@ def totals_line(report: DocumentReport) -> Text:
     line.append(f" · {s.mixed} mixed · {s.abstained} abstained · {s.errors} errors · ")
     line.append(f"{s.not_checkworthy} not check-worthy · ")
     line.append(f"factuality {factuality}", style="bold")
-    line.append(f" of {s.checked} checked (method {report.method}, {report.label_space})")
+    line.append(f" of {facts} check-worthy (FActScore")
+    if s.factuality_penalised is not None:
+        line.append(f"; {s.factuality_penalised:.0%} length-penalised")
+    if s.supported_share_of_decided is not None:
+        line.append(f"; {s.supported_share_of_decided:.0%} of the {s.checked} with a label")
+    line.append(f") (method {report.method}, {report.label_space})")
     u = report.usage
     line.append(
         f"\n{plural(u.llm_calls, 'LLM call')} · {plural(u.searches, 'search')} · "

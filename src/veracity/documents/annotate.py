@@ -31,12 +31,19 @@ VerdictClass = Literal["supported", "refuted", "nei", "pending", "error", "skipp
 CLASS_NAMES: dict[str, str] = {
     "supported": "Supported",
     "refuted": "Refuted",
-    "nei": "Not enough info or mixed",
+    "nei": "Mixed or undecided",
     "pending": "Being checked",
     "error": "Error",
     "skipped": "Not checked (not a factual claim)",
 }
-"""The verdict classes in legend order, with what a legend calls them."""
+"""The verdict classes in legend order, with what a badge calls them."""
+RULES: dict[str, str] = {
+    "supported": "the method's label is on the true side",
+    "refuted": "the method's label is on the false side",
+    "nei": "a middle label (e.g. half-true, not enough info) or no label",
+}
+"""How a checked claim gets its class, as the legend states it: by its label
+(`veracity.documents.report.support_of`), never by its score."""
 _PRECEDENCE: tuple[str, ...] = ("refuted", "error", "nei", "pending", "supported", "skipped")
 MAX_EVIDENCE_CHARS = 400  # of each evidence passage shown in a claim's details
 
@@ -111,7 +118,7 @@ def verdict_class(outcome: ClaimOutcome | None) -> str:
         return "skipped"
     if outcome.status == "checked" and outcome.support in ("supported", "refuted"):
         return outcome.support
-    return "nei"  # abstained, mixed, or a label with no score
+    return "nei"  # abstained, or a middle label
 
 
 @dataclass
@@ -157,6 +164,11 @@ class DocumentView:
     truncated: bool = False
     stopped: bool = False  # the check ended (cancelled, failed) before every claim was checked
     names: dict[str, str] = field(default_factory=lambda: dict(CLASS_NAMES))
+
+
+def legend(names: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The legend's (class, text) rows: each class's name and, for a verdict, its rule."""
+    return [(k, f"{v}: {RULES[k]}" if k in RULES else v) for k, v in names.items()]
 
 
 def _percent(value: float | None) -> str:
@@ -216,7 +228,9 @@ def _totals(report: DocumentReport) -> list[tuple[str, str]]:
         ("Abstained", str(s.abstained)),
         ("Errors", str(s.errors)),
         ("Not checked", str(s.not_checkworthy)),
-        ("Factuality", _percent(s.factuality)),
+        ("Factuality", _percent(s.factuality)),  # FActScore's: supported of check-worthy
+        ("Factuality, length-penalised (γ = 10)", _percent(s.factuality_penalised)),
+        ("Supported of those with a label", _percent(s.supported_share_of_decided)),
     ]
     return rows
 
@@ -232,7 +246,7 @@ def view(report: DocumentReport) -> DocumentView:
         method=report.method,
         segments=segments(doc.text, marks),
         claims=rows,
-        legend=list(CLASS_NAMES.items()),
+        legend=legend(CLASS_NAMES),
         totals=_totals(report),
         done=True,
         truncated=doc.truncated or report.sentences_truncated,
@@ -287,7 +301,7 @@ def live_view(
         method=method,
         segments=segments(text, marks),
         claims=rows,
-        legend=list(names.items()),
+        legend=legend(names),
         totals=[],
         done=False,
         stopped=stopped,
@@ -310,6 +324,6 @@ def _class_of_event(done: Mapping[str, Any] | None, category: Any) -> str:
 
 
 __all__ = [
-    "CLASS_NAMES", "ClaimRow", "DocumentView", "EvidenceRow", "Mark", "Segment",
-    "claim_row", "live_view", "segments", "verdict_class", "view", "worst",
+    "CLASS_NAMES", "RULES", "ClaimRow", "DocumentView", "EvidenceRow", "Mark", "Segment",
+    "claim_row", "legend", "live_view", "segments", "verdict_class", "view", "worst",
 ]  # fmt: skip

@@ -1,8 +1,11 @@
 """Checking a document: extract its claims, check each with a claim method, collect.
 
 `DocumentChecker` runs the shared claim-extraction stage (`veracity.evidence.claims`) over
-the document's text, then sends every check-worthy claim, made self-contained by that
-stage, to one registered claim method, several at once (`concurrency`). The method is
+the document's text (and the question it answers, when it is an answer), then sends every
+check-worthy claim, made atomic and self-contained by that stage, to one registered claim
+method, several at once (`concurrency`). A claim method that extracts claims itself
+(SAFE, FacTool, FactCheck-GPT) takes each as its one claim (`given_atomic`), never
+splitting it again. The method is
 the same object for all of the document's claims, so its caches, its sources' caches
 and any memory it keeps are shared across them. Refuted claims may get a suggested
 correction grounded in the evidence their verdict cites (`corrections=True`).
@@ -35,7 +38,7 @@ from veracity.documents.report import (
     outcome_of,
     summarise,
 )
-from veracity.evidence.claims import ClaimExtractor, ExtractedClaim
+from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, given_atomic
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.prompting import render_messages
@@ -95,7 +98,9 @@ class DocumentChecker:
         started = time.perf_counter()
         with context.check_context() as ctx:
             try:
-                extraction = await self.extractor.extract(document.text)
+                extraction = await self.extractor.extract(
+                    document.text, question=document.question
+                )
             except StructuredOutputError as exc:
                 raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
             ctx.emit(_found(extraction.claims, len(extraction.sentences)))
@@ -136,7 +141,8 @@ class DocumentChecker:
             context=f"a statement in the document {document.title!r}" if document.title else None,
         )
         try:
-            verdict = await self.method.check(item)
+            with given_atomic(claim.text):  # a method that extracts must not split it again
+                verdict = await self.method.check(item)
         except Exception as exc:  # a method bug must not lose the other claims' results
             return ClaimOutcome(claim=claim, status="error", error=f"{type(exc).__name__}: {exc}")
         outcome = outcome_of(claim, verdict)

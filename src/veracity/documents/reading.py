@@ -41,12 +41,15 @@ class DocumentText(BaseModel):
         origin: how it came in.
         format: what it was before it became plain text.
         truncated: the text was longer than `MAX_DOCUMENT_CHARS` and was cut there.
+        question: the question the text answers (an LLM's answer); claim extraction reads
+            it beside the text.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1)
     title: str | None = None
+    question: str | None = Field(default=None, max_length=4000)
     published_at: _dt.datetime | None = None
     url: str | None = None
     origin: Literal["text", "file", "stdin", "url"] = "text"
@@ -55,11 +58,19 @@ class DocumentText(BaseModel):
 
 
 def from_text(
-    text: str, *, title: str | None = None, origin: Literal["text", "stdin"] = "text"
+    text: str,
+    *,
+    title: str | None = None,
+    origin: Literal["text", "stdin"] = "text",
+    question: str | None = None,
 ) -> DocumentText:
-    """A document given as text (markdown is read as it is: its marks stay in the text)."""
+    """A document given as text (markdown is read as it is: its marks stay in the text);
+    `question`: the question it answers, if it is an answer."""
     require_text(text, "document text")
-    return _kept(text, title=title, origin=origin, format="text")
+    document = _kept(text, title=title, origin=origin, format="text")
+    if question is not None and question.strip():
+        document = document.model_copy(update={"question": " ".join(question.split())[:4000]})
+    return document
 
 
 def from_file(path: Path, *, format: Format | None = None) -> DocumentText:

@@ -2,23 +2,40 @@
 
 A claim's outcome is one of: ``checked`` (the method gave a label), ``abstained`` (it
 gave none, on purpose), ``error`` (the check failed) or ``not_checkworthy`` (an opinion,
-advice, question or trivial statement: not sent to the method). A checked claim is
-``supported``, ``refuted`` or ``mixed`` by its veracity score (the verdict's own, else its
-label's score in the label space): at least 2/3, at most 1/3, or between.
+advice, question or trivial statement: not sent to the method).
 
-The document's **factuality** is the share of checked claims that are supported, as
-FActScore defines it (Min et al., 2023); abstentions and errors are counted apart, never
-as false, and a document with no checked claim has no factuality (None).
+A checked claim's **support** is decided by one function, `support_of`, which the report,
+the live events, every view (terminal, web UI, HTML report) and the evaluation metrics
+all use: the verdict's **label** decides (it is the method's answer), by its score in the
+label space: at least 2/3 ``supported``, at most 1/3 ``refuted``, between ``mixed``
+(a middle label such as HALF-TRUE, or NEI / uncertain: supported in part, or not
+settled). The verdict's own ``score`` is used only when its label is not one of the
+space's. So a SAFE, FacTool or FactCheck-GPT verdict whose label is false because one of
+its three sub-facts failed is ``refuted``, whatever share of its sub-facts held.
+
+The document's **factuality** is FActScore's (Min et al., 2023; ``get_score`` in
+shmsw25/FActScore): the share of its facts that are supported, where its facts are the
+check-worthy claims sent to the method and every fact not found supported counts
+against it: refuted, mixed, abstained and failed alike. A document with no check-worthy
+claim did not respond (None). ``factuality_penalised`` multiplies it by FActScore's
+length penalty (γ = 10: ``exp(1 - γ / facts)`` for at most γ facts, else 1), the figure
+the release reports as its score by default. Over several documents `factscore` takes
+the macro average over the documents that responded, with the respond ratio beside it.
+The older figure, supported claims over claims with a label (abstentions and errors left
+out), is kept as ``supported_share_of_decided``.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.core.labels import get_label_space
+from veracity.core.errors import LabelError
+from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.types import Usage, Verdict
 from veracity.documents.reading import DocumentText
 from veracity.evidence.claims import ExtractedClaim
@@ -26,6 +43,7 @@ from veracity.evidence.claims import ExtractedClaim
 Status = Literal["checked", "abstained", "error", "not_checkworthy"]
 Support = Literal["supported", "refuted", "mixed"]
 SUPPORTED_FROM, REFUTED_TO = 2 / 3, 1 / 3
+GAMMA = 10  # FActScore's length penalty: documents with at most this many facts are penalised
 
 
 class Correction(BaseModel):
@@ -65,7 +83,10 @@ class DocumentSummary(BaseModel):
     errors: int
     not_checkworthy: int
     labels: dict[str, int]
-    factuality: float | None  # supported share of checked claims (FActScore)
+    # FActScore: supported share of the check-worthy claims (undecided = not supported)
+    factuality: float | None
+    factuality_penalised: float | None = None  # the same times the length penalty (γ = 10)
+    supported_share_of_decided: float | None = None  # supported share of checked claims
 
 
 class DocumentReport(BaseModel):
@@ -85,20 +106,46 @@ class DocumentReport(BaseModel):
     wall_time_s: float = 0.0
 
 
+def support_of_label(label: str | None, space: LabelSpace) -> Support | None:
+    """Where `label` falls in `space`: supported, refuted or mixed (None: no label, or
+    one the space does not have)."""
+    if label is None:
+        return None
+    found = space.find(label)
+    return None if found is None else _side(space.scores[found])
+
+
 def support_of(verdict: Verdict) -> Support | None:
-    """Where a labelled verdict falls: supported, refuted or mixed (None: no label)."""
+    """Where a labelled verdict falls (see the module docstring): its label decides; its
+    score only when the label is not one of its space's. None: no label."""
     if verdict.label is None:
         return None
-    score = verdict.score
-    if score is None:
+    try:
         space = get_label_space(verdict.label_space)
-        label = space.find(verdict.label)
-        score = space.scores.get(label) if label is not None else None
-    if score is None:
-        return None
+    except LabelError:
+        space = None
+    by_label = support_of_label(verdict.label, space) if space is not None else None
+    if by_label is not None:
+        return by_label
+    return _side(verdict.score) if verdict.score is not None else None
+
+
+def _side(score: float) -> Support:
     if score >= SUPPORTED_FROM:
         return "supported"
     return "refuted" if score <= REFUTED_TO else "mixed"
+
+
+def length_penalty(facts: int, gamma: int = GAMMA) -> float:
+    """FActScore's length penalty: ``exp(1 - gamma / facts)`` up to `gamma` facts, else 1."""
+    if facts < 1:
+        raise ValueError("the length penalty needs at least one fact")
+    return 1.0 if facts > gamma else math.exp(1 - gamma / facts)
+
+
+def factuality_of(supported: int, facts: int) -> float | None:
+    """FActScore of one document: supported facts over all its facts (None: no facts)."""
+    return supported / facts if facts else None
 
 
 def outcome_of(claim: ExtractedClaim, verdict: Verdict) -> ClaimOutcome:
@@ -111,13 +158,15 @@ def outcome_of(claim: ExtractedClaim, verdict: Verdict) -> ClaimOutcome:
 
 
 def summarise(outcomes: list[ClaimOutcome]) -> DocumentSummary:
-    """The totals of `outcomes` (see the module docstring for factuality)."""
+    """The totals of one document's `outcomes` (see the module docstring for factuality)."""
     status = Counter(o.status for o in outcomes)
     support = Counter(o.support for o in outcomes if o.status == "checked")
     labels = Counter(
         o.verdict.label for o in outcomes if o.verdict is not None and o.verdict.label is not None
     )
     checked = status["checked"]
+    facts = checked + status["abstained"] + status["error"]
+    factuality = factuality_of(support["supported"], facts)
     return DocumentSummary(
         claims=len(outcomes),
         checked=checked,
@@ -128,5 +177,58 @@ def summarise(outcomes: list[ClaimOutcome]) -> DocumentSummary:
         errors=status["error"],
         not_checkworthy=status["not_checkworthy"],
         labels=dict(sorted(labels.items())),
-        factuality=support["supported"] / checked if checked else None,
+        factuality=factuality,
+        factuality_penalised=None if factuality is None else factuality * length_penalty(facts),
+        supported_share_of_decided=support["supported"] / checked if checked else None,
     )
+
+
+class FactScore(BaseModel):
+    """FActScore over several documents (see the module docstring).
+
+    Attributes:
+        documents: documents counted (each with its facts known).
+        responded: documents with at least one fact (check-worthy claim).
+        respond_ratio: responded / documents.
+        factuality: mean of the responding documents' factuality (macro average).
+        factuality_penalised: the same with each document's length penalty (γ = 10).
+        facts_per_response: mean facts of a responding document.
+        supported_share_of_decided: supported over checked claims, all documents pooled
+            (micro average, abstentions and errors left out: the figure called factuality
+            before FActScore's definition was adopted).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    documents: int
+    responded: int
+    respond_ratio: float | None
+    factuality: float | None
+    factuality_penalised: float | None
+    facts_per_response: float | None
+    supported_share_of_decided: float | None
+    gamma: int = GAMMA
+
+
+def factscore(documents: Iterable[tuple[int, int, int]], gamma: int = GAMMA) -> FactScore:
+    """FActScore over documents given as ``(supported, checked, facts)`` each: supported
+    claims, claims with a label, and check-worthy claims sent to the method."""
+    rows = list(documents)
+    answered = [(s, f) for s, _, f in rows if f > 0]
+    scores = [s / f for s, f in answered]
+    penalised = [s / f * length_penalty(f, gamma) for s, f in answered]
+    checked = sum(c for _, c, _ in rows)
+    return FactScore(
+        documents=len(rows),
+        responded=len(answered),
+        respond_ratio=len(answered) / len(rows) if rows else None,
+        factuality=_mean(scores),
+        factuality_penalised=_mean(penalised),
+        facts_per_response=_mean([f for _, f in answered]),
+        supported_share_of_decided=sum(s for s, _, _ in rows) / checked if checked else None,
+        gamma=gamma,
+    )
+
+
+def _mean(values: list[float] | list[int]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -34,7 +34,7 @@ from veracity.core.infra import append_line, cut_torn_line
 from veracity.core.readers import Loc
 from veracity.core.storage import write_atomically
 from veracity.documents import DocumentReport, DocumentText, from_text
-from veracity.documents.report import summarise
+from veracity.documents.report import factscore, summarise
 from veracity.evaluation.engines import FATAL
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
@@ -130,7 +130,12 @@ class DocumentBatchSummary(BaseModel):
     abstained: int
     claim_errors: int
     not_checkworthy: int
-    factuality: float | None  # supported share of all checked claims (micro average)
+    # FActScore over the rows checked (`veracity.documents.report.factscore`): the mean of
+    # each responding document's supported share of its check-worthy claims
+    factuality: float | None
+    factuality_penalised: float | None = None  # the same with the length penalty (γ = 10)
+    respond_ratio: float | None = None  # documents with a check-worthy claim / documents
+    supported_share_of_decided: float | None = None  # all checked claims pooled (micro)
     llm_calls: int
     searches: int
     wall_time_s: float
@@ -393,22 +398,30 @@ def drop_errors(store: RunStore) -> int:
 
 
 def summarize(records: list[DocumentRecord], wall_time_s: float = 0.0) -> DocumentBatchSummary:
-    """Rows by status and the claims' totals over the rows that were checked (the claims
-    of every report summed by `veracity.documents.report.summarise`, so factuality is the
-    same rule over all of them)."""
+    """Rows by status, the claims' totals over the rows that were checked (the claims of
+    every report summed by `veracity.documents.report.summarise`), and FActScore over
+    those rows (`veracity.documents.report.factscore`: a macro average over documents)."""
     reports = [r.report for r in records if r.report is not None]
     totals = summarise([o for report in reports for o in report.claims])
+    score = factscore(_facts(report.summary) for report in reports)
     ok = sum(r.status == "ok" for r in records)
     return DocumentBatchSummary(
         rows=len(records), ok=ok, errors=len(records) - ok,
         claims=totals.claims, checked=totals.checked, supported=totals.supported,
         refuted=totals.refuted, mixed=totals.mixed, abstained=totals.abstained,
         claim_errors=totals.errors, not_checkworthy=totals.not_checkworthy,
-        factuality=totals.factuality,
+        factuality=score.factuality, factuality_penalised=score.factuality_penalised,
+        respond_ratio=score.respond_ratio,
+        supported_share_of_decided=score.supported_share_of_decided,
         llm_calls=sum(r.usage.llm_calls for r in reports),
         searches=sum(r.usage.searches for r in reports),
         wall_time_s=round(wall_time_s, 3),
     )  # fmt: skip
+
+
+def _facts(s: Any) -> tuple[int, int, int]:
+    """(supported, checked, check-worthy claims sent to the method) of one summary."""
+    return s.supported, s.checked, s.checked + s.abstained + s.errors
 
 
 def output_line(record: DocumentRecord) -> str:

@@ -9,9 +9,12 @@ Over the responses of a run, from what each record keeps in
   Recall = matched annotated claims / annotated claims; precision = matched extracted
   claims / extracted claims. The matcher (an embedding model, or ``lexical``) and the
   threshold are named in the result.
-- **check-worthiness**: over the matched pairs whose annotated claim has a category, the
-  extracted claim's category (``factual`` or not) against the annotation's: F1 of the
-  ``factual`` class and macro-F1 over factual / not. n/a for a set without categories
+- **check-worthiness**: as Factcheck-Bench's subtask scores it, over the annotated
+  claims: each annotated claim put in a category by the extraction's own step
+  (``document.classify_gold_claims``), ``factual`` or not, against the annotation's: F1
+  of the ``factual`` class and macro-F1 over factual / not. The older figure, over the
+  extracted claims that matched an annotated one (so it depends on what was extracted),
+  is kept beside it as ``matched_pairs_f1_factual``. n/a for a set without categories
   (FacTool).
 - **claims given gold claims**: each check-worthy annotated claim checked by the method;
   scored over those annotated true or false (unknown ones are counted apart): accuracy,
@@ -21,9 +24,16 @@ Over the responses of a run, from what each record keeps in
   annotated true / false claim, scored against it in the same way; unmatched checked
   claims are counted apart, by the side their label falls on.
 - **responses**: the predicted response label against the gold one. Abstentions (no
-  claim checked) and errors are counted apart, never as false: ``accuracy`` counts
-  them as misses, ``accuracy_answered`` leaves them out. The same rule applied to the
-  checks of the gold claims gives ``response_given_gold_claims``.
+  claim checked) and errors are never counted as false: ``accuracy``, the headline,
+  counts them as misses; ``accuracy_answered`` beside it leaves them out. The same rule
+  applied to the checks of the gold claims gives ``response_given_gold_claims``.
+- **factuality**: FActScore over the responses (`veracity.documents.report.factscore`):
+  per response, its supported extracted claims over its check-worthy ones (a claim
+  refuted, mixed, abstained on or failed is not supported), the macro average over the
+  responses with at least one, with and without the length penalty (γ = 10), the
+  respond ratio, and ``supported_share_of_decided`` (supported over checked claims, all
+  responses pooled: the figure called factuality before). Responses whose extraction
+  failed are left out of all of it and counted.
 - **cost**: claims per document produced and annotated; wall time and LLM calls per
   document (all of a response's calls: extraction, its checks and the gold checks), and
   apart: the extraction's calls, the gold checks' calls, and the wall time of extracting
@@ -40,6 +50,7 @@ from pydantic import BaseModel, ConfigDict
 
 from veracity.core.labels import get_label_space
 from veracity.core.labels.scores import accuracy, macro_f1, per_class
+from veracity.documents.report import factscore
 from veracity.evaluation.document_task import TASK_KEY, task_config, truth_of
 from veracity.evaluation.metrics import Metrics
 
@@ -103,13 +114,15 @@ class DocumentMetrics(BaseModel):
     extracted_claims: dict[str, Any]
     response: dict[str, Any]
     response_given_gold_claims: dict[str, Any]
+    factuality: dict[str, Any] = {}
     cost: dict[str, Any]
 
     def flat(self) -> dict[str, float]:
         """The figures as ``section.name`` -> number (for `Metrics.extra` and paper rows)."""
         out: dict[str, float] = {}
         for section in ("extraction", "checkworthiness", "gold_claims", "extracted_claims",
-                        "response", "response_given_gold_claims", "cost"):  # fmt: skip
+                        "response", "response_given_gold_claims", "factuality",
+                        "cost"):  # fmt: skip
             for key, value in getattr(self, section).items():
                 if isinstance(value, dict):
                     out.update({f"{section}.{key}:{k}": float(v) for k, v in value.items()})
@@ -148,7 +161,9 @@ class _Tally:
     def __init__(self, threshold: float):
         self.threshold = threshold
         self.ext: Counter[str] = Counter()
-        self.worth: tuple[list[str], list[str | None]] = ([], [])
+        self.worth: tuple[list[str], list[str | None]] = ([], [])  # matched pairs
+        self.gold_worth: tuple[list[str], list[str | None]] = ([], [])  # annotated claims
+        self.facts: list[tuple[int, int, int]] = []  # per response: supported, checked, facts
         self.gold_claims: tuple[list[str], list[str | None]] = ([], [])
         self.gold_status: Counter[str] = Counter()
         self.extracted: tuple[list[str], list[str | None]] = ([], [])
@@ -188,6 +203,13 @@ class _Tally:
                 self.categories = True
                 self.worth[0].append(WORTH[0] if gold[j]["checkworthy"] else WORTH[1])
                 self.worth[1].append(WORTH[0] if extracted[i]["checkworthy"] else WORTH[1])
+        for g in gold:
+            if g.get("category") is not None and g.get("predicted_category") is not None:
+                self.gold_worth[0].append(WORTH[0] if g["checkworthy"] else WORTH[1])
+                predicted = g["predicted_category"] == "factual"
+                self.gold_worth[1].append(WORTH[0] if predicted else WORTH[1])
+        if not task.get("extraction_error"):
+            self.facts.append(_facts(extracted))
         self._extracted_claims(extracted, gold, dict(pairs))
         checks = [g.get("check") for g in gold]
         self._gold_claims(gold, checks)
@@ -222,6 +244,7 @@ class _Tally:
     def result(self) -> DocumentMetrics:
         n, ext = len(self.responses), self.ext
         worth = label_scores(*self.worth, WORTH) if self.categories else None
+        gold_worth = label_scores(*self.gold_worth, WORTH) if self.gold_worth[0] else None
         extracted = label_scores(*self.extracted, TRUTH)
         extracted.update(checked=ext["checked"], matched_to_unlabelled=ext["matched_unlabelled"],
                          unmatched_checked=dict(self.unmatched))  # fmt: skip
@@ -237,11 +260,15 @@ class _Tally:
                 "precision": _ratio(ext["matched"], ext["extracted"]),
                 "failed": ext["extraction_failed"],  # answers whose extraction failed
             },
-            checkworthiness=_worth(worth),
+            checkworthiness=_worth(gold_worth, worth, self.categories),
             gold_claims={**label_scores(*self.gold_claims, TRUTH), **dict(self.gold_status)},
             extracted_claims=extracted,
             response=_responses(self.responses),
             response_given_gold_claims=_responses(self.responses_gold),
+            factuality={
+                **factscore(self.facts).model_dump(),
+                "extraction_failed": ext["extraction_failed"],
+            },
             cost={
                 "claims_per_document_extracted": _ratio(ext["extracted"], n),
                 "checkworthy_per_document_extracted": _ratio(ext["checkworthy"], n),
@@ -293,7 +320,12 @@ HEADLINE = (
     ("check-worthiness F1 (factual)", "checkworthiness.f1_factual"),
     ("claims macro-F1, given the annotated claims", "gold_claims.macro_f1"),
     ("claims macro-F1, given the extracted claims", "extracted_claims.macro_f1"),
+    ("answer accuracy (abstentions and errors count as misses)", "response.accuracy"),
     ("answer accuracy, abstentions and errors left out", "response.accuracy_answered"),
+    ("factuality (FActScore, mean over answers)", "factuality.factuality"),
+    ("factuality, length-penalised (γ = 10)", "factuality.factuality_penalised"),
+    ("respond ratio", "factuality.respond_ratio"),
+    ("supported of the checked claims (pooled)", "factuality.supported_share_of_decided"),
     ("claims per answer, extracted", "cost.claims_per_document_extracted"),
     ("claims per answer, annotated", "cost.claims_per_document_annotated"),
 )
@@ -322,15 +354,31 @@ def _gold_truth(rec: Any) -> str | None:
     return truth_of(rec.gold, get_label_space(rec.verdict.label_space))
 
 
-def _worth(scores: dict[str, Any] | None) -> dict[str, Any]:
-    if scores is None:
+def _worth(
+    gold: dict[str, Any] | None, matched: dict[str, Any] | None, categories: bool
+) -> dict[str, Any]:
+    """Check-worthiness over the annotated claims (`gold`), the matched pairs' beside it."""
+    if gold is None and not categories:
         return {"available": False, "note": "n/a: the set annotates no check-worthiness"}
-    return {
-        "available": True,
-        "pairs": scores["n"],
-        "f1_factual": scores["f1"].get(WORTH[0]),
-        "macro_f1": scores["macro_f1"],
+    out: dict[str, Any] = {
+        "available": gold is not None,
+        "claims": gold["n"] if gold else 0,
+        "f1_factual": gold["f1"].get(WORTH[0]) if gold else None,
+        "macro_f1": gold["macro_f1"] if gold else None,
+        "matched_pairs": matched["n"] if matched else 0,
+        "matched_pairs_f1_factual": matched["f1"].get(WORTH[0]) if matched else None,
+        "matched_pairs_macro_f1": matched["macro_f1"] if matched else None,
     }
+    if gold is None:
+        out["note"] = "the annotated claims were not classified (document.classify_gold_claims)"
+    return out
+
+
+def _facts(extracted: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(supported, checked, check-worthy claims sent to the method) of one response."""
+    checked = [c for c in extracted if c["status"] == "checked"]
+    facts = sum(c["status"] in ("checked", "abstained", "error") for c in extracted)
+    return sum(c["truth"] == "true" for c in checked), len(checked), facts
 
 
 __all__ = [

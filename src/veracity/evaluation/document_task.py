@@ -3,19 +3,24 @@
 A dataset whose input kind is ``document`` (``factcheck_bench_documents``,
 ``factool_qa_documents``) is run as a document task. For each response `DocumentTask`:
 
-1. runs the shared claim-extraction stage (`veracity.evidence.claims.ClaimExtractor`) and
-   checks each check-worthy claim with the run's claim method (`DocumentChecker`), the
-   question the response answers given as the document's title;
+1. runs the shared claim-extraction stage (`veracity.evidence.claims.ClaimExtractor`),
+   which reads the question the response answers beside it, and checks each check-worthy
+   claim with the run's claim method (`DocumentChecker`; the question is the document's
+   title too);
 2. checks each check-worthy annotated ("gold") claim with the same method
-   (``check_gold_claims``), so checking can be scored apart from extraction;
+   (``check_gold_claims``), so checking can be scored apart from extraction; a method
+   that extracts claims takes each as one atomic claim (`given_atomic`); and, for a set
+   that annotates check-worthiness, puts each annotated claim in a category with the
+   extraction's own step (``classify_gold_claims``, one call per response);
 3. scores how alike each extracted claim is to each annotated claim (`ClaimMatcher`:
    cosine similarity of sentence embeddings, or word overlap when no embedder is
    installed) and keeps the whole matrix, so the threshold is applied when the metrics
    are computed (`veracity.evaluation.document_metrics`).
 
-The response's label: false when a checked claim's label is on the false side of the
-label space (its score at most 1/3), true when at least one claim was checked and none
-is, and no label (an abstention) when no claim was checked. Everything is kept in the
+The response's label: false when a checked claim is refuted (`veracity.documents.report.
+support_of`, the rule the report and the views use: its label on the false side of the
+label space), true when at least one claim was checked and none is, and no label (an
+abstention) when no claim was checked. Everything is kept in the
 verdict's ``metadata["document_task"]``; the verdict's usage holds every model call
 (extraction, checks, gold checks), so the run's usage counts them per document.
 
@@ -32,12 +37,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from veracity.core import context
+from veracity.core.bounds import Concurrency
 from veracity.core.errors import EvalError, StructuredOutputError, problem_text
 from veracity.core.labels import LabelSpace
 from veracity.core.types import Claim, Usage, Verdict
 from veracity.documents import DocumentChecker, reading
-from veracity.documents.report import REFUTED_TO, SUPPORTED_FROM, ClaimOutcome
-from veracity.evidence.claims import ClaimExtractor, ExtractionConfig, word_overlap
+from veracity.documents.report import ClaimOutcome, Support, support_of, support_of_label
+from veracity.evidence.claims import ClaimExtractor, ExtractionConfig, given_atomic, word_overlap
 
 TASK_KEY = "document_task"
 DOCUMENT_KIND = "document"
@@ -57,6 +64,9 @@ class DocumentTaskConfig(BaseModel):
         embedding_threshold: a pair matches at or above this cosine similarity.
         lexical_threshold: a pair matches at or above this word overlap.
         check_gold_claims: also check every check-worthy annotated claim.
+        classify_gold_claims: also put every annotated claim of a set that annotates
+            check-worthiness in a category with the extraction's own step (one call per
+            response), for check-worthiness F1 over the annotated claims.
         claim_concurrency: claims of one response checked at once (None: the run's
             concurrency).
     """
@@ -69,7 +79,8 @@ class DocumentTaskConfig(BaseModel):
     embedding_threshold: float = Field(default=0.7, gt=0.0, le=1.0)
     lexical_threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     check_gold_claims: bool = True
-    claim_concurrency: int | None = Field(default=None, ge=1)
+    classify_gold_claims: bool = True
+    claim_concurrency: Concurrency | None = Field(default=None, ge=1)
 
     def threshold(self, matcher: str) -> float:
         """The threshold of the matcher used (``lexical`` or an embedding one)."""
@@ -121,31 +132,29 @@ class ClaimMatcher:
         return [[round(float(v), 4) for v in row] for row in sims]
 
 
+_TRUTH: dict[Support | None, str | None] = {"supported": "true", "refuted": "false"}
+
+
 def truth_of(label: str | None, space: LabelSpace) -> str | None:
-    """``true`` / ``false`` for a label on that side of `space` (score at least 2/3, at
-    most 1/3); None for no label or a middle one."""
-    if label is None:
-        return None
-    score = space.score(label)
-    if score >= SUPPORTED_FROM:
-        return "true"
-    return "false" if score <= REFUTED_TO else None
+    """``true`` / ``false`` for a label on that side of `space` (the rule of
+    `veracity.documents.report.support_of_label`); None for no label or a middle one."""
+    return _TRUTH.get(support_of_label(label, space))
 
 
-def _verdict_row(verdict: Verdict | None, space: LabelSpace, status: str) -> dict[str, Any]:
-    label = verdict.label if verdict is not None else None
+def _verdict_row(verdict: Verdict | None, status: str) -> dict[str, Any]:
+    """A checked claim's row; its truth is `support_of`'s, the rule the report uses."""
     return {
         "status": status,
-        "label": label,
-        "truth": truth_of(label, space) if status == "checked" else None,
+        "label": verdict.label if verdict is not None else None,
+        "truth": _TRUTH.get(support_of(verdict)) if verdict and status == "checked" else None,
         "score": verdict.score if verdict is not None else None,
         "error": verdict.error if verdict is not None else None,
     }
 
 
-def _outcome_row(outcome: ClaimOutcome, space: LabelSpace) -> dict[str, Any]:
+def _outcome_row(outcome: ClaimOutcome) -> dict[str, Any]:
     claim = outcome.claim
-    row = _verdict_row(outcome.verdict, space, outcome.status)
+    row = _verdict_row(outcome.verdict, outcome.status)
     if outcome.status == "error" and outcome.verdict is None:
         row["error"] = outcome.error
     return {"id": claim.id, "text": claim.text, "category": claim.category,
@@ -202,7 +211,7 @@ class DocumentTask:
         """
         started = time.perf_counter()
         title = (item.context or "").removeprefix("answer to the question: ").strip() or None
-        document = reading.from_text(item.text, title=title)
+        document = reading.from_text(item.text, title=title, question=title)
         report, error, lost = None, None, None
         try:
             report = await self.checker.check(document)
@@ -212,9 +221,10 @@ class DocumentTask:
         document_wall = time.perf_counter() - started
         space = self.label_space
         outcomes = report.claims if report is not None else []
-        extracted = [_outcome_row(o, space) for o in outcomes]
+        extracted = [_outcome_row(o) for o in outcomes]
         gold = list(self.gold.get(item.id, []))
         gold_rows, usage = await self._check_gold(gold)
+        worth, unclassified = await self._classify_gold(gold, item.text, title, usage)
         gold_calls = usage.llm_calls
         similarity = self.matcher.similarity([c["text"] for c in extracted],
                                              [g["text"] for g in gold])  # fmt: skip
@@ -227,7 +237,11 @@ class DocumentTask:
         task = {
             "matcher": self.matcher.name,
             "extracted": extracted,
-            "gold": [{**g, "check": r} for g, r in zip(gold, gold_rows, strict=True)],
+            "gold": [
+                {**g, "check": r, **({"predicted_category": k} if k is not None else {})}
+                for g, r, k in zip(gold, gold_rows, worth, strict=True)
+            ],
+            "gold_unclassified": unclassified,
             "similarity": similarity,
             "summary": report.summary.model_dump(mode="json") if report is not None else None,
             "extraction_error": error,
@@ -262,6 +276,32 @@ class DocumentTask:
         parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no claims found"
         return None, f"no claim was checked ({parts})"
 
+    async def _classify_gold(
+        self, gold: list[dict[str, Any]], text: str, question: str | None, usage: Usage
+    ) -> tuple[list[str | None], str | None]:
+        """The extraction's check-worthiness category of each annotated claim, when the set
+        annotates categories (Factcheck-Bench's check-worthiness subtask: the annotated
+        claims classified, so the figure does not depend on which claims were extracted);
+        its model calls are added to `usage`. Returns the categories (None: not classified)
+        and, where they were not, why (None: classified, or the set annotates none)."""
+        none: list[str | None] = [None] * len(gold)
+        if not gold or not any(g.get("category") is not None for g in gold):
+            return none, None
+        if not (self.config.classify_gold_claims and self.config.extraction.checkworthiness):
+            return none, "off (document.classify_gold_claims or extraction.checkworthiness)"
+        why = None
+        with context.check_context() as ctx:
+            try:
+                found: list[str | None] = list(
+                    await self.checker.extractor.categorise(
+                        [g["text"] for g in gold], text, question=question
+                    )
+                )
+            except StructuredOutputError as exc:
+                found, why = none, f"classification failed: {exc}"
+        usage.add(ctx.usage)
+        return found, why
+
     async def _check_gold(self, gold: list[dict[str, Any]]) -> tuple[list[dict | None], Usage]:
         """Each check-worthy annotated claim checked with the method (None: not checked)."""
         usage = Usage()
@@ -274,13 +314,14 @@ class DocumentTask:
                 return None
             async with gate:
                 try:
-                    verdict = await self.method.check(Claim(id=f"g{k + 1}", text=claim["text"]))
+                    with given_atomic(claim["text"]):  # annotated claims are atomic already
+                        verdict = await self.method.check(Claim(id=f"g{k + 1}", text=claim["text"]))
                 except Exception as exc:  # a method bug must not lose the other claims
                     return {"status": "error", "label": None, "truth": None, "score": None,
                             "error": f"{type(exc).__name__}: {exc}"}  # fmt: skip
             usage.add(verdict.usage)
             status = "error" if verdict.error else "checked" if verdict.label else "abstained"
-            return _verdict_row(verdict, self.label_space, status)
+            return _verdict_row(verdict, status)
 
         rows = await asyncio.gather(*(one(k, c) for k, c in enumerate(gold)))
         return list(rows), usage
