@@ -16,6 +16,13 @@ Untrusted text is data (see `veracity.core.untrusted`), by construction:
   }}``), and a rendered prompt that holds fenced data gets a system note saying that
   the fenced parts are data, not instructions (`data_notice`).
 
+Templates render in Jinja's immutable sandbox (`jinja2.sandbox`), the package's own as
+well as a run's overrides: a template reads the values it is given and nothing else, so an
+override from a shared run file or a recorded spec cannot reach Python internals
+(``cycler.__init__.__globals__``), call unsafe methods or change a value. `PromptBundle.bind`
+refuses an override that names a private attribute (one starting with ``_``) before
+anything renders, and a render that the sandbox stops is a `PromptError`.
+
 A template lists the variables it shows without a fence in a comment,
 ``{# trusted: kind, labels #}``: values our own code builds (label lists, role names,
 numbers, rendered sub-prompts). `unfenced_variables` finds every other variable shown
@@ -38,11 +45,12 @@ from typing import Any
 import jinja2
 import jinja2.ext
 import jinja2.meta
+import jinja2.sandbox
 
 from veracity.core import context
-from veracity.core.errors import PromptError
+from veracity.core.errors import InputError, PromptError
 from veracity.core.events import Note
-from veracity.core.textio import truncate_chars
+from veracity.core.textio import MAX_CONFIG_BYTES, read_file_limited, truncate_chars
 from veracity.core.types import Article, CheckInput, Claim, Post
 from veracity.core.untrusted import (
     MARK,
@@ -84,7 +92,7 @@ class PromptBundle:
             if not folder.is_dir():
                 raise PromptError(f"prompts.dir {folder} is not a folder")
             for path in sorted(folder.glob("*.j2")):
-                found[path.name] = path.read_text(encoding="utf-8")
+                found[path.name] = _read_template(path, "prompts.dir")
         found.update(_read_templates(cfg.templates, "prompts.templates"))
         claims = _read_templates(getattr(cfg, "claims", {}), "prompts.claims")
         return cls(tuple(sorted(found.items())), claim_overrides=tuple(sorted(claims.items())))
@@ -114,6 +122,12 @@ class PromptBundle:
                 extra = _variables(env, text) - _variables(env, original)
             except jinja2.TemplateSyntaxError as exc:
                 raise PromptError(f"prompt override {name!r}: {exc}") from exc
+            private = private_names(text)
+            if private:
+                raise PromptError(
+                    f"prompt override {name!r} reaches into {', '.join(private)}: a template "
+                    "may only read the values it is given (nothing starting with '_')"
+                )
             unfenced = unfenced_variables(text)
             if unfenced:
                 raise PromptError(
@@ -150,8 +164,16 @@ def _read_templates(files: dict[str, str], where: str) -> dict[str, str]:
         path = Path(file).expanduser()
         if not path.is_file():
             raise PromptError(f"{where}.{name}: file {path} not found")
-        found[name] = path.read_text(encoding="utf-8")
+        found[name] = _read_template(path, f"{where}.{name}")
     return found
+
+
+def _read_template(path: Path, where: str) -> str:
+    """A template file's text, read with the config files' size cap."""
+    try:
+        return read_file_limited(path, MAX_CONFIG_BYTES, "template").decode("utf-8")
+    except (InputError, UnicodeDecodeError, OSError) as exc:
+        raise PromptError(f"{where}: {exc}") from None
 
 
 # Kept ambient (issue 22): a run's prompt overrides reach templates rendered in shared
@@ -217,7 +239,8 @@ def _env(package: str, overrides: tuple[tuple[str, str], ...] = ()) -> jinja2.En
     loader: jinja2.BaseLoader = jinja2.FileSystemLoader(str(root))
     if overrides:
         loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(overrides)), loader])
-    env = jinja2.Environment(
+    # the sandbox: attribute access, calls and formatting are checked as a template runs
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
@@ -244,6 +267,10 @@ def _render_marked(package: str, name: str, variables: dict[str, Any]) -> tuple[
         raise PromptError(f"prompt template {name!r} not found in {package}/prompts") from None
     except jinja2.UndefinedError as exc:
         raise PromptError(f"{package}/prompts/{name}: {exc}") from exc
+    except jinja2.exceptions.SecurityError as exc:
+        raise PromptError(
+            f"{package}/prompts/{name}: the template sandbox refused: {exc}"
+        ) from None
     return text, used
 
 
@@ -414,6 +441,25 @@ def _shown(node: jinja2.nodes.Node) -> set[str]:
     for child in node.iter_child_nodes():
         out |= _shown(child)
     return out
+
+
+def private_names(source: str) -> list[str]:
+    """The private names a template reads (``x.__class__``, ``x["_y"]``, ``_z``): none of
+    the values a method passes has one worth showing, and they are the way out of the
+    sandbox an attack tries first."""
+    env = jinja2.Environment(extensions=[_RoleMarkers])
+    nodes = jinja2.nodes
+    found: set[str] = set()
+    for node in env.parse(source).find_all((nodes.Getattr, nodes.Getitem, nodes.Name)):
+        if isinstance(node, nodes.Getattr):
+            name = node.attr
+        elif isinstance(node, nodes.Getitem):
+            name = node.arg.value if isinstance(node.arg, nodes.Const) else ""
+        else:
+            name = node.name
+        if isinstance(name, str) and name.startswith("_") and name != "_":  # `_`: a loop dummy
+            found.add(name)
+    return sorted(found)
 
 
 def unfenced_variables(source: str) -> list[str]:

@@ -18,6 +18,19 @@ import httpx
 import respx
 
 FIX = Path(__file__).resolve().parents[1] / "data" / "datasets"
+PUBLIC = "93.184.215.14"
+
+
+async def public_dns(host: str, port: int) -> list[str]:
+    """Every host name resolves to one public address (the guard's resolver in tests)."""
+    return [PUBLIC]
+
+
+def logical_url(request: httpx.Request) -> str:
+    """The URL a request was for: the fetcher sends it to the checked address, with the
+    host name in the Host header."""
+    path = request.url.raw_path.decode("ascii")
+    return f"{request.url.scheme}://{request.headers['host']}{path}"
 
 
 def sha(data: bytes) -> str:
@@ -67,27 +80,37 @@ class ReleaseServer:
         self.files: dict[str, bytes] = {}
         self.break_after: dict[str, list[int]] = {}  # url -> byte counts to break at, in turn
         self.ignore_range: set[str] = set()
+        self.handlers: dict[str, object] = {}
+        # one route for everything: the fetcher connects to the address its guard checked
+        # (`public_dns`), so a request is matched by its Host header and path, not its URL
+        router.route().mock(side_effect=self._dispatch)
 
     def add(self, url: str, data: bytes, *, break_at: list[int] | None = None) -> str:
         self.files[url] = data
         if break_at:
             self.break_after[url] = list(break_at)
-        self.router.get(url).mock(side_effect=self._answer)
+        self.handlers[url] = self._answer
         return url
 
     def missing(self, url: str) -> None:
-        self.router.get(url).mock(side_effect=lambda r: self._log(r, httpx.Response(404)))
+        self.handlers[url] = lambda r: self._log(r, httpx.Response(404))
 
     def refuse(self, url: str) -> None:
         def refuse(request: httpx.Request) -> httpx.Response:
             self.requests.append(request)
             raise httpx.ConnectError("connection refused", request=request)
 
-        self.router.get(url).mock(side_effect=refuse)
+        self.handlers[url] = refuse
 
     def redirect(self, url: str, to: str) -> None:
         answer = httpx.Response(302, headers={"location": to})
-        self.router.get(url).mock(side_effect=lambda r: self._log(r, answer))
+        self.handlers[url] = lambda r: self._log(r, answer)
+
+    def _dispatch(self, request: httpx.Request) -> httpx.Response:
+        url = logical_url(request)
+        if url not in self.handlers:
+            raise AssertionError(f"no release is served at {url} (sent to {request.url})")
+        return self.handlers[url](request)  # type: ignore[operator]
 
     def _log(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:
         self.requests.append(request)
@@ -95,7 +118,7 @@ class ReleaseServer:
 
     def _answer(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        url = str(request.url)
+        url = logical_url(request)
         data, start = self.files[url], 0
         rng = request.headers.get("range")
         if rng and url not in self.ignore_range:
@@ -115,4 +138,4 @@ class ReleaseServer:
 
     def ranges(self, url: str) -> list[str | None]:
         """The Range header of each request for `url`, in order."""
-        return [r.headers.get("range") for r in self.requests if str(r.url) == url]
+        return [r.headers.get("range") for r in self.requests if logical_url(r) == url]

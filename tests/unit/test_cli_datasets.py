@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 import respx
-from _fetch_helpers import FIX, ReleaseServer, sha, tar_gz
+from _fetch_helpers import FIX, ReleaseServer, public_dns, sha, tar_gz
 from typer.testing import CliRunner
 
 from veracity.cli import app
@@ -52,6 +52,7 @@ def server(monkeypatch):
     monkeypatch.setattr("veracity.datasets.releases.ENTRIES", TEST_ENTRIES)
     monkeypatch.delenv("VERACITY_OFFLINE", raising=False)
     monkeypatch.setattr("veracity.datasets.fetch.Fetcher.backoff_s", 0.0, raising=False)
+    monkeypatch.setattr("veracity.datasets.fetch.RESOLVER", public_dns)
     with respx.mock(assert_all_called=False) as router:
         yield ReleaseServer(router)
 

@@ -12,7 +12,7 @@ import shutil
 import httpx
 import pytest
 import respx
-from _fetch_helpers import FIX, ReleaseServer, sha, tar_gz, zip_bytes
+from _fetch_helpers import FIX, ReleaseServer, public_dns, sha, tar_gz, zip_bytes
 
 from veracity.datasets import load_dataset
 from veracity.datasets.catalogue import Download, Entry, Place
@@ -33,7 +33,8 @@ RAW = "https://raw.githubusercontent.com/owner/repo/0123456789abcdef0123456789ab
 
 
 @pytest.fixture
-def server():
+def server(monkeypatch):
+    monkeypatch.setattr("veracity.datasets.fetch.RESOLVER", public_dns)
     with respx.mock(assert_all_called=False) as router:
         yield ReleaseServer(router)
 
@@ -269,7 +270,7 @@ def test_an_interrupted_conversion_leaves_no_half_built_folder(server, fetcher, 
     data = b"pickled articles"
     url = server.add(f"{RAW}/data/news_articles/politifact_train.pkl", data)
 
-    def interrupted(downloads, out):
+    def interrupted(downloads, out, limits):
         (out / "politifact_train.jsonl").write_text("{}\n")
         raise KeyboardInterrupt
 

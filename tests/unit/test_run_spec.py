@@ -205,7 +205,8 @@ def test_eval_records_the_spec_and_runs_it_again(tmp_path, scripted):
     assert spec["llm"]["options"]["n_ctx"] == 8192  # the effective options, defaults filled
     assert record["veracity_version"] and record["prompts"]
     assert record.get("source_revision") == source_revision()  # this checkout's commit
-    assert read_spec(first).seed == 3
+    # the data directory it names is outside the run directory: the caller gives its own
+    assert read_spec(first, given={"data_dir": str(tmp_path)}).seed == 3
 
     second = tmp_path / "second"
     calls = len(scripted.calls)

@@ -4,10 +4,14 @@ Each set's licence and size come first, then a progress bar per download (on a t
 otherwise a plain line every few seconds). Exit status: 2 for names that are not datasets,
 1 when a set could not be installed (the network did not answer, a checksum did not match,
 the set is fetched by hand); `--all` goes on past a failing set and names it at the end.
+
+What a release may unpack to and a conversion may write is bounded (`convert.Limits`); the
+`--max-*` flags and `--allow-empty` change a bound for a release that really needs it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +23,42 @@ from veracity.cli.datasets import DATA_DIR_HELP, datasets_app
 
 if TYPE_CHECKING:
     from veracity.datasets.catalogue import Entry
+    from veracity.datasets.convert import Limits
     from veracity.datasets.fetch import Fetcher
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b)?", re.IGNORECASE)
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+SIZE_HELP = "; SIZE: bytes, or K, M, G for KiB, MiB, GiB)"
+
+
+def parse_size(text: str, flag: str) -> int:
+    """``512M`` → bytes (binary units); exits 2 with the reason on anything else."""
+    found = _SIZE.fullmatch(text.strip())
+    size = int(float(found[1]) * _SCALE[found[2].lower()]) if found else 0
+    if size < 1:
+        fail(f"{flag} takes a size such as 300M or 2G (at least 1 byte), not {text!r}")
+    return size
+
+
+def _limits(
+    member: str | None, archive: str | None, output: str | None, rows: int | None, empty: bool
+) -> Limits:
+    """The bounds for this run: the defaults, with what the flags change."""
+    from dataclasses import replace
+
+    from veracity.datasets.convert import DEFAULT_LIMITS
+
+    changed: dict[str, int | bool] = {"allow_empty": empty}
+    for value, flag, field in (
+        (member, "--max-member-bytes", "member_bytes"),
+        (archive, "--max-archive-bytes", "archive_bytes"),
+        (output, "--max-output-bytes", "output_bytes"),
+    ):
+        if value is not None:
+            changed[field] = parse_size(value, flag)
+    if rows is not None:
+        changed["rows"] = rows
+    return replace(DEFAULT_LIMITS, **changed)  # type: ignore[arg-type]
 
 
 class PlainProgress:
@@ -184,6 +223,36 @@ def get(
     no_verify: bool = typer.Option(
         False, "--no-verify", help="install even when a checksum does not match (not advised)"
     ),
+    max_member_bytes: str | None = typer.Option(
+        None,
+        "--max-member-bytes",
+        metavar="SIZE",
+        help="largest file taken out of an archive or converted whole (default 256M" + SIZE_HELP,
+    ),
+    max_archive_bytes: str | None = typer.Option(
+        None,
+        "--max-archive-bytes",
+        metavar="SIZE",
+        help="most an archive may unpack to, all its files together (default 1G" + SIZE_HELP,
+    ),
+    max_output_bytes: str | None = typer.Option(
+        None,
+        "--max-output-bytes",
+        metavar="SIZE",
+        help="most a converted set may write (default 64M" + SIZE_HELP,
+    ),
+    max_rows: int | None = typer.Option(
+        None,
+        "--max-rows",
+        min=1,
+        metavar="N",
+        help="most rows a converted set may write (default 100000)",
+    ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="install a set even when a file is empty or a conversion gives under 10 rows",
+    ),
 ) -> None:
     """Download benchmarks from their public releases into the data directory: checksum
     checked, converted to the loaders' layout, installed only when complete."""
@@ -191,13 +260,19 @@ def get(
     from veracity.datasets.fetch import Fetcher, FetchError, offline_requested
 
     chosen = _resolve(list(names or []), all_)
+    limits = _limits(max_member_bytes, max_archive_bytes, max_output_bytes, max_rows, allow_empty)
     data_dir = data_dir or (ctx.obj or {}).get("data_dir")
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     if root.exists() and not root.is_dir():
         fail(f"the data directory {root} is a file, not a folder")
     try:
         fetcher = Fetcher(
-            root, verify=not no_verify, offline=offline_requested(), progress=_progress, say=_say
+            root,
+            verify=not no_verify,
+            offline=offline_requested(),
+            progress=_progress,
+            say=_say,
+            limits=limits,
         )
     except FetchError as exc:
         fail(str(exc), code=1)

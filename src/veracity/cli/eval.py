@@ -71,22 +71,28 @@ def resolve_config(
     variant: str | None,
     flags: dict[str, Any],
     spec: Path | None = None,
+    trust_spec: bool = False,
 ) -> RunConfig:
     """The run config: the YAML (or the run spec another run directory recorded, with
     `spec`; or the run directory's own config when resuming) with its variant, then the
     command-line flags, which always win; a default ``auto`` LLM cache mode becomes
-    ``record``."""
+    ``record``.
+
+    A spec that reaches outside its run directory (an endpoint, a key variable, a command,
+    files elsewhere) is refused unless `trust_spec` (`veracity.runtime.spec.read_spec`)."""
     from veracity import runtime
     from veracity.core.config import RunConfig
     from veracity.evaluation.store import RunStore
 
     base = None
+    if trust_spec and spec is None:
+        raise ConfigError("--trust-spec goes with --spec RUN_DIR")
     if spec is not None:
         if config is not None or variant is not None:
             raise ConfigError("--spec runs a recorded spec: give it without --config/--variant")
         from veracity.runtime.spec import read_spec
 
-        base = read_spec(spec).to_config()
+        base = read_spec(spec, trust=trust_spec, given=flags).to_config()
     elif config is None and out_dir is not None and RunStore(out_dir).exists():
         base = RunConfig.model_validate(RunStore(out_dir).read_config())
         if variant is not None and variant != base.variant:
@@ -184,7 +190,14 @@ def eval_(
         None,
         "--spec",
         help="run again the effective spec a run directory recorded (RUN_DIR/spec.json); "
-        "flags still win",
+        "flags still win. A spec that names an endpoint, a key variable, a command or files "
+        "outside its run directory is shown and refused without --trust-spec",
+    ),
+    trust_spec: bool = typer.Option(
+        False,
+        "--trust-spec",
+        help="with --spec: run a spec that reaches outside its run directory (endpoint, "
+        "API-key variable, commands, files elsewhere) as it is; only for specs you trust",
     ),
     out_dir: Path = typer.Option(None, "--out", "-o", help="run directory (re-run to resume)"),
     labels: str = typer.Option(None, help="the method's label space (gold labels are mapped)"),
@@ -240,7 +253,7 @@ def eval_(
             "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
         runner = engine_for(engine, ray_address, workers, llm_limit)
-        cfg = resolve_config(config, out_dir, variant, flags, spec)
+        cfg = resolve_config(config, out_dir, variant, flags, spec, trust_spec)
         cfg = with_run_options(cfg, ctx)  # --memory
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,

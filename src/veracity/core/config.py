@@ -9,12 +9,20 @@ an API key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from veracity.core.errors import ConfigError, InputError, problem_text
@@ -36,13 +44,40 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=_default_home)  # models, caches, indexes
     models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
     data_dir: Path | None = None  # benchmark data; see `data_dir()`
+# What `api_key_env` may name: an upper-case variable whose name says it holds a key or a
+# token (OPENAI_API_KEY, HF_TOKEN, MY_KEY). The model's endpoint gets its value as a bearer
+# key, so a run file must not be able to send HOME, PATH or a cloud credential to the
+# endpoint it names (and a recorded spec that names an endpoint or a key variable runs
+# only when the user says so: `veracity eval --spec DIR --trust-spec`).
+KEY_ENV_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]{0,63}_(KEY|TOKEN)$")
+# credentials that are never an LLM endpoint's bearer key (AWS signs its requests)
+_NOT_KEY_PREFIXES = ("AWS_",)
+
+
+def check_key_env_name(name: str) -> str:
+    """`name` if it may name the variable that holds an API key (`KEY_ENV_PATTERN`).
+
+    Raises:
+        ValueError: it does not look like a key's variable.
+    """
+    if not KEY_ENV_PATTERN.match(name) or name.startswith(_NOT_KEY_PREFIXES):
+        raise ValueError(
+            f"{name!r} does not name an API key variable: use an upper-case name ending in "
+            "_KEY or _TOKEN (e.g. OPENAI_API_KEY), not a cloud credential (AWS_...)"
+        )
+    return name
+
+
+# An environment variable holding an API key (validated once, here)
+KeyEnvName = Annotated[str, AfterValidator(check_key_env_name)]
+
     # The model settings: None means "not set in the environment". Their defaults live
     # once, in `LLMConfig` (shared options) and in each backend's options model.
     llm: Literal["embedded", "openai"] | None = None
     model: str | None = None
     base_url: str | None = None
     provider: str | None = None
-    api_key_env: str | None = None
+    api_key_env: KeyEnvName | None = None
     cache_mode: CacheMode | None = None
     max_concurrency: int | None = Field(default=None, ge=1)
     auto_pull: bool | None = None
@@ -135,7 +170,7 @@ class LLMConfig(BaseModel):
     # openai-compatible endpoints
     provider: str | None = None
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: KeyEnvName | None = None  # see `KEY_ENV_PATTERN`
     json_mode: Literal["json_schema", "json_object", "none"] | None = None
     logprobs: bool | None = None
     context_window: int | None = None
@@ -421,10 +456,106 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def load_run_config(path: str | Path, **overrides: Any) -> RunConfig:
+# --------------------------------------------------------------------------- run-file paths
+#
+# A run file (and a recorded spec, `veracity.runtime.spec.read_spec`) is data that may come
+# from someone else: the paths in it resolve against its own folder, never the working
+# directory, and may not leave that folder. A path-valued option is known by its key, at
+# any depth (``data_dir``, ``dataset_options.path``, ``sources.NAME.path``,
+# ``method_config.memory.path``, ``mcp_servers[].cwd``, ...), or by its place (the files of
+# ``prompts.templates`` and ``prompts.claims``). Paths given on the command line or in
+# Python are the user's own and are not confined.
+
+_PATH_KEYS = frozenset({"path", "dir", "cwd", "folder", "file"})
+_PATH_SUFFIXES = ("_path", "_dir", "_file", "_folder")
+# keys that hold a name, or a path when the value looks like one (has a separator)
+_NAME_OR_PATH_KEYS = frozenset({"index", "checkpoint"})
+_PATH_MAPS = (("prompts", "templates"), ("prompts", "claims"))  # name -> file
+
+
+def is_path_option(key: str, value: Any, trail: tuple[str, ...] = ()) -> bool:
+    """Whether the option `key` (under `trail`, the keys above it) holds a file path."""
+    if not isinstance(value, str) or not value:
+        return False
+    if trail[-2:] in _PATH_MAPS:
+        return True
+    if key in _PATH_KEYS or key.endswith(_PATH_SUFFIXES):
+        return True
+    if key in _NAME_OR_PATH_KEYS:
+        return "/" in value or "\\" in value or value.startswith(("~", "."))
+    return False
+
+
+def confine_paths(data: Any, folder: Path) -> tuple[Any, list[tuple[str, str]]]:
+    """`data` (a run file's or a spec's values) with every path option resolved against
+    `folder`, and the options whose path leaves it (``..``, an absolute path elsewhere, a
+    symbolic link pointing out), as (dotted option, resolved path)."""
+    root = folder.resolve()
+    outside: list[tuple[str, str]] = []
+
+    def walk(value: Any, trail: tuple[str, ...]) -> Any:
+        if isinstance(value, dict):
+            out = {}
+            for k, v in value.items():
+                if is_path_option(str(k), v, trail):
+                    p = Path(v).expanduser()
+                    real = (p if p.is_absolute() else root / p).resolve()
+                    if not real.is_relative_to(root):
+                        outside.append((".".join((*trail, str(k))), str(real)))
+                    out[k] = str(real)
+                else:
+                    out[k] = walk(v, (*trail, str(k)))
+            return out
+        if isinstance(value, list):
+            return [walk(v, (*trail, str(i))) for i, v in enumerate(value)]
+        return value
+
+    return walk(data, ()), outside
+
+
+def given_keys(flags: Mapping[str, Any] | None) -> set[str]:
+    """The dotted options command-line `flags` set (None: not given), e.g. ``data_dir``,
+    ``llm.base_url``: what a run file or spec says for them is not used."""
+    out: set[str] = set()
+    for key, value in (flags or {}).items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            out |= {f"{key}.{k}" for k, v in value.items() if v is not None}
+        else:
+            out.add(key)
+    return out
+
+
+def is_given(option: str, given: set[str]) -> bool:
+    """Whether `option` (dotted) or an option above it is in `given` (`given_keys`)."""
+    parts = option.split(".")
+    return any(".".join(parts[:n]) in given for n in range(1, len(parts) + 1))
+
+
+def load_run_config(
+    path: str | Path, *, given: Mapping[str, Any] | None = None, **overrides: Any
+) -> RunConfig:
     """Read a run or experiment YAML; `overrides` that are not None win (see
-    `RunConfig.with_overrides`)."""
-    data = load_yaml(path)
+    `RunConfig.with_overrides`).
+
+    Paths in the file resolve against the file's folder and may not leave it (see
+    `confine_paths`), except those the command line replaces (`given`: the flags, applied
+    later by the caller).
+
+    Raises:
+        ConfigError: the file does not fit the schema, or a path in it leaves its folder.
+    """
+    data, outside = confine_paths(load_yaml(path), Path(path).parent)
+    replaced = given_keys({**(given or {}), **overrides})
+    outside = [(key, where) for key, where in outside if not is_given(key, replaced)]
+    if outside:
+        names = "; ".join(f"{key} = {where}" for key, where in outside)
+        raise ConfigError(
+            f"{path}: {names}: outside the run file's folder {Path(path).parent.resolve()}; "
+            "a run file may only name files in its own folder (move them there, or give the "
+            "path on the command line)"
+        )
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as exc:

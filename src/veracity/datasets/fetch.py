@@ -6,8 +6,17 @@ Range request; a server that ignores Range starts it again cleanly), checks its 
 against the pin (or, for an unpinned file, against the hash recorded on its first download
 in ``<data dir>/datasets.lock.json``), builds the folder in a temporary directory beside
 the data, and renames it into place only when everything succeeded: a failed download or
-conversion leaves nothing half-installed. Redirects are followed only to https URLs; every
-request has connect and read time limits and every download a wall-clock limit.
+conversion leaves nothing half-installed. A ``.part`` of an unpinned file with no recorded
+hash is discarded, not resumed: its first recorded hash must be of one whole download.
+A file that does not match its checksum is kept beside, as ``NAME.mismatch-<sha8>``, and
+the message says how to use it anyway.
+
+Every request and every redirect hop goes through the public-address guard of the page
+fetcher (`veracity.retrieval.transport.netsafe.check_public_url`): https only, a host
+whose every address is public, and the connection made to the address that was checked.
+Every request has connect and read time limits and every download a wall-clock limit.
+What an archive may unpack to and a conversion may write is bounded by `Limits`
+(`veracity.datasets.convert`).
 
 When the network does not answer (or ``VERACITY_OFFLINE=1``), `NeedsManualStep` says which
 URL to download by hand and where to put it; the next `install` picks the file up there.
@@ -15,28 +24,42 @@ URL to download by hand and where to put it; the next `install` picks the file u
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
 from veracity.core.errors import DatasetError
 from veracity.datasets.catalogue import Download, Entry
-from veracity.datasets.convert import CONVERTERS, read_member
+from veracity.datasets.convert import (
+    CONVERTERS,
+    DEFAULT_LIMITS,
+    Limits,
+    OutOfBounds,
+    copy_member,
+)
+from veracity.retrieval.base import SourceUnreachable
+from veracity.retrieval.transport.http import pinned
+from veracity.retrieval.transport.netsafe import Resolver, UnsafeURL, check_public_url
+
+T = TypeVar("T")
 
 LOCK_FILE = "datasets.lock.json"
 DOWNLOADS = ".downloads"
 MANIFEST = ".veracity-dataset.json"
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 TIMEOUT = httpx.Timeout(connect=20.0, read=60.0, write=60.0, pool=20.0)
+RESOLVER: Resolver | None = None  # the guard's resolver when none is given (None: the system's)
 
 
 class FetchError(DatasetError):
@@ -123,6 +146,9 @@ class Fetcher:
         say: prints a line for the user (warnings and notes).
         attempts: tries per download (each resumes where the last one stopped).
         max_seconds: wall-clock limit for one download.
+        limits: what an archive may unpack to and a conversion may write.
+        resolver: host resolver for the public-address guard (tests; default: `RESOLVER`,
+            else the system's).
     """
 
     def __init__(
@@ -136,12 +162,15 @@ class Fetcher:
         say: Callable[[str], None] = print,
         attempts: int = 4,
         max_seconds: float = 3600.0,
+        limits: Limits = DEFAULT_LIMITS,
+        resolver: Resolver | None = None,
     ):
         self.root = Path(root)
         self.verify, self.offline, self.say = verify, offline, say
         self.client = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
         self.progress = progress or (lambda label: _Silent())
         self.attempts, self.max_seconds = attempts, max_seconds
+        self.limits, self.resolver = limits, resolver or RESOLVER
         self.lock = Lock(self.root / LOCK_FILE)
         self.backoff_s = 1.0
 
@@ -173,6 +202,8 @@ class Fetcher:
             shutil.rmtree(staging, ignore_errors=True)
             if isinstance(exc, FetchError) or not isinstance(exc, Exception):
                 raise
+            if isinstance(exc, OutOfBounds):
+                raise FetchError(f"{entry.folder}: {exc}; nothing was installed") from exc
             raise FetchError(
                 f"{entry.folder}: converting the release failed ({type(exc).__name__}: {exc}); "
                 "nothing was installed"
@@ -186,7 +217,7 @@ class Fetcher:
         paths, manual = {}, []
         for dl in entry.downloads:
             try:
-                paths[dl.name] = self.fetch(dl, f"{entry.folder}: {dl.name}")
+                paths[dl.name] = self.fetch(dl, f"{entry.folder}: {dl.name}", entry.folder)
             except NeedsManualStep as exc:
                 manual.append(str(exc))
         if manual:
@@ -200,12 +231,26 @@ class Fetcher:
             dest.parent.mkdir(parents=True, exist_ok=True)
             if place.member is None:
                 shutil.copyfile(paths[place.source], dest)
+                content = _has_content(dest)
             else:
-                dest.write_bytes(read_member(paths[place.source], place.member))
+                content = copy_member(paths[place.source], place.member, dest, self.limits)
             if place.sha256 and self.verify:
                 _expect(dest, place.sha256, f"{place.member} of {place.source}")
+            if not content and not self.limits.allow_empty:
+                raise OutOfBounds(
+                    f"{place.target} is empty (nothing but white space) in the release; it "
+                    "looks broken or truncated. If it is meant to be empty, run again with "
+                    "--allow-empty"
+                )
         if entry.convert:
-            CONVERTERS[entry.convert](paths, out)
+            rows = CONVERTERS[entry.convert](paths, out, self.limits)
+            least = self.limits.min_rows
+            if rows < least and not self.limits.allow_empty:
+                raise OutOfBounds(
+                    f"the conversion gave {rows} rows, fewer than {least} (the release of "
+                    f"{entry.folder} has hundreds): it looks empty or truncated. If it is "
+                    "meant to be that small, run again with --allow-empty"
+                )
         for copy in entry.copies:
             self._copy(entry, copy, out)
         files = {
@@ -235,20 +280,30 @@ class Fetcher:
 
     # ------------------------------------------------------------------ downloading
 
-    def fetch(self, dl: Download, label: str) -> Path:
-        """The checked download `dl` under ``.downloads/`` (fetched unless already there)."""
-        folder = self.root / DOWNLOADS
-        folder.mkdir(parents=True, exist_ok=True)
-        dest = folder / dl.name
+    def fetch(self, dl: Download, label: str, folder: str | None = None) -> Path:
+        """The checked download `dl` under ``.downloads/`` (fetched unless already there);
+        `folder` is the set it is for (named in the commands a message suggests)."""
+        downloads = self.root / DOWNLOADS
+        downloads.mkdir(parents=True, exist_ok=True)
+        dest = downloads / dl.name
         if not dest.is_file():
             if self.offline:
                 raise NeedsManualStep(_by_hand(dl, dest, "offline (VERACITY_OFFLINE=1)"))
             self._download(dl, dest, self.progress(label))
-        self._check(dl, dest)
+        self._check(dl, dest, folder)
         return dest
 
     def _download(self, dl: Download, dest: Path, progress: Progress) -> None:
         part = dest.with_name(dest.name + ".part")
+        expected = dl.sha256 or self.lock.get(dl.url)
+        if part.exists() and expected is None:
+            # bytes nothing can check: the hash recorded on a first download must be of one
+            # whole download, not of what someone left in the folder
+            part.unlink()
+            self.say(
+                f"note: {part} was left by an earlier try; {dl.name} has no checksum to "
+                "check a resumed file against, so it is downloaded again from the start"
+            )
         started, last = time.monotonic(), "no answer"
         for attempt in range(self.attempts):
             if time.monotonic() - started > self.max_seconds:
@@ -264,7 +319,8 @@ class Fetcher:
             except httpx.TransportError as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         progress.finish()
-        kept = f" ({part.stat().st_size:,} bytes kept; a new try resumes)" if part.exists() else ""
+        again = "a new try resumes" if expected else "a new try starts again (no checksum)"
+        kept = f" ({part.stat().st_size:,} bytes kept; {again})" if part.exists() else ""
         raise NeedsManualStep(_by_hand(dl, dest, f"the download did not complete: {last}{kept}"))
 
     def _stream(self, url: str, part: Path, progress: Progress, started: float) -> bool:
@@ -295,14 +351,16 @@ class Fetcher:
 
     @contextmanager
     def _open(self, url: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
-        """GET `url`, following up to 5 redirects, each to an https URL only."""
+        """GET `url`, following up to 5 redirects; each hop must be an https URL that the
+        public-address guard accepts, and is sent to the address the guard checked."""
         for _ in range(6):
             if not url.startswith("https://"):
                 raise FetchError(f"refusing to download from {url}: not an https URL")
             request = self.client.build_request("GET", url, headers=headers)
+            request = pinned(self.client, request, self._public_address(url))  # type: ignore[arg-type]
             resp = self.client.send(request, stream=True)
             if resp.is_redirect and "location" in resp.headers:
-                url = str(resp.url.join(resp.headers["location"]))
+                url = str(httpx.URL(url).join(resp.headers["location"]))
                 resp.close()
                 continue
             try:
@@ -312,7 +370,20 @@ class Fetcher:
             return
         raise FetchError(f"{url}: too many redirects")
 
-    def _check(self, dl: Download, path: Path) -> None:
+    def _public_address(self, url: str) -> str:
+        """The address to connect to for `url`, once the guard has accepted every address
+        its host has (a name that does not resolve counts as no answer: tried again)."""
+        try:
+            return _run(check_public_url(url, source="datasets", resolver=self.resolver))[0]
+        except UnsafeURL as exc:
+            message = str(exc).removeprefix("datasets: ").replace("refusing to fetch", "", 1)
+            raise FetchError(
+                f"refusing to download {message.strip()}; nothing was installed"
+            ) from None
+        except SourceUnreachable as exc:
+            raise httpx.ConnectError(str(exc).removeprefix("datasets: ")) from None
+
+    def _check(self, dl: Download, path: Path, folder: str | None = None) -> None:
         seen = sha256_file(path)
         if not self.verify:
             self.say(f"WARNING: {dl.name} was NOT checked (--no-verify); its sha256 is {seen}")
@@ -327,10 +398,14 @@ class Fetcher:
             )
             self.lock.record(dl.url, seen, path.stat().st_size)
         elif seen != expected:
-            path.unlink()
+            kept = path.with_name(f"{path.name}.mismatch-{seen[:8]}")
+            path.replace(kept)  # kept, not deleted: it may be a file put there by hand
+            command = f"veracity datasets get {folder or '<set>'} --data-dir {self.root}"
             raise ChecksumMismatch(
                 f"checksum mismatch for {dl.url}: expected sha256 {expected} ({how}), got "
-                f"{seen}; refusing to install it (run again with --no-verify to accept it)"
+                f"{seen}; nothing was installed and the file was moved to {kept}. "
+                f"To download it again: `{command}`. To use that file anyway: "
+                f"`mv {kept} {path}` then `{command} --no-verify`"
             )
 
 
@@ -341,6 +416,26 @@ def _expect(path: Path, sha: str, what: str) -> None:
             f"checksum mismatch for {what}: expected sha256 {sha}, got {seen}; refusing to "
             "install it (run again with --no-verify to accept it)"
         )
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine of the async guard from this synchronous code (in a thread of its
+    own when the caller already runs an event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _has_content(path: Path) -> bool:
+    """Whether a file holds anything but white space (read until the first such byte)."""
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            if chunk.strip():
+                return True
+    return False
 
 
 def _total(resp: httpx.Response, offset: int) -> int | None:

@@ -71,8 +71,10 @@ _FIRE_HAND = (
     "FIRE's claim sets have no pinned public file here: download the `datasets` folder of "
     "https://github.com/mbzuai-nlp/fire (FIRE: Fact-checking with Iterative Retrieval and "
     "Verification) and put its bingcheck/, factcheckbench/, factool_qa/ and felm_wk/ "
-    "folders in {path} (the loaders read bingcheck/data.jsonl, bingcheck/data_full.jsonl, "
-    "bingcheck/bingcheck.jsonl and <set>/data.jsonl)"
+    "folders in {path}, so that the loaders find {path}/bingcheck/data.jsonl, "
+    "{path}/bingcheck/data_full.jsonl, {path}/bingcheck/bingcheck.jsonl, "
+    "{path}/factcheckbench/data.jsonl, {path}/factool_qa/data.jsonl and "
+    "{path}/felm_wk/data.jsonl"
 )
 
 CLAIM_SETS: tuple[Entry, ...] = (
@@ -164,7 +166,7 @@ _FIRE_SAME = (
      "5f5eae40e7d124d0c70498817347bb6d9638d33dac02d2d69de4c86263c5d268"),
 )  # fmt: skip
 
-_NEWS_HAND = "{what} Put {files} in {path}."
+_NEWS_HAND = "{what} Save {files}."  # `files` names each file's full path, {path}/NAME
 
 OTHER_SETS: tuple[Entry, ...] = (
     Entry(
@@ -225,8 +227,7 @@ OTHER_SETS: tuple[Entry, ...] = (
             what="No pinned file could be confirmed: download HF.json, HR.json, MF.json and "
             "MR.json from https://github.com/JinyanSu1/Fakenews-dataset/tree/main/Dataset/"
             "PolitiFact%2B%2B (the authors' release; also on Hugging Face as Jinyan1/PolitiFact).",
-            files="the four files",
-            path="{path}",
+            files="them as {path}/HF.json, {path}/HR.json, {path}/MF.json and {path}/MR.json",
         ),
     ),
     Entry(
@@ -239,9 +240,8 @@ OTHER_SETS: tuple[Entry, ...] = (
             what="No public release of GossipCop's article texts could be confirmed: "
             "FakeNewsNet (https://github.com/KaiDMML/FakeNewsNet) publishes URLs and titles, "
             "and its crawler fetches the texts. Write them as a CSV with the columns "
-            "id,title,content,label (label fake or real), named gossipcop_first2000.csv.",
-            files="it",
-            path="{path}",
+            "id,title,content,label (label fake or real).",
+            files="it as {path}/gossipcop_first2000.csv",
         ),
     ),
     Entry(
@@ -254,10 +254,8 @@ OTHER_SETS: tuple[Entry, ...] = (
             what="The benchmark's files (the data/ folder of "
             "https://github.com/ZhangYirui10/TRACER_ANON, released for review) could not "
             "be confirmed: take its test split and write one JSON object a line, "
-            '{{"id", "claim", "label"}} with label TRUE, HALF-TRUE or FALSE, as '
-            "test_claims_first1000.jsonl.",
-            files="it",
-            path="{path}",
+            '{{"id", "claim", "label"}} with label TRUE, HALF-TRUE or FALSE.',
+            files="it as {path}/test_claims_first1000.jsonl",
         ),
     ),
     Entry(

@@ -106,12 +106,16 @@ def resolve_config(
     `flags` (None values mean "not given"; see `RunConfig.with_overrides`).
 
     Raises:
-        ConfigError: the file, the variant or a flag does not fit the schema.
+    Paths in the file resolve against its folder and may not leave it, except those the
+    flags replace (`veracity.core.config.load_run_config`).
+
+        ConfigError: the file, the variant or a flag does not fit the schema, or a path in
+            the file leaves its folder.
     """
     if base is not None:
         cfg = base
     elif path is not None:
-        cfg = load_run_config(path)
+        cfg = load_run_config(path, given=flags)
     else:
         cfg = RunConfig()
     cfg = cfg.with_variant(variant)

@@ -16,6 +16,11 @@ it once, against the registries:
 The spec is what gets built (`veracity.runtime.build_run`) and what a run directory
 records (`write_run_record`: ``spec.json`` with the package version, the source revision
 where known and the prompt hashes), so ``veracity eval --spec RUN_DIR`` runs it again.
+
+A recorded spec is data, often someone else's (`read_spec`): its paths resolve against its
+run directory, and a spec that reaches outside it — an endpoint or a key variable, files
+outside the directory, method options a request could not set (commands, URLs, paths) —
+is shown to the user and runs only when they say so (``--trust-spec``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError
 
 from veracity.core import registry
-from veracity.core.config import PromptsConfig, RunConfig, validation_message
+from veracity.core.config import (
+    PromptsConfig,
+    RunConfig,
+    confine_paths,
+    given_keys,
+    is_given,
+    validation_message,
+)
 from veracity.core.errors import ConfigError, LabelError, RegistryError
 from veracity.core.labels import get_label_space
 from veracity.core.limits import InputLimits
@@ -221,12 +233,97 @@ _PLAIN_KEYS = {
 }  # fmt: skip
 
 
-def read_spec(run_dir: str | Path) -> RunSpec:
+# option keys (at any depth) that point a run at a host, a process or a secret
+_REACH_KEYS = frozenset({"base_url", "url", "provider", "command", "api_key_env"})
+_REACH_SUFFIXES = ("_url", "_env")
+
+
+def _reaching(value: Any, trail: str) -> list[tuple[str, str]]:
+    """(dotted option, value) for each option in `value` that names a host, a command or
+    an environment variable."""
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            key = f"{trail}.{k}" if trail else str(k)
+            if v not in (None, "", [], {}) and (
+                k in _REACH_KEYS or str(k).endswith(_REACH_SUFFIXES)
+            ):
+                found.append((key, v if isinstance(v, str) else json.dumps(v)))
+            else:
+                found += _reaching(v, key)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _reaching(v, f"{trail}.{i}")
+    return found
+
+
+def _operator_options(spec: RunSpec) -> list[tuple[str, str]]:
+    """The method options of `spec` that a request could not set (`veracity.methods.options`:
+    anything but booleans, enumerations and bounded numbers) and that differ from the
+    method's defaults: where a command, a host, a file or a variable name would be."""
+    from veracity.methods.options import _unsafe, allowed_options
+
+    cls = spec.method_class.config_class
+    try:
+        default = cls.model_validate({"labels": None}).model_dump(mode="json")
+    except ValidationError:
+        default = {}
+    given = spec.method_config.model_dump(mode="json")
+    allowed = set(allowed_options(cls))
+    found = []
+    for name, field in cls.model_fields.items():
+        if name == "labels" or name in allowed or _unsafe(name, field) is None:
+            continue
+        if name in given and given[name] != default.get(name, object()):
+            found.append((f"method_config.{name}", json.dumps(given[name])[:200]))
+    return found
+
+
+def spec_reach(
+    spec: RunSpec, outside: list[tuple[str, str]] = (), given: Any = None
+) -> list[tuple[str, str]]:
+    """What a recorded spec reaches outside its run directory, as (option, value): the
+    model's endpoint, provider and key variable, any option naming a URL, a command or an
+    environment variable (sources, the document task, plugin options), method options a
+    request could not set, and the paths in `outside`. Options the command line sets
+    (`given`, the flags as `RunConfig.with_overrides` takes them) are the user's own and
+    are left out.
+    """
+    options = spec.llm.options.model_dump(mode="json")
+    found = [(f"llm.{k}", str(options[k])) for k in ("base_url", "provider", "api_key_env")
+             if options.get(k)]  # fmt: skip
+    rest = {k: v for k, v in options.items() if k not in ("base_url", "provider", "api_key_env")}
+    found += _reaching(rest, "llm")
+    for section in ("sources", "dataset_options", "document"):
+        found += _reaching({section: getattr(spec, section)}, "")
+    found += _operator_options(spec)
+    found += list(outside)
+    mine = given_keys(given)
+    kept, seen = [], set()
+    for key, value in found:
+        if key in seen or is_given(key, mine):
+            continue
+        seen.add(key)
+        kept.append((key, value))
+    return kept
+
+
+def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) -> RunSpec:
     """The spec a run directory recorded (``spec.json``).
+
+    Paths in it resolve against `run_dir`. Unless `trust` is set, a spec that reaches
+    outside its run directory (`spec_reach`: an endpoint, a key variable, a command, files
+    elsewhere) is refused with everything it reaches listed.
+
+    Args:
+        trust: the user has read the spec and runs it as it is (``--trust-spec``).
+        given: the command-line flags that will override the spec (what they set is the
+            user's own, not the spec's).
 
     Raises:
         ConfigError: the directory has no spec (runs made before specs were recorded:
-            rerun with ``--config RUN_DIR/config.json``), or it cannot be read.
+            rerun with ``--config RUN_DIR/config.json``), it cannot be read, or it reaches
+            outside its directory and `trust` is not set.
     """
     path = Path(run_dir) / SPEC_FILE
     if not path.is_file():
@@ -238,11 +335,21 @@ def read_spec(run_dir: str | Path) -> RunSpec:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read it: {exc}") from None
-    spec = record.get("spec") if isinstance(record, dict) else None
+    data = record.get("spec") if isinstance(record, dict) else None
+    data, outside = confine_paths(data, Path(run_dir))
     try:
-        return RunSpec.from_json(spec)  # type: ignore[arg-type]
+        spec = RunSpec.from_json(data)  # type: ignore[arg-type]
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    reach = spec_reach(spec, outside, given)
+    if reach and not trust:
+        shown = "; ".join(f"{key} = {value}" for key, value in reach)
+        raise ConfigError(
+            f"{path} reaches outside its run directory: {shown}. A recorded spec may come "
+            "from anyone: run it only if you trust it, with --trust-spec (or override these "
+            "on the command line)"
+        )
+    return spec
 
 
 __all__ = [
@@ -252,4 +359,5 @@ __all__ = [
     "read_spec",
     "resolve_labels",
     "resolve_spec",
+    "spec_reach",
 ]
