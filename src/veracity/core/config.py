@@ -31,19 +31,6 @@ from veracity.core.limits import InputLimits
 from veracity.core.paper_table import PaperRow, PaperTable
 from veracity.core.textio import MAX_CONFIG_BYTES, decode_text, read_file_limited
 
-
-def _default_home() -> Path:
-    return Path.home() / ".cache" / "veracity"
-
-
-class Settings(BaseSettings):
-    """Process-wide settings from ``VERACITY_*`` environment variables."""
-
-    model_config = SettingsConfigDict(env_prefix="VERACITY_", extra="ignore")
-
-    home: Path = Field(default_factory=_default_home)  # models, caches, indexes
-    models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
-    data_dir: Path | None = None  # benchmark data; see `data_dir()`
 # What `api_key_env` may name: an upper-case variable whose name says it holds a key or a
 # token (OPENAI_API_KEY, HF_TOKEN, MY_KEY). The model's endpoint gets its value as a bearer
 # key, so a run file must not be able to send HOME, PATH or a cloud credential to the
@@ -71,6 +58,19 @@ def check_key_env_name(name: str) -> str:
 # An environment variable holding an API key (validated once, here)
 KeyEnvName = Annotated[str, AfterValidator(check_key_env_name)]
 
+
+def _default_home() -> Path:
+    return Path.home() / ".cache" / "veracity"
+
+
+class Settings(BaseSettings):
+    """Process-wide settings from ``VERACITY_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="VERACITY_", extra="ignore")
+
+    home: Path = Field(default_factory=_default_home)  # models, caches, indexes
+    models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
+    data_dir: Path | None = None  # benchmark data; see `data_dir()`
     # The model settings: None means "not set in the environment". Their defaults live
     # once, in `LLMConfig` (shared options) and in each backend's options model.
     llm: Literal["embedded", "openai"] | None = None

@@ -105,10 +105,10 @@ def resolve_config(
     """The run config: `base` or the file at `path` (or the defaults), its `variant`, then
     `flags` (None values mean "not given"; see `RunConfig.with_overrides`).
 
-    Raises:
     Paths in the file resolve against its folder and may not leave it, except those the
     flags replace (`veracity.core.config.load_run_config`).
 
+    Raises:
         ConfigError: the file, the variant or a flag does not fit the schema, or a path in
             the file leaves its folder.
     """
