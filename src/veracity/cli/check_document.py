@@ -18,7 +18,9 @@ from veracity.core.errors import (
     ConfigError,
     InputError,
     LLMAuthError,
+    LLMError,
     ModelNotAvailable,
+    SourceError,
     StructuredOutputError,
 )
 
@@ -63,8 +65,9 @@ def check_document(
     html: Path | None = None,
 ) -> None:
     """Plan, run and print one document check (exit 2: refused or unreadable input;
-    3: the model cannot be had; 1: a claim's check or the extraction failed); with `html`,
-    write the standalone HTML report there too."""
+    3: the model cannot be had; 1: a claim's check or the extraction failed, or the model
+    or a source failed outside a claim's check, told in one line as a claim check tells
+    it); with `html`, write the standalone HTML report there too."""
     from veracity.cli.common import ensure_model
     from veracity.cli.document_options import checked_extraction, checked_html_path
     from veracity.runtime.service import CheckRefused, Veracity, error_text
@@ -94,6 +97,8 @@ def check_document(
         fail(str(exc), code=3)
     except StructuredOutputError as exc:
         fail(f"claim extraction failed: {exc}", code=1)
+    except (LLMError, SourceError) as exc:  # an endpoint that does not answer, a source fault
+        fail(f"the document check failed: {type(exc).__name__}: {error_text(exc)}", code=1)
     finally:
         service.close()
     if html is not None:

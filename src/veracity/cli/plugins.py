@@ -11,7 +11,10 @@ an outside package would (see pyproject.toml):
 
 ``veracity.run_options``
     One `RunOption` per entry: a flag of ``veracity check`` and ``veracity eval`` that
-    changes the resolved run config (MERMAID's ``--memory``).
+    changes the resolved run config (MERMAID's ``--memory``). A flag is a long option
+    (``--memory``; a bare ``memory`` is read as ``--memory``); each is its own parameter
+    of the command, so one option's value never reaches another. An option whose `apply`
+    fails is a one-line error naming the flag.
 
 Entries load lazily: ``veracity check`` loads no command entry, ``veracity calibrate
 --help`` only the ``calibrate.*`` ones; a commands module imports only typer and
@@ -24,6 +27,7 @@ works either way.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from veracity.cli.app import PLAIN, WrappingGroup, console, styled
+from veracity.core.errors import ConfigError
 
 if TYPE_CHECKING:
     import click
@@ -46,6 +51,7 @@ VERB_HELP = {
     "train": "Train a method's learned parts on a labelled dataset split.",
 }
 _META = "veracity.run_options"
+_LONG_FLAG = re.compile(r"^(?:--)?([A-Za-z0-9][A-Za-z0-9-]*)$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,7 @@ class RunOption:
     """A flag that a method package adds to ``veracity check`` and ``veracity eval``.
 
     Attributes:
-        flag: the option as typed, e.g. ``--memory``.
+        flag: the option as typed, e.g. ``--memory`` (a bare ``memory`` means the same).
         help: its help line.
         apply: ``apply(config, value)`` returns the resolved run config with the value
             applied (raising `veracity.core.errors.ConfigError` for a bad one); called
@@ -223,17 +229,37 @@ def add_run_options(command: click.Command) -> None:
         option = _load_run_option(ep)
         if option is None:
             continue
-        taken = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
-        if option.flag in taken or not option.flag.startswith("--"):
-            warn(f"the run option {option.flag!r} from {_origin(ep)} is refused: "
-                 f"`veracity {command.name}` already has it")  # fmt: skip
+        flag = long_flag(option.flag)
+        if flag is None:
+            warn(f"the run option {option.flag!r} from {_origin(ep)} is refused: a run "
+                 "option's flag is a long option such as --memory")  # fmt: skip
             continue
-        command.params.append(_declared(option))
+        taken = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        names = {p.name for p in command.params}
+        if flag in taken or _param_name(flag) in names:
+            warn(f"the run option {option.flag!r} from {_origin(ep)} is refused: "
+                 f"`veracity {command.name}` already has {flag}")  # fmt: skip
+            continue
+        command.params.append(_declared(option, flag))
 
 
-def _declared(option: RunOption) -> click.Parameter:
-    """The flag as typer declares it (a stub command's one parameter): its value is kept
-    in the command's context for `with_run_options`, not passed to the command."""
+def long_flag(flag: str) -> str | None:
+    """`flag` as a long option (``memory`` and ``--memory`` give ``--memory``), or None
+    when it cannot be one (a short ``-m``, spaces, an empty name)."""
+    m = _LONG_FLAG.match(flag.strip()) if isinstance(flag, str) else None
+    return f"--{m.group(1)}" if m else None
+
+
+def _param_name(flag: str) -> str:
+    """The click parameter of a run option: one per flag, so that a value given to one
+    option never reaches another (click files values by parameter name)."""
+    return "run_option_" + flag[2:].replace("-", "_").lower()
+
+
+def _declared(option: RunOption, flag: str) -> click.Parameter:
+    """The flag as typer declares it (a stub command's one parameter, named for the flag):
+    its value is kept in the command's context for `with_run_options`, not passed to the
+    command."""
 
     def remember(ctx: typer.Context, value: Any) -> Any:
         if value is not None:
@@ -241,7 +267,7 @@ def _declared(option: RunOption) -> click.Parameter:
         return value
 
     def stub(value: Any = typer.Option(
-        None, option.flag, help=option.help, callback=remember, expose_value=False
+        None, flag, help=option.help, callback=remember, expose_value=False
     )) -> None:  # fmt: skip
         """Never run."""
 
@@ -249,7 +275,9 @@ def _declared(option: RunOption) -> click.Parameter:
     stub.__annotations__["value"] = enum.Enum("Choices", choices) if choices else str
     holder = typer.Typer(**PLAIN)  # type: ignore[arg-type]
     holder.command()(stub)
-    return typer.main.get_command(holder).params[0]
+    param = typer.main.get_command(holder).params[0]
+    param.name = _param_name(flag)
+    return param
 
 
 def with_run_options(config: Any, ctx: typer.Context) -> Any:
@@ -257,9 +285,18 @@ def with_run_options(config: Any, ctx: typer.Context) -> Any:
     order the packages were read (unchanged when none was given).
 
     Raises:
-        ConfigError: an option refused its value.
+        ConfigError: an option refused its value, or its package's code failed (one line
+            naming the flag).
     """
     given: dict[RunOption, str] = ctx.meta.get(_META, {})
     for option, value in given.items():
-        config = option.apply(config, value)
+        try:
+            config = option.apply(config, value)
+        except ConfigError:
+            raise
+        except Exception as exc:  # a fault in a package's code: one line, not a traceback
+            flag = long_flag(option.flag) or option.flag
+            raise ConfigError(
+                f"the run option {flag} {value!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
     return config
