@@ -3,7 +3,7 @@ model pulls (progress lines are in `veracity.cli.progress`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -86,10 +86,10 @@ def parse_set_options(specs: list[str]) -> dict[str, Any]:
 def pull_notice(model: str) -> str:
     """One short line (under 80 columns for the catalogue's names), so that a terminal
     never breaks it inside a phrase: the model, that it is fetched once, and its size."""
-    from veracity.llm import models as catalog
+    from veracity.runtime.rules import catalogue_size
 
-    spec = catalog.CATALOG.get(model)
-    size = f", {spec.size / 1e6:.0f} MB" if spec is not None else ""
+    size_b = catalogue_size(model)
+    size = f", {size_b / 1e6:.0f} MB" if size_b is not None else ""
     return f"pulling model {model} (first use only{size})"
 
 
@@ -147,3 +147,25 @@ def engine_for(
             f"{flag.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(why) from None
+
+
+def check_flag(flag: str, value: Any, model: type, field: str) -> None:
+    """Check the value of `flag` against the field of `model` that bounds it (the bound
+    is declared once, beside the field; `veracity.core.bounds`), for a flag whose value
+    does not pass through that model on its way (``batch --kind document
+    --concurrency``, ``calibrate radar --concurrency``).
+
+    Raises:
+        ConfigError: one line naming the flag and the bound.
+    """
+    if value is None:
+        return
+    from pydantic import TypeAdapter
+
+    info = model.model_fields[field]
+    kind = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+    try:
+        TypeAdapter(kind).validate_python(value)
+    except ValidationError as exc:
+        reason = "; ".join(e["msg"] for e in exc.errors())
+        raise ConfigError(f"{flag}: {reason}") from None

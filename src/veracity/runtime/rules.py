@@ -90,6 +90,14 @@ def model_to_pull(cfg: LLMConfig) -> str | None:
     return cfg.model if missing else None
 
 
+def catalogue_size(model: str) -> int | None:
+    """The download size in bytes of embedded catalogue model `model` (None: not one)."""
+    from veracity.llm import models as catalog
+
+    spec = catalog.CATALOG.get(model)
+    return spec.size if spec is not None else None
+
+
 def require_labels(labels: str | None) -> None:
     """Refuse a label space that does not exist (None: the config's, checked when read).
 
@@ -139,6 +147,7 @@ __all__ = [
     "UNKNOWN_METHOD",
     "UNKNOWN_SOURCE",
     "CheckRefused",
+    "catalogue_size",
     "error_text",
     "method_class",
     "model_to_pull",
