@@ -167,3 +167,49 @@ async def test_results_from_addresses_holding_fact_are_dropped_as_the_release_do
         assert {e.document.id for e in result.evidence} == shown
         answer = llm.calls_tagged("hiss:answer1")[0].messages[-1].content
         assert ("FALSE: the tower" in answer) is ("fc" in shown)
+
+
+async def test_the_worked_examples_are_in_the_role_text_of_the_step_prompts():
+    """examples: true (the default) shows HiSS's 4 worked claims, as the release's prompt
+    does, in the system text of the decomposition, questioning and verdict prompts (last,
+    under the role heading, in the shared layout; first in the paper layout); false shows
+    none. The earlier code showed none in any case."""
+    from veracity.methods.hiss.examples import hiss_examples
+
+    assert len(hiss_examples()) == 4
+    shown = {}
+    for layout, examples in (("shared", True), ("paper", True), ("shared", False)):
+        llm = ScriptedLLM()
+        llm.on(".*", subclaims("The tower is in Berlin."), tag="hiss:decompose")
+        llm.queue(
+            steps(("Where is the tower?", False, "Berlin?"), done=False),
+            steps(("Is Paris in France?", True, "Yes."), done=True),
+        )
+        llm.on(".*", json.dumps({"answer": "It stands in Paris."}), tag="hiss:answer1")
+        llm.on(".*", verdict("false"), tag="hiss:verdict")
+        v = await hiss(llm, prompt_layout=layout, examples=examples).check(CLAIM)
+        assert v.label == "false"
+        shown[layout, examples] = {c.tag: c.messages for c in llm.calls}
+    duncan = "Says Thomas Eric Duncan came into the United States with an elevated temperature."
+    for tag in ("hiss:decompose", "hiss:subclaim1", "hiss:verdict"):
+        user = shown["shared", True][tag][-1].content
+        assert user.startswith("Claim to verify:\n<claim>")
+        assert user.index("=== Your role ===") < user.index(duncan)
+        assert "On LIAR's six-point scale: half-true." in user
+        assert all(e.claim in user for e in hiss_examples())
+        paper_system = shown["paper", True][tag][0].content
+        assert duncan in paper_system and "The Eiffel Tower" not in paper_system
+        assert not any(duncan in m.content for m in shown["shared", False][tag])
+    assert not any(duncan in m.content for m in shown["shared", True]["hiss:answer1"])
+
+
+@pytest.mark.data
+def test_the_example_claims_come_from_liar_training_split(benchmark_data_dir):
+    import csv
+
+    from veracity.methods.hiss.examples import hiss_examples
+
+    with open(benchmark_data_dir / "liar" / "train.tsv", newline="", encoding="utf-8") as f:
+        train = {r[0]: (r[1], r[2]) for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)}
+    for e in hiss_examples():
+        assert train[f"{e.id}.json"] == (e.rating, e.claim)

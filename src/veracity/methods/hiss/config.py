@@ -17,7 +17,9 @@ from veracity.prompt_layout import PromptLayout
 class HissConfig(ChoiceConfig):
     """Settings of the ``hiss`` method."""
 
-    request_options = ("max_subclaims", "max_questions", "search", "omission_aware", "temperature")
+    request_options = (
+        "max_subclaims", "max_questions", "search", "omission_aware", "examples", "temperature",
+    )  # fmt: skip
 
     # passages shown at every step: the claim's own (given) evidence, or none; auto: the
     # claim's evidence when it carries some
@@ -27,6 +29,10 @@ class HissConfig(ChoiceConfig):
     # "+RA" (RADAR Table 2): an omission-aware pass (TRACER's intent, assumptions and
     # hidden context) before the verdict
     omission_aware: bool = False
+    # few-shot, as the release (HiSS.py shows 4 worked LIAR claims): 4 worked claims from
+    # LIAR's training split, ours (examples.yaml), in the system text of the decomposition,
+    # questioning and verdict prompts; false: zero-shot (our earlier default)
+    examples: bool = True
     max_subclaims: int = Field(default=4, ge=1, le=10)
     max_questions: int = Field(default=3, ge=1, le=10)  # questions per sub-claim
     top_k: int = Field(default=3, ge=1, le=20)  # results per search

@@ -26,6 +26,7 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.hiss import replies
 from veracity.methods.hiss.config import HissConfig
+from veracity.methods.hiss.examples import rendered_examples
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input
@@ -100,7 +101,9 @@ class HissMethod(BaseMethod):
         self, template: str, item: CheckInput, passages: list[dict[str, Any]], **variables: Any
     ) -> list[Any]:
         """A prompt of the check; shared-first (`prompt_layout: shared`): one system note
-        for the check, the claim and its passages first, the template's system text last."""
+        for the check, the claim and its passages first, the template's system text last.
+        The worked examples (`examples`) are part of that system text: the decomposition,
+        questioning and verdict prompts show them, the others ignore them."""
         kind = input_kind_name(item)
         shown = render_input(item, max_chars=self.config.max_input_chars)
         material = render(PROMPTS, "_material.j2", kind=kind, input=shown, passages=passages)
@@ -115,6 +118,7 @@ class HissMethod(BaseMethod):
             input=shown,
             passages=passages,
             labels=self.label_space.describe(),
+            examples=rendered_examples() if self.config.examples else "",
             **variables,
         )
 
