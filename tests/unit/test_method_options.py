@@ -104,7 +104,7 @@ def test_allowed_values_pass_and_are_validated():
         ("zofia", {"hf_ner_model": "/models/ner", "embedder": "/x"}, "'embedder', 'hf_ner_model'"),
         ("rag", {"source": "web"}, "cannot set 'source'"),
         ("cot", {"labels": "true_false"}, "request's `labels`"),
-        ("cot", {"temperature": 7}, "must be between 0 and 2"),
+        ("cot", {"temperature": 7}, "less than or equal to 2"),
         ("cot", {"temperature": float("nan")}, "finite"),
         ("cot", {"temperature": [0.1]}, "takes a single value, not list"),
         ("radar", {"rounds": 99}, "rounds"),

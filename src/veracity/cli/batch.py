@@ -21,6 +21,7 @@ from veracity.cli.common import (
     RAY_ADDRESS_HELP,
     SOURCE_OPTION,
     WORKERS_HELP,
+    check_flag,
     engine_for,
     ensure_model,
     parse_source_options,
@@ -137,6 +138,12 @@ def batch_(
         # a --config's method stands; else rag, as for `veracity check --kind document`
         flags["method"] = method or (None if config else DEFAULT_DOCUMENT_METHOD)
         flags["concurrency"] = None  # --concurrency counts documents here, not claims
+        from veracity.core.config import RunConfig
+
+        try:  # documents at once, bounded as the run's concurrency
+            check_flag("--concurrency", concurrency, RunConfig, "concurrency")
+        except ConfigError as exc:
+            fail(str(exc))
         args = DocumentBatchArgs(
             input_path, out_path, run_dir or _default_run_dir(out_path, method or "documents"),
             dict(text=text, url=url_column, id=id_column, title=title, date=date,

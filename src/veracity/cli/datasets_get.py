@@ -20,6 +20,7 @@ import typer
 
 from veracity.cli.app import console, fail, out, styled
 from veracity.cli.datasets import DATA_DIR_HELP, datasets_app
+from veracity.core.bounds import MAX_EXAMPLES
 
 if TYPE_CHECKING:
     from veracity.datasets.catalogue import Entry
@@ -245,6 +246,7 @@ def get(
         None,
         "--max-rows",
         min=1,
+        max=MAX_EXAMPLES,
         metavar="N",
         help="most rows a converted set may write (default 100000)",
     ),

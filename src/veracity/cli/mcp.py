@@ -28,7 +28,7 @@ app.add_typer(mcp_app, name="mcp")
 
 _HTTP = typer.Option(False, "--http", help="serve streamable HTTP (at /mcp) instead of stdio")
 _HOST = typer.Option("127.0.0.1", help="address for --http (non-loopback needs a token)")
-_PORT = typer.Option(8765, help="port for --http")
+_PORT = typer.Option(8765, min=0, max=65535, help="port for --http")
 _TOKEN = typer.Option(
     "VERACITY_MCP_TOKEN",
     "--token-env",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from veracity.cli.app import app, console, fail, out, styled
+from veracity.core.bounds import MAX_SEED
 from veracity.core.errors import LabelError, MetricsError, RunStoreError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
@@ -36,8 +37,10 @@ def compare(
     runs: list[Path] = typer.Argument(
         ..., help="two or more run directories; the first is the reference"
     ),
-    n_boot: int = typer.Option(1000, help="bootstrap resamples for the macro-F1 interval"),
-    seed: int = typer.Option(0, help="bootstrap seed"),
+    n_boot: int = typer.Option(
+        1000, min=1, max=100_000, help="bootstrap resamples for the macro-F1 interval"
+    ),
+    seed: int = typer.Option(0, min=0, max=MAX_SEED, help="bootstrap seed"),
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables"),
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables"),
 ) -> None:

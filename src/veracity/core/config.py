@@ -25,6 +25,19 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from veracity.core.bounds import (
+    Attempts,
+    Concurrency,
+    ContextWindow,
+    Examples,
+    Items,
+    Price,
+    PromptChars,
+    RepeatPenalty,
+    Repeats,
+    Seconds,
+    Seed,
+)
 from veracity.core.errors import ConfigError, InputError, problem_text
 from veracity.core.infra import CacheMode, default_concurrency
 from veracity.core.limits import InputLimits
@@ -79,9 +92,9 @@ class Settings(BaseSettings):
     provider: str | None = None
     api_key_env: KeyEnvName | None = None
     cache_mode: CacheMode | None = None
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: Concurrency | None = Field(default=None, ge=1)
     auto_pull: bool | None = None
-    threads: int | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
+    threads: Concurrency | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
     user_cache: bool | None = None  # runs read deterministic replies through the user cache
 
     @property
@@ -173,20 +186,20 @@ class LLMConfig(BaseModel):
     api_key_env: KeyEnvName | None = None  # see `KEY_ENV_PATTERN`
     json_mode: Literal["json_schema", "json_object", "none"] | None = None
     logprobs: bool | None = None
-    context_window: int | None = None
+    context_window: ContextWindow | None = None
     slot_cache: bool | None = None  # whether the server keeps prompts per slot
-    slots: int | None = None  # a llama.cpp server's slot count: requests placed by prefix
+    slots: Concurrency | None = None  # a llama.cpp server's slot count: requests placed by prefix
     # per-request limit in seconds; None: scaled by max_tokens and the measured speed
-    timeout_s: float | None = None
+    timeout_s: Seconds | None = None
     # embedded llama.cpp
-    n_ctx: int | None = None
-    n_parallel: int | None = None
-    n_threads: int | None = Field(default=None, ge=1)  # None: half the cores, at least 1
-    poll: int | None = None
+    n_ctx: ContextWindow | None = None
+    n_parallel: Concurrency | None = None
+    n_threads: Concurrency | None = Field(default=None, ge=1)  # None: half the cores, at least 1
+    poll: Items | None = None
     auto_pull: bool | None = None
-    slot_wait_chars: int | None = None  # wait for the slot holding a prefix (0: never)
+    slot_wait_chars: PromptChars | None = None  # wait for the slot holding a prefix (0: never)
     # penalty on recently generated tokens (embedded, and endpoints that take it)
-    repeat_penalty: float | None = None
+    repeat_penalty: RepeatPenalty | None = None
     # options of a plugin backend (checked by that backend's options model)
     options: dict[str, Any] = Field(default_factory=dict)
     # shared behaviour
@@ -194,9 +207,9 @@ class LLMConfig(BaseModel):
     # a run directory's cache reads temperature-0 replies through the user-level cache
     # (and adds its own), so the same run elsewhere asks the model nothing again
     user_cache: bool = True
-    max_concurrency: int = Field(default=4, ge=1)
-    max_attempts: int = Field(default=4, ge=1)
-    prices: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
+    max_concurrency: Concurrency = Field(default=4, ge=1)
+    max_attempts: Attempts = Field(default=4, ge=1)
+    prices: dict[str, tuple[Price, Price] | tuple[Price, Price, Price]] = Field(
         default_factory=dict
     )
 
@@ -265,14 +278,14 @@ class Variant(BaseModel):
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
     dataset: str | None = None
     split: str | None = None
-    limit: int | None = None
+    limit: Examples | None = None
     labels: str | None = None
     gold_map: dict[str, str] | None = None
     sample: bool | None = None
-    sample_per_class: int | None = None
-    seed: int | None = None  # the seed of the variant's sample (sample, sample_per_class)
+    sample_per_class: Examples | None = None
+    seed: Seed | None = None  # the seed of the variant's sample (sample, sample_per_class)
     dataset_options: dict[str, Any] | None = None  # the loader's options (e.g. HoVer num_hops)
-    repeats: int | None = None
+    repeats: Repeats | None = None
     stand_in: str | None = None
     gold_evidence: bool | None = None
     document: dict[str, Any] | None = None  # the document task's settings, replaced whole
@@ -330,18 +343,18 @@ class RunConfig(BaseModel):
     gold_evidence: bool = False
     gold_map: dict[str, str] | None = None
     split: str | None = None
-    limit: int | None = None
+    limit: Examples | None = None
     sample: bool = False  # with limit: a seeded random sample instead of the first N
     # a balanced sample: this many examples of each gold class (seeded; all of a smaller
     # class), instead of `limit`
-    sample_per_class: int | None = Field(default=None, ge=1)
-    seed: int = 0
+    sample_per_class: Examples | None = Field(default=None, ge=1)
+    seed: Seed = 0
     # evaluate this many times, with seeds seed, seed + 1, ...; each repeat is a run
     # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
-    repeats: int = Field(default=1, ge=1)
+    repeats: Repeats = Field(default=1, ge=1)
     # examples checked at once (LLM calls at once: llm.max_concurrency); default: the
     # core count, 2 to 8 (README "Performance")
-    concurrency: int = Field(default_factory=default_concurrency, ge=1)
+    concurrency: Concurrency = Field(default_factory=default_concurrency, ge=1)
     data_dir: str | None = None
     stand_in: str | None = None
     # the document task (a dataset of documents: find, check and score their claims):

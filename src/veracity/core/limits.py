@@ -19,7 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.core.textio import truncate_chars
+from veracity.core.textio import (
+    MAX_EVIDENCE_DOCS,
+    MAX_FIELD_CHARS,
+    MAX_INPUT_CHARS,
+    MAX_REPLIES,
+    truncate_chars,
+)
 from veracity.core.types import Article, CheckInput, Claim, Document, Post, Reply
 
 
@@ -53,17 +59,17 @@ class InputLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text_chars: int = Field(default=20_000, ge=100)
-    body_chars: int = Field(default=100_000, ge=100)
-    title_chars: int = Field(default=1_000, ge=10)
-    name_chars: int = Field(default=200, ge=10)
-    context_chars: int = Field(default=2_000, ge=10)
-    reply_chars: int = Field(default=2_000, ge=10)
-    max_replies: int = Field(default=200, ge=0)
-    evidence_docs: int = Field(default=50, ge=0)
-    evidence_chars: int = Field(default=20_000, ge=100)
+    text_chars: int = Field(default=20_000, ge=100, le=MAX_INPUT_CHARS)
+    body_chars: int = Field(default=100_000, ge=100, le=MAX_INPUT_CHARS)
+    title_chars: int = Field(default=1_000, ge=10, le=MAX_FIELD_CHARS)
+    name_chars: int = Field(default=200, ge=10, le=MAX_FIELD_CHARS)
+    context_chars: int = Field(default=2_000, ge=10, le=MAX_FIELD_CHARS)
+    reply_chars: int = Field(default=2_000, ge=10, le=MAX_FIELD_CHARS)
+    max_replies: int = Field(default=200, ge=0, le=MAX_REPLIES)
+    evidence_docs: int = Field(default=50, ge=0, le=MAX_EVIDENCE_DOCS)
+    evidence_chars: int = Field(default=20_000, ge=100, le=MAX_INPUT_CHARS)
     budget_share: float = Field(default=0.5, gt=0.0, le=1.0)
-    chars_per_token: float = Field(default=3.0, gt=0.0)
+    chars_per_token: float = Field(default=3.0, gt=0.0, le=20.0)
 
     def budget(self, context_window: int | None) -> int | None:
         """Characters of main text a model with this window may be shown (None: no bound)."""

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.core.bounds import Weight
+
 __all__ = ["PaperRow", "PaperTable"]
 
 # a run's own metric, or a figure of `Metrics.extra` under its section (``gold_claims.``)
@@ -38,7 +40,7 @@ class PaperRow(BaseModel):
     model: str | None = None
     variant: str | None = None
     setting: str | None = None
-    metrics: dict[str, float | None]
+    metrics: dict[str, Weight | None]
     ours: bool = False
     note: str = ""
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.core.bounds import Weight
 from veracity.core.errors import InputError
 from veracity.core.redaction import strip_credentials
 from veracity.core.textio import (  # noqa: F401  (the limits are re-exported)
@@ -297,7 +298,7 @@ class Document(_Strict):
     source: str = "unknown"  # the source instance that found it: "wikipedia", "local:scifact"
     published_at: datetime | None = None
     retrieved_at: datetime | None = None
-    score: float | None = None
+    score: Weight | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @property

@@ -27,6 +27,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veracity.core.bounds import Concurrency, Examples, Seed
 from veracity.core.errors import DatasetError, StructuredOutputError
 from veracity.core.types import Claim, Document
 from veracity.datasets import Example, get_dataset, load_dataset
@@ -101,11 +102,11 @@ class BuildOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    n: int = Field(default=100, ge=1)  # false LIAR statements (the paper: 100)
-    seed: int = 0
+    n: Examples = Field(default=100, ge=1)  # false LIAR statements (the paper: 100)
+    seed: Seed = 0
     split: str = "valid"
     passages_per_claim: int = Field(default=5, ge=1, le=10)  # PoisonedRAG injects 5
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: Concurrency = Field(default=4, ge=1)
     index: str = "advfact"
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
 

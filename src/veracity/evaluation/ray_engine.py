@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import MAX_CONCURRENCY, Attempts, Concurrency
 from veracity.core.errors import EngineError
 from veracity.core.extras import install_command
 from veracity.evaluation.engines import FATAL, Job, Sink, WorkerSpec, check_job
@@ -63,11 +64,11 @@ class RayOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     address: str | None = None
-    workers: int = Field(default=2, ge=1)
-    worker_cpus: float = Field(default=1.0, gt=0)
-    local_cpus: int | None = Field(default=None, ge=1)
-    llm_limit: int | None = Field(default=None, ge=1)
-    max_attempts: int = Field(default=3, ge=1)
+    workers: Concurrency = Field(default=2, ge=1)
+    worker_cpus: float = Field(default=1.0, gt=0, le=MAX_CONCURRENCY)
+    local_cpus: Concurrency | None = Field(default=None, ge=1)
+    llm_limit: Concurrency | None = Field(default=None, ge=1)
+    max_attempts: Attempts = Field(default=3, ge=1)
 
 
 def require_ray() -> Any:

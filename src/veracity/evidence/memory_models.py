@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import Items, Seconds
 from veracity.core.types import Document
 
 MatchKind = Literal["exact", "normalised", "semantic"]
@@ -22,9 +23,9 @@ class MemoryConfig(BaseModel):
     namespace: str = Field(default="default", min_length=1)
     embedder: str | None = "all-MiniLM-L6-v2"  # None: exact and normalised matching only
     similarity_threshold: float = Field(default=0.8, ge=0.0, le=1.0)  # cosine, entity names
-    ttl_s: float | None = Field(default=None, gt=0)  # None: evidence never expires
-    max_per_entity: int = Field(default=5, ge=1)  # newest items recalled per entity
-    max_results: int = Field(default=20, ge=1)
+    ttl_s: Seconds | None = Field(default=None, gt=0)  # None: evidence never expires
+    max_per_entity: Items = Field(default=5, ge=1)  # newest items recalled per entity
+    max_results: Items = Field(default=20, ge=1)
 
 
 class MemoryHit(BaseModel):

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veracity.core.bounds import RepeatPenalty
 from veracity.core.errors import (  # noqa: F401  (re-exported)
     CacheMiss,
     LLMAuthError,
@@ -68,8 +69,8 @@ class LLMRequest(BaseModel):
     json_schema: dict[str, Any] | None = None
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
-    seed: int | None = None
-    repeat_penalty: float | None = Field(default=None, gt=0.0)
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # a 64-bit seed
+    repeat_penalty: RepeatPenalty | None = None
     tag: str = ""
 
     @field_validator("messages")

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import Field
 
+from veracity.core.bounds import Concurrency, ContextWindow, PromptChars
 from veracity.core.config import DEFAULT_MODEL
 from veracity.core.infra import available_cpus
 from veracity.llm.base import (
@@ -57,10 +58,10 @@ class EmbeddedOptions(BackendOptions):
     """The embedded backend's options (defaults measured on a shared 2-core machine;
     README "Performance"). See `EmbeddedLLM` for what each one does."""
 
-    n_ctx: int = Field(default=DEFAULT_N_CTX, ge=1)
-    n_parallel: int = Field(default=DEFAULT_PARALLEL, ge=1)
-    n_threads: int | None = Field(default=None, ge=1)  # None: `default_threads()`
-    slot_wait_chars: int = Field(default=DEFAULT_WAIT_CHARS, ge=0)  # 0: never wait
+    n_ctx: ContextWindow = Field(default=DEFAULT_N_CTX, ge=1)
+    n_parallel: Concurrency = Field(default=DEFAULT_PARALLEL, ge=1)
+    n_threads: Concurrency | None = Field(default=None, ge=1)  # None: `default_threads()`
+    slot_wait_chars: PromptChars = Field(default=DEFAULT_WAIT_CHARS, ge=0)  # 0: never wait
     poll: int = Field(default=DEFAULT_POLL, ge=0, le=100)
     auto_pull: bool = True
 

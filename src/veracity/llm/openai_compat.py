@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import Field
 
+from veracity.core.bounds import Concurrency, ContextWindow
 from veracity.core.redaction import (
     install_log_redaction,
     join_path,
@@ -104,9 +105,9 @@ class EndpointOptions(BackendOptions):
     api_key_env: str | None = None
     json_mode: JsonMode | None = None
     logprobs: bool | None = None
-    context_window: int | None = Field(default=None, ge=1)
+    context_window: ContextWindow | None = Field(default=None, ge=1)
     slot_cache: bool | None = None
-    slots: int | None = Field(default=None, ge=1)
+    slots: Concurrency | None = Field(default=None, ge=1)
 
 
 class OpenAICompatLLM:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError
 
 from veracity.core import registry
+from veracity.core.bounds import Attempts, Concurrency, Price, RepeatPenalty, Seconds
 from veracity.core.config import BACKEND_OPTION_KEYS, LLMConfig
 from veracity.core.errors import ConfigError, RegistryError
 from veracity.core.infra import CacheMode
@@ -35,8 +36,8 @@ class BackendOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # per-request limit in seconds; None: scaled by max_tokens and the measured speed
-    timeout_s: float | None = Field(default=None, gt=0)
-    repeat_penalty: float = Field(default=DEFAULT_REPEAT_PENALTY, gt=0)
+    timeout_s: Seconds | None = Field(default=None, gt=0)
+    repeat_penalty: RepeatPenalty = DEFAULT_REPEAT_PENALTY
 
 
 class NoOptions(BaseModel):
@@ -71,9 +72,9 @@ class LLMSpec(BaseModel):
     options: SerializeAsAny[BaseModel]
     cache_mode: CacheMode
     user_cache: bool
-    max_concurrency: int
-    max_attempts: int
-    prices: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
+    max_concurrency: Concurrency = Field(ge=1)
+    max_attempts: Attempts = Field(ge=1)
+    prices: dict[str, tuple[Price, Price] | tuple[Price, Price, Price]] = Field(
         default_factory=dict
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature, Words
 from veracity.core.context import CheckContext
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
@@ -38,21 +39,21 @@ from veracity.retrieval.base import Source
 class DirectConfig(ChoiceConfig):
     request_options = ("temperature",)
 
-    temperature: float = 0.0
-    max_tokens: int = 64
-    max_input_chars: int = 6000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 64
+    max_input_chars: PromptChars = 6000
 
 
 class CoTConfig(DirectConfig):
-    max_tokens: int = 768
-    max_reasoning_words: int = 200
+    max_tokens: MaxTokens = 768
+    max_reasoning_words: Words = 200
     # auto: the claim's own evidence, else a search of the given sources, else none
     # (zero-shot); given / retrieved insist on one; none: always zero-shot
     evidence: EvidenceMode = "auto"
     source: str | None = None  # which source to search (None: every source given)
     top_k: int = Field(default=5, ge=1, le=50)  # retrieved passages shown
-    query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
-    max_passage_chars: int = Field(default=1000, ge=100)  # each passage is cut here
+    query_chars: PromptChars = Field(default=500, ge=20)  # the query is the input text, cut here
+    max_passage_chars: PromptChars = Field(default=1000, ge=100)  # each passage is cut here
 
 
 _ANSWER_MODELS: dict[tuple[str, tuple[str, ...], bool], type[BaseModel]] = {}

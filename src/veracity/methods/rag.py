@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature, Words
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
@@ -31,13 +32,13 @@ class RagConfig(ChoiceConfig):
 
     source: str | None = None  # which of the method's sources to search (None: the only one)
     top_k: int = Field(default=5, ge=1, le=50)  # passages shown to the model
-    query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
-    max_passage_chars: int = Field(default=1000, ge=100)  # each passage is cut here
-    max_input_chars: int = 4000
+    query_chars: PromptChars = Field(default=500, ge=20)  # the query is the input text, cut here
+    max_passage_chars: PromptChars = Field(default=1000, ge=100)  # each passage is cut here
+    max_input_chars: PromptChars = 4000
     reasoning: bool = False  # ask for a short justification before the label
-    max_reasoning_words: int = 80
-    temperature: float = 0.0
-    max_tokens: int = 256
+    max_reasoning_words: Words = 80
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 256
 
 
 def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[BaseModel]:

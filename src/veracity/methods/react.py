@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.paths import HomePaths
@@ -43,11 +44,11 @@ class ReActConfig(ChoiceConfig):
 
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
-    max_result_chars: int = 500  # each result's text in an observation
-    max_trajectory_chars: int = 6000  # trajectory quoted to the final answer (paper layout)
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 400
+    max_result_chars: PromptChars = 500  # each result's text in an observation
+    max_trajectory_chars: PromptChars = 6000  # trajectory quoted to the final answer (paper layout)
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 400
     tools: list[str] | None = None  # which sources become tools (None: all)
     # shared: the final answer is one more turn of the loop's chat (it extends the last
     # step's prompt); paper: a prompt of its own quoting the trajectory

@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.core.bounds import Items, Weight
 from veracity.nlp.text import sentence_spans as shared_sentence_spans
 from veracity.nlp.text import split_sentences
 
@@ -357,9 +358,9 @@ class ThresholdConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     lambda_init: float = Field(default=0.8, gt=0.0, le=1.0)  # initial threshold λ_init (τ_0)
-    delta: float = Field(default=0.1, gt=0.0)  # threshold step Δλ (Δ)
+    delta: Weight = Field(default=0.1, gt=0.0)  # threshold step Δλ (Δ)
     floor: float = Field(default=0.1, gt=0.0, le=1.0)  # lowest threshold tried
-    n_min: int = Field(default=1, ge=1)  # entities wanted before stopping (n_min)
+    n_min: Items = Field(default=1, ge=1)  # entities wanted before stopping (n_min)
 
     @model_validator(mode="after")
     def _ordered(self) -> ThresholdConfig:

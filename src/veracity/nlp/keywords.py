@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import Items, Weight
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.nlp.entities import get_sentences
 
@@ -47,16 +48,16 @@ class SCMMRConfig(BaseModel):
 
     lambda_min: float = Field(default=0.1, ge=0.0, le=1.0)  # lower bound λ_min
     lambda_max: float = Field(default=1.0, ge=0.0, le=1.0)  # λ_max
-    alpha: float = 0.3  # annealing rate α
-    beta: float = 2.5  # annealing offset β
-    gamma: float = Field(default=0.5, ge=0.0)  # SC-MMR decay factor γ (termination)
+    alpha: Weight = 0.3  # annealing rate α
+    beta: Weight = 2.5  # annealing offset β
+    gamma: Weight = Field(default=0.5, ge=0.0)  # SC-MMR decay factor γ (termination)
     # Initial MMR*_prev. Algorithm 3 sets 1.0; "seed" uses the seed's own MMR score
     # (λ_0 · S_hier(seed), its diversity term being empty), which is how section 3.3
     # states the rule: each pick is compared with the previous pick's score.
-    mmr_prev_init: float | Literal["seed"] = 1.0
+    mmr_prev_init: Weight | Literal["seed"] = 1.0
     # Exactly this many keywords (fewer if there are fewer candidates), the γ stop rule
     # off: the fixed-k sensitivity study of section 5.5 (Figure 3). None: the γ rule.
-    fixed_k: int | None = Field(default=None, ge=1)
+    fixed_k: Items | None = Field(default=None, ge=1)
 
 
 def lambda_k(k: int, config: SCMMRConfig | None = None) -> float:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from veracity.core import registry
+from veracity.core.bounds import completion_tokens_problem
 from veracity.core.config import RunConfig, load_run_config
 from veracity.core.errors import (
     ConfigError,
@@ -272,6 +273,11 @@ def build_method(
         method.use_limits(spec.limits)
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
+    # every token setting within the model's window, where the backend knows it
+    window = llm.capabilities.context_window if llm is not None else None
+    too_long = completion_tokens_problem(spec.method_options(), window, "method_config")
+    if too_long:
+        raise ConfigError(too_long)
     return method
 
 

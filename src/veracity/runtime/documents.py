@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
+from veracity.core.bounds import MAX_CONCURRENCY, completion_tokens_problem
 from veracity.core.errors import InputError, problem_text
 from veracity.documents import DocumentChecker, DocumentReport, DocumentText, reading
 from veracity.evidence.claims import ClaimExtractor, ExtractionConfig
@@ -162,9 +163,10 @@ def plan_document(
     chosen = service._pick_sources(sources)
     settings = request_options(name, options, service.options_refusal)
     config = extraction_config(extraction)
-    if concurrency is not None and concurrency < 1:
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
         raise CheckRefused(
-            CONCURRENCY_REFUSED, f"concurrency must be at least 1, not {concurrency}"
+            CONCURRENCY_REFUSED,
+            f"concurrency must be between 1 and {MAX_CONCURRENCY}, not {concurrency}",
         )
     if isinstance(source, str):
         reading.from_text(source)  # a blank text is refused before anything is built
@@ -173,6 +175,10 @@ def plan_document(
 
         raise CheckRefused(MODEL_NOT_ALLOWED, f"choose one of: {', '.join(service.models())}")
     run = service.run(name, labels, settings, chosen, model)
+    window = run.llm.capabilities.context_window
+    too_long = completion_tokens_problem(config, window, "extraction")
+    if too_long:
+        raise CheckRefused(EXTRACTION_REFUSED, too_long)
     at_once = concurrency or (run.spec.concurrency if run.spec else run.config.concurrency)
     checker = DocumentChecker(
         run.method,

@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError
 
 from veracity.core import registry
+from veracity.core.bounds import Concurrency, Examples, Repeats, Seed
 from veracity.core.config import (
     PromptsConfig,
     RunConfig,
@@ -68,7 +69,7 @@ class RunSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: int = SCHEMA
+    schema_version: int = Field(default=SCHEMA, ge=1, le=1_000)
     labels_note: str | None = None
     # Every other field is required: `resolve_spec` fills them from a `RunConfig`, whose
     # defaults are the run's only ones.
@@ -82,18 +83,18 @@ class RunSpec(BaseModel):
     sources: dict[str, dict[str, Any]]
     prompts: PromptsConfig
     limits: InputLimits
-    concurrency: int = Field(ge=1)
-    seed: int
+    concurrency: Concurrency = Field(ge=1)
+    seed: Seed
     # evaluation
     dataset: str | None
     split: str | None
     dataset_options: dict[str, Any]
     gold_evidence: bool
     gold_map: dict[str, str] | None
-    limit: int | None
+    limit: Examples | None
     sample: bool
-    sample_per_class: int | None
-    repeats: int
+    sample_per_class: Examples | None
+    repeats: Repeats
     data_dir: str | None
     stand_in: str | None
     document: dict[str, Any] | None = None  # the document task's settings (None: defaults)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from veracity.core.bounds import Bytes, Items, Seconds
 from veracity.core.config import settings as veracity_settings
 from veracity.core.netguard import ANY_HOST, split_host
 from veracity.server.retention import RetentionPolicy
@@ -60,18 +61,18 @@ class ServerSettings(BaseSettings):
     token: SecretStr | None = None
     workers: int = Field(default=2, ge=1, le=64)
     queue_size: int = Field(default=32, ge=1, le=10_000)
-    rate_per_minute: int = Field(default=120, ge=0)
-    rate_burst: int = Field(default=30, ge=1)
-    max_body_bytes: int = Field(default=1_000_000, ge=1_024)
+    rate_per_minute: int = Field(default=120, ge=0, le=1_000_000)
+    rate_burst: int = Field(default=30, ge=1, le=1_000_000)
+    max_body_bytes: Bytes = Field(default=1_000_000, ge=1_024)
     cors_origins: list[str] = Field(default_factory=list)
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_models: list[str] = Field(default_factory=list)
     allow_method_config: bool = False
     max_document_sentences: int = Field(default=100, ge=1, le=1000)
-    history_limit: int = Field(default=200, ge=1)
-    retention_days: float = Field(default=30.0, ge=0)
-    retention_mb: float = Field(default=1000.0, ge=0)
-    retention_interval_s: float = Field(default=600.0, ge=1)
+    history_limit: Items = Field(default=200, ge=1)
+    retention_days: float = Field(default=30.0, ge=0, le=36_500)  # 100 years
+    retention_mb: float = Field(default=1000.0, ge=0, le=100_000_000)  # 100 TB
+    retention_interval_s: Seconds = Field(default=600.0, ge=1)
 
     @field_validator("token")
     @classmethod

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import PromptChars
 from veracity.core.errors import MethodConfigError
 from veracity.retrieval.base import Source
 from veracity.tools.mcp_client import McpServerConfig
@@ -31,8 +32,8 @@ class ToolServerSpec(BaseModel):
     http_cache: str | None = None
     cache_mode: str = "auto"
     top_k: int = Field(default=3, ge=1, le=50)
-    max_chars: int = Field(default=500, ge=50)
-    page_chars: int = Field(default=3000, ge=200)
+    max_chars: PromptChars = Field(default=500, ge=50)
+    page_chars: PromptChars = Field(default=3000, ge=200)
     fetch_pages: bool | None = None
 
     @classmethod

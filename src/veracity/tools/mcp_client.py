@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veracity.core import context
+from veracity.core.bounds import Seconds
 from veracity.core.errors import SourceError
 from veracity.core.events import Fault, Stage
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
@@ -84,7 +85,7 @@ class McpServerConfig(BaseModel):
     bearer_token_env: str | None = None
     prefix: str | None = None
     tools: list[str] | None = None
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: Seconds = Field(default=120.0, gt=0)
     inherit_env: bool = False
     allow_private: bool = False
 

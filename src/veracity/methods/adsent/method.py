@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
@@ -27,11 +28,11 @@ PROMPTS = "veracity.methods.adsent"
 class AdSentConfig(ChoiceConfig):
     """Settings of the ``adsent`` method."""
 
-    max_neutral_chars: int = Field(default=1500, ge=50)  # the rewrite's cap
-    max_reasoning_chars: int = Field(default=1200, ge=100)
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 700
+    max_neutral_chars: PromptChars = Field(default=1500, ge=50)  # the rewrite's cap
+    max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 700
 
 
 _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
@@ -35,10 +36,10 @@ _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}
 class AfactaConfig(ChoiceConfig):
     """Settings of the ``afacta`` method."""
 
-    max_reasoning_chars: int = Field(default=1000, ge=100)
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 600
+    max_reasoning_chars: PromptChars = Field(default=1000, ge=100)
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 600
     # shared: the three paths' prompts open with one system note and the same claim and
     # labels (`_input.j2`), each path's instructions after them and its system text last,
     # so a server reuses the prefix (veracity.prompt_layout); paper: our templates' order

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.passages import EvidenceMode
 from veracity.methods.base import MethodConfig
 from veracity.prompt_layout import PromptLayout
@@ -34,24 +35,25 @@ class D2DConfig(MethodConfig):
     evidence: EvidenceMode = "auto"
     source: str | None = None  # which source to search (None: every source given)
     top_k: int = Field(default=5, ge=1, le=50)  # passages retrieved for the debate
-    query_chars: int = Field(default=500, ge=20)  # the query is the input text, cut here
-    max_passage_chars: int = Field(default=600, ge=100)  # each passage is cut here
-    max_input_chars: int = 4000
+    query_chars: PromptChars = Field(default=500, ge=20)  # the query is the input text, cut here
+    max_passage_chars: PromptChars = Field(default=600, ge=100)  # each passage is cut here
+    max_input_chars: PromptChars = 4000
     free_rounds: int = Field(default=1, ge=0, le=5)  # FREE_ROUNDS: free-debate exchanges
     profiles: bool = True  # domain-specific profile for each debater (domain detection)
-    profile_temperature: float = 1.0  # the release samples profiles at temperature 1
-    max_tokens_profile: int = 80  # one sentence
-    temperature: float = 1.0  # T: debaters and judges
-    max_tokens_turn: int = 1024  # MAX_COMPLETION_TOKENS
-    turn_chars: int = Field(default=1500, ge=200)  # each earlier turn as later prompts show it
+    profile_temperature: Temperature = 1.0  # the release samples profiles at temperature 1
+    max_tokens_profile: MaxTokens = 80  # one sentence
+    temperature: Temperature = 1.0  # T: debaters and judges
+    max_tokens_turn: MaxTokens = 1024  # MAX_COMPLETION_TOKENS
+    # each earlier turn as later prompts show it
+    turn_chars: PromptChars = Field(default=1500, ge=200)
     dimensions: list[Dimension] = Field(  # the scoring judges, one per dimension
         default_factory=lambda: list(DIMENSIONS), min_length=1
     )
     points: int = Field(default=7, ge=2, le=100)  # each judge splits this many points
-    max_tokens_judge: int = 256
+    max_tokens_judge: MaxTokens = 256
     summary: bool = True  # the summary judge writes the rationale
-    summary_temperature: float = 0.2
-    max_tokens_summary: int = 400
+    summary_temperature: Temperature = 0.2
+    max_tokens_summary: MaxTokens = 400
     # shared: every prompt opens with the same system note and the input and evidence,
     # then the debate so far, the turn's instructions and the speaker's persona last, so a
     # server reuses the prefix (veracity.prompt_layout); paper: the release's order, the

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from veracity.core.bounds import PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
 
@@ -23,11 +24,13 @@ class FactAgentConfig(ChoiceConfig):
     tools: list[Tool] = Field(default_factory=lambda: list(TOOLS), min_length=1)
     source: str | None = None  # the search tool's source (None: every source, combined)
     top_k: int = Field(default=5, ge=1, le=20)  # search results read by the search tool
-    max_result_chars: int = Field(default=400, ge=50)
-    query_chars: int = Field(default=200, ge=20)  # the search query: the title, else the text
-    max_input_chars: int = 4000
-    max_reasoning_chars: int = Field(default=1200, ge=100)  # each tool's and the verdict's
-    temperature: float = 0.0
+    max_result_chars: PromptChars = Field(default=400, ge=50)
+    # the search query: the title, else the text
+    query_chars: PromptChars = Field(default=200, ge=20)
+    max_input_chars: PromptChars = 4000
+    # each tool's and the verdict's reasoning
+    max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
+    temperature: Temperature = 0.0
     # every call's output cap (ZoFia Figure 4's budgets)
     max_tokens: int = Field(default=600, ge=16, le=8192)
     # shared: one system note for the check, the news first in every prompt, the tool's or

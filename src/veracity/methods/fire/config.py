@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
 
@@ -25,12 +26,12 @@ class FireConfig(ChoiceConfig):
     # two queries (or two searches' results) repeat when their word sets overlap this much
     # (FIRE compares sentence embeddings at 0.9; see README.md)
     repeat_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
-    max_result_chars: int = Field(default=400, ge=50)  # each result's text in the knowledge
-    max_input_chars: int = 4000
-    max_reasoning_chars: int = Field(default=1500, ge=100)  # the reasoning field's cap
-    query_chars: int = Field(default=200, ge=20)  # a search query's cap
-    temperature: float = 0.0
-    max_tokens: int = 600
+    max_result_chars: PromptChars = Field(default=400, ge=50)  # each result's text in the knowledge
+    max_input_chars: PromptChars = 4000
+    max_reasoning_chars: PromptChars = Field(default=1500, ge=100)  # the reasoning field's cap
+    query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 600
     # shared: one system note for the check, the claim and the knowledge found first, the
     # labels and instructions after them and the template's system text last, so the final
     # prompt extends the last step's (veracity.prompt_layout); paper: our templates' order

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
 
@@ -20,12 +21,12 @@ class FolkConfig(ChoiceConfig):
     # few-shot, as the release (examples.yaml, ours): 8 worked decompositions, 5 predictions
     examples: bool = True
     top_k: int = Field(default=3, ge=1, le=10)  # results read to answer each question
-    max_result_chars: int = Field(default=500, ge=50)
-    max_answer_chars: int = Field(default=300, ge=20)
-    max_explanation_chars: int = Field(default=1200, ge=100)
-    max_input_chars: int = 2000
-    temperature: float = 0.0
-    max_tokens: int = 600
+    max_result_chars: PromptChars = Field(default=500, ge=50)
+    max_answer_chars: PromptChars = Field(default=300, ge=20)
+    max_explanation_chars: PromptChars = Field(default=1200, ge=100)
+    max_input_chars: PromptChars = 2000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 600
     # shared (ours): one system note for the check, then the claim, so the decomposition
     # and the prediction prompts open alike and a server reuses the prefix
     # (veracity.prompt_layout); paper: the templates' order (system text first)

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
 
@@ -39,13 +40,13 @@ class HissConfig(ChoiceConfig):
     # results whose URL contains one of these are dropped, as HiSS's release drops every
     # result whose link contains "fact" (no fact-checker's verdict leaks in); []: keep all
     drop_result_urls_with: list[str] = Field(default_factory=lambda: ["fact"], max_length=20)
-    max_result_chars: int = Field(default=400, ge=50)
-    max_passage_chars: int = Field(default=1000, ge=100)
-    max_input_chars: int = 4000
-    text_chars: int = Field(default=300, ge=40)  # a sub-claim's, question's or answer's cap
-    max_reasoning_chars: int = Field(default=1500, ge=100)
-    temperature: float = 0.0
-    max_tokens: int = 600
+    max_result_chars: PromptChars = Field(default=400, ge=50)
+    max_passage_chars: PromptChars = Field(default=1000, ge=100)
+    max_input_chars: PromptChars = 4000
+    text_chars: PromptChars = Field(default=300, ge=40)  # a sub-claim's, question's or answer's cap
+    max_reasoning_chars: PromptChars = Field(default=1500, ge=100)
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 600
     # shared: one system note for the check, the claim and its passages first, then the
     # sub-claims and the questions answered so far, the instructions and the prompt's own
     # system text last, so each prompt extends the one before (veracity.prompt_layout);

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.core.bounds import MaxTokens, PromptChars, Seconds
 from veracity.methods.base import MethodConfig
 from veracity.tools.mcp_client import McpServerConfig
 
@@ -59,7 +60,7 @@ class MemoryOptions(BaseModel):
     max_recalled: int = Field(default=8, ge=1, le=100)
     max_per_entity: int = Field(default=5, ge=1, le=100)
     replay_searches: bool = True
-    ttl_s: float | None = Field(default=None, gt=0)
+    ttl_s: Seconds | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _one_location(self) -> MemoryOptions:
@@ -84,11 +85,11 @@ class MermaidConfig(MethodConfig):
     # --- executor
     max_steps: int = Field(default=5, ge=1, le=30)  # T_max = 5
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=512, ge=64)  # per step reply
-    max_thought_chars: int = Field(default=400, ge=50)  # a step's thought
-    max_history_chars: int = Field(default=6000, ge=500)  # H_t shown in P_t
+    max_tokens: MaxTokens = Field(default=512, ge=64)  # per step reply
+    max_thought_chars: PromptChars = Field(default=400, ge=50)  # a step's thought
+    max_history_chars: PromptChars = Field(default=6000, ge=500)  # H_t shown in P_t
     history_overflow: Literal["summarise", "drop"] = "summarise"  # oldest observations first
-    max_input_chars: int = Field(default=4000, ge=200)
+    max_input_chars: PromptChars = Field(default=4000, ge=200)
     top_logprobs: int = Field(default=10, ge=0, le=20)
 
     # --- decomposer
@@ -98,15 +99,15 @@ class MermaidConfig(MethodConfig):
     tools: list[str] | None = None  # tool subset by name (None: all; []: no tools at all)
     tool_transport: Literal["stdio", "inprocess"] = "stdio"  # our tool server over MCP
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)  # external servers
-    tool_timeout_s: float = Field(default=120.0, gt=0)
+    tool_timeout_s: Seconds = Field(default=120.0, gt=0)
     top_k: int = Field(default=3, ge=1, le=20)  # results per search
-    max_result_chars: int = Field(default=500, ge=50)  # each result in an observation
-    page_chars: int = Field(default=3000, ge=200)  # article / page text in an observation
+    max_result_chars: PromptChars = Field(default=500, ge=50)  # each result in an observation
+    page_chars: PromptChars = Field(default=3000, ge=200)  # article / page text in an observation
     fetch_pages: bool | None = None  # offer fetch_page (None: when a web source is set)
 
     # --- memory M
     memory: MemoryOptions = Field(default_factory=MemoryOptions)
-    max_recalled_chars: int = Field(default=2500, ge=200)  # M_c shown in P_0
+    max_recalled_chars: PromptChars = Field(default=2500, ge=200)  # M_c shown in P_0
 
     @model_validator(mode="before")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.methods.programfc.examples import ExampleSet
 
@@ -22,9 +23,9 @@ class ProgramFCConfig(ChoiceConfig):
     # the worked programs shown to the program writer (examples/<set>.yaml): ProgramFC's
     # prompt shows 20 for HoVer; "scifact" for SciFact claims; "none" for a zero-shot prompt
     examples: ExampleSet = "hover"
-    max_result_chars: int = Field(default=400, ge=50)
-    max_answer_chars: int = Field(default=200, ge=20)
-    max_step_chars: int = Field(default=300, ge=20)
-    max_input_chars: int = 2000
-    temperature: float = 0.0
-    max_tokens: int = 800
+    max_result_chars: PromptChars = Field(default=400, ge=50)
+    max_answer_chars: PromptChars = Field(default=200, ge=20)
+    max_step_chars: PromptChars = Field(default=300, ge=20)
+    max_input_chars: PromptChars = 2000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 800

@@ -234,8 +234,8 @@ def calibrate_radar(
     base_url: str = BASE_URL_OPTION,
     provider: str = PROVIDER_OPTION,
     concurrency: int = typer.Option(None, help="examples in flight at once"),
-    step_s: float = typer.Option(0.05, help="grid step for τ_s over [-1, 1]"),
-    step_v: float = typer.Option(0.05, help="grid step for τ_v over [0, 1]"),
+    step_s: float = typer.Option(0.05, min=0.001, max=1.0, help="grid step for τ_s over [-1, 1]"),
+    step_v: float = typer.Option(0.05, min=0.001, max=1.0, help="grid step for τ_v over [0, 1]"),
     rerun: bool = typer.Option(False, help="ignore the cached signals and run inference again"),
     objective: str = typer.Option(
         "accuracy", help="what the thresholds maximise: accuracy (the paper's) or macro-f1"
@@ -254,6 +254,7 @@ def calibrate_radar(
             config,
             {
                 "dataset": dataset, "split": split, "limit": limit, "sample": sample,
+                "concurrency": concurrency,
                 "llm": {"model": model, "base_url": base_url, "provider": provider},
             },
         )  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.core.bounds import ContextWindow, MaxTokens, PromptChars
 from veracity.methods.base import ChoiceConfig
 
 RoleSet = Literal["expertise", "position"]
@@ -49,19 +50,21 @@ class RadarBaseConfig(ChoiceConfig):
     top_m: int = Field(default=20, ge=1, le=200)  # evidence pool size m (top-20 passages)
     source: str | None = None  # which injected source to search (None: the only one)
     corpus: CorpusConfig | None = None  # else open this local corpus
-    max_passage_chars: int = Field(default=1500, ge=100)  # longer passages are cut
+    max_passage_chars: PromptChars = Field(default=1500, ge=100)  # longer passages are cut
 
     # --- prompt budget (tokens estimated as characters / 4)
     context_headroom: float = Field(default=0.1, ge=0.0, lt=0.9)  # window share kept free
     evidence_share: float = Field(default=0.5, gt=0.0, le=0.9)  # most of it for evidence
-    prompt_overhead_tokens: int = Field(default=600, ge=0)  # instructions, claim, labels
-    assumed_context_window: int = Field(default=8192, ge=1024)  # when the backend is silent
+    # instructions, claim, labels
+    prompt_overhead_tokens: ContextWindow = Field(default=600, ge=0)
+    # the window when the backend does not say
+    assumed_context_window: ContextWindow = Field(default=8192, ge=1024)
 
     # --- agents
     roles: RoleSet = "expertise"  # Politician/Scientist (paper) or Advocate/Critic
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens_turn: int = Field(default=512, ge=32)  # cap on one agent's reply
-    max_tokens_judge: int = Field(default=512, ge=32)
+    max_tokens_turn: MaxTokens = Field(default=512, ge=32)  # cap on one agent's reply
+    max_tokens_judge: MaxTokens = Field(default=512, ge=32)
     # The judge's reason, in characters: the paper asks for a concise explanation (§3.3,
     # the [REASON] field); the prompt names this limit and the reply schema enforces it,
     # so a model that loops inside its reason stops there instead of at 1,000 characters
@@ -108,7 +111,7 @@ class RadarConfig(RadarBaseConfig):
     # decision missing from the top alternatives reads as p = 0, and the stop margin
     # s = p(STOP) − p(CONTINUE) saturates at ±1 (seen at a matched mass of 0.196).
     min_matched_mass: float = Field(default=0.5, ge=0.0, le=1.0)
-    max_tokens_stop: int = Field(default=32, ge=8)
+    max_tokens_stop: MaxTokens = Field(default=32, ge=8)
 
     @property
     def uses_signals(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from veracity.core.bounds import Attempts, Concurrency, Items, MaxTokens, PromptChars, Rounds, Seed
 from veracity.core.config import LLMConfig
 from veracity.core.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
@@ -65,14 +66,15 @@ class S2MADConfig(ChoiceConfig):
     stance_separation: bool = True  # False: random halves ("w/o Stance")
     # Top-k per side (k in Eq. 2). The paper gives no value; its "w/o Stance" ablation
     # splits up to 40 sampled comments into two halves, i.e. 20 per debater, so k = 20.
-    top_k: int = Field(default=20, ge=1)
-    stance_batch_size: int = Field(default=10, ge=1)  # replies scored per LLM call
-    stance_concurrency: int = Field(default=4, ge=1)  # scoring calls in flight at once
-    stance_attempts: int = Field(default=2, ge=1)  # batched asks per reply (first + re-asks)
+    top_k: Items = Field(default=20, ge=1)
+    stance_batch_size: int = Field(default=10, ge=1, le=32)  # replies scored per LLM call
+    stance_concurrency: Concurrency = Field(default=4, ge=1)  # scoring calls in flight at once
+    stance_attempts: Attempts = Field(default=2, ge=1)  # batched asks per reply (first + re-asks)
     # Ours: a reply still unscored after the batched asks is asked once more on its own
     # (one reply per call) before it is recorded as an error
     stance_rescore_singly: bool = True
-    stance_tokens_per_reply: int = Field(default=96, ge=16)  # completion budget per reply
+    # completion budget per reply (a call asks for it times the batch: at most 32,032)
+    stance_tokens_per_reply: int = Field(default=96, ge=16, le=1000)
     stance_reasons: bool = True  # a one-sentence reason before each score (paper's format)
     # Scoring and the subjectivity test are measurements, run greedily (cacheable); the
     # paper's scorer (glm-3-turbo) ran at its provider's default settings.
@@ -81,16 +83,16 @@ class S2MADConfig(ChoiceConfig):
     # settings (e.g. {backend: openai, provider: zhipu, model: glm-3-turbo}); the paper
     # scored with a different model than its debaters. None: the run's model scores.
     scorer_llm: dict[str, Any] | None = None
-    max_reply_chars: int = Field(default=500, ge=20)  # each reply is cut to this length
+    max_reply_chars: PromptChars = Field(default=500, ge=20)  # each reply is cut to this length
 
     # --- Initial opinions (section 3.3)
     prompt_family: PromptFamily = "auto"  # auto: the LLM's subjectivity answer decides
 
     # --- Debate (section 3.4, Algorithm 1)
     debate: bool = True  # False: one agent over the same material ("w/o Debate")
-    rounds: int = Field(default=2, ge=0)  # debate rounds M after the initial opinions
+    rounds: Rounds = Field(default=2, ge=0)  # debate rounds M after the initial opinions
     temperature: float = Field(default=0.2, ge=0.0, le=2.0)  # debaters and judge (sec. 4.2)
-    max_tokens: int = Field(default=512, ge=16)  # per debater turn or judge ruling
+    max_tokens: MaxTokens = Field(default=512, ge=16)  # per debater turn or judge ruling
     # "shared" (ours, default): every prompt of a check opens with the same system note
     # and the post, each call's own instructions last (veracity.prompt_layout), so a
     # server reuses that prefix; "paper": each prompt's own system text first.
@@ -101,9 +103,9 @@ class S2MADConfig(ChoiceConfig):
     # every reply in time order without stance scoring ("all"), or up to 2 x top_k
     # replies drawn at random ("random", the "LLM only" baseline).
     single_agent_input: Literal["selected", "all", "random"] = "selected"
-    seed: int = 0  # random split of "w/o Stance"
+    seed: Seed = 0  # random split of "w/o Stance"
     # Early detection (section 4.5): only the first N replies by time; None: all.
-    max_replies_by_time: int | None = Field(default=None, ge=0)
+    max_replies_by_time: Items | None = Field(default=None, ge=0)
 
     @model_validator(mode="before")
     @classmethod

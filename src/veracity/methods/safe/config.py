@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
@@ -25,12 +26,12 @@ class SafeConfig(ChoiceConfig):
     extraction: ExtractionConfig = Field(
         default_factory=lambda: ExtractionConfig(checkworthiness=False)
     )
-    max_result_chars: int = Field(default=400, ge=50)  # each result's text in the knowledge
-    query_chars: int = Field(default=200, ge=20)  # a search query's cap
-    max_reasoning_chars: int = Field(default=1200, ge=100)
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 512
+    max_result_chars: PromptChars = Field(default=400, ge=50)  # each result's text in the knowledge
+    query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
+    max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 512
     # shared: one system note for the check, the statement and the results so far first,
     # the instructions and the prompt's own system text last, so the rating extends the
     # last search's prompt (veracity.prompt_layout); paper: our templates' order

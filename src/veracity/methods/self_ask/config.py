@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 
 
@@ -19,9 +20,9 @@ class SelfAskConfig(ChoiceConfig):
     # few-shot, as Self-Ask: 4 worked examples (examples.yaml, ours); false: zero-shot
     examples: bool = True
     top_k: int = Field(default=3, ge=1, le=10)  # results read for an intermediate answer
-    max_result_chars: int = Field(default=400, ge=50)
-    max_answer_chars: int = Field(default=200, ge=20)
-    max_trajectory_chars: int = Field(default=4000, ge=500)
-    max_input_chars: int = 2000
-    temperature: float = 0.0
-    max_tokens: int = 400
+    max_result_chars: PromptChars = Field(default=400, ge=50)
+    max_answer_chars: PromptChars = Field(default=200, ge=20)
+    max_trajectory_chars: PromptChars = Field(default=4000, ge=500)
+    max_input_chars: PromptChars = 2000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 400

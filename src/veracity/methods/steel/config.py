@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
 from veracity.prompt_layout import PromptLayout
 
@@ -19,12 +20,12 @@ class SteelConfig(ChoiceConfig):
     max_rounds: int = Field(default=3, ge=1, le=10)  # retrieval rounds before a forced verdict
     top_k: int = Field(default=5, ge=1, le=20)  # results per search
     max_kept: int = Field(default=8, ge=1, le=40)  # established evidence carried over
-    max_result_chars: int = Field(default=500, ge=50)
-    query_chars: int = Field(default=200, ge=20)
-    max_input_chars: int = 4000
-    max_reasoning_chars: int = Field(default=1200, ge=100)
-    temperature: float = 0.0
-    max_tokens: int = 600
+    max_result_chars: PromptChars = Field(default=500, ge=50)
+    query_chars: PromptChars = Field(default=200, ge=20)
+    max_input_chars: PromptChars = 4000
+    max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 600
     # shared: one system note for the check, the claim and the evidence first, then the
     # searches made, the instructions and the round's or final prompt's own system text
     # last, so the final prompt extends the last round's (veracity.prompt_layout); paper:

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.types import CheckInput, Verdict
@@ -42,9 +43,9 @@ QUESTIONS: tuple[tuple[str, str, bool], ...] = (
 class TellerConfig(ChoiceConfig):
     """Settings of the ``teller`` method."""
 
-    max_input_chars: int = 4000
-    temperature: float = 0.0
-    max_tokens: int = 32
+    max_input_chars: PromptChars = 4000
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens = 32
 
 
 class YesNo(BaseModel):

@@ -211,9 +211,11 @@ def build(
 ) -> None:
     """Build AdvFact: FakeGPT-style rewrites and PoisonedRAG-style poisoned passages over a
     seeded sample of false LIAR statements, plus the poisoned and clean local indexes."""
+    from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from veracity.core.config import validation_message
     from veracity.evaluation.advfact import BuildOptions, build_advfact
     from veracity.runtime import build_llm, resolve_config
 
@@ -225,6 +227,8 @@ def build(
             n=n, seed=seed, split=split, passages_per_claim=passages, index=index,
             concurrency=concurrency,
         )  # fmt: skip
+    except ValidationError as exc:  # one line per field, not pydantic's report
+        fail(validation_message(exc))
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     ensure_model(cfg.llm)

@@ -15,6 +15,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from veracity.core.bounds import (
+    Examples,
+    Items,
+    MaxTokens,
+    PromptChars,
+    Rounds,
+    Seed,
+    Weight,
+    Words,
+)
 from veracity.core.checkpoints import checkpoint_folder
 from veracity.methods.base import MethodConfig
 from veracity.prompt_layout import PromptLayout
@@ -55,7 +65,7 @@ class ThresholdConfig(BaseModel):
     veracity_high: float = Field(default=0.7, ge=0.0, le=1.0)  # τ_v^+
     veracity_low: float = Field(default=0.3, ge=0.0, le=1.0)  # τ_v^-
     convergence: float = Field(default=0.1, gt=0.0, le=1.0)  # τ_c
-    convergence_window: int = Field(default=3, ge=2)  # iterations whose v_0 range is taken
+    convergence_window: Rounds = Field(default=3, ge=2)  # iterations whose v_0 range is taken
 
     @model_validator(mode="after")
     def _ordered(self) -> ThresholdConfig:
@@ -69,16 +79,16 @@ class RewardConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    w_reliability: float = 1.0  # w_r
-    w_veracity: float = 0.5  # w_v
-    w_evidence: float = 0.05  # w_e
-    new_evidence_cap: int = Field(default=4, ge=1)  # the 4 in min(n_t^new, 4)
+    w_reliability: Weight = 1.0  # w_r
+    w_veracity: Weight = 0.5  # w_v
+    w_evidence: Weight = 0.05  # w_e
+    new_evidence_cap: Items = Field(default=4, ge=1)  # the 4 in min(n_t^new, 4)
     # δ_e (ours: the paper does not define it): 1 when at least one new item is relevant
     relevant_at: float = Field(default=0.5, ge=0.0, le=1.0)
-    step_penalty: float = 0.01  # δ_step
+    step_penalty: Weight = 0.01  # δ_step
     high_confidence: float = Field(default=0.8, ge=0.0, le=1.0)  # τ_h
-    bonus_authoritative: float = 0.1  # b_auth
-    bonus_reliability: float = 0.2  # b_rel
+    bonus_authoritative: Weight = 0.1  # b_auth
+    bonus_reliability: Weight = 0.2  # b_rel
 
 
 class GRPOConfig(BaseModel):
@@ -86,16 +96,16 @@ class GRPOConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    group_size: int = Field(default=8, ge=2)  # G: trajectories per update
+    group_size: Items = Field(default=8, ge=2)  # G: trajectories per update
     gamma: float = Field(default=0.99, gt=0.0, le=1.0)  # γ
     clip: float = Field(default=0.2, gt=0.0, lt=1.0)  # ε
-    entropy: float = Field(default=0.01, ge=0.0)  # α
-    kl: float = Field(default=0.1, ge=0.0)  # β, to the reference policy
-    lr: float = Field(default=1e-5, gt=0.0)  # learning rate
-    max_grad_norm: float = Field(default=0.5, gt=0.0)
-    warmup_claims: int = Field(default=8, ge=0)  # N_warm
-    epochs: int = Field(default=4, ge=1)  # passes over a group per update (ours)
-    hidden: tuple[int, int, int] = (128, 128, 64)  # policy MLP widths
+    entropy: Weight = Field(default=0.01, ge=0.0)  # α
+    kl: Weight = Field(default=0.1, ge=0.0)  # β, to the reference policy
+    lr: Weight = Field(default=1e-5, gt=0.0)  # learning rate
+    max_grad_norm: Weight = Field(default=0.5, gt=0.0)
+    warmup_claims: Examples = Field(default=8, ge=0)  # N_warm
+    epochs: Rounds = Field(default=4, ge=1)  # passes over a group per update (ours)
+    hidden: tuple[Items, Items, Items] = (128, 128, 64)  # policy MLP widths
 
 
 class EvalNetConfig(BaseModel):
@@ -103,13 +113,13 @@ class EvalNetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_evidence: int = Field(default=20, ge=1)  # rows of the padded 20×8 evidence matrix
-    dim: int = Field(default=64, ge=8)  # embedding width (ours)
-    heads: int = Field(default=4, ge=1)  # attention heads per stance track (ours)
-    lr: float = Field(default=1e-3, gt=0.0)  # Adam
-    max_grad_norm: float = Field(default=1.0, gt=0.0)
-    epochs: int = Field(default=60, ge=1)  # training passes (ours)
-    batch_size: int = Field(default=32, ge=1)
+    max_evidence: Items = Field(default=20, ge=1)  # rows of the padded 20×8 evidence matrix
+    dim: Items = Field(default=64, ge=8)  # embedding width (ours)
+    heads: Items = Field(default=4, ge=1)  # attention heads per stance track (ours)
+    lr: Weight = Field(default=1e-3, gt=0.0)  # Adam
+    max_grad_norm: Weight = Field(default=1.0, gt=0.0)
+    epochs: Rounds = Field(default=60, ge=1)  # training passes (ours)
+    batch_size: Items = Field(default=32, ge=1)
 
 
 class AggNetConfig(BaseModel):
@@ -117,14 +127,14 @@ class AggNetConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dim: int = Field(default=64, ge=8)  # embedding width (ours)
-    heads: int = Field(default=4, ge=1)
-    w_root: float = 1.0  # w_root
-    w_imit: float = 0.1  # w_imit
-    lr: float = Field(default=1e-4, gt=0.0)  # AdamW
-    weight_decay: float = Field(default=1e-5, ge=0.0)
-    max_grad_norm: float = Field(default=1.0, gt=0.0)
-    epochs: int = Field(default=60, ge=1)  # training passes over the trees (ours)
+    dim: Items = Field(default=64, ge=8)  # embedding width (ours)
+    heads: Items = Field(default=4, ge=1)
+    w_root: Weight = 1.0  # w_root
+    w_imit: Weight = 0.1  # w_imit
+    lr: Weight = Field(default=1e-4, gt=0.0)  # AdamW
+    weight_decay: Weight = Field(default=1e-5, ge=0.0)
+    max_grad_norm: Weight = Field(default=1.0, gt=0.0)
+    epochs: Rounds = Field(default=60, ge=1)  # training passes over the trees (ours)
 
 
 class TrainedOn(BaseModel):
@@ -140,7 +150,7 @@ class TrainedOn(BaseModel):
     # `--source` values of the training run, e.g. "factcheck=local:liar-archive"
     sources: list[str] = Field(default_factory=list)
     config: str | None = None  # a run YAML given to training with --config
-    limit: int | None = Field(default=None, ge=1)  # None: the whole split (the paper)
+    limit: Examples | None = Field(default=None, ge=1)  # None: the whole split (the paper)
 
     @field_validator("sources")
     @classmethod
@@ -163,7 +173,7 @@ class RuleAggConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     coverage_floor: float = Field(default=0.5, ge=0.0, le=1.0)  # ours
-    consistency_scale: float = Field(default=2.0, ge=0.0)  # ours
+    consistency_scale: Weight = Field(default=2.0, ge=0.0)  # ours
 
 
 class ToEConfig(MethodConfig):
@@ -176,15 +186,15 @@ class ToEConfig(MethodConfig):
     labels: str | None = "true_uncertain_false"
 
     # --- tree management (Algorithm 1)
-    max_iterations: int = Field(default=20, ge=1)  # T_max
-    max_depth: int = Field(default=5, ge=0)  # deepest level a node may sit at
+    max_iterations: Rounds = Field(default=20, ge=1)  # T_max
+    max_depth: Rounds = Field(default=5, ge=0)  # deepest level a node may sit at
     thresholds: ThresholdConfig = Field(default_factory=ThresholdConfig)
     # Priority(n) = w_uncertainty · (1 − r_parent^aggr) + w_importance · weight(n); ours:
     # the paper says "a weighted combination" without the weights.
-    priority_uncertainty: float = Field(default=0.5, ge=0.0)
-    priority_importance: float = Field(default=0.5, ge=0.0)
-    min_subclaims: int = Field(default=2, ge=1)  # decomposition: 2–4 sub-claims
-    max_subclaims: int = Field(default=4, ge=1)
+    priority_uncertainty: Weight = Field(default=0.5, ge=0.0)
+    priority_importance: Weight = Field(default=0.5, ge=0.0)
+    min_subclaims: Items = Field(default=2, ge=1)  # decomposition: 2–4 sub-claims
+    max_subclaims: Items = Field(default=4, ge=1)
     rules: RuleAggConfig = Field(default_factory=RuleAggConfig)
 
     # --- retrieval agent (Section III-B)
@@ -202,9 +212,9 @@ class ToEConfig(MethodConfig):
         }
     )
     masked_actions: list[str] = Field(default_factory=list)  # ablations (Table III)
-    results_per_action: int = Field(default=3, ge=1)  # at most 3 results per action
-    max_docs_per_node: int = Field(default=10, ge=1)  # at most 10 documents per node
-    max_search_steps: int = Field(default=5, ge=1)  # at most 5 search steps per claim
+    results_per_action: Items = Field(default=3, ge=1)  # at most 3 results per action
+    max_docs_per_node: Items = Field(default=10, ge=1)  # at most 10 documents per node
+    max_search_steps: Rounds = Field(default=5, ge=1)  # at most 5 search steps per claim
     # what the step budget covers: the whole claim (Table I: "per claim") or, ours as a
     # variant, each node's episode
     search_steps_per: StepScope = "claim"
@@ -213,12 +223,12 @@ class ToEConfig(MethodConfig):
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     freeze_policy: bool = False  # no online updates, no warm-up: evaluation
     greedy: bool = False  # act by argmax instead of sampling (evaluation)
-    seed: int = 0  # sampling of actions
+    seed: Seed = 0  # sampling of actions
 
     # --- evidence evaluation (Section III-C)
-    chunk_words: int = Field(default=180, ge=20)  # chunk size for the cleaning LLM (ours)
-    max_chunks_per_doc: int = Field(default=3, ge=1)  # (ours) bounds cleaning calls
-    max_statement_chars: int = Field(default=600, ge=50)  # longest kept statement
+    chunk_words: Words = Field(default=180, ge=20)  # chunk size for the cleaning LLM (ours)
+    max_chunks_per_doc: Items = Field(default=3, ge=1)  # (ours) bounds cleaning calls
+    max_statement_chars: PromptChars = Field(default=600, ge=50)  # longest kept statement
     # drop a kept statement the document does not contain (quote check); ours
     require_verbatim: bool = True
     scorer: Scorer = "auto"  # auto: the network once trained, else the LLM judge
@@ -238,7 +248,7 @@ class ToEConfig(MethodConfig):
 
     # --- model calls
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=384, ge=32)
+    max_tokens: MaxTokens = Field(default=384, ge=32)
     # shared (ours): one system note for the check and the statement first, the call's
     # material next, the template's system text last, so the calls about one node share
     # their opening (`toe/layout.py`); paper: our templates' order (system text first)

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from veracity.core.bounds import Items, MaxTokens, PromptChars, Rounds, Temperature, Weight, Words
 from veracity.methods.base import ChoiceConfig
 
 # Outlets excluded from open-web retrieval: ZoFia excludes news sites (to avoid pulling
@@ -65,25 +66,25 @@ class ZoFiaConfig(ChoiceConfig):
     # --- Stage 1: entity extraction (section 3.1, Algorithm 2)
     ner_backend: Literal["spacy", "hf", "llm"] = "spacy"  # paper: dslim/bert-base-NER
     hf_ner_model: str | None = None  # local path of a token-classification model
-    lambda_init: float = 0.8  # initial confidence threshold λ_init
-    lambda_step: float = 0.1  # threshold decrement Δλ
-    lambda_floor: float = 0.1  # lowest threshold tried
-    n_min: int = 1  # minimum entities to keep n_min (Algorithm 2 asks for a non-empty set)
+    lambda_init: Weight = 0.8  # initial confidence threshold λ_init
+    lambda_step: Weight = 0.1  # threshold decrement Δλ
+    lambda_floor: Weight = 0.1  # lowest threshold tried
+    n_min: Items = 1  # minimum entities to keep n_min (Algorithm 2 asks for a non-empty set)
     # --- Stage 1: salience and keyword selection (sections 3.2–3.3, Algorithm 3)
     embedder: str = "all-MiniLM-L6-v2"  # SBERT encoder (paper: all-MiniLM-L6-v2)
-    gamma: float = 0.5  # SC-MMR decay factor γ
-    alpha: float = 0.3  # λ_k schedule slope α
-    beta: float = 2.5  # λ_k schedule offset β
-    lambda_max: float = 1.0  # λ_max
-    lambda_min: float = 0.1  # λ_min
+    gamma: Weight = 0.5  # SC-MMR decay factor γ
+    alpha: Weight = 0.3  # λ_k schedule slope α
+    beta: Weight = 2.5  # λ_k schedule offset β
+    lambda_max: Weight = 1.0  # λ_max
+    lambda_min: Weight = 0.1  # λ_min
     # Initial MMR*_prev of the γ stop rule. Algorithm 3 writes 1.0, but with SBERT
     # saliences (median ≈ 0.14 on PolitiFact++) that stops after the seed on 49 of 50
     # articles; "seed" compares the second pick with the seed's own score, as section 3.3
     # words the rule. See README.md, Deviations.
-    mmr_prev_init: float | Literal["seed"] = "seed"
+    mmr_prev_init: Weight | Literal["seed"] = "seed"
     # Figure 3 (section 5.5): exactly k keywords, the γ stop off (with λ fixed at 0.5 by
     # lambda_min = lambda_max = 0.5). None: SC-MMR's own stop rule.
-    fixed_keywords: int | None = Field(default=None, ge=1)
+    fixed_keywords: Items | None = Field(default=None, ge=1)
     query_mode: QueryMode = "entities"
     operator: Literal["AND", "OR"] = "AND"  # conjunctive query (Eq. 6); OR is a Table 3 variant
     # --- Stage 1: retrieval (section 3.4)
@@ -91,9 +92,9 @@ class ZoFiaConfig(ChoiceConfig):
     use_wikipedia: bool = True
     web_source: str = "web"  # name of the open-web source in the method's sources
     wiki_source: str = "wikipedia"  # name of the encyclopedia source
-    web_top_k: int = 10  # at most 10 open-web results
-    wiki_sentences: int = 3  # first 3 sentences of the chosen summary
-    wiki_candidates: int = 10  # senses considered per keyword for disambiguation
+    web_top_k: Items = 10  # at most 10 open-web results
+    wiki_sentences: Items = 3  # first 3 sentences of the chosen summary
+    wiki_candidates: Items = 10  # senses considered per keyword for disambiguation
     exclude_domains: tuple[str, ...] = NEWS_DOMAINS + FACTCHECK_DOMAINS
     # A source that still fails after its retries: "fail" records the error in the verdict
     # (no label); "continue" goes on without that material and notes it in the trace.
@@ -102,21 +103,21 @@ class ZoFiaConfig(ChoiceConfig):
     linguist: bool = True
     expert: bool = True
     claim_verification: bool = True
-    max_sub_claims: int = 5
-    rag_top_k: int = 5  # chunks per claim before the similarity floor
-    theta_sim: float = 0.1  # minimum cosine between claim and chunk θ_sim
-    chunk_words: int = 80
+    max_sub_claims: Items = 5
+    rag_top_k: Items = 5  # chunks per claim before the similarity floor
+    theta_sim: Weight = 0.1  # minimum cosine between claim and chunk θ_sim
+    chunk_words: Words = 80
     # --- Stage 2: debate (section 4.2, Algorithm 1)
     debate: bool = True
-    max_rounds: int = 5  # the judge may ask for more debate up to 5 rounds
-    temperature: float = 0.0  # all agents at temperature 0
+    max_rounds: Rounds = 5  # the judge may ask for more debate up to 5 rounds
+    temperature: Temperature = 0.0  # all agents at temperature 0
     # "shared" (ours, default): the debaters' and the judge's prompts open with the same
     # system note, news and analysts' material, each agent's own instructions last
     # (veracity.prompt_layout), so a server reuses that prefix; "paper": own system first.
     prompt_layout: Literal["shared", "paper"] = "shared"
-    max_tokens: int = 600
-    max_article_chars: int = 4000  # article text shown to agents (small-context models)
-    max_pool_chars: int = 6000  # evidence pool shown to debaters and the judge
+    max_tokens: MaxTokens = 600
+    max_article_chars: PromptChars = 4000  # article text shown to agents (small-context models)
+    max_pool_chars: PromptChars = 6000  # evidence pool shown to debaters and the judge
     variant: str | None = None  # a name from VARIANTS; its settings override the above
 
     @model_validator(mode="after")

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from veracity.core.bounds import PromptChars, Words
 from veracity.retrieval.base import Query, SourceAuthError, SourceBadResponse
 
 _TAG = re.compile(r"<[^>]+>")
@@ -69,8 +70,8 @@ class QueryLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_chars: int | None = None
-    max_words: int | None = None
+    max_chars: PromptChars | None = None
+    max_words: Words | None = None
 
     def fits(self, text: str) -> bool:
         return (self.max_chars is None or len(text) <= self.max_chars) and (

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field, SecretStr
 
+from veracity.core.bounds import Items
 from veracity.core.dates import UTC, parse_date
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceAuthError, SourceError, apply_rules
@@ -33,7 +34,7 @@ FACT_CHECK_SITES: tuple[str, ...] = ("politifact.com", "snopes.com", "factcheck.
 
 
 class GoogleFactCheckOptions(SourceOptions):
-    max_age_days: int | None = Field(default=None, ge=1)  # only reviews this recent
+    max_age_days: Items | None = Field(default=None, ge=1)  # only reviews this recent
     page_size: int = Field(default=20, ge=1, le=100)
 
 

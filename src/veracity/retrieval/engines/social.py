@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SecretStr
 
+from veracity.core.bounds import PromptChars
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceAuthError, SourceBadResponse, apply_rules
 from veracity.retrieval.engines.common import SourceOptions, expect_list, expect_mapping, field_str
@@ -28,7 +29,7 @@ TOKEN_URL = "https://www.reddit.com/api/v1/access_token"
 class RedditOptions(SourceOptions):
     subreddit: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{2,21}$")
     sort: Literal["relevance", "top", "new", "comments"] = "relevance"
-    max_text_chars: int = Field(default=4000, ge=200)
+    max_text_chars: PromptChars = Field(default=4000, ge=200)
     use_oauth: bool | None = None  # None: when REDDIT_CLIENT_ID/SECRET are set
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SecretStr
 
 from veracity.core import context
+from veracity.core.bounds import Concurrency, PromptChars
 from veracity.core.dates import UTC, parse_date
 from veracity.core.events import Note
 from veracity.core.types import Document
@@ -48,8 +49,8 @@ class WebOptions(SourceOptions):
     """Options every web engine accepts."""
 
     fetch_pages: bool = False  # replace snippets by the pages' main text
-    max_page_chars: int = Field(default=20_000, ge=500)
-    fetch_concurrency: int = Field(default=4, ge=1)
+    max_page_chars: PromptChars = Field(default=20_000, ge=500)
+    fetch_concurrency: Concurrency = Field(default=4, ge=1)
 
 
 class WebSearchSource:

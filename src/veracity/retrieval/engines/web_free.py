@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import Field
 
+from veracity.core.bounds import MAX_SECONDS
 from veracity.core.types import Document
 from veracity.retrieval.base import (
     Query,
@@ -132,7 +133,7 @@ class DuckDuckGoOptions(WebOptions):
     region: str = "us-en"
     safesearch: Literal["on", "moderate", "off"] = "moderate"
     backend: str = "auto"  # ddgs backend(s); "duckduckgo" also honours the cutoff in the call
-    timeout_s: int = Field(default=10, ge=1)
+    timeout_s: int = Field(default=10, ge=1, le=MAX_SECONDS)
 
 
 class DuckDuckGoSource(WebSearchSource):

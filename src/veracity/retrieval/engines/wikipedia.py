@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
+from veracity.core.bounds import Concurrency
 from veracity.core.dates import UTC, parse_date
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceBadResponse, apply_rules
@@ -59,7 +60,7 @@ class WikipediaOptions(SourceOptions):
     sentences: int = Field(default=3, ge=1, le=10)  # sentences of each hit's lead
     skip_disambiguation: bool = True  # drop "X may refer to" pages from search results
     as_of_cutoff: bool = True  # with a cutoff, serve the last revision before it
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: Concurrency = Field(default=4, ge=1)
 
 
 class WikipediaSource:

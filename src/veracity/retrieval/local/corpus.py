@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import Items
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceError, apply_rules, domain_matches
 from veracity.retrieval.local.build import BuildProgress, add_to_index, build_index
@@ -61,9 +62,9 @@ class LocalCorpusConfig(BaseModel):
 
     index: str  # index name under indexes_dir, or a path to an index folder
     mode: Mode | None = None  # None: the mode the index was built for
-    rrf_k: int = Field(default=60, ge=1)  # reciprocal-rank fusion constant k
-    rrf_depth: int = Field(default=100, ge=1)  # candidates per ranking fused in hybrid mode
-    max_chunks_per_doc: int | None = Field(default=None, ge=1)  # None: no cap
+    rrf_k: Items = Field(default=60, ge=1)  # reciprocal-rank fusion constant k
+    rrf_depth: Items = Field(default=100, ge=1)  # candidates per ranking fused in hybrid mode
+    max_chunks_per_doc: Items | None = Field(default=None, ge=1)  # None: no cap
     indexes_dir: Path | None = None
 
 

@@ -25,6 +25,7 @@ import bm25s
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from veracity.core.bounds import PromptChars, Weight, Words
 from veracity.nlp.embeddings import Embedder, get_embedder
 from veracity.nlp.text import SplitMethod
 from veracity.retrieval.base import SourceBadResponse, SourceError, SourceUnreachable
@@ -55,17 +56,17 @@ class ChunkingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_words: int = Field(default=200, ge=1)
-    overlap: int = Field(default=0, ge=0)
-    max_chars: int | None = Field(default=None, ge=1)
+    max_words: Words = Field(default=200, ge=1)
+    overlap: Words = Field(default=0, ge=0)
+    max_chars: PromptChars | None = Field(default=None, ge=1)
     method: SplitMethod = "rules"
 
 
 class BM25Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    k1: float = 1.5  # BM25 term-frequency saturation k1
-    b: float = 0.75  # BM25 length normalisation b
+    k1: Weight = 1.5  # BM25 term-frequency saturation k1
+    b: Weight = 0.75  # BM25 length normalisation b
     method: Literal["robertson", "lucene", "bm25l", "bm25+", "atire"] = "lucene"
     stemmer: Literal["none", "light"] = "light"
 

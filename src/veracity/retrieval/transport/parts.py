@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from veracity.core.bounds import Attempts, Bytes, Rate, Seconds
 from veracity.core.infra import CacheMode
 from veracity.retrieval.base import SourceBadResponse
 
@@ -90,18 +91,18 @@ class HttpConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    timeout_s: float = Field(default=20.0, gt=0)
-    connect_timeout_s: float = Field(default=10.0, gt=0)
-    max_attempts: int = Field(default=3, ge=1)
-    base_delay_s: float = Field(default=0.5, ge=0)
-    max_delay_s: float = Field(default=30.0, ge=0)
-    rate_limits: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
-    default_rate: float | None = Field(default=None, gt=0)  # req/s for other hosts
+    timeout_s: Seconds = Field(default=20.0, gt=0)
+    connect_timeout_s: Seconds = Field(default=10.0, gt=0)
+    max_attempts: Attempts = Field(default=3, ge=1)
+    base_delay_s: Seconds = Field(default=0.5, ge=0)
+    max_delay_s: Seconds = Field(default=30.0, ge=0)
+    rate_limits: dict[str, Rate] = Field(default_factory=lambda: dict(DEFAULT_RATE_LIMITS))
+    default_rate: Rate | None = None  # req/s for other hosts
     cache_mode: CacheMode = "auto"
     cache_path: Path | None = None  # None: nothing kept on disk (runtime passes the home's)
-    cache_ttl_s: float | None = 7 * 24 * 3600.0  # auto mode only; record/replay ignore it
-    max_page_bytes: int = Field(default=5_000_000, ge=1024)
-    max_redirects: int = Field(default=5, ge=0)
+    cache_ttl_s: Seconds | None = 7 * 24 * 3600.0  # auto mode only; record/replay ignore it
+    max_page_bytes: Bytes = Field(default=5_000_000, ge=1024)
+    max_redirects: int = Field(default=5, ge=0, le=50)
     user_agent: str = "veracity/0.1 (evidence retrieval for fact-checking)"
 
 
