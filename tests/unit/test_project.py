@@ -26,4 +26,5 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_main_command_checks_a_claim_on_the_default():
     commands = _readme_commands()
     assert commands[0].startswith("python3 -m venv") and "veracity check" in commands[0]
-    assert "torch==2.13.0" in commands[0] and "torch==2.13.0" in commands[1]
+    installs = [c for c in commands if c.startswith("python3 -m venv")]
+    assert len(installs) >= 2 and all("torch==2.13.0" in c for c in installs)

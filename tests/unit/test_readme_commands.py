@@ -1,6 +1,8 @@
-"""Every `veracity` command line in README.md runs as written, offline.
+"""Every `veracity` command line in README.md and the documentation site runs as written,
+offline.
 
-Each command of each ```bash block is run in order through the CLI, in a scratch folder
+Each command of each ```bash block (README.md first, then the pages under docs/ in name
+order) is run in order through the CLI, in a scratch folder
 holding the files the README names (``article.json``, ``post.txt``, ``./my-docs``,
 ``run.yaml``, ``configs/``), against the schema-filling scripted model, the miniature
 data directory and recorded DuckDuckGo / Wikipedia answers; ``…`` stands for a claim.
@@ -31,6 +33,8 @@ from veracity.testing.schema import schema_llm
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+# the README is the front door; the rest of its old commands live on the site's pages
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 CLAIM = "The Eiffel Tower is in Berlin."
 NOT_RUN = {
     "veracity serve": "serves until Ctrl-C; the server is started for real in the server tests",
@@ -41,6 +45,11 @@ NOT_RUN = {
     "veracity mcp": "serves MCP until its client leaves; tests/integration starts it for real "
     "with the SDK's client",
 }
+
+
+def documented_text() -> str:
+    """The README and every page of the documentation site, one after another."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
 
 
 def readme_commands(text: str) -> list[tuple[str, str]]:
@@ -82,7 +91,7 @@ def _fixtures(cwd: Path) -> None:
     docs.mkdir()
     (docs / "trial.txt").write_text("The vaccine trial results were published in 2021.")
     (docs / "notes.md").write_text("# Notes\n\nA second document about trial design.")
-    run_yaml = re.search(r"```yaml\n(# run\.yaml.*?)```", README.read_text(), re.S)
+    run_yaml = re.search(r"```yaml\n(# run\.yaml.*?)```", documented_text(), re.S)
     (cwd / "run.yaml").write_text(run_yaml.group(1))
     shutil.copytree(ROOT / "configs", cwd / "configs")
 
@@ -122,7 +131,7 @@ def _argv(command: str) -> tuple[list[str], str | None]:
 @pytest.mark.nlp  # the hybrid index and ZoFia load MiniLM and spaCy
 @pytest.mark.slow
 def test_every_readme_command_runs_or_says_what_it_needs(scratch):
-    commands = readme_commands(README.read_text())
+    commands = readme_commands(documented_text())
     assert len(commands) >= 20, "the README's commands were not found"
     ran, documented, failures = [], [], []
     for command, comment in commands:
@@ -143,12 +152,12 @@ def test_every_readme_command_runs_or_says_what_it_needs(scratch):
 def test_the_readme_run_file_is_a_valid_run_config():
     from veracity.core.config import RunConfig
 
-    text = re.search(r"```yaml\n(# run\.yaml.*?)```", README.read_text(), re.S).group(1)
+    text = re.search(r"```yaml\n(# run\.yaml.*?)```", documented_text(), re.S).group(1)
     RunConfig.model_validate(yaml.safe_load(text))
 
 
 def test_every_readme_python_block_runs_as_pasted(scratch, capsys):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    blocks = re.findall(r"```python\n(.*?)```", documented_text(), re.S)
     assert len(blocks) >= 2
     for code in blocks:
         exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
