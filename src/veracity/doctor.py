@@ -57,6 +57,9 @@ class Finding(BaseModel):
     status: Status
     detail: str
     fix: str = ""
+    """What to do: parts separated by "; ", a part that is a whole command (it starts with
+    ``pip``, ``veracity``, ``export``) or a command in backticks inside a sentence;
+    `veracity doctor` prints commands whole, never broken across lines."""
 
 
 Probe = Callable[[str, dict[str, str]], int]
@@ -191,7 +194,7 @@ def _data(cfg: RunConfig) -> Finding:
     from veracity.datasets.catalogue import entries
 
     get = (
-        "`veracity datasets get NAME …` (or --all) downloads benchmarks; "
+        "`veracity datasets get NAME` (or `--all`) downloads benchmarks; "
         "`veracity datasets` lists them"
     )
     try:
@@ -297,7 +300,7 @@ def _web_engine(engine: str, live: bool, network: bool, search: SearchProbe) -> 
         options["timeout_s"] = int(SEARCH_TIMEOUT_S)
     fix = (
         "check the network; set a key for another engine (`veracity sources`), or work "
-        "offline on the default local index (veracity index build ./my-docs)"
+        "offline on the default local index (`veracity index build ./my-docs`)"
     )
     return _searched(check, engine, options, search, fix)
 
@@ -325,7 +328,7 @@ def _default_index() -> Finding:
     from veracity.retrieval.local.index import read_manifest
 
     check, folder = "default index", settings().indexes_dir / DEFAULT_INDEX
-    build = "veracity index build ./my-docs (or: veracity index build --dataset scifact)"
+    build = "veracity index build ./my-docs; veracity index build --dataset scifact"
     if not (folder / "manifest.json").is_file():
         return Finding(check=check, status="warn", fix=build,
                        detail=f"not built ({folder}): offline, a retrieving method given no "
@@ -333,7 +336,7 @@ def _default_index() -> Finding:
     try:
         m = read_manifest(folder)
     except SourceError as exc:
-        return Finding(check=check, status="fail", detail=str(exc), fix=f"rebuild it: {build}")
+        return Finding(check=check, status="fail", detail=str(exc), fix=f"rebuild it; {build}")
     return Finding(check=check, status="ok",
                    detail=f"{m.documents:,} documents ({m.chunks:,} passages, "
                    f"{m.default_mode}) at {folder}")  # fmt: skip

@@ -217,21 +217,24 @@ def _run_with_progress(method: Any, item: Any):
 
 
 @app.command()
-def methods() -> None:
-    """List the registered methods."""
-    from rich.table import Table
-    from rich.text import Text
+def methods(
+    as_json: bool = typer.Option(
+        False, "--json", help="print every method with all its fields as JSON"
+    ),
+) -> None:
+    """List the registered methods by group: what each takes and searches (online and
+    offline). The method guide (docs/methods.md) says where to start and what a check costs."""
+    from dataclasses import asdict
 
+    from veracity.cli.plain_listing import group_of, method_lines, width_of
     from veracity.runtime.listing import list_methods
 
-    table = Table("method", "default labels", "inputs", "description")
-    for row in list_methods():
-        if row.error:
-            table.add_row(row.name, "", "", Text(f"failed to load: {row.error}", "red"))
-        else:
-            inputs = ", ".join(row.input_kinds)
-            table.add_row(row.name, row.default_labels, inputs, row.description)
-    out.print(table)
+    rows = list_methods()
+    if as_json:
+        out.print_json(data=[{**asdict(r), "group": group_of(r.name)} for r in rows])
+        return
+    for line in method_lines(rows, width_of(out)):
+        out.print(line, soft_wrap=True, highlight=False)
 
 
 @app.command("labels")

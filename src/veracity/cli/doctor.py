@@ -9,8 +9,6 @@ import typer
 from veracity.cli.app import app, fail, out
 from veracity.core.errors import ConfigError
 
-_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skipped": "dim"}
-
 
 @app.command()
 def doctor(
@@ -22,9 +20,7 @@ def doctor(
 ) -> None:
     """Check the environment (model, caches, disk, keys, a test search of each web engine
     and source, the default index) and say what to fix."""
-    from rich.table import Table
-    from rich.text import Text
-
+    from veracity.cli.plain_listing import finding_lines, width_of
     from veracity.doctor import diagnose
     from veracity.runtime import resolve_config
 
@@ -36,10 +32,7 @@ def doctor(
     if as_json:
         out.print_json(data=[f.model_dump() for f in findings])
     else:
-        table = Table("check", "status", "detail", "what to do")
-        for f in findings:
-            style = _STYLE[f.status]
-            table.add_row(f.check, Text(f.status, style), f.detail, f.fix)
-        out.print(table)
+        for line in finding_lines(findings, width_of(out)):
+            out.print(line, soft_wrap=True)
     if any(f.status == "fail" for f in findings):
         raise typer.Exit(1)

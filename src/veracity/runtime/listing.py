@@ -25,6 +25,11 @@ class MethodEntry:
         label_spaces: the label spaces it accepts.
         input_kinds: what it checks (claim, article, post).
         options: the options a request may set (`veracity.methods.options`).
+        searches: what it searches with its default settings when a run names no sources
+            ("web search", "Wikipedia"); empty when it searches only sources it is given.
+        offline: what it searches offline (no network, or ``VERACITY_OFFLINE=1``) with no
+            sources given (`veracity.retrieval.defaults`), e.g. "the default index
+            (needed), without Wikipedia"; empty when it searches nothing.
         error: why its plugin failed to load (the other fields are then empty).
     """
 
@@ -34,6 +39,8 @@ class MethodEntry:
     label_spaces: tuple[str, ...] = ()
     input_kinds: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
+    offline: str = ""
     error: str | None = None
 
 
@@ -67,9 +74,31 @@ def list_methods() -> list[MethodEntry]:
                 label_spaces=tuple(allowed) if allowed else tuple(sorted(LABEL_SPACES)),
                 input_kinds=tuple(getattr(cls, "input_kinds", ())),
                 options=tuple(options),
+                **_search_facts(cls),
             )
         )
     return rows
+
+
+def _search_facts(cls: type) -> dict:
+    """`searches` and `offline` of a method class, from its default source needs."""
+    needs_of = getattr(cls, "source_needs", None)
+    try:
+        needs = list(needs_of({})) if needs_of is not None else []
+    except Exception:  # a plugin's needs that fail to compute: the run reports it
+        needs = []
+    if not needs:
+        return {}
+    what = {"search": "web search", "encyclopedia": "Wikipedia"}
+    searches = tuple(dict.fromkeys(what[n.kind] for n in needs))
+    required = [n for n in needs if n.off is None]
+    skipped = sorted({what[n.kind] for n in needs if n.off is not None})
+    # offline a search need is met by the default local index, or the run stops with the
+    # command that builds it; a need with `off` settings is dropped (veracity.retrieval.defaults)
+    offline = "the default index (needed)" if required else "no search"
+    if skipped and required:
+        offline += f", without {' or '.join(skipped)}"
+    return {"searches": searches, "offline": offline}
 
 
 def label_spaces() -> list[LabelSpace]:
