@@ -1,4 +1,8 @@
-"""The layers of DESIGN.md hold in the source tree, and the checker catches breaches."""
+"""The layers of docs/design.md hold in the source tree, and the checks catch breaches.
+
+import-linter checks the contracts of ``.importlinter``; `import_contract` runs it and
+checks the one rule it cannot express (no ambient settings below veracity.runtime).
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,28 @@ import shutil
 from pathlib import Path
 
 import pytest
-from import_contract import LAYERS, SETTINGS_RULE, check_tree
+from import_contract import SETTINGS_RULE, command_packages, lint, settings_reads, unlayered
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
+LAYERS = "Layers: a module imports its own layer and those below it, never one above"
+CYCLES = "No import cycle between the top-level parts (nor between the foundation's modules)"
+METHODS = "No method imports another (only the shared plumbing of veracity.methods)"
+TESTING = "Only veracity.testing imports veracity.testing (tests live outside the package)"
+COMMANDS = "A method's commands module is loaded through its entry points, never imported"
+FRONT_ENDS = "Front ends reach the machinery only through veracity.runtime"
+
 
 def test_the_source_tree_keeps_the_import_contract():
-    violations = check_tree(SRC)
-    assert not violations, "import contract broken:\n" + "\n".join(map(str, violations))
+    report = lint(SRC)
+    assert not report.broken, "import contract broken:\n" + report.details()
+    reads = settings_reads(SRC)
+    assert not reads, "import contract broken:\n" + "\n".join(map(str, reads))
 
 
-def test_every_top_level_part_has_a_layer():
-    parts = {p.stem if p.is_file() else p.name for p in (SRC / "veracity").iterdir()}
-    parts = {p for p in parts if not p.startswith(".") and p not in ("py", "__pycache__")}
-    placed = set().union(*LAYERS)
-    assert parts - {"__init__", "__main__"} <= placed, parts - placed
+def test_every_top_level_part_and_foundation_module_has_a_layer():
+    assert not unlayered(SRC), f"not in any layer of .importlinter: {unlayered(SRC)}"
+    assert not command_packages(SRC)
 
 
 @pytest.fixture
@@ -31,77 +42,96 @@ def planted(tmp_path: Path) -> Path:
 
 def _plant(root: Path, module: str, line: str) -> None:
     path = root / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        path = path.with_suffix("") / "__init__.py"
     path.write_text(path.read_text(encoding="utf-8") + "\n" + line + "\n", encoding="utf-8")
 
 
 @pytest.mark.parametrize(
-    ("module", "line", "rule"),
+    ("module", "line", "contract", "named"),
     [
-        ("veracity.retrieval.base", "from veracity.methods.base import BaseMethod", "higher layer"),
-        ("veracity.llm.cache", "import veracity.deliberation.debate", "higher layer"),
-        ("veracity.methods.radar.pool", "from veracity.methods.zofia import config", "another"),
-        ("veracity.methods.rag", "from veracity.methods.react import ReActMethod", "another"),
+        ("veracity.retrieval.base", "from veracity.methods.base import BaseMethod", LAYERS, ""),
+        ("veracity.llm.cache", "import veracity.deliberation.debate", LAYERS, ""),
+        ("veracity.methods.radar.pool", "from veracity.methods.zofia import config", METHODS, ""),
+        ("veracity.methods.rag", "from veracity.methods.react import ReActMethod", METHODS, ""),
         (
             "veracity.evidence.memory",
             "def f():\n    from veracity.testing import ScriptedLLM",
-            "only tests",
+            TESTING,
+            "",
         ),
+        ("veracity.cli.app", "import veracity.testing", TESTING, "veracity.cli.app"),
         (
             "veracity.retrieval.local.corpus",
             "from veracity.datasets import get_dataset",
-            "higher layer",
+            LAYERS,
+            "",
         ),
-        ("veracity.core.infra", "from veracity.core import types", "higher layer"),
-        ("veracity.nlp.text", "from veracity.evidence import memory", "import cycle"),
+        ("veracity.core.infra", "from veracity.core import types", LAYERS, "veracity.core.infra"),
+        ("veracity.llm.cache", "from .. import methods", LAYERS, "veracity.llm.cache"),
+        # the package's __init__ (the public API) stands above every layer
+        ("veracity.llm.cache", "from veracity import check", LAYERS, "veracity.llm.cache"),
+        ("veracity.nlp.text", "from veracity.evidence import memory", CYCLES, ".nlp"),
+        ("veracity.core.errors", "from veracity.core import storage", CYCLES, ".errors"),
         (
-            "veracity.retrieval.transport.http",
+            "veracity.methods.radar.method",
+            "from veracity.methods.radar import commands",
+            COMMANDS,
+            "",
+        ),
+        ("veracity.cli.app", "import veracity.methods.toe.commands", COMMANDS, ""),
+        (
+            "veracity.methods.radar.commands",
+            "from veracity.methods.zofia import config",
+            METHODS,
+            "veracity.methods.radar.commands",
+        ),
+    ],
+)
+def test_a_planted_violation_is_caught(planted, module, line, contract, named):
+    _plant(planted, module, line)
+    report = lint(planted)
+    assert contract in report.broken, f"{line!r} in {module} went unnoticed:\n{report.text}"
+    assert named in report.details()
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        (
+            "veracity.core.infra",
             "from veracity.core.config import settings\n_HOME = settings().home",
-            "settings below veracity.runtime",
         ),
         (
             "veracity.methods.rag",
             "def f():\n    from veracity.core import config as c\n    return c.settings()",
-            "settings below veracity.runtime",
         ),
         (
             "veracity.llm.cache",
             "from veracity.core.config import LLMConfig as L\nCFG = L.from_settings()",
-            "settings below veracity.runtime",
         ),
         (
             "veracity.core.checkpoints",
             "import veracity.core.config\nHOME = veracity.core.config.settings().home",
-            "settings below veracity.runtime",
         ),
+        ("veracity.documents", "from veracity.core.config import settings as s\nX = s()"),
     ],
 )
-def test_a_planted_violation_is_caught(planted, module, line, rule):
+def test_reading_settings_below_the_composition_root_is_caught(planted, module, line):
     _plant(planted, module, line)
-    violations = check_tree(planted)
-    assert violations, f"{line!r} in {module} went unnoticed"
-    assert any(rule in v.rule for v in violations), [str(v) for v in violations]
+    found = settings_reads(planted)
+    assert [r.module for r in found] == [module], [str(r) for r in found]
+    assert SETTINGS_RULE in str(found[0])
 
 
 def test_the_composition_root_and_entry_points_may_read_settings(planted):
     line = "from veracity.core.config import settings\n_HOME = settings().home"
-    allowed = ("veracity.runtime.home", "veracity.cli.app", "veracity.doctor")
-    for module in allowed:
+    for module in ("veracity.runtime.home", "veracity.cli.app", "veracity.doctor"):
         _plant(planted, module, line)
+    _plant(planted, "veracity.methods.radar.commands", line)
     # a method named `settings` of another object is not the environment's
     _plant(planted, "veracity.llm.cache", "def f(server):\n    return server.settings()")
-    found = [v for v in check_tree(planted) if v.rule == SETTINGS_RULE]
-    assert not [v for v in found if v.module in (*allowed, "veracity.llm.cache")]
-
-
-def test_relative_and_package_imports_resolve(tmp_path):
-    pkg = tmp_path / "veracity"
-    (pkg / "llm").mkdir(parents=True)
-    (pkg / "methods").mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "llm" / "__init__.py").write_text("from .. import methods\n")
-    (pkg / "methods" / "__init__.py").write_text("")
-    violations = check_tree(tmp_path)
-    assert [v.imported for v in violations] == ["veracity.methods"]
+    assert not settings_reads(planted)
 
 
 @pytest.mark.parametrize(
@@ -116,12 +146,21 @@ def test_relative_and_package_imports_resolve(tmp_path):
 )
 def test_a_front_end_reaching_past_the_service_is_caught(planted, module, line):
     _plant(planted, module, line)
-    caught = [v for v in check_tree(planted) if "only through veracity.runtime" in v.rule]
-    assert [v.module for v in caught] == [module], [str(v) for v in caught]
+    report = lint(planted)
+    assert report.broken == (FRONT_ENDS,), report.text
+    assert f"{module} -> " in report.details()
 
 
 def test_the_harness_doctor_and_exempt_front_ends_may_use_the_machinery(planted):
     line = "from veracity.llm.base import LLM"
     for module in ("veracity.cli.index", "veracity.doctor", "veracity.evaluation.runner"):
         _plant(planted, module, line)
-    assert not [v for v in check_tree(planted) if "only through veracity.runtime" in v.rule]
+    report = lint(planted)
+    assert not report.broken, report.details()
+
+
+def test_a_part_in_no_layer_is_caught(planted):
+    (planted / "veracity/core/newpart.py").write_text("X = 1\n", encoding="utf-8")
+    (planted / "veracity/widgets").mkdir()
+    (planted / "veracity/widgets/__init__.py").write_text("", encoding="utf-8")
+    assert unlayered(planted) == ["veracity.widgets", "veracity.core.newpart"]
