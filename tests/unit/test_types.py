@@ -135,10 +135,10 @@ def test_trace_events_are_typed_per_kind():
 
     trace = Trace()
     event = trace.add("ruling", "judge", round=2, decision="TRUE", extra_field="kept")
-    assert isinstance(event.payload, RulingData) and event.payload.round == 2
+    assert isinstance(event, RulingData) and event.round == 2
     assert event.data == {"round": 2, "decision": "TRUE", "extra_field": "kept"}
     call = trace.add("llm_call", "x", prompt_tokens=1, completion_tokens=2, cached=True)
-    assert isinstance(call.payload, LLMCallData) and call.payload.completion_tokens == 2
+    assert isinstance(call, LLMCallData) and call.completion_tokens == 2
     with pytest.raises(ValueError, match="prompt_tokens"):
         trace.add("llm_call", "x", completion_tokens=2, cached=False)  # tokens missing
     with pytest.raises(ValueError, match="round"):

@@ -73,12 +73,6 @@ class TraceEvent(BaseModel):
         full = {**self.__dict__, **(self.model_extra or {})}
         return {k: v for k, v in full.items() if k in keep and k not in _ENVELOPE}
 
-    @property
-    def payload(self) -> TraceEvent:
-        """The event itself (its typed fields); kept for code written against the old
-        payload models."""
-        return self
-
 
 class ModelCall(TraceEvent):
     """One model call: tokens, whether it came from the cache, the request hash."""

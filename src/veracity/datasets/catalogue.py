@@ -146,10 +146,3 @@ def folder_of(name: str) -> str | None:
         return get_dataset(name).info.folder
     except DatasetError:
         return None
-
-
-def names_for(folder: str) -> list[str]:
-    """The registered datasets that read `folder`, sorted."""
-    from veracity.datasets import list_datasets
-
-    return sorted(info.name for info in list_datasets() if info.folder == folder)

@@ -52,9 +52,6 @@ class Transcript(BaseModel):
                 return turn
         return None
 
-    def in_round(self, round_no: int) -> list[Turn]:
-        return [t for t in self.turns if t.round == round_no]
-
     def in_phase(self, phase: str) -> list[Turn]:
         return [t for t in self.turns if t.phase == phase]
 

@@ -15,8 +15,6 @@ history. At T_max without an answer, one more call forces the verdict from the h
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -233,9 +231,3 @@ async def _force_answer(
         )
     )
     return ExecutorResult(trajectory, value.answer, value.thought, True, result.response)
-
-
-async def close_quietly(toolbox: Toolbox) -> None:
-    """Close a toolbox's connections, never raising (used at interpreter shutdown)."""
-    with contextlib.suppress(Exception):  # best effort
-        await asyncio.wait_for(toolbox.aclose(), timeout=15)
