@@ -403,6 +403,9 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
     ("veracity.methods.teller.method", "YesNo"): _imported(
         "veracity.methods.teller.method", "YesNo"
     ),
+    ("veracity.methods.teller.method", "Context"): _imported(
+        "veracity.methods.teller.method", "Context"
+    ),
     ("veracity.documents.checking", "_CorrectionReply"): _imported(
         "veracity.documents.checking", "_CorrectionReply"
     ),
