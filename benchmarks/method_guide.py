@@ -141,13 +141,11 @@ def run_one(name: str, kinds: list[str], out: Path, env: dict, timeout: float) -
 
 
 def searches_cell(info: dict) -> str:
-    needs = info["needs"]
-    if not needs:
-        return "no"
-    required = [n["name"] for n in needs if not n["optional"]]
-    optional = [n["name"] for n in needs if n["optional"]]
-    cell = "yes: " + ", ".join(required + [f"{n} (optional)" for n in optional])
-    return cell
+    """What the method searches with no sources given: web search (offline: the default
+    index) and Wikipedia (left out offline)."""
+    kinds = {"search": "web", "encyclopedia": "Wikipedia"}
+    found = dict.fromkeys(kinds[n["kind"]] for n in info["needs"])
+    return ", ".join(found) or "no"
 
 
 def table(records: list[dict], info: dict[str, dict]) -> str:
@@ -211,7 +209,11 @@ def main() -> None:
                   file=sys.stderr, flush=True)  # fmt: skip
     print(f"veracity check --json, embedded default model, offline (BM25 SciFact index); "
           f"claim: {CLAIM!r}")  # fmt: skip
-    print(table(read_results(results), info))
+    records = read_results(results)
+    done = {r["method"] for r in records}
+    for name in sorted(set(info) - done):  # every method has a row, measured or not
+        records.append({"method": name, "input": "—", "load_before": "—", "status": "not run"})
+    print(table(records, info))
 
 
 if __name__ == "__main__":
