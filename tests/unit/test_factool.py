@@ -4,6 +4,8 @@ aggregated (FactCheck-GPT); the input's label is the conjunction of its claims."
 
 import json
 
+import pytest
+
 from veracity.core.types import Claim, Document
 from veracity.methods.factcheck_gpt import FactCheckGPTMethod
 from veracity.methods.factcheck_gpt.method import aggregate, by_stances
@@ -154,7 +156,8 @@ async def test_factcheck_gpt_verifies_each_claim_over_ranked_passages():
     assert len(passages) == 5 and len({d.id for d in passages}) == 5
     windows_of = [d.text.count("about Everest") for d in passages if d.id.startswith("long")]
     assert windows_of and set(windows_of) == {5}  # whole five-sentence windows
-    assert verdict.usage.llm_calls == 3 + 2 + 2  # extraction, queries, verification
+    # extraction, queries (two samples a claim), verification
+    assert verdict.usage.llm_calls == 3 + 2 * 2 + 2
 
 
 async def test_factcheck_gpt_falls_back_to_stances_one_support_makes_true():
@@ -222,3 +225,51 @@ async def test_passages_are_ranked_windows_taken_in_turn():
     assert len(ranked) == 2 and ranked[1].first not in (2, 3) and ranked[1].last not in (2, 3)
     a, b = [[ranked[0], ranked[1]]], [[ranked[1]]]
     assert [p.text for p in in_turn(a + b, 5)] == [ranked[0].text, ranked[1].text]
+
+
+async def test_factcheck_gpt_samples_queries_twice_from_a_prompt_with_six_examples():
+    """The release (src/retrieve.py) samples its questions twice at temperature 0.7 from a
+    prompt with 6 worked examples and searches their union; the earlier code made one
+    call at the method's temperature with no examples and searched what it wrote."""
+    from veracity.methods.factcheck_gpt.examples import query_examples
+
+    assert len(query_examples()) == 6
+    llm = ScriptedLLM()
+    for step in ("decompose", "decontextualise"):
+        llm.on(".*", claims(*FACTS), tag=f"factcheck_gpt:claims:{step}")
+    llm.on(".*", claims("factual", "factual"), tag="factcheck_gpt:claims:checkworthy")
+    for c in ("c1", "c2"):
+        llm.on(".*", verified(True), tag=f"factcheck_gpt:{c}:verify")
+    llm.queue(
+        json.dumps({"queries": ["How tall is Everest?", "Where is Everest?"]}),
+        json.dumps({"queries": ["Where is  Everest?", "Who first climbed Everest?"]}),
+        json.dumps({"queries": ["Everest in Nepal?"]}),
+        json.dumps({"queries": ["Everest in Nepal?"]}),
+    )
+    verdict = await gpt_method(llm).check(CLAIM)
+    first = verdict.metadata["claims"][0]["queries"]
+    assert first == ["How tall is Everest?", "Where is Everest?", "Who first climbed Everest?"]
+    asked = llm.calls_tagged("factcheck_gpt:c1:queries")
+    assert len(asked) == 2 and {c.temperature for c in asked} == {0.7}
+    assert [c.seed for c in asked] == [0, 1]
+    system = asked[0].messages[0].content
+    assert all(e.claim in system for e in query_examples())
+    assert "Who pays the 3.8% tax when a home is sold?" in system
+    assert verdict.usage.searches == 3 + 1
+    old = {"query_rounds": 1, "query_temperature": 0.0, "query_examples": False}
+    llm = gpt_script(c1_verify=verified(True), c2_verify=verified(True))
+    await gpt_method(llm, **old).check(CLAIM)
+    asked = llm.calls_tagged("factcheck_gpt:c1:queries")
+    assert len(asked) == 1 and "Affordable Care Act" not in asked[0].messages[0].content
+
+
+@pytest.mark.data
+def test_factcheck_gpt_query_examples_come_from_liar_training_split(benchmark_data_dir):
+    import csv
+
+    from veracity.methods.factcheck_gpt.examples import query_examples
+
+    with open(benchmark_data_dir / "liar" / "train.tsv", newline="", encoding="utf-8") as f:
+        train = {r[0]: r[2] for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)}
+    for e in query_examples():
+        assert train[f"{e.id}.json"] == e.claim

@@ -18,10 +18,19 @@ from veracity.prompt_layout import PromptLayout
 class FactCheckGPTConfig(MethodConfig):
     """Settings of the ``factcheck_gpt`` method."""
 
-    request_options = ("queries_per_claim", "top_k", "max_claims")
+    request_options = ("queries_per_claim", "query_rounds", "top_k", "max_claims")
 
     source: str | None = None  # the search engine (None: the only one)
-    queries_per_claim: int = Field(default=2, ge=1, le=5)
+    # query generation as the release's (src/retrieve.py): `query_rounds` samples at
+    # `query_temperature` from a prompt with 6 worked examples (`query_examples`, ours:
+    # examples.yaml), each writing as many questions as the claim needs, at most
+    # `queries_per_claim` (the release's examples show 1-4); the union is searched,
+    # repeats dropped. Before issue 40: one call at `temperature`, no examples, 2 queries
+    # (query_rounds=1, query_temperature=0, query_examples=false, queries_per_claim=2)
+    queries_per_claim: int = Field(default=4, ge=1, le=10)
+    query_rounds: int = Field(default=2, ge=1, le=5)
+    query_temperature: Temperature = 0.7
+    query_examples: bool = True
     # results read per query (the release: the first 5 pages of each Google search)
     top_k: int = Field(default=5, ge=1, le=10)
     max_claims: int = Field(default=10, ge=1, le=50)

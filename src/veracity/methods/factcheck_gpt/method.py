@@ -2,10 +2,11 @@
 
 The input goes through the shared claim-extraction stage (`veracity.evidence.claims`):
 decomposition, decontextualisation and check-worthiness, the pipeline's first three
-subtasks. For each check-worthy claim the model writes queries (`prompts/queries.j2`),
-each is searched and the results become ranked passages (`passages`, after the
-release's ``src/retrieve.py``). The release's verifier (``src/verify.py``) then judges
-the claim over all its passages in one reply: reasoning, the error, a correction and
+subtasks. For each check-worthy claim the model writes queries (`prompts/queries.j2`,
+sampled twice from a prompt with 6 worked examples, as the release does), each is
+searched and the results become ranked passages (`passages`, after the release's
+``src/retrieve.py``). The release's verifier (``src/verify.py``) then judges the claim
+over all its passages in one reply: reasoning, the error, a correction and
 the factuality (`prompts/verify.j2`, reply `verification_model`). Only when that reply
 stays unusable are the passages given a stance each (support, refute, irrelevant;
 `prompts/stance.j2`, one call per passage as the release does), and one supporting
@@ -28,6 +29,7 @@ from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.factcheck_gpt.config import FactCheckGPTConfig
+from veracity.methods.factcheck_gpt.examples import rendered_examples
 from veracity.methods.factcheck_gpt.passages import in_turn, rank_for_query
 from veracity.methods.labelling import whole_sentences
 from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
@@ -130,14 +132,39 @@ class FactCheckGPTMethod(OneSourceMethod):
         return self._verdict(results)
 
     async def _ask(
-        self, template: str, model: type, tag: str, prefix: SharedPrefix | None, **variables: Any
+        self,
+        template: str,
+        model: type,
+        tag: str,
+        prefix: SharedPrefix | None,
+        *,
+        temperature: float | None = None,
+        seed: int | None = None,
+        **variables: Any,
     ) -> Any:
         cfg = self.config
         reply = await complete_structured(
             self.llm, render_laid_out(PROMPTS, template, prefix, **variables), model,
-            temperature=cfg.temperature, max_tokens=cfg.max_tokens, tag=f"{self.name}:{tag}",
+            temperature=cfg.temperature if temperature is None else temperature,
+            max_tokens=cfg.max_tokens, tag=f"{self.name}:{tag}", seed=seed,
         )  # fmt: skip
         return reply.value
+
+    async def _queries(self, claim: ExtractedClaim, prefix: SharedPrefix | None) -> list[str]:
+        """The claim's queries: `query_rounds` samples (each its own seed, so a cache
+        keeps them apart), their union in the order written, repeats dropped."""
+        cfg = self.config
+        n = cfg.queries_per_claim
+        examples = rendered_examples() if cfg.query_examples else ""
+        written: list[str] = []
+        for r in range(cfg.query_rounds):
+            reply = await self._ask(
+                "queries.j2", queries_model(n, cfg.query_chars), f"{claim.id}:queries", prefix,
+                temperature=cfg.query_temperature, seed=r if cfg.query_rounds > 1 else None,
+                claim=claim.text, n=n, examples=examples,
+            )  # fmt: skip
+            written += reply.queries
+        return list(dict.fromkeys(" ".join(q.split()) for q in written))
 
     async def _evidence(
         self, item: CheckInput, claim: ExtractedClaim, queries: list[str]
@@ -179,11 +206,8 @@ class FactCheckGPTMethod(OneSourceMethod):
         self, item: CheckInput, claim: ExtractedClaim, ctx: CheckContext
     ) -> ClaimResult:
         cfg = self.config
-        n = cfg.queries_per_claim
         prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then verify
-        written = await self._ask("queries.j2", queries_model(n, cfg.query_chars),
-                                  f"{claim.id}:queries", prefix, claim=claim.text, n=n)  # fmt: skip
-        queries = list(dict.fromkeys(" ".join(q.split()) for q in written.queries))
+        queries = await self._queries(claim, prefix)
         docs = await self._evidence(item, claim, queries)
         passages = [d.text for d in docs]
         common = {"id": claim.id, "text": claim.text, "spans": claim.spans, "queries": queries,
