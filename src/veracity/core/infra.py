@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
+import tenacity
+
 from veracity.core.errors import StorageError
 from veracity.core.storage import StoreConnection, StoreHealth, move_aside, storage_error
 
@@ -86,7 +88,8 @@ async def retrying(
     retry_after: Callable[[BaseException], float | None] = lambda exc: None,
     give_up_if: Callable[[BaseException], bool] = lambda exc: False,
 ) -> T:
-    """Await `call()` until it succeeds, retrying the `retry_on` faults per `policy`.
+    """Await `call()` until it succeeds, retrying the `retry_on` faults per `policy`
+    (the loop is tenacity's; the waits are `RetryPolicy.delay`'s).
 
     Args:
         call: makes one attempt.
@@ -98,20 +101,40 @@ async def retrying(
         retry_after: a server-requested delay carried by the fault, if any.
         give_up_if: faults that are not worth another try although of a retried type.
     """
-    attempt = 0
-    while True:
-        try:
-            return await call()
-        except retry_on as exc:
-            attempt += 1
-            if attempt >= policy.max_attempts or give_up_if(exc):
-                if on_give_up is not None:
-                    on_give_up(exc, attempt)
-                raise
-            delay = policy.delay(attempt - 1, retry_after(exc))
-            if on_retry is not None:
-                on_retry(exc, attempt, delay)
-            await asyncio.sleep(delay)
+
+    def fault(state: tenacity.RetryCallState) -> BaseException:
+        assert state.outcome is not None
+        return state.outcome.exception()
+
+    def stop(state: tenacity.RetryCallState) -> bool:
+        return state.attempt_number >= policy.max_attempts or give_up_if(fault(state))
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        return policy.delay(state.attempt_number - 1, retry_after(fault(state)))
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        if on_retry is not None and state.next_action is not None:
+            on_retry(fault(state), state.attempt_number, state.next_action.sleep)
+
+    def gave_up(state: tenacity.RetryCallState) -> T:
+        if on_give_up is not None:
+            on_give_up(fault(state), state.attempt_number)
+        assert state.outcome is not None
+        return state.outcome.result()  # raises the last fault itself
+
+    retry = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(retry_on),
+        stop=stop,
+        wait=wait,
+        before_sleep=before_sleep,
+        retry_error_callback=gave_up,
+        sleep=asyncio.sleep,
+    )
+
+    async def attempt() -> T:  # `call` may be a lambda returning an awaitable
+        return await call()
+
+    return await retry(attempt)
 
 
 class LoopSemaphore:
