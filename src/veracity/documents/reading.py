@@ -10,6 +10,7 @@ anything is decoded, and every failure is an `InputError` that names the input a
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 from pathlib import Path
 from typing import Any, Literal
@@ -154,7 +155,8 @@ async def from_url(url: str, http: Any, *, source: str = "document") -> Document
         return _kept(page.text, title=None, origin="url", format="text", url=str(page.url))
     if kind not in ("text/html", "application/xhtml+xml", ""):
         raise InputError(f"document URL {url} is {kind}, not a web page or plain text")
-    return from_html(page.content, url=str(page.url), origin="url")
+    # parsing a page is CPU work: a worker thread, so a server's event loop keeps answering
+    return await asyncio.to_thread(from_html, page.content, url=str(page.url), origin="url")
 
 
 def _pdf_text(data: bytes, path: Path) -> tuple[str, str | None]:

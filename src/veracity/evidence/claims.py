@@ -254,7 +254,11 @@ class ClaimExtractor:
 
     async def _extract(self, text: str, question: str | None) -> ClaimExtraction:
         cfg = self.config
-        spans = sentence_spans(text)
+        # Splitting is CPU work on text of any length: it runs in a worker thread (the
+        # server's event loop keeps answering) and stops past the last sentence read and
+        # its window (one more, so `truncated` is known).
+        limit = cfg.max_sentences + cfg.window_sentences + 1
+        spans = await asyncio.to_thread(sentence_spans, text, limit=limit)
         read = spans[: cfg.max_sentences]
         shown = truncate_chars(text, cfg.context_chars)
         per_sentence = await asyncio.gather(

@@ -167,7 +167,7 @@ class McpTools:
     """
 
     def __init__(self, config: RunConfig, llm: Any | None = None):
-        self.service = Veracity(config, llm=llm, reuse_runs=True)
+        self.service = Veracity(config, llm=llm)
         self.config = config
 
     async def check(
@@ -210,7 +210,7 @@ class McpTools:
             raise ToolInputError(error_text(exc)) from exc
         except StructuredOutputError as exc:
             raise ToolInputError(f"claim extraction failed: {exc}") from exc
-        return document_result(report)
+        return await asyncio.to_thread(document_result, report)  # a long report: off the loop
 
     async def search(self, query: str, source: str | None, top_k: int) -> SearchResult:
         try:

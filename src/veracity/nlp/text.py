@@ -1,7 +1,9 @@
 """Sentence splitting and chunking of long texts into passages.
 
 `split_sentences` is a fast rule-based splitter (no model) that knows common
-abbreviations, personal initials, decimals and closing quotes; ``method="spacy"`` uses
+abbreviations, personal initials, decimals and closing quotes; it reads each character a
+bounded number of times (linear time) and, given a ``limit``, stops once it has that many
+sentences. ``method="spacy"`` uses
 spaCy's rule-based ``sentencizer`` instead (a blank English pipeline, no model download).
 `chunk_text` packs whole sentences into passages of at most ``max_words`` words (and
 optionally ``max_chars`` characters), with an optional overlap, and every `Chunk` keeps
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -61,59 +65,79 @@ _STARTERS = _wordset(
     "although though if since because during despite moreover furthermore also finally "
     "first second third in one some many most all no not what which who how why i you my"
 )
-_BOUNDARY = re.compile(r"(?:\.{3}|…|[.!?])+[\"'”’»)\]]*(?=\s)|\n[ \t]*\n\s*")
-_LAST_TOKEN = re.compile(r"(\S+)$")
+# A terminator run (periods, ellipses, "!" and "?") with its closing quotes and brackets,
+# followed by whitespace; or a paragraph break. The run is matched only from its first
+# mark and possessively, so a long run of marks costs its length once (a backtracking
+# pattern here made "!" * n quadratic and a run of periods far worse).
+_BOUNDARY = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+(?=\s)|\n[ \t]*\n\s*")
+# The token ending where the search stops: tried only at token starts, never backtracked.
+_LAST_TOKEN = re.compile(r"(?<!\S)(\S++)$")
+_SPACES = re.compile(r"\s*")
 _NEXT_WORD = re.compile(r"\s*[\"'“‘«(\[]*([A-Za-z]+)?")
 _ACRONYM = re.compile(r"^(?:[A-Za-z]\.){2,}$")
 _INITIAL = re.compile(r"^[A-Z]\.$")
 
 
-def _ends_sentence(text: str, mark_start: int, mark_end: int) -> bool:
-    """Decide whether the terminator at ``text[mark_start:mark_end]`` closes a sentence."""
-    rest = text[mark_end:].lstrip()
-    if not rest:
+def _ends_sentence(text: str, mark_start: int, mark_end: int, floor: int) -> bool:
+    """Decide whether the terminator at ``text[mark_start:mark_end]`` closes a sentence.
+
+    Reads only around the mark: the token before it (which starts at or after `floor`,
+    the end of the previous boundary match) and the first word after it, so the whole
+    split stays linear in the text's length.
+    """
+    after = _SPACES.match(text, mark_end).end()
+    if after == len(text):
         return True
-    nxt = rest[0]
+    nxt = text[after]
     if nxt.islower():
         return False  # "e.g. the", "approx. five", '"Stop!" he said'
     mark = text[mark_start:mark_end]
     if not mark.startswith(".") or mark.startswith("..."):
         return True
-    token_match = _LAST_TOKEN.search(text, 0, mark_start + 1)
+    token_match = _LAST_TOKEN.search(text, floor, mark_start + 1)
     token = token_match.group(1) if token_match else ""
     bare = token.lstrip("\"'“‘«([").rstrip(".").lower()
     if bare in _NON_FINAL:
         return bare == "no" and not nxt.isdigit()  # "No. 5" vs "... said no. Then"
     if _INITIAL.match(token) or _ACRONYM.match(token.lstrip("\"'“‘«([")):
-        word = _NEXT_WORD.match(rest)
+        word = _NEXT_WORD.match(text, after)
         follower = (word.group(1) or "") if word else ""
         return follower.lower() in _STARTERS or not follower[:1].isupper()
     return True
 
 
-def _rule_spans(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
+def _rule_spans(text: str) -> Iterator[tuple[int, int]]:
+    """The sentences of `text` as trimmed, non-empty spans, found lazily from the start.
+
+    Every character is looked at a bounded number of times, and a caller that stops
+    early (``limit``) leaves the rest of the text unread.
+    """
     start = 0
+    floor = 0  # where the previous boundary match ended
     for m in _BOUNDARY.finditer(text):
-        is_paragraph = "\n" in m.group(0) and m.group(0)[0] not in ".!?…"
-        if is_paragraph or _ends_sentence(text, m.start(), m.end()):
-            end = m.start() if is_paragraph else m.end()
-            spans.append((start, end))
+        found = m.group(0)
+        is_paragraph = found[0] == "\n"
+        if is_paragraph or _ends_sentence(text, m.start(), m.end(), floor):
+            span = _stripped(text, start, m.start() if is_paragraph else m.end())
+            if span is not None:
+                yield span
             start = m.end()
-    spans.append((start, len(text)))
-    return _strip_spans(text, spans)
+        floor = m.end()
+    span = _stripped(text, start, len(text))
+    if span is not None:
+        yield span
+
+
+def _stripped(text: str, s: int, e: int) -> tuple[int, int] | None:
+    """``(s, e)`` with surrounding whitespace trimmed; None when nothing is left."""
+    s = _SPACES.match(text, s, e).end()
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return (s, e) if e > s else None
 
 
 def _strip_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
+    return [span for s, e in spans if (span := _stripped(text, s, e)) is not None]
 
 
 _spacy_nlp: Any = None
@@ -134,33 +158,44 @@ def _spacy_spans(text: str) -> list[tuple[int, int]]:
     return _strip_spans(text, [(s.start_char, s.end_char) for s in doc.sents])
 
 
-def sentence_spans(text: str, *, method: SplitMethod = "rules") -> list[tuple[int, int]]:
+def sentence_spans(
+    text: str, *, method: SplitMethod = "rules", limit: int | None = None
+) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of `text`, whitespace trimmed.
+
+    The rule splitter is linear in the text's length and, with `limit`, stops reading
+    once it has found that many sentences (ask for one more than you keep to learn
+    whether the text goes on).
 
     Args:
         text: any text; an empty or blank text has no sentences.
         method: ``"rules"`` (default, fast, no model) or ``"spacy"`` (spaCy's sentencizer).
+        limit: at most this many sentences, the first ones (None: all).
 
     Raises:
-        TextError: `text` is not a string or `method` is unknown.
+        TextError: `text` is not a string, `method` is unknown or `limit` is below 0.
     """
     if not isinstance(text, str):
         raise TextError(f"expected a string, got {type(text).__name__}")
-    if not text.strip():
+    if limit is not None and limit < 0:
+        raise TextError(f"limit must be 0 or more, got {limit}")
+    if method not in ("rules", "spacy"):
+        raise TextError(f"unknown sentence splitting method {method!r}; use 'rules' or 'spacy'")
+    if not text or text.isspace() or limit == 0:
         return []
     if method == "rules":
-        return _rule_spans(text)
-    if method == "spacy":
-        return _spacy_spans(text)
-    raise TextError(f"unknown sentence splitting method {method!r}; use 'rules' or 'spacy'")
+        return list(islice(_rule_spans(text), limit))
+    return _spacy_spans(text)[:limit]
 
 
-def split_sentences(text: str, *, method: SplitMethod = "rules") -> list[str]:
-    """The sentences of `text`, in order, whitespace trimmed.
+def split_sentences(
+    text: str, *, method: SplitMethod = "rules", limit: int | None = None
+) -> list[str]:
+    """The sentences of `text`, in order, whitespace trimmed (at most `limit` of them).
 
     Paragraph breaks (blank lines) always end a sentence. See `sentence_spans`.
     """
-    return [text[s:e] for s, e in sentence_spans(text, method=method)]
+    return [text[s:e] for s, e in sentence_spans(text, method=method, limit=limit)]
 
 
 _WORD_SPAN = re.compile(r"\S+")

@@ -227,7 +227,8 @@ class JobManager:
         except InputError as exc:
             return "failed", None, str(exc)
         report = await job.document.checker.check(job.text)
-        return "done", report.model_dump(mode="json"), None
+        # a report of a long document is megabytes of JSON: built off the event loop
+        return "done", await asyncio.to_thread(report.model_dump, mode="json"), None
 
     def _finish(
         self,
