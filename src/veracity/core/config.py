@@ -353,7 +353,7 @@ class RunConfig(BaseModel):
     # directory of its own (RUN_DIR/repeat-K) and the spread is in RUN_DIR/repeats.json
     repeats: Repeats = Field(default=1, ge=1)
     # examples checked at once (LLM calls at once: llm.max_concurrency); default: the
-    # core count, 2 to 8 (README "Performance")
+    # core count, 2 to 8 (docs/performance.md)
     concurrency: Concurrency = Field(default_factory=default_concurrency, ge=1)
     data_dir: str | None = None
     stand_in: str | None = None

@@ -51,7 +51,7 @@ def default_concurrency() -> int:
     """Examples checked at once when a run does not say: the core count, 2 to 8.
 
     On a 2-core machine 4 examples at once ran no faster than 1 (the model is the
-    bottleneck) while deepening contention; see README "Performance".
+    bottleneck) while deepening contention; see docs/performance.md.
     """
     return min(8, max(2, available_cpus()))
 

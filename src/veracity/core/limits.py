@@ -10,7 +10,7 @@ Two layers bound free text:
   budget (a share of its context window). Each cut is listed in the verdict's
   ``metadata["input_cuts"]`` and as a ``note`` event in its trace.
 
-`InputLimits` is the ``limits:`` section of a run config (see README, "Limits").
+`InputLimits` is the ``limits:`` section of a run config (see docs/reliability.md, "Limits").
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ driver:
   the job is recorded as an ``exception`` record (retry it with ``--retry-errors``).
   Errors that concern the whole run (a rejected API key) stop the run, as locally.
 - **Caches**: workers open the run's LLM and HTTP caches (SQLite in WAL mode) at the
-  paths the driver gives, so every worker must reach the run directory (see README,
-  "Running on a Ray cluster").
+  paths the driver gives, so every worker must reach the run directory (see docs/batch.md,
+  "On a Ray cluster").
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Replies are streamed from llama.cpp and joined, so that a request that runs past
 time limit, or whose check is cancelled, stops generating at the next token and frees
 its slot instead of running on in the background.
 
-The defaults suit a machine shared with other work (see README, "Performance"): llama.cpp
+The defaults suit a machine shared with other work (see docs/performance.md): llama.cpp
 threads that spin while they wait for each other lose their time slices to other
 processes, so the default is few threads (`default_threads`) that sleep when idle
 (`poll=0`), and few slots.
@@ -49,14 +49,14 @@ from veracity.llm.timeouts import RequestTimer, TimeoutPolicy
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PARALLEL = 2  # generation slots; see README "Performance" for the measurements
+DEFAULT_PARALLEL = 2  # generation slots; see docs/performance.md for the measurements
 DEFAULT_POLL = 0  # llama.cpp's busy-wait level (0-100); 0: threads sleep while they wait
 DEFAULT_N_CTX = 8192  # tokens per request; each parallel slot has its own
 
 
 class EmbeddedOptions(BackendOptions):
     """The embedded backend's options (defaults measured on a shared 2-core machine;
-    README "Performance"). See `EmbeddedLLM` for what each one does."""
+    docs/performance.md). See `EmbeddedLLM` for what each one does."""
 
     n_ctx: ContextWindow = Field(default=DEFAULT_N_CTX, ge=1)
     n_parallel: Concurrency = Field(default=DEFAULT_PARALLEL, ge=1)
