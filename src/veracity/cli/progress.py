@@ -11,6 +11,14 @@ terminal, a plain line now and then otherwise).
 Estimates are given only where they are honest: a job of N items from the items done in
 this session; a single check from the rounds, steps or iterations it has finished, to
 its limit (``ETA ~``: a debate that stops early ends sooner).
+
+Why not rich.progress: it draws bars of tasks with a completed and a total count, in
+columns of fixed place, and cuts a line that does not fit with "…"; here the line is
+words read from trace events (stage, round 2/5, the last call's purpose), its parts are
+dropped by rank to fit 80 columns, and a check's ETA comes from loops to their limit, not
+from a rate of completed units. Without a terminal, rich's live display prints only once,
+at the end, where a log needs a line now and then (`veracity.cli.progress_view`). The
+drawing itself is rich's (``rich.live.Live``, ``rich.text.Text``, ``rich.cells``).
 """
 
 from __future__ import annotations

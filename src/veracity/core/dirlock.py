@@ -4,6 +4,16 @@ Run directories (`veracity eval`) and the server's data directory (`veracity ser
 it. The holder writes who it is (pid, host, since when) into the lock file, so a refused
 process can say who holds the directory. The OS drops the lock when the holder exits,
 killed or not: a lock file left behind by a dead process is never in the way.
+
+Why not filelock: its native lock (``FileLock``, ``flock`` on POSIX as here) says only
+that the lock is taken, not by whom: the holder's pid and host are kept only by its soft
+fallback marker (its soft locks record an owner, but as a marker file that the OS does not
+drop when the holder is killed), so a refusal could not name the run or server in the
+way. And it has no
+way to ask whether another process holds the lock without trying to take it: `holder`
+probes with a shared lock, so ``veracity serve`` checking its data directory before it
+says "serving" and the run store asking whether a run is live never take the directory,
+nor see each other's probe as a holder, as an exclusive try-and-release would.
 """
 
 from __future__ import annotations

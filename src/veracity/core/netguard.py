@@ -10,6 +10,13 @@ it answers anyone: the addresses it may listen on without a token, and the ``Hos
   carries that site's ``Origin`` (403).
 
 Plain ASGI, no web framework imported: the REST server and the MCP server share it.
+
+Why not Starlette's ``TrustedHostMiddleware``: it answers a refused ``Host`` with a plain
+400 "Invalid host header", where a client is told 421 (misdirected) with a problem-details
+body that names the flag to allow the name; it matches names against a fixed list, so an
+IP address, ``localhost`` and the bind address would each have to be listed (here every
+address passes: a rebinding page never reaches the server by address); and it has no
+``Origin`` check (403 for another site's page) nor a policy-1008 close for a WebSocket.
 """
 
 from __future__ import annotations

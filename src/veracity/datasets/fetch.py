@@ -20,6 +20,13 @@ What an archive may unpack to and a conversion may write is bounded by `Limits`
 
 When the network does not answer (or ``VERACITY_OFFLINE=1``), `NeedsManualStep` says which
 URL to download by hand and where to put it; the next `install` picks the file up there.
+
+Why not pooch: its HTTP downloader (requests) follows redirects inside the library, so a
+hop to a private address could not be refused before it is fetched, nor the connection
+pinned to the address that was checked; it does not resume a broken download with Range;
+a file without a known hash is taken as it is (no hash recorded on the first download and
+held to afterwards); and a file whose hash does not match is deleted, not kept beside
+with the way to use it anyway. Unpacking and conversion are bounded by our own `Limits`.
 """
 
 from __future__ import annotations

@@ -4,6 +4,15 @@ Works with OpenAI, DeepSeek, vLLM, Ollama, a llama.cpp server, LM Studio and oth
 What each endpoint supports differs, so capabilities are declared, either explicitly or
 through a named provider preset. The API key is read from an environment variable (or
 passed in) and kept out of reprs, logs, traces and cache keys.
+
+Why not the openai SDK: the work here is one POST and the mapping of its status to our
+errors, and the SDK does not fit the endpoints we serve. It requires an API key and
+sends it as a Bearer header, where a local llama.cpp or Ollama server takes none and a
+base URL's ``user:password`` authenticates with Basic auth in that same header; it
+retries on its own (twice by default) beside `ManagedLLM`'s recorded retries; its errors
+carry the server's reply unscrubbed (servers echo keys); and llama.cpp's fields
+(``id_slot``, ``repeat_penalty``) would travel as untyped ``extra_body`` anyway.
+Requests, timeouts and connection errors are httpx's.
 """
 
 from __future__ import annotations
