@@ -61,13 +61,13 @@ def scripted() -> ScriptedLLM:
 def builds(monkeypatch):
     """How many runs the service builds."""
     made = []
-    real = service.build_run
+    real = service.assemble_run
 
     def counting(*args, **kwargs):
         made.append(real(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(service, "build_run", counting)
+    monkeypatch.setattr(service, "assemble_run", counting)
     return made
 
 

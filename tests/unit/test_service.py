@@ -300,13 +300,11 @@ def test_a_model_given_is_shared_and_never_closed():
     assert not given.cache.closed
 
 
-def test_runs_are_kept_when_asked(built):
-    kept = Veracity(RunConfig(), reuse_runs=True)
+def test_runs_are_kept_by_spec(built):
+    kept = Veracity(RunConfig())
     assert kept.plan("a").run is kept.plan("b").run
     assert kept.plan("a").run is not kept.plan("a", method="cot").run
-    fresh = Veracity(RunConfig())
-    assert fresh.plan("a").run is not fresh.plan("b").run
-    assert len(built) == 2  # one model per service, whatever the runs
+    assert len(built) == 1  # one model per service, whatever the runs
 
 
 def test_search_refuses_what_is_not_configured():

@@ -39,7 +39,7 @@ from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.runtime import CachePaths
 from veracity.runtime.provenance import run_record
-from veracity.runtime.service import KIND_REFUSED, LLM, Veracity, require_kind
+from veracity.runtime.service import KIND_REFUSED, LLM, Veracity
 
 STDIN = "-"
 
@@ -113,9 +113,8 @@ def prepare_batch(
     """
     store = RunStore(run_dir)
     paths = CachePaths(llm=store.llm_cache_path, http=store.http_cache_path)
-    try:
-        run = Veracity(cfg, llm=llm, caches=paths).run()
-        require_kind(run.method, columns.kind)
+    try:  # the rules `check` applies, the input kind included, before anything is built
+        run = Veracity(cfg, llm=llm, caches=paths).plan_run(columns.kind)
     except ConfigError as exc:  # a CheckRefused among them
         hint = " (see --kind)" if getattr(exc, "title", None) == KIND_REFUSED else ""
         raise EvalError(f"{exc}{hint}") from exc

@@ -24,7 +24,8 @@ from veracity.datasets.base import Dataset, DatasetInfo, Example
 from veracity.evaluation.document_task import DOCUMENT_KIND, document_method
 from veracity.evaluation.store import RunStore, redact
 from veracity.llm.base import LLM
-from veracity.runtime import CachePaths, RunSpec, build_run
+from veracity.runtime import CachePaths, RunSpec
+from veracity.runtime.service import KIND_REFUSED, CheckRefused, Veracity
 
 # Config keys that must match when a run directory is resumed: what a variant may set,
 # except what a later session may change (a larger limit, more repeats, a stand-in; the
@@ -166,7 +167,8 @@ def prepare_run(
 ) -> PreparedRun:
     """Resolve and check a run before any example is checked.
 
-    The model, sources and method come from `veracity.runtime.build_run`, with the run
+    The model, sources and method come from the service's `plan_run`, so an evaluation
+    is refused what a check is refused (before anything is built), with the run
     directory's caches (or, with `replay_from`, another run's).
 
     Args:
@@ -192,8 +194,19 @@ def prepare_run(
         state=store.path / "state",  # this run's own, also when another run's caches replay
         namespace=f"{cfg.dataset}/{split}",
     )
+    # a document task checks each document's claims with the method
+    needed = "claim" if info.input_kind == DOCUMENT_KIND else info.input_kind
+    service = Veracity(cfg, llm=llm, caches=paths)
     try:
-        run = build_run(cfg, llm=llm, caches=paths, prefer_labels=info.label_space)
+        run = service.plan_run(needed, prefer_labels=info.label_space)
+    except CheckRefused as exc:
+        if exc.title != KIND_REFUSED:
+            raise EvalError(str(exc)) from exc
+        kinds = registry.methods.get(cfg.method).input_kinds
+        raise EvalError(
+            f"{cfg.method!r} checks {', '.join(kinds)}, {info.name!r} holds {info.input_kind}s"
+            + (" (a document task checks their claims)" if needed != info.input_kind else "")
+        ) from None
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
     given = run.spec is not None and run.spec.method_config.needs_given_evidence
@@ -228,14 +241,6 @@ def _finish_preparing(
 ) -> PreparedRun:
     info, space, split = ds.info, method.label_space, cfg.split or ds.info.splits[0]
     check_resumable(store, cfg)
-    kinds = getattr(method, "input_kinds", None)
-    # a document task checks each document's claims with the method
-    needed = "claim" if info.input_kind == DOCUMENT_KIND else info.input_kind
-    if kinds is not None and needed not in kinds:
-        raise EvalError(
-            f"{cfg.method!r} checks {', '.join(kinds)}, {info.name!r} holds {info.input_kind}s"
-            + (" (a document task checks their claims)" if needed != info.input_kind else "")
-        )
     try:
         # resolved by the loader, only if it reads from the data directory (a dataset
         # given by its file path does not need one)

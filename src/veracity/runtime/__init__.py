@@ -15,12 +15,15 @@ Every entry point builds its runs here — the Python API, `veracity check`, `ev
    `veracity.retrieval.defaults` (`with_default_sources`): live keyless sources when the
    network answers, else the default local corpus; the resolved config records them.
 
-Nothing here checks inputs or writes run directories; `veracity.evaluation` does that
-on top of a `Run`.
+`build_run` is `resolve_run` (default sources, then the spec) and `assemble_run` (the
+objects), apart so that `veracity.runtime.service` can find a run it built by its spec
+before building anything. Nothing here checks inputs or writes run directories;
+`veracity.evaluation` does that on top of a `Run`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -90,10 +93,53 @@ class Run:
     prompts: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     spec: RunSpec | None = None
+    _checking: int = field(default=0, init=False, repr=False, compare=False)
+    _retired: bool = field(default=False, init=False, repr=False, compare=False)
+    closed: bool = field(default=False, init=False, repr=False, compare=False)
 
     async def check(self, item: CheckInput) -> Verdict:
-        """Check one input with this run's method."""
-        return await self.method.check(item)
+        """Check one input with this run's method (a retired run closes after its last)."""
+        self._checking += 1
+        try:
+            return await self.method.check(item)
+        finally:
+            self._checking -= 1
+            if self._retired and not self._checking:
+                await self.aclose()
+
+    def retire(self) -> None:
+        """No new checks will come (the service let it go): close it once the checks under
+        way end; when none is, now (in the running event loop, if there is one; without
+        one, what a loop held is gone with it and the run is only marked closed)."""
+        self._retired = True
+        if self._checking or self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.closed = True
+            return
+        task = loop.create_task(self.aclose())
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+    async def aclose(self) -> None:
+        """Release what the run holds open: its method's and sources' connections (an
+        ``aclose`` of theirs, e.g. MERMAID's tool servers). The model is shared (never
+        closed here). Closing twice does nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        for part in (self.method, *self.sources.values()):
+            aclose = getattr(part, "aclose", None)
+            if callable(aclose):
+                try:
+                    await aclose()
+                except Exception as exc:  # a connection already gone: nothing to release
+                    log.debug("closing %r: %s", part, exc)
+
+
+_closing: set[asyncio.Task[None]] = set()  # closes under way (kept from garbage collection)
 
 
 def resolve_config(
@@ -312,9 +358,60 @@ def build_run(
     Raises:
         ConfigError: anything in the config that cannot be built, with what to change.
     """
+    resolved = resolve_run(config, prefer_labels=prefer_labels, online=online)
+    return assemble_run(
+        resolved, llm=llm, caches=caches, progress=progress, backend=backend,
+        shared_limit=shared_limit,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A run config resolved, nothing built yet: what `assemble_run` builds.
+
+    Attributes:
+        config: the config, default sources filled in.
+        spec: the effective run (what decides the objects built; the service caches
+            built runs by it).
+        notes: what the user should know about how it was resolved.
+    """
+
+    config: RunConfig
+    spec: RunSpec
+    notes: tuple[str, ...] = ()
+
+
+def resolve_run(
+    config: RunConfig, *, prefer_labels: str | None = None, online: bool | None = None
+) -> ResolvedRun:
+    """`config` with default sources for its method (`with_default_sources`), resolved to
+    its spec (`resolve_spec`); see `build_run` for the arguments.
+
+    Raises:
+        ConfigError: anything in the config that cannot be resolved, with what to change.
+    """
     config, notes = with_default_sources(config, online=online)
     spec = resolve_spec(config, prefer_labels=prefer_labels)
     notes += [spec.labels_note] if spec.labels_note else []
+    return ResolvedRun(config, spec, tuple(notes))
+
+
+def assemble_run(
+    resolved: ResolvedRun,
+    *,
+    llm: LLM | None = None,
+    caches: CachePaths | None = None,
+    progress: Progress | None = None,
+    backend: LLM | None = None,
+    shared_limit: SharedLimit | None = None,
+) -> Run:
+    """Build the model (unless given), sources and method of a resolved run; see
+    `build_run` for the arguments.
+
+    Raises:
+        ConfigError: the method or its prompts do not build, with what to change.
+    """
+    config, spec, notes = resolved.config, resolved.spec, list(resolved.notes)
     if llm is not None:
         managed = ensure_managed(llm)
     else:
@@ -322,23 +419,26 @@ def build_run(
     managed.run_seed = spec.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(spec, caches)
     method = build_method(spec, managed, sources, caches=caches)
-    resolved = config.model_copy(update={"labels": spec.labels})
+    final = config.model_copy(update={"labels": spec.labels})
     method.setup_notes = list(notes)
     for note in notes:
         log.info("%s", note)
     prompts = method.prompt_hashes()
-    return Run(resolved, managed, method.sources, method, prompts, notes, spec=spec)
+    return Run(final, managed, method.sources, method, prompts, notes, spec=spec)
 
 
 __all__ = [
     "CachePaths",
+    "ResolvedRun",
     "Run",
     "RunSpec",
+    "assemble_run",
     "build_llm",
     "build_method",
     "build_run",
     "build_sources",
     "resolve_config",
+    "resolve_run",
     "resolve_spec",
     "with_default_sources",
 ]

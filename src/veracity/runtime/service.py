@@ -4,10 +4,13 @@ The Python API, ``veracity check``, ``veracity batch`` (local and Ray workers), 
 server and the MCP server each hold one `Veracity` over their resolved run config and
 do nothing of the following themselves:
 
-- **lifetimes**: the model is built once per model name and shared by every check; the
-  sources ``search`` uses are built once; `close` / `aclose` release what the service
-  built (never a model it was given);
-- **validation**, once per check and before any run is built (`plan`): the input
+- **lifetimes**: the model is built once per model name and shared by every check; a
+  run is built once per resolved spec and kept (`RunCache`: the last `RUNS_KEPT` used),
+  so a server or a batch loads a local index or a method's resources once, not per
+  check; the sources ``search`` uses are built once; `close` / `aclose` release what the
+  service built (never a model it was given), runs included;
+- **validation**, once per check and before any run is built (`plan`; `plan_run` for a
+  batch or an evaluation, whose inputs come later): the input
   (`veracity.runtime.inputs.read_input`), the method, the label space, the sources and
   the model a request picks, the request's method options
   (`veracity.methods.options.request_config`) and whether the method takes this kind of
@@ -23,8 +26,11 @@ into its own answer (exit 2, HTTP 422, an MCP tool error).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +42,15 @@ from veracity.core.types import CheckInput, Document, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
-from veracity.runtime import CachePaths, Run, build_llm, build_run, build_sources
+from veracity.runtime import (
+    CachePaths,
+    Run,
+    assemble_run,
+    build_llm,
+    build_sources,
+    resolve_run,
+)
+from veracity.runtime.home import home_paths
 from veracity.runtime.inputs import read_input
 from veracity.runtime.listing import MethodEntry, SourceType, list_methods, list_source_types
 from veracity.runtime.rules import (
@@ -57,6 +71,75 @@ from veracity.runtime.rules import (
 if TYPE_CHECKING:
     from veracity.documents import DocumentReport
     from veracity.runtime.documents import DocumentPlan
+    from veracity.runtime.spec import RunSpec
+
+RUNS_KEPT = 8  # built runs a service keeps: a server's few combinations, each maybe an index
+
+
+def spec_key(spec: RunSpec) -> str:
+    """A stable digest of a resolved spec (its JSON, keys sorted): equal specs, equal keys."""
+    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class RunCache:
+    """Built runs by key, the `size` most recently used kept.
+
+    A run is built once per key, also when several threads ask for it at once (the
+    others wait for that build, not for builds of other keys). A run pushed out, or let
+    go by `clear`, is retired: it closes once the checks under way on it end
+    (`veracity.runtime.Run.retire`), so a check never loses its run mid-way.
+    """
+
+    def __init__(self, size: int = RUNS_KEPT):
+        self.size = size
+        self._runs: OrderedDict[Hashable, Run] = OrderedDict()
+        self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def _kept(self, key: Hashable) -> Run | None:
+        run = self._runs.get(key)
+        if run is not None:
+            self._runs.move_to_end(key)
+        return run
+
+    def get(self, key: Hashable, build: Callable[[], Run]) -> Run:
+        """The run kept under `key`, else `build()` kept under it."""
+        with self._lock:
+            run = self._kept(key)
+            if run is not None:
+                return run
+            gate = self._building.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                run = self._kept(key)
+            if run is not None:
+                return run
+            try:
+                run = build()
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
+            with self._lock:
+                self._runs[key] = run
+                evicted = []
+                while len(self._runs) > self.size:
+                    evicted.append(self._runs.popitem(last=False)[1])
+        for old in evicted:
+            old.retire()
+        return run
+
+    def clear(self) -> list[Run]:
+        """Let every run go (each retired); returns them."""
+        with self._lock:
+            runs = list(self._runs.values())
+            self._runs.clear()
+        for run in runs:
+            run.retire()
+        return runs
 
 
 @dataclass
@@ -79,8 +162,8 @@ class Veracity:
         models: other model names a request may pick (the configured one comes first).
         options_refusal: when set, request options are refused with this text (a server
             whose operator does not take them); else they pass `request_config`.
-        reuse_runs: keep each built run for the same method, labels, options, sources and
-            model (the MCP server); else each plan builds its run afresh.
+        runs_kept: how many built runs to keep (`RunCache`); a check whose resolved
+            spec, model, caches and home folder match a kept run's uses that run.
         caches: where the run's caches live (a run directory's, for batch).
         progress: model-download progress for the embedded backend.
         backend, shared_limit: a backend to wrap instead of the configured one and a
@@ -94,7 +177,7 @@ class Veracity:
         llm: LLM | None = None,
         models: Sequence[str] = (),
         options_refusal: str | None = None,
-        reuse_runs: bool = False,
+        runs_kept: int = RUNS_KEPT,
         caches: CachePaths | None = None,
         progress: Progress | None = None,
         backend: LLM | None = None,
@@ -103,11 +186,10 @@ class Veracity:
         self.config = config or RunConfig()
         self.caches = caches
         self.options_refusal = options_refusal
-        self.reuse_runs = reuse_runs
         self._build = {"progress": progress, "backend": backend, "shared_limit": shared_limit}
         self._llms: dict[str, ManagedLLM] = {}
         self._owned: list[ManagedLLM] = []
-        self._runs: dict[tuple[Any, ...], Run] = {}
+        self._runs = RunCache(runs_kept)
         self._sources: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.default_model = self.config.llm.model if llm is None else _llm_name(llm)
@@ -142,12 +224,13 @@ class Veracity:
             await asyncio.to_thread(load)
 
     def close(self) -> None:
-        """Release the models this service built (their caches, a backend's own close)."""
+        """Release the runs kept (each closes once its checks end) and the models this
+        service built (their caches, a backend's own close)."""
+        self._runs.clear()
         with self._lock:
             owned, self._owned = self._owned, []
             for managed in owned:
                 self._llms = {k: v for k, v in self._llms.items() if v is not managed}
-            self._runs.clear()
         for managed in owned:
             for part in (managed.cache, managed.inner):
                 close = getattr(part, "close", None)
@@ -155,12 +238,16 @@ class Veracity:
                     close()
 
     async def aclose(self) -> None:
-        """`close`, and the sources `search` built."""
+        """`close`, the runs kept closed now when no check is under way on them, and the
+        sources `search` built."""
         sources, self._sources = self._sources or {}, None
         for source in sources.values():
             aclose = getattr(source, "aclose", None)
             if callable(aclose):
                 await aclose()
+        for run in self._runs.clear():
+            if not run._checking:
+                await run.aclose()
         self.close()
 
     def __enter__(self) -> Veracity:
@@ -205,6 +292,33 @@ class Veracity:
             ModelNotAvailable, LLMAuthError: the model cannot be had.
         """
         checked = read_input(item, kind)
+        choices = {"method": method, "labels": labels, "options": options}
+        run = self.plan_run(checked.kind, **choices, sources=sources, model=model)
+        return Plan(run, checked)
+
+    def plan_run(
+        self,
+        kind: str | None = None,
+        *,
+        method: str | None = None,
+        labels: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        sources: Sequence[str] | None = None,
+        model: str | None = None,
+        prefer_labels: str | None = None,
+    ) -> Run:
+        """Check every rule of `plan` but the input's own, then build (or reuse) the run:
+        for a batch or an evaluation, whose inputs are read later.
+
+        Args:
+            kind: the kind of input the run will check (None: not known yet).
+            prefer_labels: the label space to use when neither the request nor the config
+                names one and the method takes it (a dataset's own).
+            method, labels, options, sources, model: as for `plan`.
+
+        Raises:
+            CheckRefused: as for `plan`.
+        """
         name = method or self.config.method
         cls = method_class(name)
         require_labels(labels)
@@ -212,8 +326,9 @@ class Veracity:
         if model is not None and model not in self._models:
             raise CheckRefused(MODEL_NOT_ALLOWED, f"choose one of: {', '.join(self._models)}")
         settings = request_options(name, options, self.options_refusal)
-        require_kind(cls, checked.kind)
-        return Plan(self.run(method, labels, settings, chosen, model), checked)
+        if kind is not None:
+            require_kind(cls, kind)
+        return self.run(method, labels, settings, chosen, model, prefer_labels=prefer_labels)
 
     async def check(self, item: Any, **choices: Any) -> Verdict:
         """`plan` the check (same arguments), then run it."""
@@ -256,28 +371,36 @@ class Veracity:
         options: Mapping[str, Any] | None = None,
         sources: Sequence[str] | None = None,
         model: str | None = None,
+        *,
+        prefer_labels: str | None = None,
     ) -> Run:
         """The run for these choices (already checked), sharing the model.
+
+        The choices are resolved to a spec first (`veracity.runtime.resolve_run`: options
+        a request sets are in it, so other options are another run); a run kept for the
+        same spec, model, caches and home folder is used again, else one is built and kept.
+        A kept run's method is never changed by a check: what differs per check lives in
+        the check's context.
 
         Raises:
             CheckRefused: the combination does not build (e.g. a label space the method
                 refuses), with the composition root's message.
         """
-        key = (method, labels, tuple(sorted((options or {}).items())), sources, model)
-        if self.reuse_runs and key in self._runs:
-            return self._runs[key]
         flags = {"method": method, "labels": labels, "method_config": dict(options or {}) or None}
         try:
             cfg = self.config.with_overrides(flags)
             if sources is not None:
                 picked = {n: self.config.sources[n] for n in sources}
                 cfg = cfg.model_copy(update={"sources": picked})
-            built = build_run(cfg, llm=self.llm(model), caches=self.caches)
+            resolved = resolve_run(cfg, prefer_labels=prefer_labels)
+            llm = self.llm(model)
+            home = home_paths()
+            key = (spec_key(resolved.spec), model or self.default_model, self.caches, home)
+            return self._runs.get(key, lambda: assemble_run(resolved, llm=llm, caches=self.caches))
+        except CheckRefused:
+            raise
         except ConfigError as exc:
             raise CheckRefused(NOT_BUILT, str(exc)) from exc
-        if self.reuse_runs:
-            self._runs[key] = built
-        return built
 
     def _pick_sources(self, names: Sequence[str] | None) -> tuple[str, ...] | None:
         if names is None:
@@ -348,6 +471,7 @@ __all__ = [
     "CheckRefused",
     "ManagedLLM",
     "Plan",
+    "RunCache",
     "SharedLimit",
     "Veracity",
     "error_text",
