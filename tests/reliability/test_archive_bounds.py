@@ -1,7 +1,7 @@
 """Issue 38 item 4: what a release may unpack to and a conversion may write is bounded.
 
 Each probe is a small release built here and put where a hand download goes
-(``<data dir>/.downloads/NAME``), installed offline through `Fetcher` or the command line:
+(``<data dir>/downloads/SET/NAME``), installed offline through `Fetcher` or the command line:
 a tar.bz2 whose label file unpacks far beyond its size, a zip bomb taken with
 ``--no-verify``, a SheepDog pickle that references one string many times, label files
 with nothing in them. The limits are set low through the same parameters the flags set,
@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from veracity.cli import app
 from veracity.datasets.catalogue import Download, Entry, Place
 from veracity.datasets.convert import DEFAULT_LIMITS, Limits, MiB
-from veracity.datasets.fetch import DOWNLOADS, Fetcher, FetchError
+from veracity.datasets.fetch import Fetcher, FetchError, download_path
 
 RUMOUR = "semeval2017-task8-dataset.tar.bz2"
 ROOT = "semeval2017-task8-dataset"
@@ -111,7 +111,8 @@ def liar_entry(data: bytes | None = None) -> Entry:
 
 def placed(root: Path, name: str, data: bytes) -> Path:
     """`data` put where a download made by hand goes."""
-    path = root / DOWNLOADS / name
+    folder = {RUMOUR: "rumoureval2017", "liar.zip": "liar"}.get(name, "sheepdog_politifact")
+    path = download_path(root, folder, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path

@@ -22,12 +22,12 @@ import respx
 
 from veracity.datasets.catalogue import Download, Entry, Place
 from veracity.datasets.fetch import (
-    DOWNLOADS,
     LOCK_FILE,
     ChecksumMismatch,
     Fetcher,
     FetchError,
     NeedsManualStep,
+    download_path,
 )
 from veracity.testing.sources import table_resolver
 
@@ -122,7 +122,7 @@ def test_a_part_file_of_an_unpinned_download_is_discarded_not_resumed(fetcher, s
     served = respx.get(f"https://{PUBLIC}/data.tar.gz").mock(
         return_value=httpx.Response(200, content=genuine)
     )
-    part = fetcher.root / DOWNLOADS / "data.tar.gz.part"
+    part = download_path(fetcher.root, "scifact", "data.tar.gz.part")
     part.parent.mkdir(parents=True)
     tampered = release(b'{"id": "planted"}\n')
     part.write_bytes(tampered[:-40])  # a prefix someone left to be completed
@@ -144,7 +144,7 @@ def test_a_part_file_of_a_pinned_download_still_resumes(fetcher):
             headers={"content-range": f"bytes 100-{len(data) - 1}/{len(data)}"},
         )
     )
-    part = fetcher.root / DOWNLOADS / "data.tar.gz.part"
+    part = download_path(fetcher.root, "scifact", "data.tar.gz.part")
     part.parent.mkdir(parents=True)
     part.write_bytes(data[:100])
     fetcher.install(entry(pin=sha(data)))  # the pin checks the joined file
@@ -156,7 +156,7 @@ def test_a_part_file_of_a_pinned_download_still_resumes(fetcher):
 
 def test_a_mismatching_file_put_in_place_by_hand_is_kept_and_the_advice_works(tmp_path):
     genuine, other = release(), release(b'{"id": 2}\n')
-    by_hand = tmp_path / DOWNLOADS / "data.tar.gz"
+    by_hand = download_path(tmp_path, "scifact", "data.tar.gz")
     by_hand.parent.mkdir(parents=True)
     by_hand.write_bytes(other)
     with pytest.raises(ChecksumMismatch) as caught:
@@ -181,9 +181,9 @@ def test_a_mismatching_file_put_in_place_by_hand_is_kept_and_the_advice_works(tm
 def test_the_manual_step_names_the_exact_path(tmp_path):
     with pytest.raises(NeedsManualStep) as caught:
         Fetcher(tmp_path, offline=True).install(entry(pin=sha(release())))
-    assert f"download {URL} by hand and put it at {tmp_path / DOWNLOADS / 'data.tar.gz'}" in str(
-        caught.value
-    )
+    where = download_path(tmp_path, "scifact", "data.tar.gz")
+    assert f"download {URL} by hand and put it at {where}" in str(caught.value)
+    assert "/downloads/scifact/data.tar.gz" in str(caught.value)  # visible, named by its set
 
 
 def test_sets_fetched_by_hand_name_the_path_of_every_file_their_loaders_read(tmp_path):

@@ -18,13 +18,13 @@ from veracity.datasets import load_dataset
 from veracity.datasets.catalogue import Download, Entry, Place
 from veracity.datasets.convert import CONVERTERS
 from veracity.datasets.fetch import (
-    DOWNLOADS,
     LOCK_FILE,
     MANIFEST,
     ChecksumMismatch,
     Fetcher,
     FetchError,
     NeedsManualStep,
+    download_path,
     is_installed,
 )
 
@@ -82,7 +82,7 @@ def test_a_tarball_release_installs_and_the_loader_reads_it(server, fetcher):
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["sources"] == [{"url": S3, "sha256": sha(data), "pinned": True}]
     assert set(manifest["files"]) == {"corpus.jsonl", "claims_train.jsonl"}
-    assert not (fetcher.root / DOWNLOADS / "data.tar.gz").exists()  # cleaned up
+    assert not download_path(fetcher.root, "scifact", "data.tar.gz").exists()  # cleaned up
     assert server.ranges(S3) == [None]
 
 
@@ -121,7 +121,7 @@ def test_a_server_that_ignores_range_restarts_the_file_cleanly(server, fetcher):
 def test_a_partial_file_left_by_an_earlier_run_is_resumed(server, fetcher):
     data = scifact_release()
     server.add(S3, data)
-    part = fetcher.root / DOWNLOADS / "data.tar.gz.part"
+    part = download_path(fetcher.root, "scifact", "data.tar.gz.part")
     part.parent.mkdir(parents=True)
     part.write_bytes(data[:500])
     fetcher.install(scifact_entry(data))
@@ -140,7 +140,7 @@ def test_no_answer_says_what_to_download_by_hand_and_where(server, fetcher, tmp_
     server.refuse(S3)
     with pytest.raises(NeedsManualStep) as caught:
         fetcher.install(scifact_entry(scifact_release()))
-    where = fetcher.root / DOWNLOADS / "data.tar.gz"
+    where = download_path(fetcher.root, "scifact", "data.tar.gz")
     msg = str(caught.value)
     assert f"download {S3} by hand and put it at {where}" in msg
     assert "ConnectError" in msg and "veracity datasets get scifact" in msg
@@ -151,6 +151,36 @@ def test_no_answer_says_what_to_download_by_hand_and_where(server, fetcher, tmp_
     offline.install(scifact_entry(scifact_release()))
     assert len(load_dataset("scifact", "train", data_dir=fetcher.root)) == 3
     assert len(server.requests) == fetcher.attempts  # no request made offline
+
+
+def test_downloads_live_in_a_visible_folder_per_set_and_old_ones_are_taken_over(tmp_path):
+    # issue 41: a file to place by hand went to a hidden `.downloads/` under a generic name
+    # shared by every set (two releases both call theirs dev.json)
+    data = scifact_release()
+    assert download_path(tmp_path, "scifact", "data.tar.gz") == (
+        tmp_path / "downloads" / "scifact" / "data.tar.gz"
+    )
+    assert download_path(tmp_path, "a", "dev.json") != download_path(tmp_path, "b", "dev.json")
+    legacy = tmp_path / ".downloads" / "data.tar.gz"
+    legacy.parent.mkdir()
+    legacy.write_bytes(data)  # where an earlier version kept it, matching the pin
+    said: list[str] = []
+    Fetcher(tmp_path, offline=True, client=httpx.Client(), say=said.append).install(
+        scifact_entry(data)
+    )
+    assert not legacy.exists() and any("moved" in line for line in said)
+    assert len(load_dataset("scifact", "train", data_dir=tmp_path)) == 3
+
+
+def test_an_old_download_of_another_set_is_not_taken_over(tmp_path):
+    legacy = tmp_path / ".downloads" / "data.tar.gz"
+    legacy.parent.mkdir()
+    legacy.write_bytes(b"another set's file of the same name")
+    with pytest.raises(NeedsManualStep):
+        Fetcher(tmp_path, offline=True, client=httpx.Client()).install(
+            scifact_entry(scifact_release())
+        )
+    assert legacy.is_file()  # left alone
 
 
 def test_offline_makes_no_request(server, tmp_path):
@@ -170,7 +200,8 @@ def test_a_checksum_mismatch_refuses_with_both_hashes(server, fetcher):
     assert f"expected sha256 {wrong} (pinned (test)), got {sha(data)}" in str(caught.value)
     assert "--no-verify" in str(caught.value)
     assert not (fetcher.root / "scifact").exists()
-    assert not (fetcher.root / DOWNLOADS / "data.tar.gz").exists()  # the bad file is gone
+    # the bad file is gone
+    assert not download_path(fetcher.root, "scifact", "data.tar.gz").exists()
 
 
 def test_no_verify_installs_a_mismatching_file_and_says_so(server, tmp_path, said):

@@ -1,7 +1,7 @@
 """Download a benchmark's public release, check it, and install it in the loaders' layout.
 
 `Fetcher.install(entry)` fetches each `Download` of a catalogue entry into
-``<data dir>/.downloads/`` (a ``.part`` file that a broken download resumes with an HTTP
+``<data dir>/downloads/<set>/`` (a ``.part`` file that a broken download resumes with an HTTP
 Range request; a server that ignores Range starts it again cleanly), checks its SHA-256
 against the pin (or, for an unpinned file, against the hash recorded on its first download
 in ``<data dir>/datasets.lock.json``), builds the folder in a temporary directory beside
@@ -62,7 +62,17 @@ from veracity.retrieval.transport.netsafe import Resolver, UnsafeURL, check_publ
 T = TypeVar("T")
 
 LOCK_FILE = "datasets.lock.json"
-DOWNLOADS = ".downloads"
+# Where downloads go: ``<data dir>/downloads/<set>/<file>``, a visible folder per set (a
+# file fetched by hand is put there, and two sets' files of one name never meet: two
+# releases both call theirs ``dev.json``). Earlier versions kept every file in a hidden
+# ``.downloads/``; a file found there that matches its pinned checksum is taken over.
+DOWNLOADS = "downloads"
+LEGACY_DOWNLOADS = ".downloads"
+
+
+def download_path(root: Path, folder: str | None, name: str) -> Path:
+    """Where download `name` of set `folder` is kept under data directory `root`."""
+    return root / DOWNLOADS / (folder or "shared") / name
 MANIFEST = ".veracity-dataset.json"
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 TIMEOUT = httpx.Timeout(connect=20.0, read=60.0, write=60.0, pool=20.0)
@@ -288,17 +298,26 @@ class Fetcher:
     # ------------------------------------------------------------------ downloading
 
     def fetch(self, dl: Download, label: str, folder: str | None = None) -> Path:
-        """The checked download `dl` under ``.downloads/`` (fetched unless already there);
-        `folder` is the set it is for (named in the commands a message suggests)."""
-        downloads = self.root / DOWNLOADS
-        downloads.mkdir(parents=True, exist_ok=True)
-        dest = downloads / dl.name
+        """The checked download `dl` under ``downloads/<folder>/`` (fetched unless already
+        there); `folder` is the set it is for (named in the commands a message suggests)."""
+        dest = download_path(self.root, folder, dl.name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.is_file():
+            self._adopt_legacy(dl, dest)
         if not dest.is_file():
             if self.offline:
                 raise NeedsManualStep(_by_hand(dl, dest, "offline (VERACITY_OFFLINE=1)"))
             self._download(dl, dest, self.progress(label))
         self._check(dl, dest, folder)
         return dest
+
+    def _adopt_legacy(self, dl: Download, dest: Path) -> None:
+        """Take over a pinned file an earlier version left in ``.downloads/`` (only when it
+        matches the pin: a name there may be another set's file of the same name)."""
+        old = self.root / LEGACY_DOWNLOADS / dl.name
+        if dl.sha256 and old.is_file() and sha256_file(old) == dl.sha256:
+            old.replace(dest)
+            self.say(f"note: moved {old} to {dest} (downloads now live in a folder per set)")
 
     def _download(self, dl: Download, dest: Path, progress: Progress) -> None:
         part = dest.with_name(dest.name + ".part")
