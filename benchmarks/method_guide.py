@@ -100,7 +100,7 @@ def run_one(name: str, kinds: list[str], out: Path, env: dict, timeout: float) -
     if name == "document":
         doc = out / "document.txt"
         doc.write_text(DOCUMENT)
-        cmd += ["--file", str(doc)]
+        cmd += ["--kind", "document", "--file", str(doc)]
         shown = "document (3 sentences)"
     elif "claim" in kinds:
         cmd += [CLAIM, "--method", name]
