@@ -35,15 +35,18 @@ def _fenced(request: LLMRequest, tag: str) -> list[str]:
     return [t.strip() for t in re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", prompt, re.S)]
 
 
-def scripted() -> ScriptedLLM:
+def scripted(invent: str | None = None) -> ScriptedLLM:
     """Each sentence is one claim, already standing alone; the third is an opinion; rag
-    refutes the claim about Berlin and supports the rest; corrections from evidence [1]."""
+    refutes the claim about Berlin and supports the rest; corrections from evidence [1].
+    `invent`: a claim in no sentence, added to the second sentence's."""
+
+    def decompose(r: LLMRequest) -> str:
+        found = _fenced(r, "sentence")[:1]
+        extra = [invent] if invent and found and "Klitschko" in found[0] else []
+        return json.dumps({"claims": found + extra})
+
     llm = ScriptedLLM()
-    llm.on(
-        ".*",
-        lambda r: json.dumps({"claims": _fenced(r, "sentence")[:1]}),
-        tag="claims:decompose",
-    )
+    llm.on(".*", decompose, tag="claims:decompose")
     llm.on(
         ".*", lambda r: json.dumps({"claims": _fenced(r, "claim")}), tag="claims:decontextualise"
     )
@@ -159,3 +162,37 @@ def test_the_form_needs_text_or_an_address_not_both(tmp_path, page):
         page.get_by_role("button", name="Check").click()
         page.locator("#form-error", has_text="not both").wait_for()
         assert page.url.rstrip("/") == server.url
+
+
+def _text_shown(page) -> int:
+    """How many blocks of the page show the document's text (the claims table and the
+    progress list name single claims, not the text)."""
+    blocks = page.locator("#checked-input, #doc-text").all_inner_texts()
+    return sum("Klitschko sold his medal in 2012. I think" in b for b in blocks)
+
+
+def test_the_page_says_checking_while_it_runs_and_shows_the_text_once(tmp_path, page, shots):
+    """Issue 41 item 5: the heading said "Document checked" while the check ran, and the
+    text was shown twice (its opening above, the annotated text below). Item 4: a claim
+    the model invented is dropped and listed, never marked in the text."""
+    invented = "The whole text is written by other people or programs."
+    held = held_checks(scripted(invent=invented))
+    with live_server(tmp_path, held, config=run_config("rag")) as (server, _):
+        page.goto(server.url + "/")
+        page.get_by_label("Document (each of its claims)").check()
+        page.get_by_label("Document text").fill(TEXT)
+        page.get_by_label("Method").select_option("rag")
+        page.get_by_role("button", name="Check").click()
+        page.wait_for_url("**/checks/*")
+        _marks(page, "pending").nth(1).wait_for()
+        assert page.locator("#checked-heading").inner_text() == "Document being checked"
+        assert _text_shown(page) == 1
+        assert invented in page.locator("#doc-dropped").inner_text()
+        page.screenshot(path=str(shots / "document-running.png"), full_page=True)
+        held.gate.set()
+        page.locator("#document[data-done=yes]").wait_for()
+        page.locator("#checked-heading", has_text="Document checked").wait_for()
+        assert _text_shown(page) == 1
+        assert "Dropped: not in the text (1)" in page.locator("#doc-dropped").inner_text()
+        assert invented not in page.locator("#doc-text").inner_text()
+        assert page.locator("#doc-totals").inner_text().count("Dropped, not in the text") == 1

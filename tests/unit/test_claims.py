@@ -15,7 +15,10 @@ from veracity.evidence.claims import (
 from veracity.llm.base import StructuredOutputError
 from veracity.testing import ScriptedLLM
 
-TEXT = "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes. I love her story."
+TEXT = (
+    "Marie Curie was born in Warsaw in 1867. Born in Warsaw, she won two Nobel Prizes. "
+    "I love her story."
+)
 
 
 def claims(*items):
@@ -54,9 +57,12 @@ async def test_claims_are_atomic_self_contained_sorted_and_deduplicated_with_spa
     assert warsaw.spans == [first, second] and warsaw.merged == 1
     nobel = found.claims[2]
     assert nobel.atomic == "She won two Nobel Prizes." and nobel.spans == [second]
-    assert TEXT[nobel.spans[0][0] : nobel.spans[0][1]] == "She won two Nobel Prizes."
-    assert nobel.category == "opinion" and not nobel.checkworthy  # as the script said
-    assert [c.text for c in found.checkworthy] == texts[:2]
+    start, end = nobel.spans[0]
+    assert TEXT[start:end] == "Born in Warsaw, she won two Nobel Prizes."
+    # the script called it an opinion, but it names a number and names: not confidently
+    # non-factual, so it is checked, the model's category kept beside
+    assert nobel.category == "factual" and nobel.model_category == "opinion"
+    assert [c.text for c in found.checkworthy] == texts
     # the sentence with no claims made no decontextualisation call
     assert not llm.calls_tagged("claims:decontextualise:2")
     # untrusted text is fenced in the prompts; the rewrite schema fixes the count

@@ -11,6 +11,7 @@ from rich.tree import Tree
 from veracity.core.events import Note, TreeNode
 from veracity.core.textio import plural
 from veracity.core.types import TraceEvent, Verdict, cost_text
+from veracity.documents.report import support_of
 
 _COLOURS = {1.0: "green", 0.0: "red"}
 
@@ -20,13 +21,12 @@ def _label_style(verdict: Verdict) -> str:
         return "bold white on red"
     if verdict.label is None:
         return "bold yellow"
-    if verdict.score is None:
+    # the label decides, by the one rule every view uses (a FALSE label at 44% is red,
+    # a TRUE one at 59% green); the score only for a label its space does not have
+    side = support_of(verdict)
+    if side is None:
         return "bold"
-    if verdict.score >= 0.67:
-        return "bold green"
-    if verdict.score <= 0.33:
-        return "bold red"
-    return "bold yellow"
+    return {"supported": "bold green", "refuted": "bold red"}.get(side, "bold yellow")
 
 
 def usage_line(verdict: Verdict) -> str:

@@ -120,6 +120,8 @@ def totals_line(report: DocumentReport) -> Text:
     line.append(f"{s.refuted} refuted", style="red")
     line.append(f" · {s.mixed} mixed · {s.abstained} abstained · {s.errors} errors · ")
     line.append(f"{s.not_checkworthy} not check-worthy · ")
+    if s.dropped_unanchored:
+        line.append(f"{s.dropped_unanchored} dropped (not in the text) · ", style="magenta")
     line.append(f"factuality {factuality}", style="bold")
     line.append(f" of {facts} check-worthy (FActScore")
     if s.factuality_penalised is not None:
@@ -135,6 +137,40 @@ def totals_line(report: DocumentReport) -> Text:
     return line
 
 
+def dropped_lines(report: DocumentReport) -> Text | None:
+    """The claims the extraction dropped as not anchored in the text (None: none): the
+    model wrote them, but they share too little with any sentence to be the text's."""
+    if not report.dropped_unanchored:
+        return None
+    n = len(report.dropped_unanchored)
+    shown = Text(
+        f"{plural(n, 'claim')} dropped, not found in the text (the model wrote "
+        f"{'it' if n == 1 else 'them'}; not checked, not counted):",
+        style="magenta",
+    )
+    for text in report.dropped_unanchored:
+        shown.append("\n  – ")
+        shown.append(text)  # untrusted: plain text, never markup
+    return shown
+
+
+def legend_line() -> Text:
+    """What the marks' colours mean: the label decides (`veracity.documents.report.support_of`,
+    the rule of every view), never the score."""
+    line = Text("colours follow the method's label: ", style="dim")
+    line.append("supported", style="green")
+    line.append(" = a label on the true side · ", style="dim")
+    line.append("refuted", style="red")
+    line.append(" = on the false side · ", style="dim")
+    line.append("mixed", style="yellow")
+    line.append(" = a middle label (half-true, not enough info) · ", style="dim")
+    line.append("abstained", style="cyan")
+    line.append(" · ", style="dim")
+    line.append("error", style="magenta")
+    line.append(" · not checked (dim)", style="dim")
+    return line
+
+
 def document_view(report: DocumentReport) -> Group:
     """The annotated text, the claims table and the totals, in that order."""
     parts: list = []
@@ -142,7 +178,11 @@ def document_view(report: DocumentReport) -> Group:
         parts.append(Text(report.document.title, style="bold"))
     if report.document.url:
         parts.append(Text(report.document.url, style="dim"))
-    parts += [annotated_text(report), Text(""), claims_table(report), totals_line(report)]
+    parts += [annotated_text(report), legend_line(), Text(""), claims_table(report)]
+    parts.append(totals_line(report))
+    dropped = dropped_lines(report)
+    if dropped is not None:
+        parts.append(dropped)
     if report.document.truncated or report.sentences_truncated:
         parts.append(
             Text(
@@ -154,4 +194,7 @@ def document_view(report: DocumentReport) -> Group:
     return Group(*parts)
 
 
-__all__ = ["annotated_text", "claims_table", "document_view", "outcome_key", "totals_line"]
+__all__ = [
+    "annotated_text", "claims_table", "document_view", "dropped_lines", "legend_line",
+    "outcome_key", "totals_line",
+]  # fmt: skip

@@ -9,6 +9,12 @@ same view from here, so the rules live in one spot:
   clipped to the text and empty or reversed ones are dropped.
 - A segment's verdict class is its claims' most alarming: ``refuted`` over ``error`` over
   ``nei`` over ``pending`` over ``supported`` over ``skipped``.
+- A Markdown document's heading lines (``# Title``) are recognised (`markdown_headings`):
+  their segments carry the heading's level, the ``#`` marks are segments of their own
+  (``syntax``) that the page hides. The text is otherwise shown as it is, preformatted:
+  the claims' spans are offsets into exactly this text, so a Markdown renderer (which
+  rewrites and drops characters) would misplace them, and links, images or HTML written
+  in a document must never become live markup. Nothing else of Markdown is interpreted.
 - `view` turns a `DocumentReport` (or claims still being checked) into a `DocumentView`:
   the segments, a row per claim with its verdict, score, rationale, evidence and suggested
   correction, and the totals, every value already a display string or a safe link, so a
@@ -19,6 +25,7 @@ Nothing here escapes HTML: the templates do (autoescape); the values are plain t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -66,6 +73,8 @@ class Segment:
     text: str
     claims: tuple[str, ...] = ()
     verdict: str | None = None  # the class shown (None: plain text)
+    heading: int = 0  # in a Markdown heading line: its level (1-6); 0: not
+    syntax: bool = False  # a Markdown heading's ``#`` marks (shown dim or hidden)
 
     @property
     def marked(self) -> bool:
@@ -105,6 +114,43 @@ def segments(text: str, marks: Sequence[Mark]) -> list[Segment]:
         ids = tuple(dict.fromkeys(marks[i].claim for i in covering))
         verdict = worst(marks[i].verdict for i in covering) if covering else None
         out.append(Segment(lo, hi, text[lo:hi], ids, verdict))
+    return out
+
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+\S.*$", re.MULTILINE)
+
+
+def markdown_headings(text: str) -> list[tuple[int, int, int, int]]:
+    """The ATX heading lines of a Markdown text: ``(line start, text start, line end,
+    level)`` each (the ``#`` marks and the blanks after them run from line start to text
+    start)."""
+    found = []
+    for m in _HEADING.finditer(text):
+        marks = len(m.group(1))
+        start = m.start() + marks
+        while start < m.end() and text[start] in " \t":
+            start += 1
+        found.append((m.start(), start, m.end(), marks))
+    return found
+
+
+def with_headings(text: str, parts: Sequence[Segment]) -> list[Segment]:
+    """`parts` (segments of `text`) cut further at each Markdown heading's marks and end,
+    the pieces inside a heading tagged with its level (and ``syntax`` for the marks)."""
+    heads = markdown_headings(text)
+    if not heads:
+        return list(parts)
+    cuts = sorted({p for line, start, end, _ in heads for p in (line, start, end)})
+    out: list[Segment] = []
+    for part in parts:
+        inner = [c for c in cuts if part.start < c < part.end]
+        for lo, hi in pairwise([part.start, *inner, part.end]):
+            level, syntax = 0, False
+            for line, start, end, n in heads:
+                if line <= lo and hi <= end:
+                    level, syntax = n, hi <= start
+                    break
+            out.append(Segment(lo, hi, text[lo:hi], part.claims, part.verdict, level, syntax))
     return out
 
 
@@ -164,6 +210,9 @@ class DocumentView:
     truncated: bool = False
     stopped: bool = False  # the check ended (cancelled, failed) before every claim was checked
     names: dict[str, str] = field(default_factory=lambda: dict(CLASS_NAMES))
+    # claims the model wrote that are not in the text (dropped, never checked)
+    dropped: list[str] = field(default_factory=list)
+    file: str | None = None  # the file's name, when it was read from one
 
 
 def legend(names: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -228,6 +277,7 @@ def _totals(report: DocumentReport) -> list[tuple[str, str]]:
         ("Abstained", str(s.abstained)),
         ("Errors", str(s.errors)),
         ("Not checked", str(s.not_checkworthy)),
+        ("Dropped, not in the text", str(s.dropped_unanchored)),
         ("Factuality", _percent(s.factuality)),  # FActScore's: supported of check-worthy
         ("Factuality, length-penalised (γ = 10)", _percent(s.factuality_penalised)),
         ("Supported of those with a label", _percent(s.supported_share_of_decided)),
@@ -240,16 +290,21 @@ def view(report: DocumentReport) -> DocumentView:
     rows = sorted((claim_row(o) for o in report.claims), key=lambda r: (r.first, r.id))
     marks = [Mark(o.claim.id, o.claim.spans, verdict_class(o)) for o in report.claims]
     doc = report.document
+    parts = segments(doc.text, marks)
+    if doc.format == "markdown":
+        parts = with_headings(doc.text, parts)
     return DocumentView(
         title=doc.title,
         url=web_link(doc.url),
         method=report.method,
-        segments=segments(doc.text, marks),
+        segments=parts,
         claims=rows,
         legend=legend(CLASS_NAMES),
         totals=_totals(report),
         done=True,
         truncated=doc.truncated or report.sentences_truncated,
+        dropped=list(report.dropped_unanchored),
+        file=doc.file,
     )
 
 
@@ -262,6 +317,7 @@ def live_view(
     url: str | None = None,
     method: str | None = None,
     stopped: bool = False,
+    dropped: Sequence[str] = (),
 ) -> DocumentView:
     """The view of a check still running (or `stopped` early), from its progress events.
 
@@ -270,6 +326,7 @@ def live_view(
         claims: the extracted claims (``id``, ``text``, ``spans``, ``category``).
         checked: by claim id, what each finished claim's event said (``status``,
             ``support``, ``label``, ``score``, ``error``).
+        dropped: the texts of the claims dropped as not anchored in the text.
     """
     names = dict(CLASS_NAMES)
     if stopped:  # its unchecked claims will not be checked now
@@ -306,6 +363,7 @@ def live_view(
         done=False,
         stopped=stopped,
         names=names,
+        dropped=[str(d) for d in dropped],
     )
 
 
@@ -325,5 +383,6 @@ def _class_of_event(done: Mapping[str, Any] | None, category: Any) -> str:
 
 __all__ = [
     "CLASS_NAMES", "RULES", "ClaimRow", "DocumentView", "EvidenceRow", "Mark", "Segment",
-    "claim_row", "legend", "live_view", "segments", "verdict_class", "view", "worst",
+    "claim_row", "legend", "live_view", "markdown_headings", "segments", "verdict_class",
+    "view", "with_headings", "worst",
 ]  # fmt: skip

@@ -13,7 +13,8 @@ correction grounded in the evidence their verdict cites (`corrections=True`).
 A claim whose check fails is recorded as an error on that claim; the other claims go on.
 
 Progress is traced as it happens: a `ClaimsFound` event once the claims are extracted
-(their ids, texts, spans and categories), then a `ClaimChecked` event as each claim ends
+(their ids, texts, spans and categories, and the texts of the claims dropped as not
+anchored in the text, ``dropped_unanchored``), then a `ClaimChecked` event as each claim ends
 (its status, support, label and score), so live views can mark the document in place.
 """
 
@@ -98,12 +99,10 @@ class DocumentChecker:
         started = time.perf_counter()
         with context.check_context() as ctx:
             try:
-                extraction = await self.extractor.extract(
-                    document.text, question=document.question
-                )
+                extraction = await self.extractor.extract(document.text, question=document.question)
             except StructuredOutputError as exc:
                 raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
-            ctx.emit(_found(extraction.claims, len(extraction.sentences)))
+            ctx.emit(_found(extraction.claims, len(extraction.sentences), extraction.dropped))
             gate = asyncio.Semaphore(self.concurrency)
 
             async def one(claim: ExtractedClaim) -> ClaimOutcome:
@@ -125,10 +124,12 @@ class DocumentChecker:
             method=self.method.name,
             label_space=self.method.label_space.name,
             claims=outcomes,
-            summary=summarise(outcomes),
+            summary=summarise(outcomes, len(extraction.dropped)),
             sentences=len(extraction.sentences),
             duplicates=extraction.duplicates,
             sentences_truncated=extraction.truncated,
+            dropped_unanchored=[c.text for c in extraction.dropped],
+            reattached=extraction.reattached,
             usage=usage,
             wall_time_s=round(time.perf_counter() - started, 3),
         )
@@ -176,12 +177,17 @@ class DocumentChecker:
         return Correction(text=" ".join(value.correction.split()), evidence=cited)
 
 
-def _found(claims: list[ExtractedClaim], sentences: int) -> ClaimsFound:
+def _found(
+    claims: list[ExtractedClaim], sentences: int, dropped: list[ExtractedClaim]
+) -> ClaimsFound:
     listed = [
         {"id": c.id, "text": c.text, "spans": [list(s) for s in c.spans], "category": c.category}
         for c in claims
     ]
-    return ClaimsFound(name="claims", count=len(claims), claims=listed, sentences=sentences)
+    return ClaimsFound(
+        name="claims", count=len(claims), claims=listed, sentences=sentences,
+        dropped_unanchored=[c.text for c in dropped],
+    )  # fmt: skip
 
 
 def _checked(outcome: ClaimOutcome) -> ClaimChecked:

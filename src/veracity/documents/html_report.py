@@ -93,7 +93,7 @@ def render_report(report: DocumentReport, *, generated: datetime | None = None) 
             script=script,
             script_hash=script_hash,
             version=_version(),
-            page_title=doc.title or "Checked document",
+            page_title=doc.title or doc.file or "Checked document",
             generated=when,
             wall_time=f"{report.wall_time_s:.1f} s, {report.usage.llm_calls} LLM calls",
         )

@@ -39,6 +39,7 @@ class DocumentText(BaseModel):
         title: its title, when the input gives one.
         published_at: its date, when the input gives one.
         url: where it was fetched from (None for text, files and standard input).
+        file: the name of the file it was read from (its last part, no folders).
         origin: how it came in.
         format: what it was before it became plain text.
         truncated: the text was longer than `MAX_DOCUMENT_CHARS` and was cut there.
@@ -53,6 +54,7 @@ class DocumentText(BaseModel):
     question: str | None = Field(default=None, max_length=4000)
     published_at: _dt.datetime | None = None
     url: str | None = None
+    file: str | None = None
     origin: Literal["text", "file", "stdin", "url"] = "text"
     format: Format = "text"
     truncated: bool = False
@@ -91,11 +93,12 @@ def from_file(path: Path, *, format: Format | None = None) -> DocumentText:
     data = read_file_limited(path, MAX_DOCUMENT_BYTES, "document")
     if kind == "pdf":
         text, title = _pdf_text(data, path)
-        return _kept(text, title=title, origin="file", format="pdf")
+        return _kept(text, title=title, origin="file", format="pdf", file=path.name)
     text = decode_text(data, f"document {path}")
     if kind == "html":
-        return from_html(text.encode("utf-8"), origin="file")
-    return _kept(text, title=None, origin="file", format=kind)
+        page = from_html(text.encode("utf-8"), origin="file")
+        return page.model_copy(update={"file": path.name})
+    return _kept(text, title=None, origin="file", format=kind, file=path.name)
 
 
 def from_html(

@@ -2,7 +2,10 @@
 
 A claim's outcome is one of: ``checked`` (the method gave a label), ``abstained`` (it
 gave none, on purpose), ``error`` (the check failed) or ``not_checkworthy`` (an opinion,
-advice, question or trivial statement: not sent to the method).
+advice, question or trivial statement: not sent to the method). Claims the extraction
+dropped as not anchored in the text (`veracity.evidence.claims.anchor`) have no outcome:
+the report lists their texts (``dropped_unanchored``) and the summary counts them; they
+are no fact of the document's factuality.
 
 A checked claim's **support** is decided by one function, `support_of`, which the report,
 the live events, every view (terminal, web UI, HTML report) and the evaluation metrics
@@ -87,6 +90,8 @@ class DocumentSummary(BaseModel):
     factuality: float | None
     factuality_penalised: float | None = None  # the same times the length penalty (γ = 10)
     supported_share_of_decided: float | None = None  # supported share of checked claims
+    # claims the extraction dropped: not anchored in any sentence (not in `claims`)
+    dropped_unanchored: int = 0
 
 
 class DocumentReport(BaseModel):
@@ -102,6 +107,10 @@ class DocumentReport(BaseModel):
     sentences: int
     duplicates: int = 0
     sentences_truncated: bool = False
+    # claims the model wrote that share too little with any sentence (in no claim count,
+    # never checked), as it wrote them; and claims moved to the sentence they came from
+    dropped_unanchored: list[str] = Field(default_factory=list)
+    reattached: int = 0
     usage: Usage = Field(default_factory=Usage)  # extraction and corrections included
     wall_time_s: float = 0.0
 
@@ -157,8 +166,9 @@ def outcome_of(claim: ExtractedClaim, verdict: Verdict) -> ClaimOutcome:
     return ClaimOutcome(claim=claim, status="checked", support=support_of(verdict), verdict=verdict)
 
 
-def summarise(outcomes: list[ClaimOutcome]) -> DocumentSummary:
-    """The totals of one document's `outcomes` (see the module docstring for factuality)."""
+def summarise(outcomes: list[ClaimOutcome], dropped_unanchored: int = 0) -> DocumentSummary:
+    """The totals of one document's `outcomes` (see the module docstring for factuality);
+    `dropped_unanchored` claims were dropped before checking and count nowhere else."""
     status = Counter(o.status for o in outcomes)
     support = Counter(o.support for o in outcomes if o.status == "checked")
     labels = Counter(
@@ -180,6 +190,7 @@ def summarise(outcomes: list[ClaimOutcome]) -> DocumentSummary:
         factuality=factuality,
         factuality_penalised=None if factuality is None else factuality * length_penalty(facts),
         supported_share_of_decided=support["supported"] / checked if checked else None,
+        dropped_unanchored=dropped_unanchored,
     )
 
 

@@ -1,7 +1,7 @@
 """Claim extraction, the stage every front end and method that checks a text's
 statements one by one shares (SAFE, FacTool, FactCheck-GPT; the documents front end).
 
-A text becomes a list of `ExtractedClaim`s in five steps:
+A text becomes a list of `ExtractedClaim`s in six steps:
 
 1. **sentences**: `veracity.nlp.text.sentence_spans` (rules, no model);
 2. **decomposition**: per sentence, the model lists the sentence's atomic claims
@@ -11,19 +11,41 @@ A text becomes a list of `ExtractedClaim`s in five steps:
 3. **decontextualisation**: per sentence, each of its claims is rewritten to be
    understood alone: pronouns and short references resolved from the same neighbourhood
    and question (`claims_decontextualise.j2`; the reply must hold one rewrite per claim);
-4. **check-worthiness**: each claim is put in a category, ``factual`` being the only
-   check-worthy one (`claims_checkworthy.j2`; the text's start and the question shown);
-5. **de-duplication**: a claim whose words overlap an earlier claim's at or above
+4. **anchoring**: a claim whose content does not come from the sentence it is attached to
+   is re-attached to the sentence it does come from, or dropped (`anchor`, below);
+5. **check-worthiness**: each claim is put in a category (`claims_checkworthy.j2`; the
+   text's start and the question shown). ``factual`` is checked; another category leaves
+   the claim unchecked only when the model is *confident*, which here means a second
+   signal agrees with it (`confident_not_factual`): the claim names nothing checkable
+   (no number, date, number word or name), or its wording has the category's form (a
+   question mark; a first-person or judging word for an opinion; "you", "should" and
+   the like for advice). Any other claim is checked anyway (its ``category`` becomes
+   ``factual``, the model's answer kept in ``model_category``);
+6. **de-duplication**: a claim whose words overlap an earlier claim's at or above
    ``dedupe_threshold`` (Jaccard) is merged into it, its spans added to the earlier
    one's, unless the two differ in a negation, a number or date, or a name: "did not
    report a profit" never merges into "did report a profit", nor "2.1 million" into
    "2.2 million" (`same_claim`).
 
+**Anchoring** (step 4; a small model writes claims that are in no sentence, e.g. words of
+the prompt itself, or attaches a claim to the wrong sentence). Content words are the
+lower-cased words less function words, lightly stemmed; numbers and dates are compared
+exactly (``1,000`` = ``1000``). A claim is anchored in a sentence when (a) at least one of
+its content words or numbers is in the sentence itself, (b) at least ``ANCHOR_SHARE``
+(half) of its content words are in the sentence, its window or the question, and (c)
+each of its numbers is there too. (b) measures against the window and question because
+decontextualisation rightly adds resolved names from them ("She" -> "Marie Curie"); half
+lets an atomic claim of a few words gain a two-word name and a one-word noun and still
+pass, while a sentence made up by the model shares almost none of its words. A claim not
+anchored where it is attached is moved to the read sentence that shares most of its
+content words if it is anchored there (``reattached``), else dropped
+(``ClaimExtraction.dropped``, with its text, so a front end can show it).
+
 Every claim keeps the character span(s) of the source sentence(s) it came from, so a
 front end can show each verdict in place. Every reply is validated against a schema
 (the decoder enforces it where it can); a reply that stays invalid after the
 structured-output retries raises `StructuredOutputError`, never a made-up claim. Steps
-3–5 can be turned off (`ExtractionConfig`); without decomposition each sentence is one
+3–6 can be turned off (`ExtractionConfig`); without decomposition each sentence is one
 claim. Prompts live in ``veracity/evidence/prompts/`` (`PROMPTS`); a caller that lets its
 users override them binds a `veracity.prompting.PromptBundle` to that package.
 
@@ -54,13 +76,19 @@ from veracity.nlp.text import sentence_spans
 from veracity.prompting import PromptBundle, render_messages, truncate_chars, using_prompts
 
 __all__ = [
+    "ANCHOR_SHARE",
     "CATEGORIES",
     "PROMPTS",
+    "Anchoring",
     "ClaimExtraction",
     "ClaimExtractor",
     "ExtractedClaim",
     "ExtractionConfig",
+    "anchor",
+    "anchored",
+    "confident_not_factual",
     "conjunction_label",
+    "content_words",
     "dedupe",
     "given_atomic",
     "same_claim",
@@ -92,6 +120,20 @@ _OPENERS = frozenset(  # capitalised at a sentence's start, not names
         "when while if but and or so some many most all each every one"
     )
 )
+# function words: left out of a claim's content words when anchoring it (step 4)
+_FUNCTION_WORDS = frozenset(
+    _WORD.findall(
+        "a an the this that these those it its it's he him his she her hers they them their "
+        "theirs we us our you your i me my mine who whom whose which what where when why how "
+        "is are was were be been being am do does did done has have had having will would "
+        "shall should can could may might must of in on at by for from to with without as "
+        "into onto about above below over under between among through during before after "
+        "since until than then there here and or but nor so yet if because while also too "
+        "very not no all any both each every some such other another more most many much "
+        "few only own same just one ones s t"
+    )
+)
+ANCHOR_SHARE = 0.5  # of a claim's content words that must be in its sentence + context
 _CUT = re.compile(r" \[…[\d,]+ characters cut\]$")
 _GIVEN: ContextVar[str | None] = ContextVar("veracity_given_atomic_claim", default=None)
 
@@ -104,6 +146,7 @@ class ExtractionConfig(BaseModel):
     decompose: bool = True  # atomic claims per sentence (False: each sentence is a claim)
     decontextualise: bool = True  # rewrite each claim to stand alone
     checkworthiness: bool = True  # sort claims into categories; factual ones are checked
+    anchoring: bool = True  # drop or re-attach claims not made of their sentence's words
     dedupe_threshold: float = Field(default=0.8, gt=0.0, le=1.0)  # word-set overlap (Jaccard)
     max_sentences: int = Field(default=40, ge=1, le=1000)  # sentences read, from the start
     max_claims_per_sentence: int = Field(default=6, ge=1, le=20)
@@ -127,6 +170,9 @@ class ExtractedClaim(BaseModel):
         sentence: index of the first sentence it came from.
         category: its check-worthiness category (None: not assessed).
         merged: how many later duplicates were merged into it.
+        model_category: the category the model gave when it was overruled (None: not
+            overruled): a claim put in a non-factual category that has a number, date or
+            name is checked, its ``category`` made ``factual``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -138,6 +184,9 @@ class ExtractedClaim(BaseModel):
     sentence: int
     category: Category | None = None
     merged: int = 0
+    # the model's category when it was overruled (it said "advice" of a claim that names a
+    # date, a number or a name: not confidently non-factual, so checked; see step 5)
+    model_category: Category | None = None
 
     @property
     def checkworthy(self) -> bool:
@@ -153,6 +202,10 @@ class ClaimExtraction(BaseModel):
         sentences: the sentence spans read.
         duplicates: claims merged into an earlier one.
         truncated: sentences past ``max_sentences`` were not read.
+        dropped: claims dropped as not anchored in any sentence read (step 4), as the
+            model wrote them, with the sentence they were attached to.
+        reattached: claims moved from the sentence they were attached to to the one
+            their content comes from (step 4).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -161,6 +214,8 @@ class ClaimExtraction(BaseModel):
     sentences: list[tuple[int, int]]
     duplicates: int = 0
     truncated: bool = False
+    dropped: list[ExtractedClaim] = Field(default_factory=list)
+    reattached: int = 0
 
     @property
     def checkworthy(self) -> list[ExtractedClaim]:
@@ -261,11 +316,9 @@ class ClaimExtractor:
         spans = await asyncio.to_thread(sentence_spans, text, limit=limit)
         read = spans[: cfg.max_sentences]
         shown = truncate_chars(text, cfg.context_chars)
+        around = [window(text, spans, i, cfg) for i in range(len(read))]
         per_sentence = await asyncio.gather(
-            *(
-                self._sentence(i, text[s:e], window(text, spans, i, cfg), question)
-                for i, (s, e) in enumerate(read)
-            )
+            *(self._sentence(i, text[s:e], around[i], question) for i, (s, e) in enumerate(read))
         )
         found: list[ExtractedClaim] = []
         for i, items in enumerate(per_sentence):
@@ -275,6 +328,11 @@ class ClaimExtractor:
                         id="", text=rewritten, atomic=atomic, spans=[read[i]], sentence=i
                     )
                 )
+        moved, dropped = 0, []
+        if cfg.anchoring and (cfg.decompose or cfg.decontextualise) and found:
+            contexts = [f"{w}\n{question or ''}" for w in around]
+            result = anchor(found, [text[s:e] for s, e in read], contexts, read)
+            found, dropped, moved = result.kept, result.dropped, result.reattached
         if cfg.checkworthiness and found:
             found = await self._categorise(found, shown, question)
         claims, duplicates = dedupe(found, cfg.dedupe_threshold)
@@ -287,10 +345,17 @@ class ClaimExtractor:
                 claims=len(claims),
                 checkworthy=sum(c.checkworthy for c in claims),
                 duplicates=duplicates,
+                dropped_unanchored=len(dropped),
+                reattached=moved,
             )
         )
         return ClaimExtraction(
-            claims=claims, sentences=read, duplicates=duplicates, truncated=len(spans) > len(read)
+            claims=claims,
+            sentences=read,
+            duplicates=duplicates,
+            truncated=len(spans) > len(read),
+            dropped=dropped,
+            reattached=moved,
         )
 
     async def _sentence(
@@ -356,8 +421,144 @@ class ClaimExtractor:
             "claims_checkworthy.j2", model, "checkworthy", text=shown,
             claims=[c.text for c in found], question=question,
         )  # fmt: skip
-        pairs = zip(found, categories, strict=True)
-        return [c.model_copy(update={"category": k}) for c, k in pairs]
+        out = []
+        for claim, said in zip(found, categories, strict=True):
+            if said == "factual" or confident_not_factual(claim.text, said):
+                out.append(claim.model_copy(update={"category": said}))
+            else:  # not confidently non-factual: checked, the model's answer kept
+                out.append(claim.model_copy(update={"category": "factual", "model_category": said}))
+        return out
+
+
+_FORM: dict[str, frozenset[str]] = {  # words that show a claim has a category's form
+    "opinion": frozenset(
+        _WORD.findall(
+            "i i'm me my we our think believe feel felt love loved hate like prefer enjoy "
+            "opinion personally best worst beautiful lovely ugly amazing awesome great "
+            "terrible wonderful boring interesting favourite favorite overrated underrated"
+        )
+    ),
+    "advice": frozenset(
+        _WORD.findall(
+            "you your should shouldn't must ought recommend recommended try consider avoid "
+            "remember please let's"
+        )
+    ),
+}
+
+
+def confident_not_factual(claim: str, category: str) -> bool:
+    """Whether a claim the model put in the non-factual `category` is left unchecked.
+
+    The model's category is trusted ("confident") only when a second signal agrees: the
+    claim names nothing checkable (no number, date or number word, see `_facts_of`, and
+    no capitalised word after its first), or its wording has the category's form: a
+    ``question`` ends with ``?``; an ``opinion`` has a first-person or judging word ("I",
+    "think", "love", "best"); ``advice`` a word that tells or advises ("you", "should",
+    "recommend", "avoid"). ``trivial`` has no such form. So a plain fact the model called
+    advice ("Marie Curie was born in Warsaw.") is checked, "I love Paris." is not."""
+    if category == "factual":
+        return False
+    if category == "question" and claim.rstrip().endswith("?"):
+        return True
+    if _FORM.get(category, frozenset()) & set(_WORD.findall(claim.lower())):
+        return True
+    _, numbers, _ = _facts_of(claim)
+    # a name: a capitalised word other than the claim's first ("Drink more water." has none)
+    names = [m for m in _NAME.finditer(claim.strip()) if m.start() > 0]
+    return not numbers and not any(m.group(0).lower() not in _OPENERS for m in names)
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper (plurals, -ing, -ed, -ly): "prizes" and "prize", "awarded"
+    and "award" meet; irregular forms ("won", "wins") do not."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, repl, keep in (
+        ("ies", "y", 3), ("sses", "ss", 3), ("ing", "", 4), ("ed", "", 4), ("ly", "", 4),
+    ):  # fmt: skip
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+            return word[: -len(suffix)] + repl
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def content_words(text: str) -> tuple[set[str], set[str]]:
+    """(content words, numbers) of `text`: lower-cased stemmed words less function words
+    (digits left out), and its numbers and dates with thousands separators removed."""
+    numbers = {n.replace(",", "") for n in _NUMBER.findall(text)}
+    words = {
+        _stem(w)
+        for w in _WORD.findall(text.lower())
+        if w not in _FUNCTION_WORDS and not any(ch.isdigit() for ch in w)
+    }
+    return words, numbers
+
+
+def anchored(claim: str, sentence: str, context: str = "") -> bool:
+    """Whether `claim` is anchored in `sentence` (see the module docstring): one of its
+    content words or numbers is in the sentence, at least `ANCHOR_SHARE` of its content
+    words are in the sentence or its `context` (window, question), and all its numbers."""
+    words, numbers = content_words(claim)
+    if not words and not numbers:
+        return False  # nothing of the text in it
+    in_sentence, sentence_numbers = content_words(sentence)
+    around, around_numbers = content_words(context)
+    if not (words & in_sentence or numbers & sentence_numbers):
+        return False
+    if not numbers <= sentence_numbers | around_numbers:
+        return False
+    if not words:
+        return True
+    return len(words & (in_sentence | around)) / len(words) >= ANCHOR_SHARE
+
+
+class Anchoring(BaseModel):
+    """What `anchor` did: the claims kept (some re-attached), and those dropped."""
+
+    kept: list[ExtractedClaim]
+    dropped: list[ExtractedClaim]
+    reattached: int = 0
+
+
+def anchor(
+    claims: Sequence[ExtractedClaim],
+    sentences: Sequence[str],
+    contexts: Sequence[str],
+    spans: Sequence[tuple[int, int]],
+) -> Anchoring:
+    """Keep each claim anchored in its sentence (`anchored`); move one that is not to the
+    sentence sharing most of its content words when it is anchored there; drop the rest.
+
+    Args:
+        claims: one span each, ``sentence`` indexing `sentences`.
+        sentences: the sentences read, with `contexts` (window and question) and `spans`.
+    """
+    kept: list[ExtractedClaim] = []
+    dropped: list[ExtractedClaim] = []
+    moved = 0
+    bags = [content_words(s) for s in sentences]
+    for claim in claims:
+        i = claim.sentence
+        if 0 <= i < len(sentences) and anchored(claim.text, sentences[i], contexts[i]):
+            kept.append(claim)
+            continue
+        words, numbers = content_words(claim.text)
+        shared = [len(words & w) + len(numbers & n) for w, n in bags]
+        best = max(range(len(sentences)), key=lambda j: (shared[j], -abs(j - i)), default=None)
+        if (
+            best is not None
+            and best != i
+            and shared[best] > 0
+            and anchored(claim.text, sentences[best], contexts[best])
+        ):
+            kept.append(claim.model_copy(update={"sentence": best, "spans": [spans[best]]}))
+            moved += 1
+        else:
+            dropped.append(claim)
+    kept.sort(key=lambda c: c.sentence)  # text order (stable within a sentence)
+    return Anchoring(kept=kept, dropped=dropped, reattached=moved)
 
 
 def _claim_text(max_chars: int) -> object:

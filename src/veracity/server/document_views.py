@@ -36,11 +36,13 @@ def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
     live = jobs.live.get(row.id)
     text = live.text.text if live is not None and live.text is not None else _given(item)
     claims: list[dict[str, Any]] = []
+    dropped: list[str] = []
     checked: dict[str, dict[str, Any]] = {}
     for body in jobs.store.trace_of_kinds(row.id, ("claims_found", "claim_checked")):
         data = body.get("data") or {}
         if body.get("kind") == "claims_found":
             claims = [c for c in data.get("claims") or [] if isinstance(c, dict)]
+            dropped = [str(d) for d in data.get("dropped_unanchored") or []]
         elif body.get("kind") == "claim_checked":
             checked[str(data.get("claim_id"))] = data
     return live_view(
@@ -51,14 +53,16 @@ def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
         url=item.get("url"),
         method=row.method,
         stopped=row.status in FINISHED,
+        dropped=dropped if text else [],
     )
 
 
 def report_view(row: JobRow, jobs: JobManager) -> DocumentView | None:
     """A finished check's report; for one that stopped early (cancelled, failed,
-    interrupted), the claims it had found and checked; None when it found none."""
+    interrupted), the claims it had found and checked, or its text alone (the page shows
+    the text only here); None when it has not even a text (an address not fetched)."""
     shown = document_view(row, jobs)
-    return shown if shown.done or shown.claims else None
+    return shown if shown.done or shown.claims or shown.segments else None
 
 
 def _given(item: dict[str, Any]) -> str | None:

@@ -33,6 +33,7 @@ class InputView:
         date: when it was made or published (``YYYY-MM-DD``).
         who: a claim's speaker or a post's author.
         replies: a post's number of replies.
+        status: the check's status, for the heading.
     """
 
     kind: str
@@ -43,10 +44,18 @@ class InputView:
     date: str | None = None
     who: str | None = None
     replies: int | None = None
+    status: str | None = None  # the job's status (None: not known; read as finished)
 
     @property
     def heading(self) -> str:
-        return f"{KIND_NAMES.get(self.kind, self.kind.capitalize())} checked"
+        """``Document being checked`` while the check is queued or running, ``Document
+        checked`` once done, ``Document (check failed)`` when it stopped early."""
+        kind = KIND_NAMES.get(self.kind, self.kind.capitalize())
+        if self.status in ("queued", "running"):
+            return f"{kind} being checked"
+        if self.status in ("failed", "cancelled", "interrupted"):
+            return f"{kind} (check {self.status})"
+        return f"{kind} checked"
 
     @property
     def about(self) -> str:
@@ -82,9 +91,17 @@ def cut_text(text: str, limit: int) -> tuple[str, bool]:
     return head.rstrip(" ,;:.—-") + "…", True
 
 
-def input_view(request: dict[str, Any] | None, preview: str = "") -> InputView:
+def input_view(
+    request: dict[str, Any] | None, preview: str = "", status: str | None = None
+) -> InputView:
     """The input of a stored request; `preview` (the job's stored start of the input)
-    stands in when the request holds no input."""
+    stands in when the request holds no input; `status` is the check's (for the heading)."""
+    found = _input_view(request, preview)
+    found.status = status
+    return found
+
+
+def _input_view(request: dict[str, Any] | None, preview: str) -> InputView:
     item = (request or {}).get("input")
     if not isinstance(item, dict):
         return InputView(kind="claim", text=cut_text(preview, FULL_CHARS)[0])

@@ -300,12 +300,23 @@ def _document_preview(request: CheckRequest) -> str:
 
 
 def result_label(job: LiveJob, result: dict[str, Any] | None) -> tuple[str | None, float | None]:
-    """The label and score the history shows: a verdict's own; for a document, how many
-    of its checked claims are supported and its factuality."""
+    """The label and score the history shows: a verdict's own; for a document, its
+    factuality as the report defines it (`veracity.documents.report`: claims supported by
+    their label, over every check-worthy claim sent to the method, an abstention or a
+    failed check counting as not supported), as ``S of N supported`` and the share."""
     if result is None:
         return None, None
     if job.document is None:
         return result.get("label"), result.get("score")
-    summary = result.get("summary") or {}
-    shown = f"{summary.get('supported', 0)} of {summary.get('checked', 0)} supported"
-    return shown, summary.get("factuality")
+    return document_line(result.get("summary") or {})
+
+
+def document_line(summary: dict[str, Any]) -> tuple[str, float | None]:
+    """``S of N supported`` and the factuality of a document report's `summary`: N counts
+    the facts (checked, abstained and failed claims), so S / N is the factuality."""
+    facts = sum(int(summary.get(k) or 0) for k in ("checked", "abstained", "errors"))
+    supported = int(summary.get("supported") or 0)
+    factuality = summary.get("factuality")
+    if factuality is None and facts:
+        factuality = supported / facts
+    return f"{supported} of {facts} supported", factuality

@@ -159,7 +159,8 @@ def _input_page(job_id: str, request: Request) -> HTMLResponse:
     row = request.app.state.store.get(job_id)
     if row is None:
         raise HTTPException(404, f"no check with id {job_id!r}")
-    return render("_input.html.j2", request, v=input_view(row.request, row.preview))
+    shown = input_view(row.request, row.preview, row.status)
+    return render("_input.html.j2", request, v=shown)
 
 
 @fragments.get("/history", response_class=HTMLResponse)

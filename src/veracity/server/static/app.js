@@ -313,6 +313,7 @@ function initCheck(root) {
   }
   async function loadReport() {
     final = true;
+    loadInput().catch(() => {}); // its heading says the check is over now
     const resp = await api(`/ui/checks/${jobId}/report`);
     if (!resp.ok) return showError(pageError, await problemText(resp));
     insertFragment($("#report"), await resp.text()); // server-rendered, escaped
