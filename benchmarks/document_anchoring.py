@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import time
+from pathlib import Path
 
 from veracity.core.config import RunConfig
 from veracity.datasets import load_dataset
@@ -86,7 +87,7 @@ async def main() -> None:
             "recall": round(t["matched"] / t["gold"], 3) if t.get("gold") else None,
             "precision": round(t["matched"] / t["claims"], 3) if t.get("claims") else None,
         }
-    summary["loadavg"] = open("/proc/loadavg").read().split()[:3]
+    summary["loadavg"] = Path("/proc/loadavg").read_text().split()[:3]
     print(json.dumps(summary), flush=True)
 
 
