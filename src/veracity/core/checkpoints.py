@@ -6,6 +6,9 @@ one ``<part>.pt`` file per trained part (model weights and optimiser state, writ
 `torch.save`). Every file is written to a temporary name and renamed, manifest last, so
 an interrupted save leaves the previous checkpoint readable. Checkpoints never go into
 the source tree.
+
+Torch is an optional extra (``veracity[torch]``): `require_torch` imports it for the
+modules that train or run networks and, when it is missing, says how to install it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import datetime as _dt
 import os
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,6 +30,34 @@ FORMAT = 1
 
 class CheckpointError(ConfigError):
     """A checkpoint that cannot be found, read or written."""
+
+
+TORCH_EXTRA = "torch"
+
+
+class TorchMissing(ConfigError):
+    """Torch, which an optional part needs, is not installed."""
+
+
+def require_torch(what: str) -> ModuleType:
+    """The `torch` module, imported now.
+
+    Args:
+        what: the part that needs it, for the message (e.g. "ToE's networks").
+
+    Raises:
+        TorchMissing: torch is not installed; the message gives the pip command that adds
+            the ``torch`` extra to this installation.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        from veracity.core.extras import install_command
+
+        raise TorchMissing(
+            f"{what} need torch, an optional extra: {install_command(TORCH_EXTRA)}"
+        ) from exc
+    return torch
 
 
 class CheckpointManifest(BaseModel):
@@ -84,7 +116,7 @@ def _replace(tmp: Path, final: Path) -> None:
 
 def save_part(folder: Path, part: str, state: dict[str, Any]) -> str:
     """Write one part's state (tensors, optimiser state, plain data) atomically."""
-    import torch
+    torch = require_torch("saving a checkpoint's trained parts")
 
     folder.mkdir(parents=True, exist_ok=True)
     file = f"{part}.pt"
@@ -100,7 +132,7 @@ def load_part(folder: Path, file: str) -> dict[str, Any]:
     Raises:
         CheckpointError: the file is missing or unreadable.
     """
-    import torch
+    torch = require_torch("reading a checkpoint's trained parts")
 
     path = folder / file
     if not path.is_file():

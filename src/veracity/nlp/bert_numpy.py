@@ -1,12 +1,13 @@
-"""A BERT sentence encoder in NumPy, for a few short texts without importing torch.
+"""A BERT sentence encoder in NumPy: sentence embeddings without torch.
 
-`veracity index search` embeds one query; loading torch and sentence-transformers for
-that takes seconds of CPU, the forward pass itself milliseconds. `NumpySentenceEncoder`
-runs the same computation as sentence-transformers for the common model layout — a BERT
-encoder, mean pooling over the tokens, L2 normalisation (all-MiniLM-L6-v2 and many
-others) — from the model folder's ``model.safetensors`` and ``tokenizer.json``, so its
-vectors match the torch model's to float32 rounding (tests/unit/test_bert_numpy.py).
-Other layouts are declined (`load` returns None) and the caller uses torch.
+`NumpySentenceEncoder` runs the same computation as sentence-transformers for the common
+model layout — a BERT encoder, mean pooling over the tokens, L2 normalisation
+(all-MiniLM-L6-v2 and many others) — from the model folder's ``model.safetensors`` and
+``tokenizer.json``, so its vectors match the torch model's to float32 rounding
+(tests/unit/test_bert_numpy.py). It embeds one search query in milliseconds (loading torch
+for that takes seconds) and, batched, whole corpora for `veracity index build`; so the
+core install needs no torch. Other layouts are declined (`load` returns None) and the
+caller uses sentence-transformers, when the ``torch`` extra is installed.
 """
 
 from __future__ import annotations
@@ -28,9 +29,15 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    from scipy.special import erf  # BERT's exact (erf) GELU, not the tanh approximation
+    """BERT's exact (erf) GELU, not the tanh approximation; overwrites and returns `x`."""
+    from scipy.special import erf
 
-    return 0.5 * x * (1.0 + erf(x / _SQRT2))
+    y = x * np.float32(1.0 / _SQRT2)
+    erf(y, out=y)
+    y += np.float32(1.0)
+    y *= np.float32(0.5)
+    x *= y
+    return x
 
 
 def _read_json(path: Path) -> Any:
@@ -64,7 +71,14 @@ def _supported(folder: Path) -> dict[str, Any] | None:
 
 
 class NumpySentenceEncoder:
-    """Mean-pooled, normalised BERT embeddings computed with NumPy (see module docs)."""
+    """Mean-pooled, normalised BERT embeddings computed with NumPy (see module docs).
+
+    `encode` runs its texts as one padded batch: each text is padded to the longest, an
+    attention mask keeps the padding out of every softmax and out of the mean, and every
+    layer is a few large matrix products over the whole batch. A caller with many texts of
+    mixed lengths groups them first (`veracity.nlp.embeddings.length_batches`, with
+    `token_lengths`), so that little work goes into padding.
+    """
 
     def __init__(self, folder: Path, config: dict[str, Any]):
         from safetensors.numpy import load_file
@@ -72,11 +86,24 @@ class NumpySentenceEncoder:
 
         self.config = config
         self.max_length = min(int(config["max_seq_length"]), config["max_position_embeddings"])
+        self.dim = int(config["hidden_size"])
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(self.max_length)
         self.tokenizer.no_padding()
         weights = load_file(str(folder / "model.safetensors"))
         self.w = {k.removeprefix("bert."): v for k, v in weights.items()}
+        # x @ W.T with W stored (out, in): keep each dense weight transposed and contiguous
+        # once, so that every product is a plain row-major GEMM; the query, key and value
+        # projections of a layer become one product with their weights side by side
+        for i in range(config["num_hidden_layers"]):
+            p = f"encoder.layer.{i}."
+            names = [p + f"attention.self.{m}" for m in ("query", "key", "value")]
+            self.w[p + "qkv.weight"] = np.concatenate([self.w[n + ".weight"] for n in names]).T
+            self.w[p + "qkv.bias"] = np.concatenate([self.w[n + ".bias"] for n in names])
+            self.w[p + "qkv.weight"] = np.ascontiguousarray(self.w[p + "qkv.weight"])
+            for dense in ("attention.output.dense", "intermediate.dense", "output.dense"):
+                name = p + dense + ".weight"
+                self.w[name] = np.ascontiguousarray(self.w[name].T)
 
     @classmethod
     def load(cls, folder: Path) -> NumpySentenceEncoder | None:
@@ -84,46 +111,72 @@ class NumpySentenceEncoder:
         config = _supported(folder)
         return cls(folder, config) if config is not None else None
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), hidden) float32 rows of unit length."""
-        return np.stack([self._one(t) for t in texts]).astype(np.float32)
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Word-piece ids of each text as the model sees it (special tokens, truncation)."""
+        return [e.ids for e in self.tokenizer.encode_batch(texts)]
 
-    def _one(self, text: str) -> np.ndarray:
-        ids = np.asarray(self.tokenizer.encode(text).ids)
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        return [len(ids) for ids in self.token_ids(texts)]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), hidden) float32 rows of unit length, the texts run as one batch."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self.encode_ids(self.token_ids(texts))
+
+    def encode_ids(self, ids: list[list[int]]) -> np.ndarray:
+        """`encode` for texts already tokenised (`token_ids`)."""
+        n = max(len(row) for row in ids)
+        tokens = np.zeros((len(ids), n), dtype=np.int64)  # pad id 0; masked out below
+        mask = np.zeros((len(ids), n), dtype=np.float32)
+        for i, row in enumerate(ids):
+            tokens[i, : len(row)] = row
+            mask[i, : len(row)] = 1.0
         w, eps = self.w, self.config["layer_norm_eps"]
         x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][: len(ids)]
+            w["embeddings.word_embeddings.weight"][tokens]
+            + w["embeddings.position_embeddings.weight"][:n]
             + w["embeddings.token_type_embeddings.weight"][0]
         )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+        x = x.reshape(len(ids) * n, self.dim)  # tokens as rows: each dense layer one GEMM
+        # a large negative score for padded keys: exp() makes their weight exactly 0
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
         for i in range(self.config["num_hidden_layers"]):
-            x = self._layer(x, f"encoder.layer.{i}.", eps)
-        pooled = x.mean(axis=0)  # one text, no padding: every token counts
-        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+            x = self._layer(x, bias, f"encoder.layer.{i}.", eps)
+        x = x.reshape(len(ids), n, self.dim)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return (pooled / norms).astype(np.float32)
 
     def _dense(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
+        out = x @ self.w[f"{name}.weight"]
+        out += self.w[f"{name}.bias"]
+        return out
 
-    def _layer(self, x: np.ndarray, p: str, eps: float) -> np.ndarray:
+    def _layer(self, x: np.ndarray, bias: np.ndarray, p: str, eps: float) -> np.ndarray:
+        """One encoder layer over `x`, (batch × tokens, hidden) rows."""
         heads = self.config["num_attention_heads"]
-        n, hidden = x.shape
+        b, n = bias.shape[0], bias.shape[-1]
+        hidden = x.shape[1]
         size = hidden // heads
-
-        def split(t: np.ndarray) -> np.ndarray:
-            return t.reshape(n, heads, size).transpose(1, 0, 2)
-
-        q = split(self._dense(x, p + "attention.self.query"))
-        k = split(self._dense(x, p + "attention.self.key"))
-        v = split(self._dense(x, p + "attention.self.value"))
-        scores = q @ k.transpose(0, 2, 1) / math.sqrt(size)
-        scores = np.exp(scores - scores.max(-1, keepdims=True))
-        context = (scores / scores.sum(-1, keepdims=True)) @ v
-        context = context.transpose(1, 0, 2).reshape(n, hidden)
+        # (b·n, 3·hidden) -> three (b, heads, n, size) views
+        q, k, v = self._dense(x, p + "qkv").reshape(b, n, 3, heads, size).transpose(2, 0, 3, 1, 4)
+        q = q * np.float32(1.0 / math.sqrt(size))
+        scores = q @ k.transpose(0, 1, 3, 2)
+        scores += bias
+        scores -= scores.max(-1, keepdims=True)
+        np.exp(scores, out=scores)
+        total = scores.sum(-1, keepdims=True)
+        context = scores @ v
+        context /= total  # the softmax's division, on the smaller array
+        context = context.transpose(0, 2, 1, 3).reshape(b * n, hidden)
         ln = p + "attention.output.LayerNorm"
-        attn = self._dense(context, p + "attention.output.dense") + x
+        attn = self._dense(context, p + "attention.output.dense")
+        attn += x
         x = _layer_norm(attn, self.w[ln + ".weight"], self.w[ln + ".bias"], eps)
         inner = _gelu(self._dense(x, p + "intermediate.dense"))
         ln = p + "output.LayerNorm"
-        out = self._dense(inner, p + "output.dense") + x
+        out = self._dense(inner, p + "output.dense")
+        out += x
         return _layer_norm(out, self.w[ln + ".weight"], self.w[ln + ".bias"], eps)

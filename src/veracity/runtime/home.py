@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from veracity.core.config import LLMConfig, settings
 from veracity.core.infra import CacheMode
 from veracity.core.paths import HomePaths
+from veracity.nlp import embeddings
 
 if TYPE_CHECKING:
     from veracity.llm.client import ManagedLLM
@@ -33,6 +35,15 @@ def home_paths() -> HomePaths:
 def offline() -> bool:
     """Whether ``VERACITY_OFFLINE`` forbids network probes and downloads."""
     return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+
+def _embedder_store() -> tuple[Path, bool]:
+    """Where the sentence embedder is pulled to, and whether it may be fetched on first
+    use (not under ``VERACITY_OFFLINE``); re-read on each call like `home_paths`."""
+    return home_paths().models, not offline()
+
+
+embeddings.use_model_store(_embedder_store)
 
 
 def user_http_client(cache_mode: CacheMode | None = None) -> HttpClient:

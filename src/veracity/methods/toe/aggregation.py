@@ -12,13 +12,15 @@ import copy
 import random
 from dataclasses import dataclass
 
-import torch
-from torch import Tensor, nn
-
+from veracity.core.checkpoints import require_torch
 from veracity.methods.toe.config import AggNetConfig, RuleAggConfig
 from veracity.methods.toe.features import node_vector
 from veracity.methods.toe.networks import AggregationNet, one_thread, pair_bce
 from veracity.methods.toe.tree import ArgumentTree, Node, aggregate_rules
+
+torch = require_torch("ToE's aggregation network")
+nn = torch.nn
+Tensor = torch.Tensor
 
 Logits = tuple[Tensor, Tensor]
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from veracity.core.checkpoints import (
     CheckpointError,
     CheckpointManifest,
     checkpoint_folder,
     load_part,
     read_manifest,
+    require_torch,
     save_part,
     write_manifest,
 )
@@ -24,6 +23,8 @@ from veracity.methods.toe.features import claim_vector, evidence_matrix
 from veracity.methods.toe.networks import AggregationNet, EvaluationNet, one_thread
 from veracity.methods.toe.policy import RetrievalPolicy
 from veracity.methods.toe.schema import ClaimFeatures, EvidenceItem
+
+torch = require_torch("ToE's trainable parts (its networks and retrieval policy)")
 
 METHOD = "toe"
 PARTS = ("eval_net", "agg_net", "policy")

@@ -13,12 +13,14 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import torch
-from torch import Tensor, nn
-from torch.nn import functional as F
-
+from veracity.core.checkpoints import require_torch
 from veracity.methods.toe.config import EvalNetConfig
 from veracity.methods.toe.features import CLAIM_DIM, EVIDENCE_DIM, NODE_DIM
+
+torch = require_torch("ToE's evaluation and aggregation networks")
+nn = torch.nn
+F = torch.nn.functional
+Tensor = torch.Tensor
 
 
 @contextlib.contextmanager

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-from torch import Tensor, nn
-
+from veracity.core.checkpoints import require_torch
 from veracity.methods.toe.config import ACTIONS, GRPOConfig
 from veracity.methods.toe.features import N_ACTIONS, STATE_DIM
 from veracity.methods.toe.networks import one_thread
 from veracity.methods.toe.trajectory import Trajectory, group_advantages
+
+torch = require_torch("ToE's retrieval policy")
+nn = torch.nn
+Tensor = torch.Tensor
 
 MASKED = -1e9  # logit of a masked action: probability exactly 0 after the softmax
 
