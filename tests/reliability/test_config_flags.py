@@ -47,7 +47,8 @@ def test_eval_flags_win_over_the_config_file(tmp_path, liar_dir, file_text):
         )  # fmt: skip
         assert result.returncode == 0, result.stderr.decode()
         assert {r["model"] for r in server.requests} == {"flag-model"}
-    saved = (tmp_path / "run" / "config.yaml").read_text()
-    assert "method: cot" in saved and "limit: 4" in saved and "flag-model" in saved
+    saved = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert saved["method"] == "cot" and saved["limit"] == 4
+    assert saved["llm"]["model"] == "flag-model"
     lines = (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 4

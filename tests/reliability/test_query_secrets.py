@@ -61,7 +61,7 @@ def test_query_secrets_reach_the_endpoint_and_nothing_else(tmp_path, liar_dir, c
         assert again.returncode == 0, again.stderr.decode()
         assert b"3 already done" in again.stderr
         assert all("?key=" in p and "/chat/completions?" in p for p in server.paths[-3:])
-        config = (run / "config.yaml").read_text()
+        config = (run / "run.json").read_text()
         assert "key=[redacted]" in config
     with FakeOpenAIServer(api_key="another-key") as server:
         url = f"{server.url}?api_key={SECRETS['api_key']}"

@@ -86,7 +86,7 @@ def recorded(tmp_path, data, model) -> Path:
 
 
 def edit_spec(run_dir: Path, change) -> None:
-    path = run_dir / "spec.json"
+    path = run_dir / "run.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     change(record["spec"])
     path.write_text(json.dumps(record), encoding="utf-8")

@@ -40,9 +40,9 @@ def test_eval_writes_a_run_and_resumes(tmp_path, llm):
     assert result.exit_code == 0, result.output
     assert "accuracy" in result.output and "0.750" in result.output
     assert "veracity report" in result.output
-    for name in ("config.yaml", "predictions.jsonl", "metrics.json", "usage.json"):
+    for name in ("run.json", "predictions.jsonl", "metrics.json", "usage.json"):
         assert (out / name).is_file()
-    saved = yaml.safe_load((out / "config.yaml").read_text())
+    saved = json.loads((out / "run.json").read_text())["config"]
     assert saved["llm"]["cache_mode"] == "record"  # kept for replay
     assert len(ResponseCache(out / "cache" / "llm.sqlite")) == 8
     assert len(llm.calls) == 8
@@ -92,7 +92,7 @@ def test_experiment_config_variant(tmp_path, llm):
     out = tmp_path / "run"
     result = _eval(tmp_path, "--config", str(cfg), "--variant", "small", "--out", str(out))
     assert result.exit_code == 0, result.output
-    saved = yaml.safe_load((out / "config.yaml").read_text())
+    saved = json.loads((out / "run.json").read_text())["config"]
     assert (saved["variant"], saved["split"], saved["limit"]) == ("small", "test", 2)
     bad = _eval(tmp_path, "--config", str(cfg), "--variant", "huge")
     assert bad.exit_code == 2 and "no variant 'huge'" in bad.output
@@ -119,11 +119,11 @@ def test_replay_reuses_recorded_responses_without_calling_the_model(tmp_path, ll
     first, replay = tmp_path / "first", tmp_path / "replay"
     assert _eval(tmp_path, "--dataset", "toy_eval", "--out", str(first)).exit_code == 0
     calls = len(llm.calls)
-    args = ["--config", str(first / "config.yaml"), "--replay-from", str(first)]
+    args = ["--config", str(first), "--replay-from", str(first)]  # a run directory's config
     result = _eval(tmp_path, *args, "--out", str(replay))
     assert result.exit_code == 0, result.output
     assert len(llm.calls) == calls  # every response came from the recorded cache
-    saved = yaml.safe_load((replay / "config.yaml").read_text())
+    saved = json.loads((replay / "run.json").read_text())["config"]
     assert saved["llm"]["cache_mode"] == "replay"
 
     def predictions(d):

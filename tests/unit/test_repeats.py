@@ -54,7 +54,7 @@ def test_prepare_balances_the_gold_classes_in_the_methods_space(tmp_path):
     run = prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
     assert Counter(GOLD[e.id] for e in run.examples) == {"SUPPORTED": 2, "REFUTED": 2}
     # the seed decides the sample, so a resume with another seed is refused
-    run.store.write_config(run.config.model_dump(mode="json"))
+    run.store.write_record(run.config.model_dump(mode="json"))
     with pytest.raises(EvalError, match="seed"):
         check_resumable(run.store, cfg.with_overrides({"seed": 4}))
 

@@ -110,7 +110,9 @@ def test_report_of_an_empty_or_missing_run_is_a_clear_error(tmp_path):
         load_run(tmp_path / "nothing")
     from veracity.evaluation.store import RunStore
 
-    RunStore(tmp_path / "empty").write_config(ExperimentConfig(labels="true_false").model_dump())
+    RunStore(tmp_path / "empty").write_record(
+        ExperimentConfig(labels="true_false").model_dump(mode="json")
+    )
     with pytest.raises(RunStoreError, match="no predictions"):
         write_report(tmp_path / "empty")
 

@@ -198,12 +198,14 @@ def test_eval_records_the_spec_and_runs_it_again(tmp_path, scripted):
     first = tmp_path / "first"
     _eval(tmp_path, "--method", "direct", "--dataset", "toy_eval", "--limit", "4",
           "--seed", "3", "--set", "temperature=0.0", "--out", str(first))  # fmt: skip
-    record = json.loads((first / "spec.json").read_text())
+    record = json.loads((first / "run.json").read_text())
+    assert record["format"] == 1 and record["config"]["method_config"] == {"temperature": 0.0}
+    assert not any((first / name).exists() for name in ("config.yaml", "spec.json", "prompts.json"))
     spec = record["spec"]
     assert spec["method"] == "direct" and spec["labels"] == "supported_refuted"
     assert spec["method_config"]["temperature"] == 0.0 and spec["seed"] == 3
     assert spec["llm"]["options"]["n_ctx"] == 8192  # the effective options, defaults filled
-    assert record["veracity_version"] and record["prompts"]
+    assert record["veracity"] and record["prompt_hashes"]
     assert record.get("source_revision") == source_revision()  # this checkout's commit
     # the data directory it names is outside the run directory: the caller gives its own
     assert read_spec(first, given={"data_dir": str(tmp_path)}).seed == 3
@@ -213,7 +215,7 @@ def test_eval_records_the_spec_and_runs_it_again(tmp_path, scripted):
     _eval(tmp_path, "--spec", str(first), "--out", str(second))
     assert len(scripted.calls) == calls + 4  # checked again, not resumed from `first`
     assert _labels(second) == _labels(first) and len(_labels(first)) == 4
-    assert json.loads((second / "spec.json").read_text())["spec"] == spec
+    assert json.loads((second / "run.json").read_text())["spec"] == spec
 
 
 def test_spec_refuses_a_directory_without_one_and_a_config_beside_it(tmp_path, scripted):
@@ -233,6 +235,8 @@ def test_a_run_directory_written_before_specs_resumes_and_reports(tmp_path, scri
     assert cfg["llm"]["n_ctx"] == 8192  # the old flat llm section, every field written
     result = _eval(tmp_path, "--out", str(old))  # resume from its own config
     assert "already done" in result.output
-    assert (old / "spec.json").is_file()  # the resumed session records the spec
+    # the resumed session records the run once, spec included, in place of the old files
+    assert json.loads((old / "run.json").read_text())["spec"]["method"] == "direct"
+    assert not (old / "config.yaml").exists() and not (old / "prompts.json").exists()
     report = runner.invoke(app, ["report", str(old)])
     assert report.exit_code == 0, report.output

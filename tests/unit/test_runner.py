@@ -7,7 +7,6 @@ import datetime as dt
 import json
 
 import pytest
-import yaml
 from _eval_fixtures import SEARCH_SOURCE, TOY, config, scripted_llm
 
 from veracity.evaluation.runner import EvalError, finalize, prepare_run, run_session
@@ -42,7 +41,7 @@ def test_full_run_writes_run_directory_with_expected_metrics(tmp_path):
     assert json.loads(store.metrics_path.read_text())["accuracy"] == pytest.approx(0.75)
     usage = json.loads(store.usage_path.read_text())
     assert usage["llm_calls"] == 8 and usage["sessions"] == 1
-    saved = yaml.safe_load(store.config_path.read_text())
+    saved = store.read_config()
     assert saved["method"] == "direct" and saved["labels"] == "supported_refuted"
     assert saved["split"] == "dev"  # the dataset's first split, resolved
 
@@ -189,16 +188,16 @@ def test_llm_cache_lives_in_the_run_directory(tmp_path, monkeypatch):
     assert run.store.llm_cache_path.is_file() and len(cache) == 8
 
 
-def test_secrets_never_reach_config_yaml(tmp_path):
+def test_secrets_never_reach_the_run_record(tmp_path):
     cfg = config(
         tmp_path,
         method_config={"api_key": "sk-secret", "api_key_env": "MY_KEY"},
         llm={"base_url": "https://user:pw@llm.example/v1", "api_key_env": "OPENAI_API_KEY"},
     )
-    RunStore(tmp_path / "run").write_config(cfg.model_dump(mode="json"))
-    text = (tmp_path / "run" / "config.yaml").read_text()
+    RunStore(tmp_path / "run").write_record(cfg.model_dump(mode="json"))
+    text = (tmp_path / "run" / "run.json").read_text()
     assert "sk-secret" not in text and "pw@" not in text
-    saved = yaml.safe_load(text)
+    saved = json.loads(text)["config"]
     assert saved["method_config"]["api_key_env"] == "MY_KEY"
     assert saved["llm"]["base_url"] == "https://llm.example/v1"
 

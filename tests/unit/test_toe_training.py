@@ -254,7 +254,7 @@ async def test_advfact_build_load_corpus_and_flip_rates(toe_cli, tmp_path):
 
     def run(name, rows):
         store = RunStore(tmp_path / name)
-        store.write_config({"method": "direct"})
+        store.write_record({"method": "direct"})
         for rid, pred in rows:
             store.append(PredictionRecord(id=rid, gold="false", gold_original="false",
                                           predicted=pred, status="ok"))  # fmt: skip

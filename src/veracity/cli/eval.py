@@ -189,7 +189,7 @@ def eval_(
     spec: Path = typer.Option(
         None,
         "--spec",
-        help="run again the effective spec a run directory recorded (RUN_DIR/spec.json); "
+        help="run again the effective spec a run directory recorded (RUN_DIR/run.json); "
         "flags still win. A spec that names an endpoint, a key variable, a command or files "
         "outside its run directory is shown and refused without --trust-spec",
     ),

@@ -559,8 +559,22 @@ def load_run_config(
     Raises:
         ConfigError: the file does not fit the schema, or a path in it leaves its folder.
     """
-    data, outside = confine_paths(load_yaml(path), Path(path).parent)
-    replaced = given_keys({**(given or {}), **overrides})
+    cfg = run_config_from(load_yaml(path), path, given={**(given or {}), **overrides})
+    return cfg.with_overrides(overrides) if overrides else cfg
+
+
+def run_config_from(
+    data: dict[str, Any], path: str | Path, *, given: Mapping[str, Any] | None = None
+) -> RunConfig:
+    """`data`, read from the file at `path` (a run file, or a run directory's record), as a
+    `RunConfig`; its paths resolve against the file's folder and may not leave it, except
+    those `given` (the flags) replaces.
+
+    Raises:
+        ConfigError: the data does not fit the schema, or a path in it leaves its folder.
+    """
+    data, outside = confine_paths(data, Path(path).parent)
+    replaced = given_keys(given)
     outside = [(key, where) for key, where in outside if not is_given(key, replaced)]
     if outside:
         names = "; ".join(f"{key} = {where}" for key, where in outside)
@@ -570,7 +584,6 @@ def load_run_config(
             "path on the command line)"
         )
     try:
-        cfg = RunConfig.model_validate(data)
+        return RunConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {validation_message(exc)}") from exc
-    return cfg.with_overrides(overrides) if overrides else cfg

@@ -38,7 +38,6 @@ from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.runtime import CachePaths
-from veracity.runtime.provenance import run_record
 from veracity.runtime.service import KIND_REFUSED, LLM, Veracity
 
 STDIN = "-"
@@ -69,7 +68,7 @@ class BatchRun:
     store: RunStore
     prompts: dict[str, str] = field(default_factory=dict)
     caches: CachePaths | None = None
-    spec: Any = None  # the effective run (veracity.runtime.spec.RunSpec), in spec.json
+    spec: Any = None  # the effective run (veracity.runtime.spec.RunSpec), in run.json
 
 
 class BatchSummary(BaseModel):
@@ -264,10 +263,7 @@ async def run_batch(
     store = batch.store
     with holding(store):  # prepare_batch took it already; given back at the end
         done = {r.id: r for r in store.read_predictions()}
-        store.write_config(batch.config.model_dump(mode="json"))
-        store.write_prompts(batch.prompts)
-        if batch.spec is not None:
-            store.write_spec(run_record(batch.spec, batch.prompts))
+        store.write_record(batch.config.model_dump(mode="json"), batch.spec, batch.prompts)
         started = time.perf_counter()
         async with session(store, engine) as current:
 

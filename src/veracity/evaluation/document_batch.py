@@ -41,7 +41,6 @@ from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import RunStore
 from veracity.runtime import CachePaths
 from veracity.runtime.documents import DocumentPlan, read_document
-from veracity.runtime.provenance import run_record
 from veracity.runtime.service import LLM, Veracity
 
 __all__ = [
@@ -334,11 +333,8 @@ async def run_document_batch(
     with holding(store):
         done = {r.id: r for r in read_records(store)}
         run = batch.plan.run
-        store.write_config(run.config.model_dump(mode="json"))
-        store.write_prompts(run.prompts)
+        store.write_record(run.config.model_dump(mode="json"), run.spec, run.prompts)
         store.write_json(store.path / SETTINGS_FILE, batch.settings)
-        if run.spec is not None:
-            store.write_spec(run_record(run.spec, run.prompts))
         started = time.perf_counter()
         async with session(store) as current:
             pending = iter(rows)

@@ -6,8 +6,8 @@ stand_in), ``variants`` (named overrides for the other rows or columns of the sa
 table; ``--variant NAME`` picks one) and ``paper`` (`PaperTable`). `ExperimentConfig` is
 the same class under the name the evaluation code has always used.
 
-The resolved config of a run (``RUN_DIR/config.yaml``) has the chosen variant applied
-and named in ``variant``.
+The resolved config of a run (the ``config`` of ``RUN_DIR/run.json``) has the chosen
+variant applied and named in ``variant``.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class PreparedRun:
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
     notes: list[str] = field(default_factory=list)  # what the user should know before it runs
     caches: CachePaths | None = None  # the caches workers of other engines open too
-    spec: RunSpec | None = None  # the effective run, recorded in spec.json
+    spec: RunSpec | None = None  # the effective run, recorded in run.json
 
     @property
     def todo(self) -> list[Example]:

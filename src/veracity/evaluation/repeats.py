@@ -4,7 +4,7 @@
 with seeds seed, seed + 1, ..., seed + N − 1. Repeat K is a complete run directory of
 its own, ``RUN_DIR/repeat-K``: resumable, with its own predictions, metrics and caches,
 so a seeded example sample (``--sample``, ``--sample-per-class``) is drawn again and
-sampled model calls are made afresh. ``RUN_DIR/config.yaml`` holds the parent config
+sampled model calls are made afresh. ``RUN_DIR/run.json`` holds the parent config
 (re-running the same command resumes every repeat; a larger N adds repeats), and
 ``RUN_DIR/repeats.json`` the median, minimum, maximum and interquartile range of each
 metric over the repeats that finished.
@@ -93,7 +93,7 @@ def plan_repeats(cfg: RunConfig, out: str | Path) -> list[tuple[RunConfig, Path]
     if parent.predictions_path.exists():
         raise EvalError(f"{parent.path} holds a single run; choose another --out for repeats")
     check_resumable(parent, cfg)
-    parent.write_config(cfg.model_dump(mode="json"))
+    parent.write_record(cfg.model_dump(mode="json"))  # no spec: the repeats hold the runs
     return [
         (cfg.with_overrides({"seed": cfg.seed + i, "repeats": 1}), parent.path / f"repeat-{i + 1}")
         for i in range(cfg.repeats)

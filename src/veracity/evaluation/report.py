@@ -54,7 +54,7 @@ class RunResult:
 
 def _space(cfg: ExperimentConfig) -> LabelSpace:
     if not cfg.labels:
-        raise RunStoreError("the run's config.yaml names no label space (`labels:`)")
+        raise RunStoreError("the run's record names no label space (`labels:`)")
     try:
         return get_label_space(cfg.labels)
     except LabelError:
@@ -74,10 +74,11 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
 def load_run(path: str | Path) -> RunResult:
     """Load a run directory; raises RunStoreError when it is not one or holds nothing."""
     store = RunStore(path)
+    record = store.read_record()
     try:
-        cfg = ExperimentConfig.model_validate(store.read_config())
+        cfg = ExperimentConfig.model_validate(record.config)
     except ValidationError as exc:
-        raise RunStoreError(f"{store.config_path}: {exc}") from exc
+        raise RunStoreError(f"{store.path}: the config in its {record.layout}: {exc}") from exc
     records = store.read_predictions()
     if not records:
         raise RunStoreError(f"{store.path}: no predictions yet")

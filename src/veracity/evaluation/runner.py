@@ -47,7 +47,6 @@ from veracity.evaluation.rundir import HEARTBEAT_S
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.evaluation.writer import RecordWriter
 from veracity.retrieval.guards import EvalGuards
-from veracity.runtime.provenance import run_record
 
 __all__ = [
     "FATAL",
@@ -143,10 +142,7 @@ async def execute(
         # workers of other engines build the claim method alone, not the document task
         raise EvalError("a document task runs on the local engine only; leave out --engine")
     run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
-    run.store.write_config(run.config.model_dump(mode="json"))
-    run.store.write_prompts(run.prompts)
-    if run.spec is not None:
-        run.store.write_spec(run_record(run.spec, run.prompts))
+    run.store.write_record(run.config.model_dump(mode="json"), run.spec, run.prompts)
     finished = 0
 
     def saved(record: PredictionRecord) -> None:

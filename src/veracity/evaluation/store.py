@@ -3,12 +3,12 @@
 Layout of a run directory::
 
     RUN_DIR/
-      config.yaml        the resolved run config (secrets removed); reproduces the run
-      prompts.json       template name -> hash of each prompt the method renders
-      spec.json          the effective run spec (every default filled in), the package
-                         version, the source revision where known and the prompt hashes;
-                         `veracity eval --spec RUN_DIR` runs it again (runs made before
-                         it was written have none and still resume and report)
+      run.json           the run record (`veracity.runtime.record`, secrets removed): its
+                         format, the package version, the source revision where known,
+                         the prompt hashes, the run config as given (resume, report) and
+                         the effective spec (`veracity eval --spec RUN_DIR` runs it again);
+                         older directories hold config.yaml (+ spec.json, prompts.json)
+                         instead, read as well and replaced by run.json on their next session
       predictions.jsonl  one `PredictionRecord` per finished example, in finishing order
       metrics.json       `Metrics` over all records
       usage.json         totals and per-example means of tokens, calls, searches, cost
@@ -39,7 +39,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veracity.core.errors import RunStoreError
@@ -48,6 +47,14 @@ from veracity.core.redaction import strip_credentials
 from veracity.core.storage import write_atomically
 from veracity.core.types import CheckInput, Usage, Verdict
 from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
+from veracity.runtime.record import (
+    LEGACY_FILES,
+    RECORD_FILE,
+    RunRecord,
+    has_record,
+    make_record,
+    read_record,
+)
 
 __all__ = ["PredictionRecord", "RunLocked", "RunStore", "RunStoreError", "redact"]
 
@@ -219,8 +226,9 @@ class RunStore:
 
     # ------------------------------------------------------------------ paths
     @property
-    def config_path(self) -> Path:
-        return self.path / "config.yaml"
+    def record_path(self) -> Path:
+        """``run.json``, the run record (an older directory may hold ``config.yaml``)."""
+        return self.path / RECORD_FILE
 
     @property
     def predictions_path(self) -> Path:
@@ -243,37 +251,41 @@ class RunStore:
         return self.path / "cache" / "http.sqlite"
 
     def exists(self) -> bool:
-        return self.config_path.is_file()
+        """Whether the directory holds a run record (of any layout)."""
+        return has_record(self.path)
 
-    # ------------------------------------------------------------------ config
-    def write_config(self, config: dict[str, Any]) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump(redact(config), sort_keys=False, allow_unicode=True)
-        write_atomically(self.config_path, lambda f: f.write(text), "run config")
+    # ------------------------------------------------------------------ record
+    def write_record(
+        self, config: dict[str, Any], spec: Any = None, prompt_hashes: dict[str, str] | None = None
+    ) -> None:
+        """Write the run record, ``run.json`` (secrets removed), and remove the files an
+        older layout kept instead, so the directory holds the run once.
 
-    def write_prompts(self, hashes: dict[str, str]) -> None:
-        """Record the hash of every prompt template the run renders (``prompts.json``)."""
+        Args:
+            config: the run config as JSON (``RunConfig.model_dump(mode="json")``).
+            spec: the effective run (a `veracity.runtime.spec.RunSpec`), or None (a
+                repeated run's parent).
+            prompt_hashes: template name -> hash of each prompt the method renders.
+        """
         self.path.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(hashes, indent=2, sort_keys=True) + "\n"
-        write_atomically(self.path / "prompts.json", lambda f: f.write(text), "run file")
+        spec_json = spec.model_dump(mode="json") if spec is not None else None
+        record = make_record(config, spec_json, prompt_hashes or {})
+        text = json.dumps(redact(record), indent=2, ensure_ascii=False) + "\n"
+        write_atomically(self.record_path, lambda f: f.write(text), "run record")
+        for name in LEGACY_FILES:
+            (self.path / name).unlink(missing_ok=True)
 
-    def write_spec(self, record: dict[str, Any]) -> None:
-        """Record the run's effective spec and provenance (``spec.json``, secrets removed;
-        see `veracity.runtime.provenance`)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(redact(record), indent=2, sort_keys=False) + "\n"
-        write_atomically(self.path / "spec.json", lambda f: f.write(text), "run file")
+    def read_record(self) -> RunRecord:
+        """The run record, of whichever layout the directory holds.
+
+        Raises:
+            RunStoreError: no record, or one that cannot be read.
+        """
+        return read_record(self.path)
 
     def read_config(self) -> dict[str, Any]:
-        if not self.config_path.is_file():
-            raise RunStoreError(f"{self.path} is not a run directory (no config.yaml)")
-        try:
-            data = yaml.safe_load(self.config_path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise RunStoreError(f"{self.config_path}: not valid YAML: {exc}") from exc
-        if not isinstance(data, dict):
-            raise RunStoreError(f"{self.config_path}: the top level must be a mapping")
-        return data
+        """The run config the record holds (see `read_record`)."""
+        return self.read_record().config
 
     # ------------------------------------------------------------------ predictions
     def repair(self) -> bool:

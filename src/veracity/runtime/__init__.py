@@ -32,13 +32,14 @@ from typing import Any
 
 from veracity.core import registry
 from veracity.core.bounds import completion_tokens_problem
-from veracity.core.config import RunConfig, load_run_config
+from veracity.core.config import RunConfig, load_run_config, run_config_from
 from veracity.core.errors import (
     ConfigError,
     LabelError,
     MethodConfigError,
     PromptError,
     RegistryError,
+    RunStoreError,
 )
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import LLM
@@ -162,11 +163,29 @@ def resolve_config(
     if base is not None:
         cfg = base
     elif path is not None:
-        cfg = load_run_config(path, given=flags)
+        cfg = _load_file(path, flags)
     else:
         cfg = RunConfig()
     cfg = cfg.with_variant(variant)
     return cfg.with_overrides(flags) if flags else cfg
+
+
+def _load_file(path: str | Path, flags: Mapping[str, Any] | None) -> RunConfig:
+    """A run or experiment file, or a run directory (or its ``run.json``): the config its
+    record holds, paths confined to the directory as a run file's are to its folder."""
+    from veracity.runtime.record import RECORD_FILE, has_record, read_record
+
+    given = Path(path)
+    folder = given if given.is_dir() else given.parent if given.name == RECORD_FILE else None
+    if folder is None:
+        return load_run_config(path, given=flags)
+    if not has_record(folder):
+        raise ConfigError(f"{path}: not a run file, nor a run directory (no {RECORD_FILE})")
+    try:
+        record = read_record(folder)
+    except RunStoreError as exc:
+        raise ConfigError(str(exc)) from None
+    return run_config_from(record.config, folder / RECORD_FILE, given=flags)
 
 
 def build_llm(

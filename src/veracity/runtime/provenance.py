@@ -1,18 +1,12 @@
-"""What a run directory records about where a run came from: ``spec.json``.
-
-The record holds the effective spec (`veracity.runtime.spec.RunSpec`), the package
-version, the source revision when the package runs from a git checkout (an editable
-install; absent otherwise, never an error) and the hash of every prompt template the
-method renders. ``veracity eval --spec RUN_DIR`` runs the spec again.
+"""Where a run came from, as its run record keeps it (`veracity.runtime.record`): the
+package version, and the source revision when the package runs from a git checkout (an
+editable install; absent otherwise, never an error).
 """
 
 from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-from veracity.runtime.spec import RunSpec
 
 
 def package_version() -> str | None:
@@ -58,16 +52,3 @@ def _head(git: Path) -> str | None:
                 if name == ref:
                     return sha
     return None
-
-
-def run_record(spec: RunSpec, prompts: dict[str, str]) -> dict[str, Any]:
-    """The ``spec.json`` record of a run (secrets not yet redacted: the store does that)."""
-    record: dict[str, Any] = {
-        "spec": spec.model_dump(mode="json"),
-        "veracity_version": package_version(),
-        "prompts": dict(sorted(prompts.items())),
-    }
-    revision = source_revision()
-    if revision is not None:
-        record["source_revision"] = revision
-    return record

@@ -14,8 +14,8 @@ it once, against the registries:
 - sources, limits, prompts, evaluation settings, concurrency and seed as given.
 
 The spec is what gets built (`veracity.runtime.build_run`) and what a run directory
-records (`write_run_record`: ``spec.json`` with the package version, the source revision
-where known and the prompt hashes), so ``veracity eval --spec RUN_DIR`` runs it again.
+records beside the config it came from (its run record, ``run.json``:
+`veracity.runtime.record`), so ``veracity eval --spec RUN_DIR`` runs it again.
 
 A recorded spec is data, often someone else's (`read_spec`): its paths resolve against its
 run directory, and a spec that reaches outside it — an endpoint or a key variable, files
@@ -41,13 +41,12 @@ from veracity.core.config import (
     is_given,
     validation_message,
 )
-from veracity.core.errors import ConfigError, LabelError, RegistryError
+from veracity.core.errors import ConfigError, LabelError, RegistryError, RunStoreError
 from veracity.core.labels import get_label_space
 from veracity.core.limits import InputLimits
 from veracity.llm.options import LLMSpec, resolve_llm
 from veracity.methods.base import BaseMethod, MethodConfig
 
-SPEC_FILE = "spec.json"  # in a run directory, beside config.json
 SCHEMA = 1  # the spec's format; a later format reads older ones or says it cannot
 
 
@@ -310,7 +309,8 @@ def spec_reach(
 
 
 def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) -> RunSpec:
-    """The spec a run directory recorded (``spec.json``).
+    """The spec a run directory recorded (its run record, `veracity.runtime.record`:
+    ``run.json``, or ``spec.json`` in a directory written before it).
 
     Paths in it resolve against `run_dir`. Unless `trust` is set, a spec that reaches
     outside its run directory (`spec_reach`: an endpoint, a key variable, a command, files
@@ -322,22 +322,29 @@ def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) ->
             user's own, not the spec's).
 
     Raises:
-        ConfigError: the directory has no spec (runs made before specs were recorded:
-            rerun with ``--config RUN_DIR/config.json``), it cannot be read, or it reaches
-            outside its directory and `trust` is not set.
+        ConfigError: the directory has no record or its record no spec (a run made before
+            specs were recorded: the message says how to run it again), it cannot be
+            read, or it reaches outside its directory and `trust` is not set.
     """
-    path = Path(run_dir) / SPEC_FILE
-    if not path.is_file():
-        raise ConfigError(
-            f"{run_dir} records no run spec ({SPEC_FILE}); a run made before specs were "
-            "recorded can be rerun from its config.json with --config"
-        )
+    from veracity.runtime.record import LEGACY_CONFIG, read_record
+
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc}") from None
-    data = record.get("spec") if isinstance(record, dict) else None
-    data, outside = confine_paths(data, Path(run_dir))
+        record = read_record(run_dir)
+    except RunStoreError as exc:
+        raise ConfigError(f"{run_dir} records no run spec: {exc}") from None
+    path = record.path
+    if record.spec is None:
+        if (record.config.get("repeats") or 1) > 1:
+            raise ConfigError(
+                f"{run_dir} records no run spec: it is a repeated run's parent; each repeat "
+                f"records its own (--spec {Path(run_dir) / 'repeat-1'})"
+            )
+        raise ConfigError(
+            f"{run_dir} records no run spec: it was made before specs were recorded; "
+            f"resume it with --out {run_dir}, or run its config again with "
+            f"--config {Path(run_dir) / LEGACY_CONFIG}"
+        )
+    data, outside = confine_paths(record.spec, Path(run_dir))
     try:
         spec = RunSpec.from_json(data)  # type: ignore[arg-type]
     except ConfigError as exc:
@@ -354,7 +361,6 @@ def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) ->
 
 
 __all__ = [
-    "SPEC_FILE",
     "RunSpec",
     "method_config_of",
     "read_spec",
