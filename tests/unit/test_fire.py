@@ -8,7 +8,8 @@ from veracity.core.labels import get_label_space
 from veracity.core.types import Claim, Document
 from veracity.methods.base import MethodConfigError
 from veracity.methods.fire import FireMethod
-from veracity.methods.fire.steps import SEARCH, repeats, similarity, step_model
+from veracity.methods.fire.steps import SEARCH, repeats, similarity, step_model, word_overlap
+from veracity.nlp.embeddings import HashingEmbedder
 from veracity.retrieval.base import SourceUnreachable
 from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource, ScriptedLLM, ScriptedReply
@@ -40,7 +41,11 @@ def scripted(*steps, last=None):
 
 
 def fire(llm, docs=DOCS, **config):
-    return FireMethod(llm=llm, config=config, sources={"web": InMemorySource(docs, name="web")})
+    method = FireMethod(llm=llm, config=config, sources={"web": InMemorySource(docs, name="web")})
+    # the repeat test's embeddings: bag-of-words hashing here (no model), so texts with the
+    # same words are the same; tests/unit/test_fire_repeats.py covers rephrasings
+    method.repeat_embedder = HashingEmbedder()
+    return method
 
 
 async def test_searches_then_decides_with_the_knowledge_shown():
@@ -174,13 +179,14 @@ def test_fire_needs_one_source_and_declares_it():
 def test_repeats_follows_the_tolerance():
     assert similarity("Eiffel Tower", "tower eiffel") == 1.0
     assert similarity("Eiffel Tower", "Berlin") == 0.0
-    assert repeats("a b", ["a b"], ["x"], tolerance=2, threshold=0.9) == "query"
-    assert repeats("a b", ["a b", "c"], ["x"], tolerance=2, threshold=0.9) is None
+    same = word_overlap(0.9)
+    assert repeats("a b", ["a b"], ["x"], tolerance=2, same=same) == "query"
+    assert repeats("a b", ["a b", "c"], ["x"], tolerance=2, same=same) is None
     # tolerance 3: the query must repeat both of the last two
-    assert repeats("a b", ["a b", "c d"], [], tolerance=3, threshold=0.9) is None
-    assert repeats("a b", ["a b", "b a"], [], tolerance=3, threshold=0.9) == "query"
-    assert repeats("new", ["old"], ["same", "same"], tolerance=2, threshold=0.9) == "results"
-    assert repeats("new", ["old"], ["same"], tolerance=2, threshold=0.9) is None
+    assert repeats("a b", ["a b", "c d"], [], tolerance=3, same=same) is None
+    assert repeats("a b", ["a b", "b a"], [], tolerance=3, same=same) == "query"
+    assert repeats("new", ["old"], ["same", "same"], tolerance=2, same=same) == "results"
+    assert repeats("new", ["old"], ["same"], tolerance=2, same=same) is None
 
 
 def test_step_model_takes_a_label_or_search():

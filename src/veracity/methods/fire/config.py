@@ -7,6 +7,8 @@ code release as we read them (see README.md), with that setting's name in a comm
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
@@ -23,9 +25,11 @@ class FireConfig(ChoiceConfig):
     # max_tolerance: searching stops when a query repeats one of the last (tolerance - 1)
     # queries, or the last search returned what the (tolerance - 1) before it returned
     tolerance: int = Field(default=2, ge=2, le=10)
-    # two queries (or two searches' results) repeat when their word sets overlap this much
-    # (FIRE compares sentence embeddings at 0.9; see README.md)
-    repeat_similarity: float = Field(default=0.9, gt=0.0, le=1.0)
+    # how two queries (or two searches' results) are judged the same: "embedding", the
+    # cosine of their all-MiniLM-L6-v2 sentence embeddings is above repeat_similarity (the
+    # release's test); "words", their word sets overlap (Jaccard) at least that much (ours)
+    repeat_test: Literal["embedding", "words"] = "embedding"
+    repeat_similarity: float = Field(default=0.9, gt=0.0, le=1.0)  # the release's 0.9
     max_result_chars: PromptChars = Field(default=400, ge=50)  # each result's text in the knowledge
     max_input_chars: PromptChars = 4000
     max_reasoning_chars: PromptChars = Field(default=1500, ge=100)  # the reasoning field's cap

@@ -10,13 +10,15 @@ knowledge as it stands. See README.md for the map from FIRE's description to thi
 
 from __future__ import annotations
 
+import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core import context
 from veracity.core.context import CheckContext
+from veracity.core.errors import ModelNotAvailable
 from veracity.core.events import AgentStep, Note, ToolCall
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
@@ -24,12 +26,23 @@ from veracity.llm.choice import ChoiceResult, ask_choice
 from veracity.llm.probs import normalised
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.fire.config import FireConfig
-from veracity.methods.fire.steps import SEARCH, final_model, repeats, step_model
+from veracity.methods.fire.steps import (
+    SEARCH,
+    SameAs,
+    embedding_cosine,
+    final_model,
+    repeats,
+    step_model,
+    word_overlap,
+)
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools import SOURCE_HINTS, SourceTool
+
+if TYPE_CHECKING:
+    from veracity.nlp.embeddings import Embedder
 
 PROMPTS = "veracity.methods.fire"
 TAGS = ("statement", "knowledge")  # every tag the prompts of a check fence
@@ -57,6 +70,21 @@ class FireMethod(OneSourceMethod):
     config: FireConfig
 
     search_purpose = "FIRE's searches"
+    _embedder: Embedder | None = None
+
+    @property
+    def repeat_embedder(self) -> Embedder:
+        """The sentence embedder of the repeat test: the shared all-MiniLM-L6-v2 (FIRE's
+        encoder, run in NumPy), loaded on first use; tests put a small one in its place."""
+        if self._embedder is None:
+            from veracity.nlp.embeddings import DEFAULT_MODEL, get_embedder
+
+            self._embedder = get_embedder(DEFAULT_MODEL)
+        return self._embedder
+
+    @repeat_embedder.setter
+    def repeat_embedder(self, embedder: Embedder) -> None:
+        self._embedder = embedder
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         # recorded sources answer only this claim's recorded searches (see RecordedSource)
@@ -74,10 +102,7 @@ class FireMethod(OneSourceMethod):
             if answer.label != SEARCH:
                 return self._verdict(answer, searches, f"decided at step {step}", final=False)
             query = self._query(answer, item, ctx, step)
-            why = repeats(
-                query, [s.query for s in searches], [s.text for s in searches],
-                cfg.tolerance, cfg.repeat_similarity,
-            )  # fmt: skip
+            why = await self._repeats(query, searches)
             if why is not None:
                 ended = f"searching stopped at step {step}: the {why} repeated"
                 ctx.emit(Note(name=self.name, text=ended, query=query))
@@ -94,6 +119,27 @@ class FireMethod(OneSourceMethod):
             policy=cfg.choice,
         )
         return self._verdict(answer, searches, f"{ended}; a last answer was asked", final=True)
+
+    async def _repeats(self, query: str, searches: list[Search]) -> str | None:
+        """`steps.repeats` under the configured test; embeddings run in a worker thread.
+
+        Raises:
+            ModelNotAvailable: the embedding model cannot be loaded (the message says how
+                to get it, or to choose ``repeat_test: words``).
+        """
+        cfg = self.config
+        queries, results = [s.query for s in searches], [s.text for s in searches]
+        if cfg.repeat_test == "words":
+            same: SameAs = word_overlap(cfg.repeat_similarity)
+            return repeats(query, queries, results, cfg.tolerance, same)
+        try:
+            same = embedding_cosine(self.repeat_embedder, cfg.repeat_similarity)
+            return await asyncio.to_thread(repeats, query, queries, results, cfg.tolerance, same)
+        except ModelNotAvailable as exc:
+            raise ModelNotAvailable(
+                f"FIRE's repeat test (repeat_test: embedding) needs its sentence embedder: "
+                f"{exc} (or set repeat_test: words)"
+            ) from exc
 
     def _tool(self, item: CheckInput) -> SourceTool:
         kind = getattr(self.source, "kind", "")

@@ -8,19 +8,27 @@ mass on `SEARCH` is what it kept for searching on). When the step budget is spen
 searching stops because it repeats itself, `final_model` asks for a label only.
 
 FIRE stops searching early when the model keeps asking the same thing or the searches
-keep returning the same results (`repeats`); FIRE compares sentence embeddings, we
-compare word sets (see README.md).
+keep returning the same results (`repeats`). Two texts are the same, as in FIRE's
+release, when the cosine of their sentence embeddings (all-MiniLM-L6-v2) is above 0.9
+(`embedding_cosine`); `word_overlap` (word sets, Jaccard) is kept as a named option
+(``repeat_test: words``, see README.md).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from veracity.core.labels import LabelSpace
+
+if TYPE_CHECKING:
+    from veracity.nlp.embeddings import Embedder
+
+# whether a text says the same as every one of some earlier texts
+SameAs = Callable[[str, Sequence[str]], bool]
 
 SEARCH = "SEARCH"  # the step's decision to search once more instead of answering
 
@@ -81,20 +89,45 @@ def similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
+def word_overlap(threshold: float) -> SameAs:
+    """Texts are the same when their word sets overlap (Jaccard) at least `threshold`."""
+
+    def same(text: str, others: Sequence[str]) -> bool:
+        return all(similarity(text, other) >= threshold for other in others)
+
+    return same
+
+
+def embedding_cosine(embedder: Embedder, threshold: float) -> SameAs:
+    """Texts are the same when the cosine of their sentence embeddings is above
+    `threshold` (FIRE's test: all-MiniLM-L6-v2, above 0.9). Rephrasings with other words
+    count as the same, which word sets miss. `embedder` returns unit-length rows."""
+
+    def same(text: str, others: Sequence[str]) -> bool:
+        if not others:
+            return True
+        rows = embedder.embed([text, *others])
+        return bool(all(float(c) > threshold for c in rows[1:] @ rows[0]))
+
+    return same
+
+
 def repeats(
-    query: str, queries: Sequence[str], results: Sequence[str], tolerance: int, threshold: float
+    query: str, queries: Sequence[str], results: Sequence[str], tolerance: int, same: SameAs
 ) -> Literal["query", "results"] | None:
     """Why searching should stop before `query` is sent, or None to go on.
 
     ``query``: it repeats each of the last ``tolerance - 1`` queries. ``results``: the
     last search returned what each of the ``tolerance - 1`` searches before it returned.
+    `same` says whether a text repeats each of some others (`embedding_cosine`,
+    `word_overlap`); it is asked only when there are enough earlier texts.
     """
     window = tolerance - 1
     recent = list(queries[-window:])
-    if len(recent) == window and all(similarity(query, q) >= threshold for q in recent):
+    if len(recent) == window and same(query, recent):
         return "query"
     if len(results) >= tolerance:
-        last, before = results[-1], results[-tolerance:-1]
-        if all(similarity(last, r) >= threshold for r in before):
+        last, before = results[-1], list(results[-tolerance:-1])
+        if same(last, before):
             return "results"
     return None
