@@ -27,4 +27,8 @@ def test_readme_main_command_checks_a_claim_on_the_default():
     commands = _readme_commands()
     assert commands[0].startswith("python3 -m venv") and "veracity check" in commands[0]
     installs = [c for c in commands if c.startswith("python3 -m venv")]
-    assert len(installs) >= 2 and all("torch==2.13.0" in c for c in installs)
+    # the core needs no torch (issue 41); the dev extra includes the torch extra, whose
+    # CPU wheel is installed first so that pip does not fetch the CUDA build
+    assert "torch" not in commands[0] and "pip install -e . &&" in commands[0]
+    dev = [c for c in installs if '".[dev]"' in c]
+    assert dev and all("pip install torch==2.13.0 && pip install -e" in c for c in dev)
