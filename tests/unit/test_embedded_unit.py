@@ -60,7 +60,8 @@ async def test_payload_includes_schema_logprobs_and_seed(tmp_path):
         )
     )
     body = llm._server.bodies[0]
-    assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+    assert body["grammar"].startswith("%llguidance")  # the schema, as llguidance reads it
+    assert "response_format" not in body
     assert body["logprobs"] is True and body["top_logprobs"] == 3
     assert body["seed"] == 1 and body["stop"] == ["x"]
     assert "repeat_penalty" not in body  # logprobs are read: they must match the choice

@@ -41,6 +41,7 @@ from veracity.llm.base import (
     ModelNotAvailable,
 )
 from veracity.llm.chat_format import chat_payload, parse_chat_completion, sampling_suffix
+from veracity.llm.grammar import grammar_applied, llguidance_grammar
 from veracity.llm.models import CATALOG, Progress, pull, resolve
 from veracity.llm.options import DEFAULT_REPEAT_PENALTY, BackendOptions
 from veracity.llm.slots import DEFAULT_WAIT_CHARS, SlotScheduler, prompt_text
@@ -152,6 +153,7 @@ class EmbeddedLLM:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self.load_time_s: float | None = None
+        self._gbnf_only: set[str] = set()  # grammars llguidance did not apply
 
     options_class = EmbeddedOptions
 
@@ -246,6 +248,23 @@ class EmbeddedLLM:
         """
         return chat_payload(request, repeat_penalty=self.repeat_penalty)
 
+    def server_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` as handed to llama.cpp in process: a JSON schema asked for as
+        ``response_format`` goes as an llguidance grammar instead (`veracity.llm.grammar`),
+        which costs about as much per token as unconstrained decoding where llama.cpp's
+        own schema-to-GBNF path costs up to 1.6× (benchmarks/constrained_decoding.py).
+        A schema llguidance has failed on before keeps ``response_format``."""
+        fmt = body.get("response_format") or {}
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        if fmt.get("type") != "json_schema" or not isinstance(schema, dict):
+            return body
+        grammar = llguidance_grammar(schema)
+        if grammar is None or grammar in self._gbnf_only:
+            return body
+        out = {k: v for k, v in body.items() if k != "response_format"}
+        out["grammar"] = grammar
+        return out
+
     def _executor(self) -> ThreadPoolExecutor:
         # Own threads, so llama.cpp calls never wait behind other `to_thread` work; two
         # spare for requests that are still stopping after a timeout.
@@ -263,11 +282,20 @@ class EmbeddedLLM:
             chunks.append(chunk)
             return stop is not None and stop.is_set()  # True tells llama.cpp to stop
 
-        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        sent = self.server_body(body)
+        streamed = {**sent, "stream": True, "stream_options": {"include_usage": True}}
         server.handle_chat_completions(streamed, take)
         if stop is not None and stop.is_set():
             raise _Stopped("stopped part-way")
-        return join_chunks(chunks)
+        data = join_chunks(chunks)
+        grammar = sent.get("grammar")
+        if grammar is not None and "grammar" not in body and not grammar_applied(data):
+            # llama.cpp decodes without any constraint when llguidance cannot compile a
+            # grammar, and says nothing: this schema goes through GBNF from now on
+            log.warning("llguidance did not constrain a reply; using GBNF for its schema")
+            self._gbnf_only.add(grammar)
+            return self._run(body, stop)
+        return data
 
     def _advice(self, message: Any) -> str:
         """How to get past llama.cpp's "exceeds the available context size" error."""
