@@ -138,8 +138,10 @@ def load_part(folder: Path, file: str) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"checkpoint file {path} is missing")
     try:
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as exc:  # corrupt or foreign file: say which
+        # weights_only: tensors and plain containers only. A checkpoint is a file a user
+        # may be handed, and a full unpickle would run whatever code it names.
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # corrupt, foreign or code-carrying file: say which
         raise CheckpointError(f"cannot read checkpoint file {path}: {exc}") from exc
 
 
