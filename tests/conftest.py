@@ -55,7 +55,8 @@ def real_models_dir() -> Path:
 
 
 def _data_dir() -> Path | None:
-    from veracity.core.config import ConfigError, data_dir
+    from veracity.core.errors import ConfigError
+    from veracity.runtime.environment import data_dir
 
     try:
         return data_dir()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from veracity.core.config import RunConfig
 from veracity.core.types import CheckInput, Verdict
-from veracity.runtime import resolve_config
+from veracity.runtime import layered_config
 from veracity.runtime.inputs import InputKind, infer_kind
 from veracity.runtime.inputs import read_input as as_input
 from veracity.runtime.service import LLM, Veracity
@@ -59,7 +59,7 @@ async def acheck(
     base = run_config if isinstance(run_config, RunConfig) else None
     path = None if isinstance(run_config, RunConfig) else run_config
     flags = {"method": method, "labels": labels, "method_config": config, "sources": sources}
-    cfg = resolve_config(path, variant=variant, flags=flags, base=base)
+    cfg = layered_config(path, variant=variant, flags=flags, base=base)
     with Veracity(cfg, llm=llm) as service:  # reads and checks the input, then runs
         return await service.check(item, kind=kind)
 
@@ -112,7 +112,7 @@ async def acheck_document(
     base = run_config if isinstance(run_config, RunConfig) else None
     path = None if isinstance(run_config, RunConfig) else run_config
     flags = {"labels": labels, "method_config": config, "sources": sources}
-    cfg = resolve_config(path, variant=variant, flags=flags, base=base)
+    cfg = layered_config(path, variant=variant, flags=flags, base=base)
     async with Veracity(cfg, llm=llm) as service:
         return await service.check_document(
             document, url=url, method=method, labels=labels, extraction=extraction,

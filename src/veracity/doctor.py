@@ -31,16 +31,10 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from veracity.core.config import (
-    ConfigError,
-    LLMConfig,
-    RunConfig,
-    data_dir,
-    default_data_dir,
-    settings,
-)
+from veracity.core.config import ConfigError, LLMConfig, RunConfig
 from veracity.core.redaction import join_path, split_credentials, strip_credentials
 from veracity.core.storage import check_store, fault, sqlite_writable
+from veracity.runtime.environment import data_dir, default_data_dir, environment
 
 Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
@@ -115,7 +109,11 @@ def diagnose(
         probe: GETs an endpoint (the model's).
         search: runs one test search of a source (web engines, configured sources).
     """
-    cfg = config or RunConfig()
+    if config is None:
+        from veracity.runtime import layered_config
+
+        config = layered_config()  # the environment's model over the defaults
+    cfg = config
     findings = [_python(), *_home(), _disk(), _data(cfg), *_model(cfg.llm, network, probe)]
     findings += _sources(cfg, network, search)
     findings += _extras()
@@ -135,7 +133,7 @@ def _python() -> Finding:
 
 
 def _home() -> list[Finding]:
-    home = settings().home
+    home = environment().home
     out = []
     for name, folder in (("home", home), ("caches", home / "cache")):
         problem = sqlite_writable(folder)
@@ -177,7 +175,7 @@ def _store(what: str, path: Path) -> Finding:
 
 
 def _disk() -> Finding:
-    home = settings().home
+    home = environment().home
     where = home if home.exists() else Path(tempfile.gettempdir())
     free = shutil.disk_usage(where).free
     shown = f"{free / 1024**3:.1f} GB free at {where}"
@@ -220,7 +218,7 @@ def _model(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
         from veracity.llm import models as catalog
 
         try:
-            path, spec = catalog.resolve(llm.model, settings().models_dir)
+            path, spec = catalog.resolve(llm.model, environment().models_dir)
         except Exception as exc:
             return [Finding(check="model", status="fail", detail=str(exc),
                             fix="give a catalog name or a GGUF file path")]  # fmt: skip
@@ -327,7 +325,7 @@ def _default_index() -> Finding:
     from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local.index import read_manifest
 
-    check, folder = "default index", settings().indexes_dir / DEFAULT_INDEX
+    check, folder = "default index", environment().indexes_dir / DEFAULT_INDEX
     build = "veracity index build ./my-docs; veracity index build --dataset scifact"
     if not (folder / "manifest.json").is_file():
         return Finding(check=check, status="warn", fix=build,

@@ -16,10 +16,13 @@ and TYPE_CHECKING blocks, and on chains of imports:
 Checked here, because import-linter looks at imports and not at calls or at which
 modules a contract leaves out:
 
-- no ambient settings below ``runtime``: a module of a layer below ``runtime`` never calls
-  ``settings()`` or ``LLMConfig.from_settings()`` of ``veracity.core.config`` (the
-  composition root reads the environment and passes paths and switches down);
-  ``veracity.core.config`` itself, which defines them, is exempt;
+- the environment is read in ``runtime``: a module of a layer below ``runtime`` (the
+  foundation included: ``veracity.core.config`` holds values, no reader) never reads a
+  ``VERACITY_*`` variable (``os.environ[...]``, ``os.environ.get(...)``,
+  ``os.getenv(...)``), never imports ``pydantic_settings`` (a settings class reads the
+  environment when it is made), and never calls a ``settings()`` or ``from_settings()``
+  of ``veracity.core.config``; ``veracity.runtime.environment`` reads it and the
+  composition root passes paths, switches and model settings down;
 - every top-level part and every foundation module is in a layer, and a method's
   ``commands`` is one module (import-linter's ``veracity.methods.*.commands`` cannot name
   the modules of a package).
@@ -120,6 +123,8 @@ def command_packages(root: Path) -> list[str]:
 CONFIG_MODULE = "veracity.core.config"
 SETTINGS_READERS = frozenset({"settings", "from_settings"})  # functions that read VERACITY_*
 SETTINGS_RULE = "reads the environment's settings below veracity.runtime (pass it down)"
+ENV_PREFIX = "VERACITY_"
+SETTINGS_PACKAGE = "pydantic_settings"  # a BaseSettings class reads the environment
 # the layers at and above the composition root, where reading the environment is its job
 AT_OR_ABOVE_RUNTIME = (
     "veracity.runtime", "veracity.datasets", "veracity.api", "veracity.evaluation",
@@ -133,8 +138,10 @@ class SettingsRead:
     module: str
     line: int
 
+    what: str = f"calls {CONFIG_MODULE}.settings()"
+
     def __str__(self) -> str:
-        return f"{self.module}:{self.line} calls {CONFIG_MODULE}.settings() — {SETTINGS_RULE}"
+        return f"{self.module}:{self.line} {self.what} — {SETTINGS_RULE}"
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -151,16 +158,54 @@ def below_runtime(module: str) -> bool:
 
 
 def settings_reads(root: Path) -> list[SettingsRead]:
-    """Calls of `SETTINGS_READERS` in modules below ``runtime``."""
+    """Reads of the environment in modules below ``runtime``: calls of
+    `SETTINGS_READERS`, ``VERACITY_*`` variables read, `SETTINGS_PACKAGE` imported."""
     found = []
     for path in sorted((root / "veracity").rglob("*.py")):
         module = module_name(path, root)
-        if module == CONFIG_MODULE or not below_runtime(module):
+        if not below_runtime(module):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for line in settings_calls(tree, module, path.name == "__init__.py"):
             found.append(SettingsRead(module, line))
-    return found
+        for line, what in environment_reads(tree):
+            found.append(SettingsRead(module, line, what))
+    return sorted(found)
+
+
+def environment_reads(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, what) for each ``VERACITY_*`` variable read through ``os.environ`` or
+    ``os.getenv`` (its name a literal), and each import of `SETTINGS_PACKAGE`."""
+
+    def named(node: ast.expr | None) -> str | None:
+        ok = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        return node.value if ok and node.value.startswith(ENV_PREFIX) else None
+
+    def is_environ(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+            isinstance(node, ast.Name) and node.id == "environ"
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and is_environ(node.value) and named(node.slice):
+            yield node.lineno, f"reads {named(node.slice)}"
+        elif isinstance(node, ast.Call) and node.args and named(node.args[0]):
+            func = node.func
+            getenv = (isinstance(func, ast.Attribute) and func.attr == "getenv") or (
+                isinstance(func, ast.Name) and func.id == "getenv"
+            )
+            environ_get = (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("get", "pop", "setdefault")
+                and is_environ(func.value)
+            )
+            if getenv or environ_get:
+                yield node.lineno, f"reads {named(node.args[0])}"
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[0] == SETTINGS_PACKAGE for n in names):
+                yield node.lineno, f"imports {SETTINGS_PACKAGE}"
 
 
 def settings_calls(tree: ast.AST, module: str, is_package: bool) -> Iterator[int]:

@@ -115,6 +115,12 @@ def test_a_planted_violation_is_caught(planted, module, line, contract, named):
             "import veracity.core.config\nHOME = veracity.core.config.settings().home",
         ),
         ("veracity.documents", "from veracity.core.config import settings as s\nX = s()"),
+        # the foundation's config module holds values and reads nothing either
+        ("veracity.core.config", "import os\nX = os.environ.get('VERACITY_OFFLINE', '')"),
+        ("veracity.retrieval.base", "import os\nX = os.getenv('VERACITY_DATA_DIR')"),
+        ("veracity.llm.cache", "from os import environ\nX = environ['VERACITY_HOME']"),
+        ("veracity.core.config", "from pydantic_settings import BaseSettings"),
+        ("veracity.nlp", "import pydantic_settings"),
     ],
 )
 def test_reading_settings_below_the_composition_root_is_caught(planted, module, line):
@@ -129,8 +135,12 @@ def test_the_composition_root_and_entry_points_may_read_settings(planted):
     for module in ("veracity.runtime.home", "veracity.cli.app", "veracity.doctor"):
         _plant(planted, module, line)
     _plant(planted, "veracity.methods.radar.commands", line)
-    # a method named `settings` of another object is not the environment's
+    _plant(planted, "veracity.datasets.fetch", "import os\nX = os.environ.get('VERACITY_HOME')")
+    # a method named `settings` of another object is not the environment's, a variable
+    # of another name is not a setting, and a message may name a variable
     _plant(planted, "veracity.llm.cache", "def f(server):\n    return server.settings()")
+    _plant(planted, "veracity.nlp", "import os\nos.environ.setdefault('HF_HUB_OFFLINE', '1')")
+    _plant(planted, "veracity.core.errors", "X = 'set VERACITY_DATA_DIR'.upper()")
     assert not settings_reads(planted)
 
 

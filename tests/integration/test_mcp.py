@@ -28,7 +28,7 @@ from veracity.core.types import Claim, Document
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.retrieval.recorded.source import claim_binding
-from veracity.runtime import build_run, build_sources, resolve_config
+from veracity.runtime import build_run, build_sources, layered_config
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
 from veracity.tools.evidence import evidence_tools
@@ -110,7 +110,7 @@ async def test_mermaid_runs_its_loop_over_mcp_stdio(tiny_index, tmp_path):
         "sources": {"docs": {"type": "local", "index": tiny_index}},
         "method_config": {"memory": {"path": str(tmp_path / "m.sqlite"), "embedder": None}},
     }
-    run = build_run(resolve_config(flags=flags), llm=llm)
+    run = build_run(layered_config(flags=flags), llm=llm)
     assert run.method.config.tool_transport == "stdio"
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin.", date="2024-01-01"))
     assert verdict.label == "false" and verdict.error is None
@@ -195,7 +195,7 @@ async def test_an_external_server_from_config_adds_namespaced_tools(tmp_path):
         "method": "mermaid",
         "method_config": {"mcp_servers": [server], "tools": ["facts_lookup"], "memory": "off"},
     }
-    run = build_run(resolve_config(flags=flags), llm=llm)
+    run = build_run(layered_config(flags=flags), llm=llm)
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin."))
     assert verdict.label == "false"
     schema = json.dumps(llm.calls_tagged("executor:1")[0].json_schema)
@@ -240,7 +240,7 @@ async def test_a_server_that_cannot_start_is_the_checks_error(tmp_path):
     broken = {"name": "broken", "command": sys.executable, "args": ["-c", "raise SystemExit(1)"]}
     llm = ScriptedLLM().on(".*", DECOMPOSED, tag="decomposer")
     flags = {"method": "mermaid", "method_config": {"mcp_servers": [broken], "memory": "off"}}
-    run = build_run(resolve_config(flags=flags), llm=llm)
+    run = build_run(layered_config(flags=flags), llm=llm)
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin."))
     assert verdict.label is None and "broken" in verdict.error
 

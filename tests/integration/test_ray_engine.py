@@ -52,7 +52,7 @@ def _config():
     # no LLM cache: the workers keep the environment of the cluster's start, so they would
     # read an earlier test's user cache (VERACITY_HOME) and answer without calling
     flags = {"method": "direct", "labels": "supported_refuted", "llm": {"cache_mode": "off"}}
-    return runtime.resolve_config(flags=flags)
+    return runtime.layered_config(flags=flags)
 
 
 def _batch(path, run_dir, engine=None, emit=None, threaded=False):

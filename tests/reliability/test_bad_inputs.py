@@ -19,7 +19,7 @@ from veracity.cli import app
 from veracity.core.config import RunConfig
 from veracity.core.errors import ConfigError, InputError
 from veracity.core.types import MAX_INPUT_CHARS
-from veracity.runtime import resolve_config
+from veracity.runtime import layered_config
 from veracity.testing import ScriptedLLM
 
 from .tally import Tally
@@ -264,7 +264,7 @@ def test_limits_are_configurable_in_the_run_config():
 @pytest.mark.parametrize("bad", [{"max_replies": -1}, {"reply_chars": 0}, {"nope": 1}])
 def test_bad_limits_are_config_errors(bad):
     with pytest.raises(ConfigError):
-        resolve_config(flags={"limits": bad})
+        layered_config(flags={"limits": bad})
 
 
 def rest_cases() -> list[tuple[str, bytes]]:

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.core.config import settings
+from veracity.runtime.environment import environment
 
 runner = CliRunner()
 
@@ -110,7 +110,7 @@ def test_missing_embedder_is_exit_3(docs):
     result = _build(docs, "--embedder", "/no/model")
     assert result.exit_code == 3
     assert "not a local directory" in " ".join(result.output.split())
-    assert not (settings().indexes_dir / "t" / "manifest.json").exists()
+    assert not (environment().indexes_dir / "t" / "manifest.json").exists()
 
 
 def test_list_when_empty():

@@ -1,29 +1,35 @@
 import pytest
 
-from veracity.core.config import (
-    ConfigError,
-    LLMConfig,
-    data_dir,
-    default_data_dir,
-    load_run_config,
-    settings,
-)
+from veracity.core.config import ConfigError, LLMConfig, load_run_config
 from veracity.core.registry import Registry, RegistryError
+from veracity.runtime import layered_config
+from veracity.runtime.environment import data_dir, default_data_dir, environment
 
 
 def test_settings_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("VERACITY_HOME", str(tmp_path))
     monkeypatch.setenv("VERACITY_LLM", "openai")
     monkeypatch.setenv("VERACITY_MODEL", "gpt-4o-mini")
-    s = settings()
+    s = environment()
     assert s.home == tmp_path and s.llm == "openai" and s.model == "gpt-4o-mini"
-    assert s.cache_path == tmp_path / "cache" / "llm.sqlite"
+    assert s.paths.llm_cache == tmp_path / "cache" / "llm.sqlite"
 
 
-def test_llm_config_from_settings_switches_to_endpoint(monkeypatch):
+def test_the_environments_endpoint_selects_the_endpoint_backend(monkeypatch):
     monkeypatch.setenv("VERACITY_BASE_URL", "http://localhost:8000/v1")
-    cfg = LLMConfig.from_settings(model="qwen")
+    cfg = layered_config(flags={"llm": {"model": "qwen"}}).llm
     assert cfg.backend == "openai" and cfg.model == "qwen" and cfg.base_url.endswith("/v1")
+    # below the composition root a config is only what it was given
+    assert LLMConfig().backend == "embedded" and LLMConfig.layered({}, {}).base_url is None
+
+
+def test_offline_is_read_in_one_place_as_before(monkeypatch):
+    for value, expected in (("1", True), (" TRUE ", True), ("yes", True), ("0", False),
+                            ("on", False), ("", False)):  # fmt: skip
+        monkeypatch.setenv("VERACITY_OFFLINE", value)
+        assert environment().offline is expected, value
+    monkeypatch.delenv("VERACITY_OFFLINE")
+    assert environment().offline is False
 
 
 def test_run_config_rejects_typos(tmp_path):

@@ -13,7 +13,7 @@ from veracity.methods.base import MethodConfigError
 from veracity.methods.toe import ToEMethod
 from veracity.retrieval.defaults import DEFAULT_INDEX
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, resolve_config
+from veracity.runtime import build_run, layered_config
 from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource
 from veracity.testing.schema import schema_llm
@@ -25,7 +25,7 @@ LOCAL = {"web": {"type": "local", "index": DEFAULT_INDEX}}
 
 def run_of(method: str, method_config: dict | None = None, *, online: bool = False):
     flags = {"method": method, "method_config": method_config}
-    return build_run(resolve_config(flags=flags), llm=schema_llm(), online=online)
+    return build_run(layered_config(flags=flags), llm=schema_llm(), online=online)
 
 
 @pytest.mark.parametrize(("method", "config"), [("mermaid", MERMAID), ("mermaid_single", MERMAID),

@@ -7,10 +7,12 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.core.config import LLMConfig
+from veracity.core.errors import ConfigError
 from veracity.llm.embedded import DEFAULT_PARALLEL, DEFAULT_POLL, EmbeddedLLM, default_threads
 from veracity.llm.factory import build_backend
 from veracity.llm.options import resolve_llm
-from veracity.runtime import resolve_config
+from veracity.runtime import layered_config
+from veracity.runtime.environment import environment
 
 
 def test_default_threads_leave_half_the_cores():
@@ -25,12 +27,12 @@ def test_config_defaults_are_the_backend_defaults():
 
 def test_threads_from_the_environment_and_the_command_line(monkeypatch):
     monkeypatch.setenv("VERACITY_THREADS", "3")
-    assert LLMConfig.from_settings().n_threads == 3
-    assert resolve_config().llm.n_threads == 3
-    assert resolve_config(flags={"llm": {"n_threads": 1}}).llm.n_threads == 1
+    assert environment().llm_settings() == {"n_threads": 3}
+    assert layered_config().llm.n_threads == 3
+    assert layered_config(flags={"llm": {"n_threads": 1}}).llm.n_threads == 1
     monkeypatch.setenv("VERACITY_THREADS", "0")
-    with pytest.raises(ValueError):
-        LLMConfig.from_settings()
+    with pytest.raises(ConfigError, match="threads"):  # one line, no traceback
+        layered_config()
 
 
 def test_threads_flag_is_checked():

@@ -200,11 +200,11 @@ def test_step_model_takes_a_label_or_search():
 async def test_offline_without_sources_fire_searches_the_default_index():
     from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local.corpus import build_local_corpus
-    from veracity.runtime import build_run, resolve_config
+    from veracity.runtime import build_run, layered_config
 
     build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     llm = scripted(step(SEARCH, "Eiffel Tower Paris"), step("false"))
-    run = build_run(resolve_config(flags={"method": "fire"}), llm=llm, online=False)
+    run = build_run(layered_config(flags={"method": "fire"}), llm=llm, online=False)
     assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     verdict = await run.check(CLAIM)
     assert verdict.label == "false" and verdict.usage.searches == 1

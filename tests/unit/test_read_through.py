@@ -8,12 +8,14 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.core import registry
-from veracity.core.config import LLMConfig, settings
+from veracity.core.config import LLMConfig
 from veracity.llm.base import LLMRequest, user
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.llm.factory import build_cache
 from veracity.llm.read_through import ReadThroughCache
+from veracity.runtime import layered_config
+from veracity.runtime.environment import environment
 from veracity.testing import ScriptedLLM
 
 runner = CliRunner()
@@ -26,10 +28,14 @@ def _request(text: str, temperature: float = 0.0) -> LLMRequest:
 async def test_a_new_run_reuses_what_another_run_asked(tmp_path):
     model = ScriptedLLM(default=lambda req: f"echo {req.messages[-1].content}")
     first = build_cache(
-        LLMConfig(cache_mode="record"), tmp_path / "run1.sqlite", user_cache=settings().cache_path
+        LLMConfig(cache_mode="record"),
+        tmp_path / "run1.sqlite",
+        user_cache=environment().paths.llm_cache,
     )
     second = build_cache(
-        LLMConfig(cache_mode="record"), tmp_path / "run2.sqlite", user_cache=settings().cache_path
+        LLMConfig(cache_mode="record"),
+        tmp_path / "run2.sqlite",
+        user_cache=environment().paths.llm_cache,
     )
     assert isinstance(first, ReadThroughCache) and isinstance(second, ReadThroughCache)
 
@@ -48,33 +54,38 @@ async def test_sampled_replies_are_not_shared(tmp_path):
         cache = build_cache(
             LLMConfig(cache_mode="record"),
             tmp_path / f"{name}.sqlite",
-            user_cache=settings().cache_path,
+            user_cache=environment().paths.llm_cache,
         )
         await ManagedLLM(model, cache=cache).complete(_request("a", temperature=0.7))
     assert len(model.calls) == 2
-    assert len(ResponseCache(settings().cache_path)) == 0
+    assert len(ResponseCache(environment().paths.llm_cache)) == 0
 
 
 def test_opt_out_replay_and_user_cache_itself_use_one_cache(tmp_path, monkeypatch):
     own = tmp_path / "run.sqlite"
     assert isinstance(
-        build_cache(LLMConfig(user_cache=False), own, user_cache=settings().cache_path),
+        build_cache(LLMConfig(user_cache=False), own, user_cache=environment().paths.llm_cache),
         ResponseCache,
     )
     assert isinstance(
-        build_cache(LLMConfig(cache_mode="replay"), own, user_cache=settings().cache_path),
+        build_cache(LLMConfig(cache_mode="replay"), own, user_cache=environment().paths.llm_cache),
         ResponseCache,
     )
     assert isinstance(
-        build_cache(LLMConfig(), settings().cache_path, user_cache=settings().cache_path),
+        build_cache(
+            LLMConfig(), environment().paths.llm_cache, user_cache=environment().paths.llm_cache
+        ),
         ResponseCache,
     )
-    assert build_cache(LLMConfig(cache_mode="off"), own, user_cache=settings().cache_path) is None
+    assert (
+        build_cache(LLMConfig(cache_mode="off"), own, user_cache=environment().paths.llm_cache)
+        is None
+    )
     # no user-level cache given (nothing below runtime looks one up): the run's own, or none
     assert isinstance(build_cache(LLMConfig(), own), ResponseCache)
     assert build_cache(LLMConfig()) is None
     monkeypatch.setenv("VERACITY_USER_CACHE", "0")
-    assert LLMConfig.from_settings().user_cache is False
+    assert layered_config().llm.user_cache is False
     with pytest.raises(ValueError, match="replay"):
         ReadThroughCache(ResponseCache(own, mode="replay"), ResponseCache(tmp_path / "u"))
 

@@ -20,7 +20,7 @@ from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.llm.embedded import EmbeddedOptions
 from veracity.llm.openai_compat import EndpointOptions
-from veracity.runtime import resolve_config, resolve_spec
+from veracity.runtime import layered_config, resolve_spec
 from veracity.runtime.provenance import source_revision
 from veracity.runtime.spec import RunSpec, read_spec
 
@@ -67,7 +67,7 @@ def test_precedence_flags_file_environment_defaults(
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump({"method": "direct", "llm": file_llm}))
     flags = {"llm": flag_llm} if flag_llm else None
-    spec = resolve_spec(resolve_config(path, flags=flags))
+    spec = resolve_spec(layered_config(path, flags=flags))
     threads = getattr(spec.llm.options, "n_threads", None)
     got = (spec.llm.backend, spec.llm.model, spec.llm.cache_mode, spec.llm.max_concurrency)
     assert (*got, threads) == expected

@@ -10,7 +10,7 @@ from veracity.core.types import Article, Claim, Document
 from veracity.deliberation import INSUFFICIENT
 from veracity.methods.base import MethodConfigError
 from veracity.methods.zofia import VARIANTS, ZoFiaMethod
-from veracity.methods.zofia.config import resolve_config
+from veracity.methods.zofia.config import with_zofia_variant
 from veracity.nlp.embeddings import HashingEmbedder
 from veracity.nlp.entities import EntitySpan
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
@@ -274,9 +274,9 @@ def test_missing_sources_and_bad_variants_are_clear():
 
 def test_every_variant_resolves():
     for name in VARIANTS:
-        cfg = resolve_config({"variant": name})
+        cfg = with_zofia_variant({"variant": name})
         assert cfg.variant == name
-    assert resolve_config({"variant": "no_web", "use_web": True}).use_web is True
+    assert with_zofia_variant({"variant": "no_web", "use_web": True}).use_web is True
 
 
 async def test_wikipedia_source_is_adapted_for_stage_one(tmp_path):

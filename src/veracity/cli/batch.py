@@ -37,7 +37,6 @@ from veracity.cli.document_options import (
     extraction_flags,
     flag_names,
 )
-from veracity.cli.eval import resolve_config
 from veracity.core.errors import (
     ConfigError,
     DatasetError,
@@ -133,6 +132,7 @@ def batch_(
         if out_path is None:
             fail("give --out OUT.jsonl (or --out - for standard output)")
         _check_paths(input_path, None if out_path == STDIN else Path(out_path))
+        from veracity.runtime import evaluation_config
         from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD
 
         # a --config's method stands; else rag, as for `veracity check --kind document`
@@ -150,7 +150,7 @@ def batch_(
                  date_format=date_format),
             input_format, concurrency, retry_errors, progress, corrections, extraction, html,
         )  # fmt: skip
-        return batch_documents(lambda folder: resolve_config(config, folder, None, flags), args)
+        return batch_documents(lambda folder: evaluation_config(config, folder, None, flags), args)
     documents_only([*flag_names(extraction), *(f for f, v in (("--url", url_column),
                    ("--corrections", corrections), ("--html", html)) if v)])  # fmt: skip
     columns = dict(text=text, kind=kind, id=id_column, date=date, date_format=date_format,
@@ -165,10 +165,12 @@ def batch_(
         fail("give --out OUT.jsonl (or --out - for standard output)")
     streaming = out_path == STDIN
     _check_paths(input_path, None if streaming else Path(out_path))
+    from veracity.runtime import evaluation_config
+
     try:
         runner = engine_for(engine, ray_address, workers, llm_limit)
         folder = run_dir or _default_run_dir(out_path, method or "run")
-        cfg = resolve_config(config, folder, None, flags)  # resumes the folder's own config
+        cfg = evaluation_config(config, folder, None, flags)  # resumes the folder's own config
         batch = prepare_batch(cfg, spec, folder)
         if retry_errors:
             kept = batch.store.read_predictions()

@@ -134,7 +134,7 @@ def check(
     """Check a claim, article or post and print the verdict, or a whole document claim by
     claim (--kind document, --url) and print it with each claim marked in place."""
     from veracity.cli.render import tree_view, verdict_panel
-    from veracity.runtime import resolve_config
+    from veracity.runtime import layered_config
     from veracity.runtime.service import KIND_REFUSED, CheckRefused, Veracity, error_text
 
     document = kind == "document" or url is not None
@@ -164,7 +164,7 @@ def check(
             "method_config": parse_set_options(settings or []) or None,
         }
         # the options methods add (MERMAID's --memory): veracity.cli.plugins
-        cfg = with_run_options(resolve_config(config, variant=variant, flags=flags), ctx)
+        cfg = with_run_options(layered_config(config, variant=variant, flags=flags), ctx)
         if not document:
             plan = Veracity(cfg).plan(raw, kind=kind)  # the input, method, labels, kind
     except CheckRefused as exc:

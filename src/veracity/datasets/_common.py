@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from veracity.core.config import default_data_dir
 from veracity.core.labels import LABEL_MAPS, LabelError, LabelMap, get_label_map, get_label_space
 from veracity.core.types import Document
 from veracity.datasets._readers import (
@@ -26,6 +25,7 @@ from veracity.datasets._readers import (
     read_jsonl,
 )
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
+from veracity.runtime.environment import default_data_dir
 
 # Fact-checking and debunking sites whose verdict pages would leak gold labels; used as
 # retrieval exclusions for sets built from them (the runner applies `exclude_domains`).
@@ -156,7 +156,7 @@ class BaseDataset:
 
         Args:
             split: one of `info.splits`.
-            data_dir: benchmark data directory (default: `veracity.core.config.data_dir()`).
+            data_dir: benchmark data directory (default: `veracity.runtime.environment.data_dir()`).
             limit: return at most this many examples (the first ones).
             labels: map gold labels into this label space through a registered map.
             path: read this file (same format as the set's own files) instead.

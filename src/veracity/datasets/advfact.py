@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from veracity.core.config import default_data_dir
 from veracity.core.types import Claim, Document
 from veracity.datasets._common import (
     FACT_CHECK_SITES,
@@ -35,6 +34,7 @@ from veracity.datasets._common import (
 from veracity.datasets._readers import read_jsonl
 from veracity.datasets.base import DatasetError, DatasetInfo, Example
 from veracity.datasets.liar import archive_host
+from veracity.runtime.environment import default_data_dir
 
 FOLDER = "advfact"
 ATTACKS = ("fakegpt", "poisonedrag")

@@ -35,7 +35,6 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -73,6 +72,8 @@ LEGACY_DOWNLOADS = ".downloads"
 def download_path(root: Path, folder: str | None, name: str) -> Path:
     """Where download `name` of set `folder` is kept under data directory `root`."""
     return root / DOWNLOADS / (folder or "shared") / name
+
+
 MANIFEST = ".veracity-dataset.json"
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 TIMEOUT = httpx.Timeout(connect=20.0, read=60.0, write=60.0, pool=20.0)
@@ -119,11 +120,6 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def offline_requested() -> bool:
-    """Whether ``VERACITY_OFFLINE`` asks for no network use."""
-    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
 
 
 class Lock:

@@ -3,8 +3,10 @@
 Every entry point builds its runs here — the Python API, `veracity check`, `eval`,
 `calibrate`, and the server, MCP and batch front ends — so a run is assembled one way:
 
-1. `resolve_config` — a run or experiment YAML (or none), its variant, then the
-   command-line flags, which always win over the file;
+1. `layered_config` — the defaults, the environment's model settings
+   (`veracity.runtime.environment`, the one reader of ``VERACITY_*``), a run or experiment
+   YAML (or none), its variant, then the command-line flags, which always win over the
+   file (`evaluation_config` adds what an evaluation resumes or runs again from);
 2. `veracity.runtime.spec.resolve_spec` — the effective run (`RunSpec`), resolved once:
    the method's own config class validates ``method_config``, the label space is chosen,
    the backend's options model validates the model's options;
@@ -30,9 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from veracity.core import registry
 from veracity.core.bounds import completion_tokens_problem
-from veracity.core.config import RunConfig, load_run_config, run_config_from
+from veracity.core.config import (
+    LLMConfig,
+    RunConfig,
+    load_run_config,
+    run_config_from,
+    validation_message,
+)
 from veracity.core.errors import (
     ConfigError,
     LabelError,
@@ -49,7 +59,8 @@ from veracity.llm.options import LLMSpec
 from veracity.methods.base import BaseMethod, load_method
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
-from veracity.runtime.home import home_paths, model_builder, offline, user_http_client
+from veracity.runtime.environment import Environment, default_data_dir, environment
+from veracity.runtime.home import home_paths, model_builder, user_http_client
 from veracity.runtime.spec import RunSpec, resolve_spec
 
 log = logging.getLogger("veracity")
@@ -143,15 +154,18 @@ class Run:
 _closing: set[asyncio.Task[None]] = set()  # closes under way (kept from garbage collection)
 
 
-def resolve_config(
+def layered_config(
     path: str | Path | None = None,
     *,
     variant: str | None = None,
     flags: Mapping[str, Any] | None = None,
     base: RunConfig | None = None,
+    env: Environment | None = None,
 ) -> RunConfig:
-    """The run config: `base` or the file at `path` (or the defaults), its `variant`, then
-    `flags` (None values mean "not given"; see `RunConfig.with_overrides`).
+    """The run config, layered: the defaults, the environment's model settings (`env`,
+    default: read now), then `base` or the file at `path` (a run or experiment file, or a
+    run directory's record), its `variant`, then `flags` (None values mean "not given";
+    see `RunConfig.with_overrides`).
 
     Paths in the file resolve against its folder and may not leave it, except those the
     flags replace (`veracity.core.config.load_run_config`).
@@ -166,8 +180,64 @@ def resolve_config(
         cfg = _load_file(path, flags)
     else:
         cfg = RunConfig()
+    # the environment's model settings below what the file (or the base) gave
+    env = env or environment()
+    cfg = cfg.model_copy(update={"llm": LLMConfig.layered(cfg.llm.given(), env.llm_settings())})
     cfg = cfg.with_variant(variant)
     return cfg.with_overrides(flags) if flags else cfg
+
+
+def evaluation_config(
+    path: str | Path | None,
+    out_dir: str | Path | None,
+    variant: str | None,
+    flags: Mapping[str, Any],
+    spec: str | Path | None = None,
+    trust_spec: bool = False,
+    env: Environment | None = None,
+) -> RunConfig:
+    """An evaluation's (or a batch's) run config: the file (or the spec another run
+    directory recorded, with `spec`; or, resuming, the run directory's own record) with
+    its variant, then the flags, which always win (`layered_config`). An evaluation keeps
+    every reply, sampled ones included, so it can be replayed: a default ``auto`` LLM
+    cache mode becomes ``record``.
+
+    A spec that reaches outside its run directory (an endpoint, a key variable, a command,
+    files elsewhere) is refused unless `trust_spec` (`veracity.runtime.spec.read_spec`).
+
+    Raises:
+        ConfigError: as `layered_config`, and a spec given with a file or variant, a
+            variant without a file, or a resumed directory of another variant.
+    """
+    from veracity.runtime.record import has_record, read_record
+    from veracity.runtime.spec import read_spec
+
+    base = None
+    if trust_spec and spec is None:
+        raise ConfigError("--trust-spec goes with --spec RUN_DIR")
+    if spec is not None:
+        if path is not None or variant is not None:
+            raise ConfigError("--spec runs a recorded spec: give it without --config/--variant")
+        base = read_spec(spec, trust=trust_spec, given=flags).to_config()
+    elif path is None and out_dir is not None and has_record(out_dir):
+        try:
+            stored = read_record(out_dir).config
+        except RunStoreError as exc:
+            raise ConfigError(str(exc)) from None
+        try:  # the user's own directory, resumed: its paths are theirs
+            base = RunConfig.model_validate(stored)
+        except ValidationError as exc:
+            raise ConfigError(f"{out_dir}: its run config: {validation_message(exc)}") from None
+        if variant is not None and variant != base.variant:
+            raise ConfigError(f"{out_dir} holds variant {base.variant!r}, not {variant!r}")
+        variant = None
+    elif path is None and variant is not None:
+        raise ConfigError("--variant needs --config (variants live in experiment configs)")
+    cfg = layered_config(path, variant=variant, flags=flags, base=base, env=env)
+    if cfg.llm.cache_mode == "auto":
+        # every response is kept, sampled ones included, so the run can be replayed
+        cfg = cfg.with_overrides({"llm": {"cache_mode": "record"}})
+    return cfg
 
 
 def _load_file(path: str | Path, flags: Mapping[str, Any] | None) -> RunConfig:
@@ -220,14 +290,14 @@ def build_llm(
 def _source_options(config: RunConfig | RunSpec) -> dict[str, dict[str, Any]]:
     """Each source's options, with the run's data directory handed to recorded sources that
     name no path (their traces live in the benchmark data, which a run may set with
-    ``data_dir``; without one they look in the default data directory)."""
+    ``data_dir``; without one, the environment's data directory)."""
     from veracity.retrieval.recorded.source import TRACES_SUBDIR
 
     options = {name: dict(opts or {}) for name, opts in config.sources.items()}
-    if config.data_dir is not None:
-        for opts in options.values():
-            if opts.get("type") == "recorded" and not opts.get("path"):
-                opts["path"] = str(Path(config.data_dir) / TRACES_SUBDIR)
+    for opts in options.values():
+        if opts.get("type") == "recorded" and not opts.get("path"):
+            root = config.data_dir if config.data_dir is not None else default_data_dir()
+            opts["path"] = str(Path(root) / TRACES_SUBDIR)
     return options
 
 
@@ -295,7 +365,7 @@ def with_default_sources(
     from veracity.retrieval.defaults import default_sources, network_available
 
     if online is None:
-        online = network_available(offline=offline())
+        online = network_available(offline=environment().offline)
     chosen = default_sources(config.method, needs, online=online, indexes_dir=home_paths().indexes)
     update = {"sources": chosen.sources, "method_config": chosen.method_config}
     return config.with_overrides(update), chosen.notes
@@ -360,7 +430,7 @@ def build_run(
     """Assemble a run from its resolved config.
 
     Args:
-        config: the resolved run config (see `resolve_config`).
+        config: the resolved run config (see `layered_config`).
         llm: a model to use instead of building the configured one (tests, servers
             sharing one loaded model); it is wrapped for accounting when it is not managed.
         caches: where the run's LLM and HTTP caches live (a run directory's, for eval).
@@ -456,7 +526,8 @@ __all__ = [
     "build_method",
     "build_run",
     "build_sources",
-    "resolve_config",
+    "evaluation_config",
+    "layered_config",
     "resolve_run",
     "resolve_spec",
     "with_default_sources",

@@ -1,21 +1,22 @@
-"""The environment's settings, read here and nowhere below `veracity.runtime`.
+"""The home folder and what lives in it, from the environment (`veracity.runtime.
+environment`, the one reader of ``VERACITY_*``).
 
 The layers below the composition root take their paths and switches as arguments;
-these functions are where the ``VERACITY_*`` environment becomes those arguments.
+these functions are where the environment becomes those arguments.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from veracity.core.config import LLMConfig, settings
+from veracity.core.config import LLMConfig
 from veracity.core.infra import CacheMode
 from veracity.core.paths import HomePaths
 from veracity.nlp import embeddings
+from veracity.runtime.environment import environment
 
 if TYPE_CHECKING:
     from veracity.llm.client import ManagedLLM
@@ -28,13 +29,12 @@ _user_lock = threading.Lock()
 def home_paths() -> HomePaths:
     """The home folder and the folders under it, from ``VERACITY_HOME`` and
     ``VERACITY_MODELS_DIR`` (re-read on each call, so tests and CLIs can change them)."""
-    s = settings()
-    return HomePaths(home=s.home, models_override=s.models_dir_override)
+    return environment().paths
 
 
 def offline() -> bool:
     """Whether ``VERACITY_OFFLINE`` forbids network probes and downloads."""
-    return os.environ.get("VERACITY_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+    return environment().offline
 
 
 def _embedder_store() -> tuple[Path, bool]:
@@ -53,7 +53,7 @@ def user_http_client(cache_mode: CacheMode | None = None) -> HttpClient:
     from veracity.retrieval.transport.http import HttpClient
     from veracity.retrieval.transport.parts import HttpConfig
 
-    s = settings()
+    s = environment()
     mode: CacheMode = cache_mode or s.cache_mode or "auto"
     key = (str(s.home), mode)
     with _user_lock:
@@ -71,8 +71,9 @@ def model_builder() -> Callable[[Mapping[str, Any]], ManagedLLM]:
     def build(section: Mapping[str, Any]) -> ManagedLLM:
         from veracity.llm.factory import build_llm
 
-        home = home_paths()
-        cfg = LLMConfig.from_settings(**section)
+        env = environment()
+        home = env.paths
+        cfg = LLMConfig.layered({}, env.llm_settings()).merged(section)
         return build_llm(cfg, user_cache=home.llm_cache, models_dir=home.models)
 
     return build

@@ -48,6 +48,7 @@ from veracity.runtime import (
     assemble_run,
     build_llm,
     build_sources,
+    layered_config,
     resolve_run,
 )
 from veracity.runtime.home import home_paths
@@ -157,7 +158,7 @@ class Veracity:
     """Checks over one resolved run config, for every front end.
 
     Args:
-        config: the resolved run config (`veracity.runtime.resolve_config`).
+        config: the resolved run config (`veracity.runtime.layered_config`).
         llm: a model to share instead of building the configured one (not closed here).
         models: other model names a request may pick (the configured one comes first).
         options_refusal: when set, request options are refused with this text (a server
@@ -183,7 +184,7 @@ class Veracity:
         backend: LLM | None = None,
         shared_limit: SharedLimit | None = None,
     ):
-        self.config = config or RunConfig()
+        self.config = config or layered_config()  # the environment's model, else defaults
         self.caches = caches
         self.options_refusal = options_refusal
         self._build = {"progress": progress, "backend": backend, "shared_limit": shared_limit}

@@ -2,7 +2,7 @@
 
 A run is given in layers, later ones winning: built-in defaults < ``VERACITY_*``
 environment < run or experiment file (and its variant) < command-line flags
-(`veracity.runtime.resolve_config` makes that `RunConfig`). `resolve_spec` then resolves
+(`veracity.runtime.layered_config` makes that `RunConfig`). `resolve_spec` then resolves
 it once, against the registries:
 
 - the method's own config class validates ``method_config`` (an unknown key is refused
@@ -199,7 +199,7 @@ def resolve_spec(config: RunConfig, *, prefer_labels: str | None = None) -> RunS
     """Resolve `config` (flags, file, environment and defaults already layered) once.
 
     Args:
-        config: the run config (see `veracity.runtime.resolve_config`).
+        config: the run config (see `veracity.runtime.layered_config`).
         prefer_labels: the label space to use when `config.labels` is not set and the
             method answers in it (a dataset's own space).
 

@@ -21,7 +21,7 @@ import veracity
 from veracity.core.config import RunConfig
 from veracity.core.errors import StorageError, problem_text, problems
 from veracity.core.netguard import HostGuard, HostPolicy
-from veracity.runtime import resolve_config
+from veracity.runtime import layered_config
 from veracity.runtime.service import LLM
 from veracity.server import api, ui
 from veracity.server.guards import (
@@ -63,7 +63,7 @@ def create_app(
         llm: a model to share instead of building the configured one (tests, embedding).
     """
     settings = settings or ServerSettings()
-    config = run_config or resolve_config(settings.run_config)
+    config = run_config or layered_config(settings.run_config)
     JobStore.verify(settings.database)  # a damaged or unwritable one stops us here, not later
 
     @contextlib.asynccontextmanager

@@ -16,8 +16,8 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from veracity.core.bounds import Bytes, Items, Seconds
-from veracity.core.config import settings as veracity_settings
 from veracity.core.netguard import ANY_HOST, split_host
+from veracity.runtime.environment import environment
 from veracity.server.retention import RetentionPolicy
 
 
@@ -97,7 +97,7 @@ class ServerSettings(BaseSettings):
     @property
     def database(self) -> Path:
         """The SQLite file holding jobs, events and verdicts."""
-        base = self.data_dir or veracity_settings().home / "server"
+        base = self.data_dir or environment().home / "server"
         return base / "jobs.sqlite"
 
     @property

@@ -73,7 +73,7 @@ def _experiment(config: Path | None, flags: dict[str, Any]) -> RunConfig:
     named = load_yaml(config).get("method") if config is not None else None
     if named not in (None, "radar"):
         raise ConfigError(f"{config} configures {named!r}; calibration is for radar")
-    base = runtime.resolve_config(config, flags=flags)
+    base = runtime.layered_config(config, flags=flags)
     update: dict[str, Any] = {"method": "radar", "method_config": _RECORDING}
     if base.method_config.get("evidence") == "given":
         update["gold_evidence"] = True  # the given-evidence setting hands claims theirs

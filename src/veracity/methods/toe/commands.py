@@ -110,7 +110,7 @@ def _setup(
     from veracity.datasets import load_dataset
     from veracity.evaluation.prepare import open_dataset, select_examples
     from veracity.methods.toe.training import ToETrainer
-    from veracity.runtime import build_run, resolve_config
+    from veracity.runtime import build_run, layered_config
 
     flags = {
         "method": "toe",
@@ -118,7 +118,7 @@ def _setup(
         "llm": llm_flags,
         "sources": parse_source_options(source or []) or None,
     }
-    cfg = resolve_config(config, flags=flags)
+    cfg = layered_config(config, flags=flags)
     # the judge scores and the rules aggregate while collecting: they are the teachers
     teach = {
         "scorer": "llm_judge", "aggregator": "rules", "checkpoint": None, "trained_on": None,
@@ -217,10 +217,10 @@ def build(
 
     from veracity.core.config import validation_message
     from veracity.evaluation.advfact import BuildOptions, build_advfact
-    from veracity.runtime import build_llm, resolve_config
+    from veracity.runtime import build_llm, layered_config
 
     try:
-        cfg = resolve_config(
+        cfg = layered_config(
             None, flags={"llm": {"model": model, "base_url": base_url, "provider": provider}}
         )
         options = BuildOptions(

@@ -148,7 +148,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def resolve_config(raw: dict[str, Any] | ZoFiaConfig) -> ZoFiaConfig:
+def with_zofia_variant(raw: dict[str, Any] | ZoFiaConfig) -> ZoFiaConfig:
     """Apply a named variant's overrides (explicit settings in `raw` still win)."""
     data = raw.model_dump(exclude_unset=True) if isinstance(raw, ZoFiaConfig) else dict(raw)
     name = data.get("variant")

@@ -20,7 +20,7 @@ from veracity.deliberation import verdict_fields
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.zofia.analysis import AnalystReports, Analysts, ExtractedClaims
-from veracity.methods.zofia.config import ZoFiaConfig, resolve_config
+from veracity.methods.zofia.config import ZoFiaConfig, with_zofia_variant
 from veracity.methods.zofia.debate import build_debate, judge_without_debate
 from veracity.methods.zofia.rag import ClaimRAG
 from veracity.methods.zofia.retrieval import (
@@ -69,7 +69,7 @@ class ZoFiaMethod(BaseMethod):
     ):
         raw = config.model_dump(exclude_unset=True) if isinstance(config, MethodConfig) else config
         try:
-            resolved = resolve_config(dict(raw or {}))
+            resolved = with_zofia_variant(dict(raw or {}))
         except ValueError as exc:
             raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
         super().__init__(llm, resolved, sources=sources, home=home)
@@ -101,7 +101,7 @@ class ZoFiaMethod(BaseMethod):
     @classmethod
     def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
         try:
-            cfg = resolve_config(dict(config))
+            cfg = with_zofia_variant(dict(config))
         except ValueError:
             return []
         needs = []

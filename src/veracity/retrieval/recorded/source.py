@@ -35,7 +35,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from veracity.core import context
-from veracity.core.config import ConfigError, data_dir, default_data_dir
 from veracity.core.events import Note
 from veracity.core.types import Document
 from veracity.retrieval.base import Query, SourceUnreachable, apply_rules
@@ -128,18 +127,16 @@ class RecordedSource:
         return f"RecordedSource(name={self.name!r}, files={len(self.files)})"
 
     def _files(self) -> list[Path]:
-        if self.options.path:
-            root = Path(self.options.path)
-        else:
-            try:
-                root = data_dir() / TRACES_SUBDIR
-            except ConfigError:  # no data directory yet: say how to fill it (below)
-                root = default_data_dir() / TRACES_SUBDIR
-        files = sorted(root.glob("*.json")) if root.is_dir() else [root] if root.is_file() else []
+        # the composition root hands the data directory's traces folder to a source that
+        # names none (`veracity.runtime`); nothing here reads the environment
+        root = Path(self.options.path) if self.options.path else None
+        found = [] if root is None else sorted(root.glob("*.json")) if root.is_dir() else []
+        files = found or ([root] if root is not None and root.is_file() else [])
         if not files:
+            where = f"at {root}" if root is not None else "given (path=)"
             raise SourceUnreachable(
                 self.name,
-                f"no recorded traces at {root}; get them with `veracity datasets get "
+                f"no recorded traces {where}; get them with `veracity datasets get "
                 "mermaid_eval_sets` (or set VERACITY_DATA_DIR, or path=)",
             )
         return files
