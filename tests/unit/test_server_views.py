@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from veracity.core import registry
+from veracity.core.events import (
+    ClaimChecked,
+    ClaimsFound,
+    MemoryAccess,
+    OtherEvent,
+    Stage,
+    TraceEvent,
+    parse_event,
+)
 from veracity.core.types import Document, Evidence, Trace, Verdict
+from veracity.methods.base import BaseMethod
+from veracity.methods.s2mad import S2MADMethod
+from veracity.methods.view import ViewGroup, ViewItem, ViewPart
 from veracity.server import views
 from veracity.server.store import JobRow
 from veracity.server.ui import templates
@@ -13,8 +32,19 @@ def _verdict(trace: Trace, **fields) -> dict:
     return Verdict(**{**base, **fields}, trace=trace).model_dump(mode="json")
 
 
-def _events(trace: Trace) -> list[dict]:
-    return [e.model_dump(mode="json") for e in trace.events]
+def _events(trace: Trace) -> list[TraceEvent]:
+    """The events as the web UI gets them: stored as JSON, read back into their classes."""
+    return views.stored_events({"trace": trace.model_dump(mode="json")})
+
+
+def _render(verdict: dict, report: views.Report) -> str:
+    row = JobRow(
+        "j1", "2026-01-01T00:00:00", None, None, "done", {"input": {}}, verdict["method"],
+        "claim", "x", "TRUE", 1.0, verdict, None, None,
+    )  # fmt: skip
+    return templates.get_template("_report.html.j2").render(
+        auth=False, job=row, verdict=verdict, report=report, warning=None
+    )
 
 
 def test_the_quoted_span_is_marked_inside_a_window_of_its_passage():
@@ -49,16 +79,28 @@ def test_debate_rounds_stop_signals_and_rulings_come_out_by_round():
     assert signals[0]["extra"] == {"p_stop": 0.3, "p_continue": 0.7}
 
 
-def test_stance_groups_show_the_reply_texts_with_their_scores():
+def test_s2mads_stance_panel_comes_from_s2mad_with_the_reply_texts_and_scores():
     t = Trace()
     t.add("decision", "stance_scorer", scores={"r1": 0.9, "r2": -0.8})
     t.add("stage", "s2mad", step="stance_separation", mode="stance", p=["r1"], n=["r2"])
-    request = {"input": {"replies": [{"id": "r1", "text": "yes"}, {"id": "r2", "text": "no"}]}}
-    groups = views.stance_groups(_events(t), request)
-    assert groups == [
-        {"name": "supporting", "replies": [{"id": "r1", "text": "yes", "score": 0.9}]},
-        {"name": "opposing", "replies": [{"id": "r2", "text": "no", "score": -0.8}]},
+    item = {"replies": [{"id": "r1", "text": "yes"}, {"id": "r2", "text": "no"}]}
+    parts = S2MADMethod.view_parts(_events(t), item)
+    assert parts == [
+        ViewPart(
+            "stance-groups",
+            "Replies by stance",
+            [
+                ViewGroup("Supporting (1)", [ViewItem("yes", "stance 0.90")]),
+                ViewGroup("Opposing (1)", [ViewItem("no", "stance -0.80")]),
+            ],
+        )
     ]
+    verdict = _verdict(t, method="s2mad")
+    report = views.build_report(verdict, {"input": item})
+    assert report.parts == parts  # the report asks the verdict's method
+    html = _render(verdict, report)
+    assert 'id="stance-groups"' in html and "Supporting (1)" in html
+    assert views.build_report(_verdict(t, method="m"), {"input": item}).parts == []
 
 
 def test_tree_nodes_nest_under_their_parents_with_their_latest_state():
@@ -127,3 +169,72 @@ def test_an_abstention_is_shown_as_no_decision_with_its_reason():
     )
     assert "No decision" in html and "the judges disagreed" in html
     assert 'class="card verdict abstained"' in html
+
+
+class _TallyMethod(BaseMethod):
+    """A demo method of this test: its own panel counts the stages of its trace."""
+
+    name = "tally_demo"
+
+    async def run(self, item, ctx):  # never run here
+        raise NotImplementedError
+
+    @classmethod
+    def view_parts(cls, events, item):
+        steps = [e.step for e in events if isinstance(e, Stage) and e.step]
+        items = [ViewItem(step, "stage") for step in steps]
+        return [ViewPart("tally", f"Tally of {item.get('text')}", [ViewGroup("Steps", items)])]
+
+
+def test_a_method_registered_in_a_test_adds_its_own_panel_to_the_rendered_report(monkeypatch):
+    t = Trace()
+    t.add("stage", "tally_demo", step="<b>counted</b>")
+    verdict = _verdict(t, method="tally_demo")
+    monkeypatch.setitem(registry.methods._items, "tally_demo", _TallyMethod)
+    report = views.build_report(verdict, {"input": {"text": "the claim"}})
+    html = _render(verdict, report)
+    monkeypatch.undo()
+    assert 'id="tally"' in html and "Tally of the claim" in html
+    assert '&lt;b&gt;counted&lt;/b&gt; <span class="muted">(stage)</span>' in html
+    # a method this server does not have: the generic panels only
+    assert views.build_report(verdict, {"input": {}}).parts == []
+
+
+def test_the_server_package_names_no_method():
+    package = Path(views.__file__).parent
+    names = ("s2mad", "radar", "zofia", "toe", "mermaid", "stance_separation")
+    pattern = re.compile(r"\b(" + "|".join(names) + r")\b", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(package)}:{n}: {line.strip()}"
+        for path in sorted(package.rglob("*"))
+        if path.is_file() and path.suffix in (".py", ".j2", ".js", ".html", ".css")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("cls", "fields"),
+    [
+        (ClaimsFound, {"count": 1, "claim_count": 1}),
+        (ClaimChecked, {"claim_id": "c1", "status": "checked", "verdict": "TRUE"}),
+        (MemoryAccess, {"action": "store", "stored": 2}),
+    ],
+)
+def test_closed_events_refuse_a_field_they_do_not_declare(cls, fields):
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        cls(name="x", **fields)
+    stored = {"kind": cls.model_fields["kind"].default, "name": "x", "t": 0.0, "data": fields}
+    assert isinstance(parse_event(stored), OtherEvent)  # a stored one is still read
+
+
+def test_the_fields_closed_events_carry_are_declared_and_round_trip():
+    assert ClaimsFound(name="claims", count=0).dropped_unanchored == []
+    assert MemoryAccess(name="m", action="recall").new is None
+    found = ClaimsFound(name="claims", count=1, claims=[], dropped_unanchored=["c2"])
+    assert parse_event(found.model_dump(mode="json")) == found
+    store = MemoryAccess(name="evidence_memory", action="store", new=2, duplicates=1)
+    assert parse_event(store.model_dump(mode="json")).data == {
+        "action": "store", "new": 2, "duplicates": 1,
+    }  # fmt: skip

@@ -2,9 +2,19 @@
 
 Every step a check records is an instance of one of these classes, emitted as an object
 (``ctx.emit(SearchDone(name="wikipedia", cached=False, results=ids))``). The fields a
-consumer may rely on are declared (those every emitter gives are required); a method may
-add fields of its own as keyword arguments (kept, JSON-serialisable). Consumers (the CLI,
-the server, the MCP server, reports) dispatch on the class.
+consumer may rely on are declared (those every emitter gives are required). Consumers (the
+CLI, the server, the MCP server, reports) dispatch on the class; what only one method
+shows comes from that method (`veracity.methods.base.BaseMethod.view_parts`).
+
+Extra fields. The document events (`ClaimsFound`, `ClaimChecked`) and `MemoryAccess` are
+closed: a field they do not declare is refused (a typo is a bug, not a silent payload).
+The others stay open, because methods put payloads of their own in them: in the tree as of
+this writing about 150 keyword fields over ~45 emitters in ~30 modules (S2MAD's ``p``/``n``
+split on a `Stage`, ToE's ``node`` on a `Note` or `Fault`, RADAR's pool sizes, ReAct's
+``shown_input`` on a `Decision`, the model-call and search extras passed through
+`veracity.core.context.CheckContext`). Closing them means moving those payloads under a
+typed field at every emitter, in modules other owners were changing at the time; it is
+left for a step of its own. The extras of an open class are kept and JSON-serialisable.
 
 The JSON form is the same as before the classes existed, ``{"kind", "name", "t",
 "data"}`` with the payload under ``data``, so stored runs read back unchanged. A stored
@@ -169,10 +179,14 @@ class TreeNode(TraceEvent):
 class MemoryAccess(TraceEvent):
     """An evidence-memory recall or store."""
 
+    model_config = ConfigDict(extra="forbid")
+
     kind: Literal["memory_recall"] = "memory_recall"
     action: Literal["recall", "store"]
     entities: list[str] = Field(default_factory=list)
-    hits: int | None = None
+    hits: int | None = None  # a recall: documents found
+    new: int | None = None  # a store: documents not stored before ...
+    duplicates: int | None = None  # ... and ones already stored
 
 
 class Stage(TraceEvent):
@@ -221,14 +235,19 @@ class ClaimsFound(TraceEvent):
     character offsets into the document's text; ``category`` is None when not assessed.
     """
 
+    model_config = ConfigDict(extra="forbid")
+
     kind: Literal["claims_found"] = "claims_found"
     count: int = Field(ge=0)
     claims: list[dict[str, Any]] = Field(default_factory=list)
     sentences: int | None = None  # sentences read
+    dropped_unanchored: list[str] = Field(default_factory=list)  # claims with no span found
 
 
 class ClaimChecked(TraceEvent):
     """One claim of a document done: checked, abstained, failed or not check-worthy."""
+
+    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["claim_checked"] = "claim_checked"
     claim_id: str

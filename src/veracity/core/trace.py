@@ -1,5 +1,5 @@
 """The trace of a check: typed events (`veracity.core.events`) in order of occurrence,
-and each event in words for people (`describe_event`).
+and each event in words for people (`event_sentence`; `describe_event` for a stored one).
 
 `veracity.core.types` re-exports these names.
 """
@@ -122,9 +122,15 @@ SENTENCE_CHARS = 160  # free text (a turn, a query, an error) is cut here in a s
 
 
 def describe_event(kind: str, name: str, data: Mapping[str, Any]) -> str:
-    """One plain sentence saying what a trace event records, for people: progress lists,
-    reports ("Searched wikipedia for “…”: 4 results", "Politician, round 2 (rebuttal):
-    …", "Setup: …"). `data` is the event's payload as stored (see `event_sentence`).
+    """One plain sentence saying what a stored trace event records, for people: progress
+    lists, reports ("Searched wikipedia for “…”: 4 results", "Politician, round 2
+    (rebuttal): …", "Setup: …"). `data` is the event's payload as stored (see
+    `event_sentence`).
+
+    Only for events read back from storage as JSON (the server's job store streaming a
+    running check's events): the one place a dict is parsed into its event class here.
+    Code that holds an event object calls `event_sentence`; the web UI reads a stored
+    verdict's trace back into classes once (`veracity.server.views.stored_events`).
 
     Every kind has a sentence of its own; a kind it does not know, and fields a sentence
     does not name, come out as ``key: value`` pairs, never as JSON. The sentence is plain

@@ -12,7 +12,7 @@ are raised.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from veracity.core import context, registry
 from veracity.core.context import CheckContext
 from veracity.core.errors import InputError, MethodConfigError, problem_text
-from veracity.core.events import Fault, Note, Stage
+from veracity.core.events import Fault, Note, Stage, TraceEvent
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
 from veracity.core.paths import HomePaths
@@ -43,6 +43,7 @@ from veracity.methods.config import ChoiceConfig as ChoiceConfig
 from veracity.methods.config import MethodConfig
 from veracity.methods.failures import weigh_search_failures
 from veracity.methods.labelling import settle_probabilities
+from veracity.methods.view import ViewPart
 from veracity.prompting import PromptBundle, PromptError, using_prompts
 from veracity.retrieval.base import Source, SourceAuthError, SourceError
 from veracity.retrieval.defaults import SourceNeed
@@ -179,6 +180,14 @@ class BaseMethod(ABC):
         if self.sources:
             return True
         return bool(type(self).source_needs(self.config.model_dump(exclude_unset=True)))
+
+    @classmethod
+    def view_parts(cls, events: Sequence[TraceEvent], item: Mapping[str, Any]) -> list[ViewPart]:
+        """This method's own panels in the web UI's report of a check (`ViewPart`s, after
+        the evidence), read from the check's typed trace `events` and its input `item` as
+        given (a dict: ``text``, ``replies``, ...); [] by default. The generic panels
+        (debate, stop signals, trajectory, tree, searches) need nothing here."""
+        return []
 
     @classmethod
     def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:

@@ -1,10 +1,11 @@
 """What the web UI shows of a document check: the annotated document, live or finished,
 and one claim's own method view.
 
-While the check runs, the view is built from the job's progress events (``claims_found``
-and ``claim_checked``) and the document's text (as given, or as fetched, which the live
-job holds); once it ends, from the stored `DocumentReport`. Both go through
-`veracity.documents.annotate`, so the page and the HTML report mark text the same way.
+While the check runs, the view is built from the job's progress events (`ClaimsFound`
+and `ClaimChecked`, read back from the job store) and the document's text (as given, or
+as fetched, which the live job holds); once it ends, from the stored `DocumentReport`.
+Both go through `veracity.documents.annotate`, so the page and the HTML report mark text
+the same way.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from veracity.core.errors import InputError
+from veracity.core.events import ClaimChecked, ClaimsFound, parse_event
 from veracity.documents import DocumentReport, from_text
 from veracity.documents.annotate import DocumentView, live_view, view
 from veracity.server.jobs import JobManager
 from veracity.server.schemas import FINISHED
 from veracity.server.store import JobRow
 from veracity.server.views import Report, build_report
+
+_LIVE_KINDS = tuple(cls.model_fields["kind"].default for cls in (ClaimsFound, ClaimChecked))
 
 
 def finished_view(row: JobRow) -> DocumentView | None:
@@ -38,13 +42,13 @@ def document_view(row: JobRow, jobs: JobManager) -> DocumentView:
     claims: list[dict[str, Any]] = []
     dropped: list[str] = []
     checked: dict[str, dict[str, Any]] = {}
-    for body in jobs.store.trace_of_kinds(row.id, ("claims_found", "claim_checked")):
-        data = body.get("data") or {}
-        if body.get("kind") == "claims_found":
-            claims = [c for c in data.get("claims") or [] if isinstance(c, dict)]
-            dropped = [str(d) for d in data.get("dropped_unanchored") or []]
-        elif body.get("kind") == "claim_checked":
-            checked[str(data.get("claim_id"))] = data
+    for body in jobs.store.trace_of_kinds(row.id, _LIVE_KINDS):
+        match parse_event(body):  # a stored event, read back into its class
+            case ClaimsFound() as found:
+                claims = [c for c in found.claims if isinstance(c, dict)]
+                dropped = [str(d) for d in found.dropped_unanchored]
+            case ClaimChecked() as done:
+                checked[done.claim_id] = done.data
     return live_view(
         text or "",
         claims if text else [],

@@ -1,18 +1,35 @@
 """What the web UI shows of a verdict, read from the verdict and its typed trace events.
 
-Every view is built from event kinds and payload fields (`veracity.core.types.EVENT_DATA`),
-never from a method's name, so a new method's debate, stop signals, trajectory or tree
-appears without changes here; kinds no view knows are listed generically.
+Every view is built from the event classes of `veracity.core.events` (a stored trace is
+read back into them once, by `stored_events`), never from a method's name, so a new
+method's debate, stop signals, trajectory or tree appears without changes here; events no
+view knows are listed generically. What only one method has (a post's replies by stance)
+comes from that method's `BaseMethod.view_parts` hook, rendered by a generic template.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity.core.trace import describe_event
+from veracity.core import registry
+from veracity.core.events import (
+    AgentStep,
+    AgentTurn,
+    Fault,
+    Ruling,
+    SearchDone,
+    StopSignal,
+    ToolCall,
+    TraceEvent,
+    parse_event,
+)
+from veracity.core.events import TreeNode as TreeNodeEvent
+from veracity.core.trace import event_sentence
 from veracity.core.weblinks import web_link
+from veracity.methods.view import ViewPart
 
 PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
 
@@ -55,7 +72,7 @@ class Report:
     evidence: list[EvidenceView]
     rounds: list[dict[str, Any]]  # debate: round, turns, rulings
     stop_signals: list[dict[str, Any]]
-    stance_groups: list[dict[str, Any]]
+    parts: list[ViewPart]  # the method's own panels (`BaseMethod.view_parts`)
     trajectory: list[dict[str, Any]]
     tree: list[TreeNode]
     searches: list[dict[str, Any]]
@@ -89,7 +106,7 @@ def passage(text: str, quote: str | None) -> tuple[list[Segment], bool]:
     return [Segment(before), Segment(text[start:end], mark=True), Segment(after)], True
 
 
-def evidence_views(verdict: dict[str, Any]) -> list[EvidenceView]:
+def evidence_views(verdict: Mapping[str, Any]) -> list[EvidenceView]:
     out = []
     for ev in verdict.get("evidence") or []:
         doc = ev.get("document") or {}
@@ -112,100 +129,67 @@ def evidence_views(verdict: dict[str, Any]) -> list[EvidenceView]:
     return out
 
 
-def debate_rounds(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def debate_rounds(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     """Debate turns and rulings grouped by round, in order (turns with a round number)."""
     rounds: dict[int, dict[str, Any]] = {}
     for e in events:
-        data = e["data"]
+        data = e.data
         rnd = data.get("round")
-        if rnd is None or e["kind"] not in ("agent_turn", "ruling"):
+        if rnd is None or not isinstance(e, AgentTurn | AgentStep | Ruling):
             continue
         slot = rounds.setdefault(rnd, {"round": rnd, "turns": [], "rulings": []})
-        if e["kind"] == "agent_turn":
-            slot["turns"].append({"role": e["name"], **_pick(data, "phase", "stance", "text")})
-        else:
+        if isinstance(e, Ruling):
             slot["rulings"].append(
-                {"judge": e["name"], **_pick(data, "decision", "confidence", "reason")}
+                {"judge": e.name, **_pick(data, "decision", "confidence", "reason")}
             )
+        else:
+            slot["turns"].append({"role": e.name, **_pick(data, "phase", "stance", "text")})
     return [rounds[k] for k in sorted(rounds)]
 
 
-def stop_signals(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def stop_signals(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     """Every stopping reading, by round: who read it, stop or not, margin, confidence and
-    the other scalar readings (e.g. RADAR's p_stop / p_continue)."""
+    the other scalar readings (e.g. a learned policy's p_stop / p_continue)."""
     main = ("round", "stop", "margin", "confidence")
     rows = []
     for e in events:
-        if e["kind"] != "stop_signal":
+        if not isinstance(e, StopSignal):
             continue
-        data = e["data"]
+        data = e.data
         extra = {
             k: v for k, v in data.items()
             if k not in main and v is not None and not isinstance(v, dict | list)
         }  # fmt: skip
-        rows.append({"name": e["name"], **{k: data.get(k) for k in main}, "extra": extra})
+        rows.append({"name": e.name, **{k: data.get(k) for k in main}, "extra": extra})
     return sorted(rows, key=lambda r: (r["round"] is None, r["round"] or 0))
 
 
-def stance_groups(events: list[dict[str, Any]], request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Replies split by stance (a ``stance_separation`` stage), with their texts and scores."""
-    replies = {r.get("id"): r for r in (request.get("input") or {}).get("replies") or []}
-    scores: dict[str, Any] = {}
-    split: dict[str, Any] | None = None
-    for e in events:
-        data = e["data"]
-        if e["kind"] == "decision" and isinstance(data.get("scores"), dict):
-            scores.update(data["scores"])
-        if e["kind"] == "stage" and data.get("step") == "stance_separation":
-            split = data
-    if split is None:
-        return []
-    names = {"p": "supporting", "n": "opposing"}
-    groups = []
-    for key in ("p", "n"):
-        ids = split.get(key) or []
-        groups.append(
-            {
-                "name": names[key],
-                "replies": [
-                    {
-                        "id": i,
-                        "text": (replies.get(i) or {}).get("text", ""),
-                        "score": scores.get(i),
-                    }
-                    for i in ids
-                ],
-            }
-        )
-    return groups
-
-
-def trajectory(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Agent steps (turns with a ``step``) and tool calls, in order."""
+def trajectory(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
+    """Agent steps and tool calls, in order."""
     out = []
     for e in events:
-        data = e["data"]
-        if e["kind"] == "tool_call":
-            fields = _pick(data, "tool", "arguments", "error", "result")
-            out.append({"type": "tool", "name": e["name"], **fields})
-        elif e["kind"] == "agent_turn" and data.get("step") is not None:
-            fields = _pick(data, "step", "thought", "action", "input", "observation")
-            out.append({"type": "step", "name": e["name"], **fields})
+        match e:
+            case ToolCall():
+                fields = _pick(e.data, "tool", "arguments", "error", "result")
+                out.append({"type": "tool", "name": e.name, **fields})
+            case AgentStep():
+                fields = _pick(e.data, "step", "thought", "action", "input", "observation")
+                out.append({"type": "step", "name": e.name, **fields})
     return out
 
 
-def argument_tree(events: list[dict[str, Any]]) -> list[TreeNode]:
+def argument_tree(events: Sequence[TraceEvent]) -> list[TreeNode]:
     """The latest state of every tree node, nested under its parent."""
     nodes: dict[str, TreeNode] = {}
     order: list[str] = []
     for e in events:
-        if e["kind"] != "tree_node":
+        if not isinstance(e, TreeNodeEvent):
             continue
-        node_id = str(e["data"].get("node_id"))
+        node_id = str(e.node_id)
         if node_id not in nodes:
             order.append(node_id)
             nodes[node_id] = TreeNode(node_id, {})
-        latest = {k: v for k, v in e["data"].items() if v is not None}
+        latest = {k: v for k, v in e.data.items() if v is not None}
         nodes[node_id].data = {**nodes[node_id].data, **latest}
     for node in nodes.values():
         node.data = {**_pick(node.data, *_NODE_FIELDS), **node.data}
@@ -220,51 +204,72 @@ def argument_tree(events: list[dict[str, Any]]) -> list[TreeNode]:
     return roots
 
 
-def searches(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def searches(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     out = []
     for e in events:
-        if e["kind"] != "search":
+        if not isinstance(e, SearchDone):
             continue
-        query = e["data"].get("query")
-        text = query.get("text") if isinstance(query, dict) else query
+        text = e.query.get("text") if isinstance(e.query, dict) else e.query
         out.append(
             {
-                "source": e["name"], "kind": e["data"].get("source_kind"),
-                "query": text or "", "results": e["data"].get("results") or [],
-                "cached": e["data"].get("cached"), "t": e["t"],
+                "source": e.name, "kind": e.source_kind, "query": text or "",
+                "results": e.results or [], "cached": e.cached, "t": e.t,
             }
         )  # fmt: skip
     return out
 
 
-def event_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every event: kind, name, time, the event in words and its raw data as indented JSON."""
+def event_rows(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
+    """Every event: kind, name, time, the event in words and its data as indented JSON."""
     return [
         {
-            "kind": e["kind"],
-            "name": e["name"],
-            "t": e["t"],
-            "text": describe_event(e["kind"], e["name"], e.get("data") or {}),
-            "data": json.dumps(e["data"], indent=2, ensure_ascii=False, default=str),
+            "kind": e.kind,
+            "name": e.name,
+            "t": e.t,
+            "text": event_sentence(e),
+            "data": json.dumps(e.data, indent=2, ensure_ascii=False, default=str),
         }
         for e in events
     ]
 
 
-def build_report(verdict: dict[str, Any], request: dict[str, Any]) -> Report:
-    events = (verdict.get("trace") or {}).get("events") or []
+def stored_events(verdict: Mapping[str, Any]) -> list[TraceEvent]:
+    """The typed events of a stored verdict's trace (JSON from the job store or a run
+    directory; an event that does not fit its class reads as an `OtherEvent`)."""
+    raw = (verdict.get("trace") or {}).get("events") or []
+    return [parse_event(e) for e in raw if isinstance(e, Mapping)]
+
+
+def method_parts(
+    method: str | None, events: Sequence[TraceEvent], item: Mapping[str, Any]
+) -> list[ViewPart]:
+    """The panels the check's method adds (`BaseMethod.view_parts`); none for a method
+    this server does not have (a stored check of a plugin since removed)."""
+    if not method or method not in registry.methods:
+        return []
+    try:
+        cls = registry.methods.get(method)
+    except Exception:  # a plugin that no longer imports: the generic panels still show
+        return []
+    hook = getattr(cls, "view_parts", None)
+    return list(hook(events, item)) if callable(hook) else []
+
+
+def build_report(verdict: Mapping[str, Any], request: Mapping[str, Any]) -> Report:
+    events = stored_events(verdict)
+    item = request.get("input") or {}
     return Report(
         evidence=evidence_views(verdict),
         rounds=debate_rounds(events),
         stop_signals=stop_signals(events),
-        stance_groups=stance_groups(events, request),
+        parts=method_parts(verdict.get("method") or request.get("method"), events, item),
         trajectory=trajectory(events),
         tree=argument_tree(events),
         searches=searches(events),
         errors=[
-            {"name": e["name"], **_pick(e["data"], "error", "attempt")}
+            {"name": e.name, **_pick(e.data, "error", "attempt")}
             for e in events
-            if e["kind"] == "error"
+            if isinstance(e, Fault)
         ],
         events=event_rows(events),
     )

@@ -15,6 +15,7 @@ Debaters and the judge answer Fake / Real; the verdict is in the ``rumor`` space
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from veracity.core import context
 from veracity.core.context import CheckContext
-from veracity.core.events import Decision, Note, Stage
+from veracity.core.events import Decision, Note, Stage, TraceEvent
 from veracity.core.types import (
     CheckInput,
     Document,
@@ -52,6 +53,8 @@ from veracity.methods.s2mad.stance import (
     random_split,
     select_top_k,
 )
+from veracity.methods.s2mad.view import stance_groups
+from veracity.methods.view import ViewPart
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 
 
@@ -100,6 +103,11 @@ class S2MADMethod(BaseMethod):
     input_kinds = ("post",)
     description = "stance-separated two-agent debate over a post's replies (S2MAD)"
     config: S2MADConfig
+
+    @classmethod
+    def view_parts(cls, events: Sequence[TraceEvent], item: Mapping[str, Any]) -> list[ViewPart]:
+        """The replies by stance (`veracity.methods.s2mad.view`)."""
+        return stance_groups(events, item)
 
     @property
     def scorer_llm(self) -> LLM:
