@@ -119,7 +119,7 @@ def test_offline_says_what_to_download_and_where(server, tmp_path, monkeypatch):
     monkeypatch.setenv("VERACITY_OFFLINE", "1")
     result = _get(tmp_path, "scifact")
     assert result.exit_code == 1
-    where = tmp_path / ".downloads" / "release.tar.gz"
+    where = tmp_path / "downloads" / "scifact" / "release.tar.gz"  # a visible folder per set
     flat = " ".join(result.output.split())
     assert f"download {S3} by hand and put it at {where}" in flat
     assert server.requests == [] and not (tmp_path / "scifact").exists()
