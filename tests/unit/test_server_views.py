@@ -238,3 +238,20 @@ def test_the_fields_closed_events_carry_are_declared_and_round_trip():
     assert parse_event(store.model_dump(mode="json")).data == {
         "action": "store", "new": 2, "duplicates": 1,
     }  # fmt: skip
+
+
+def test_a_documents_claim_view_gives_the_method_hook_the_claim_as_its_input(monkeypatch):
+    from veracity.server.document_views import claim_report
+
+    t = Trace()
+    t.add("stage", "tally_demo", step="read")
+    claim = {"id": "c1", "text": "the medal was sold", "spans": [[0, 18]]}
+    verdict = {"claims": [{"claim": claim, "verdict": _verdict(t, method="tally_demo")}]}
+    row = JobRow(
+        "j", "t", None, None, "done", {"input": {"kind": "document", "text": "the medal..."}},
+        "tally_demo", "document", "x", None, None, verdict, None, None,
+    )  # fmt: skip
+    monkeypatch.setitem(registry.methods._items, "tally_demo", _TallyMethod)
+    text, report = claim_report(row, "c1")
+    assert text == "the medal was sold"
+    assert report.parts[0].title == "Tally of the medal was sold"

@@ -82,5 +82,6 @@ def claim_report(row: JobRow, claim_id: str) -> tuple[str, Report] | None:
     for outcome in (row.verdict or {}).get("claims") or []:
         claim = outcome.get("claim") or {}
         if claim.get("id") == claim_id and outcome.get("verdict"):
-            return str(claim.get("text", "")), build_report(outcome["verdict"], row.request)
+            # the claim is the input its method checked (its `view_parts` item)
+            return str(claim.get("text", "")), build_report(outcome["verdict"], {"input": claim})
     return None
