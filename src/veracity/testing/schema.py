@@ -28,11 +28,19 @@ _FENCE = re.compile(r'</?[a-z][a-z0-9_-]*(?: id="[^"]*")?>')  # a fence's tags a
 _DEFAULT_WORDS = ("evidence", "statement", "source", "report", "record")
 
 
+_LAST_FENCED = re.compile(r'<([a-z][a-z0-9_-]*)(?: id="[^"]*")?>\n(.*?)\n</\1>', re.S)
+
+
 def prompt_words(request: LLMRequest, limit: int = 24) -> list[str]:
     """Distinct words of the request's last user message (the input it is about), the
-    fences' tag names left out."""
+    fences' tag names left out. The last fenced part's words come first — the material the
+    prompt asks about, as a model's reply would speak of it (a claim extracted from a
+    sentence shares that sentence's words, so the anchoring of claims keeps it)."""
     users = [m.content for m in request.messages if m.role == "user"]
     text = users[-1] if users else request.messages[-1].content
+    fenced = _LAST_FENCED.findall(text)
+    if fenced:
+        text = f"{fenced[-1][1]}\n{text}"
     seen: dict[str, None] = {}
     for word in _WORD.findall(_FENCE.sub(" ", text)):
         seen.setdefault(word, None)
