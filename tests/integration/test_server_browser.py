@@ -5,6 +5,7 @@ test run's temporary directory (or $VERACITY_TEST_ARTIFACTS)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,14 @@ def test_submit_a_claim_watch_progress_and_read_verdict_evidence_and_debate(tmp_
         assert debate.locator("h3", has_text="scientist").count() >= 1
         assert page.locator("#stop-signals tbody tr").count() >= 2
         assert "4 results" in page.locator("#progress").inner_text()
-        assert "model call" in page.locator("#counters").inner_text()
+        counters = page.locator("#counters").inner_text()
+        assert "model call" in counters
+        # counts agree with their number ("0 searchs" was shown): 1 search, 2 searches
+        assert "searchs" not in counters
+        assert re.search(r"(^|\D)(1 search|\d+ searches)\b", counters), counters
+        assert page.evaluate("plural(0, 'search') + '|' + plural(1, 'search')") == (
+            "0 searches|1 search"
+        )
         assert page.locator("#usage").inner_text().count("Model calls") == 1
         # the permalink shows the same check to a new visitor, replayed
         url = page.url
