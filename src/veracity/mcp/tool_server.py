@@ -12,6 +12,9 @@ Sources are built through `veracity.runtime.build_sources`, from a `ToolServerSp
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +24,14 @@ from pydantic import Field, ValidationError
 from veracity.core import context
 from veracity.core.config import LLMConfig, RunConfig
 from veracity.core.errors import ConfigError, SourceAuthError, SourceError
+from veracity.retrieval.base import Source
 from veracity.runtime import CachePaths, build_sources
 from veracity.tools.base import Observation, Tool, failure
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import SERVER_NAME, ToolServerSpec
 from veracity.tools.mcp_client import applied_meta
+
+log = logging.getLogger("veracity.mcp")
 
 
 class ToolResult(Observation):
@@ -35,15 +41,24 @@ class ToolResult(Observation):
     errors: list[dict[str, Any]] = Field(default_factory=list)
 
 
-def tools_from_spec(spec: ToolServerSpec) -> list[Tool]:
-    """The tools a spec describes (sources built by the composition root).
+def sources_from_spec(spec: ToolServerSpec) -> dict[str, Source]:
+    """The sources a spec names, built by the composition root.
 
     Raises:
         ConfigError: a source cannot be built.
     """
     run = RunConfig(sources=spec.sources, llm=LLMConfig(cache_mode=spec.cache_mode))
     caches = CachePaths(http=Path(spec.http_cache)) if spec.http_cache else None
-    sources = build_sources(run, caches)
+    return build_sources(run, caches)
+
+
+def tools_from_spec(spec: ToolServerSpec, sources: dict[str, Source] | None = None) -> list[Tool]:
+    """The tools a spec describes (over `sources`, else the sources it names).
+
+    Raises:
+        ConfigError: a source cannot be built.
+    """
+    sources = sources_from_spec(spec) if sources is None else sources
     return evidence_tools(
         sources,
         top_k=spec.top_k,
@@ -161,3 +176,61 @@ def load_spec(text: str | None, sources: dict[str, dict[str, Any]] | None) -> To
     if not spec.sources:
         raise ConfigError("the tool server needs sources: give --source NAME=TYPE or --spec")
     return spec
+
+
+def load_in_background(sources: dict[str, Source]) -> threading.Thread:
+    """Load now, in a daemon thread, what the sources would load on their first search:
+    a local index, and the embedding model of one searched with embeddings. The server
+    answers meanwhile; a search that comes first waits for the same load (the index's own
+    lock), so nothing is loaded twice. A failure is left for that search to report."""
+
+    def load() -> None:
+        for source in sources.values():
+            inner = getattr(source, "inner", source)
+            loader = getattr(inner, "load", None)
+            if not callable(loader):
+                continue
+            try:
+                index = loader()
+                mode = getattr(getattr(inner, "config", None), "mode", None)
+                if (mode or index.manifest.default_mode) != "bm25":
+                    index.embedder().embed(["a first query"])  # loads the model
+            except Exception as exc:  # the first search reports it, with its context
+                log.debug("loading %s ahead of its first search: %s", source.name, exc)
+
+    thread = threading.Thread(target=load, name="veracity-source-load", daemon=True)
+    thread.start()
+    return thread
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m veracity.mcp.tool_server --spec JSON``: serve the tools over stdio.
+
+    What agents launch (`veracity.methods.mermaid.executor.tool_server_config`): the same
+    server as ``veracity mcp tools --spec``, without the command line's imports, so it is
+    up sooner. A spec that does not fit is one line on stderr and exit status 2.
+    """
+    import argparse
+    import asyncio
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m veracity.mcp.tool_server")
+    parser.add_argument("--spec", required=True, help="a tool-server spec as JSON")
+    args = parser.parse_args(argv)
+    try:
+        spec = load_spec(args.spec, None)
+        sources = sources_from_spec(spec)
+        built = tools_from_spec(spec, sources)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    load_in_background(sources)
+    from veracity.mcp.transport import serve_stdio
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_stdio(build_tool_server(built)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

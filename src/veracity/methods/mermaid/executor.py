@@ -4,7 +4,10 @@
 stdio and spoken to through the MCP SDK (``tool_transport: stdio``), or the same tools
 called in-process (``inprocess``: tests, speed); external MCP servers from the config
 add their (namespaced) tools either way. A tool subset (``tools:``) keeps only the
-named tools.
+named tools. Stdio servers start in the background when the toolbox is made and stay up
+for every run of the process that uses them (`veracity.methods.mermaid.warm`); the
+evidence server's tools are described from the same sources in this process, so a check
+waits for that server only at its first tool call.
 
 `execute` runs the shared ReAct loop (`deliberation.react`) with MERMAID's step format
 (a tool call with its reason and input, or the answer) and re-renders the whole prompt
@@ -29,12 +32,13 @@ from veracity.llm.base import LLM, LLMResponse, Message
 from veracity.llm.structured import complete_structured
 from veracity.methods.mermaid.config import MermaidConfig
 from veracity.methods.mermaid.memory import CheckMemory
+from veracity.methods.mermaid.warm import ToolListing, WarmToolset
 from veracity.prompting import render_parts, with_data_notice
 from veracity.retrieval.base import Source
 from veracity.tools.base import Tool
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import ToolServerSpec
-from veracity.tools.mcp_client import McpServerConfig, McpToolset
+from veracity.tools.mcp_client import McpServerConfig
 
 PACKAGE = "veracity.methods.mermaid"
 
@@ -46,6 +50,7 @@ class Toolbox:
         self.config = config
         self.local: list[Tool] = []
         servers: list[McpServerConfig] = []
+        listings: dict[str, list[ToolListing]] = {}
         options = {
             "top_k": config.top_k,
             "max_chars": config.max_result_chars,
@@ -56,9 +61,15 @@ class Toolbox:
             self.local = evidence_tools(sources, **options)
         elif sources:
             spec = ToolServerSpec.from_sources(sources, **options)
-            servers.append(spec.server_config(timeout_s=config.tool_timeout_s))
+            server = tool_server_config(spec, config.tool_timeout_s)
+            servers.append(server)
+            # the server builds these same tools from the same sources: they are shown to
+            # the model without waiting for it, which lists them once it is up
+            listings[server.name] = [listing(t) for t in evidence_tools(sources, **options)]
         servers += config.mcp_servers
-        self.toolset = McpToolset(servers) if servers else None
+        self.toolset: WarmToolset | None = None
+        if servers and config.tools != []:  # started now, in the background (`warm`)
+            self.toolset = WarmToolset(servers, listings)
         if not sources and not config.mcp_servers:
             raise MethodConfigError(
                 "mermaid needs tools: give sources with --source NAME=TYPE[:INDEX], e.g. "
@@ -90,8 +101,29 @@ class Toolbox:
         return [t for t in available if t.name in wanted]
 
     async def aclose(self) -> None:
+        """Let go of the tool servers (each stops when no other run of this process uses
+        it)."""
         if self.toolset is not None:
             await self.toolset.aclose()
+
+    def close(self) -> None:
+        """`aclose` without waiting for the servers to stop."""
+        if self.toolset is not None:
+            self.toolset.close()
+
+
+def tool_server_config(spec: ToolServerSpec, timeout_s: float) -> McpServerConfig:
+    """The stdio launch of the evidence tool server through its own entry point
+    (``python -m veracity.mcp.tool_server``), which skips the command line's imports."""
+    config = spec.server_config(timeout_s=timeout_s)
+    args = ["-m", "veracity.mcp.tool_server", *config.args[config.args.index("--spec") :]]
+    return config.model_copy(update={"args": args})
+
+
+def listing(tool: Tool) -> ToolListing:
+    """What the evidence tool server lists for `tool` (`veracity.mcp.tool_server`)."""
+    schema = tool.input_model.model_json_schema()
+    return ToolListing(name=tool.name, description=tool.description, input_schema=schema)
 
 
 def describe_tools(tools: list[Tool]) -> list[dict[str, str]]:

@@ -115,6 +115,15 @@ class MermaidMethod(BaseMethod):
             self._memory = open_memory(opts, state, self.state_namespace, home)
         return self._memory
 
+    async def aclose(self) -> None:
+        """Let go of the tool servers (`Run.aclose` calls this): each stops once no other
+        run of this process uses it."""
+        await self.toolbox.aclose()
+
+    def close(self) -> None:
+        """`aclose` from synchronous code (the servers stop in the background)."""
+        self.toolbox.close()
+
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         kind = input_kind_name(item)
