@@ -24,7 +24,9 @@ is the rest of the wall time (wall - prompt - generation: turning the schema int
 and building the sampler). Each mode's figure is the median over ``--repeats`` rounds; the
 modes alternate within a round, so load changes hit them alike. Ratios are to ``plain`` on
 the same schema's prompt. The load average is printed at the start and the end: compare
-ratios within one run, not absolute times across runs.
+ratios within one run, not absolute times across runs. The CPU figure is the process's
+CPU time per generated token past the first (see `marginal`): it leaves out the time spent
+waiting for a core, so it is the steadier one on a busy machine.
 """
 
 from __future__ import annotations
@@ -145,6 +147,19 @@ def measure(server: Any, payload: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def marginal(server: Any, llm: EmbeddedLLM, mode: str, schema: dict, tokens: int) -> dict:
+    """`measure` of a request, its CPU time per token counted past the first token: the
+    CPU time of the same request cut to one token is taken off, so what every request
+    costs once (the prompt's last token, building the sampler) does not weigh on short
+    replies more than on long ones."""
+    one = measure(server, body(llm, mode, schema, 1))
+    full = measure(server, body(llm, mode, schema, tokens))
+    if full["n"] > 1:
+        spent = full["cpu_per_token"] * full["n"] - one["cpu_per_token"] * one["n"]
+        full["cpu_per_token"] = max(0.0, spent) / (full["n"] - 1)
+    return full
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default=DEFAULT_MODEL)
@@ -184,10 +199,10 @@ def main() -> None:
         runs: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
         for _ in range(a.repeats):
             for mode in shown:
-                runs[mode].append(measure(server, body(llm, mode, schema, a.tokens)))
+                runs[mode].append(marginal(server, llm, mode, schema, a.tokens))
             # as many plain tokens as the first constrained mode wrote (at least 8)
             count = max(8, int(runs[shown[0]][-1]["n"])) if shown else a.tokens
-            runs["plain"].append(measure(server, body(llm, "plain", schema, count)))
+            runs["plain"].append(marginal(server, llm, "plain", schema, count))
         row: dict[str, Any] = {"schema": key}
         for mode in modes:
             row[mode] = {k: statistics.median(r[k] for r in runs[mode]) for k in runs[mode][0]}

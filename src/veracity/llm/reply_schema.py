@@ -7,10 +7,13 @@ told were fine, and the re-ask fails the same way every time. So every check a r
 model makes must either be written into its JSON schema, or repair the value instead of
 rejecting it.
 
-The embedded model decodes through llama.cpp's JSON-schema-to-grammar converter, which
-enforces string lengths, enums, array sizes and integer bounds, but ignores the bounds
-of non-integer numbers and, for a string with a ``pattern``, its ``minLength`` and
-``maxLength``. It takes patterns anchored with ``^`` and ``$``, built from literal
+The embedded model decodes through llguidance (`veracity.llm.grammar`), which enforces
+all of these; a llama.cpp server behind the OpenAI-compatible client, and the embedded
+model for a schema llguidance did not take, use llama.cpp's JSON-schema-to-grammar
+converter, which enforces string lengths, enums, array sizes and integer bounds, but
+ignores the bounds of non-integer numbers and, for a string with a ``pattern``, its
+``minLength`` and ``maxLength``. The rules here are that converter's, so that a reply
+model holds under both: it takes patterns anchored with ``^`` and ``$``, built from literal
 characters, character classes, groups, alternation and quantifiers (no ``.``, no
 ``\\w``-style escapes, no look-around), and copies a class into the grammar unchanged,
 so a class must exclude the characters a JSON string cannot hold unescaped.
