@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veracity.core import registry
 from veracity.core.events import (
     AgentStep,
     AgentTurn,
@@ -29,7 +28,7 @@ from veracity.core.events import (
 from veracity.core.events import TreeNode as TreeNodeEvent
 from veracity.core.trace import event_sentence
 from veracity.core.weblinks import web_link
-from veracity.methods.view import ViewPart
+from veracity.runtime.views import ViewPart, method_view_parts
 
 PASSAGE_WINDOW = 320  # characters of passage shown around a quoted span
 
@@ -243,16 +242,8 @@ def stored_events(verdict: Mapping[str, Any]) -> list[TraceEvent]:
 def method_parts(
     method: str | None, events: Sequence[TraceEvent], item: Mapping[str, Any]
 ) -> list[ViewPart]:
-    """The panels the check's method adds (`BaseMethod.view_parts`); none for a method
-    this server does not have (a stored check of a plugin since removed)."""
-    if not method or method not in registry.methods:
-        return []
-    try:
-        cls = registry.methods.get(method)
-    except Exception:  # a plugin that no longer imports: the generic panels still show
-        return []
-    hook = getattr(cls, "view_parts", None)
-    return list(hook(events, item)) if callable(hook) else []
+    """The panels the check's method adds (`BaseMethod.view_parts`, through the runtime)."""
+    return method_view_parts(method, events, item)
 
 
 def build_report(verdict: Mapping[str, Any], request: Mapping[str, Any]) -> Report:
