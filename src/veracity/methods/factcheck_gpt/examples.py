@@ -8,10 +8,10 @@ verify it; ours are 6 claims from LIAR's training split with questions we wrote.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.methods.examples import read_examples
 
 
 class Example(BaseModel):
@@ -24,8 +24,7 @@ class Example(BaseModel):
 
 @functools.cache
 def query_examples() -> tuple[Example, ...]:
-    text = resources.files(__package__).joinpath("examples.yaml").read_text("utf-8")
-    return tuple(TypeAdapter(list[Example]).validate_python(yaml.safe_load(text)))
+    return tuple(read_examples(__package__, list[Example]))
 
 
 @functools.cache

@@ -8,10 +8,10 @@ in our own words and the file says where the claims come from.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.methods.examples import read_examples
 
 
 class DecomposeExample(BaseModel):
@@ -40,8 +40,7 @@ class Examples(BaseModel):
 
 @functools.cache
 def folk_examples() -> Examples:
-    text = resources.files(__package__).joinpath("examples.yaml").read_text("utf-8")
-    return Examples.model_validate(yaml.safe_load(text))
+    return read_examples(__package__, Examples)
 
 
 @functools.cache

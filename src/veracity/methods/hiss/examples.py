@@ -10,10 +10,10 @@ questioning and the verdict prompts (the release shows its one prompt at every s
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.methods.examples import read_examples
 
 
 class Example(BaseModel):
@@ -30,8 +30,7 @@ class Example(BaseModel):
 
 @functools.cache
 def hiss_examples() -> tuple[Example, ...]:
-    text = resources.files(__package__).joinpath("examples.yaml").read_text("utf-8")
-    return tuple(TypeAdapter(list[Example]).validate_python(yaml.safe_load(text)))
+    return tuple(read_examples(__package__, list[Example]))
 
 
 def _rendered(e: Example) -> str:

@@ -8,11 +8,11 @@ each file says where its claims come from. A set is read and rendered once per p
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.methods.examples import read_examples
 
 ExampleSet = Literal["hover", "scifact", "none"]
 
@@ -46,8 +46,7 @@ def example_programs(name: ExampleSet) -> tuple[ExampleProgram, ...]:
     """The example programs of set `name` (none for ``"none"``)."""
     if name == "none":
         return ()
-    text = resources.files(__package__).joinpath("examples", f"{name}.yaml").read_text("utf-8")
-    return tuple(ExampleFile.model_validate(yaml.safe_load(text)).programs)
+    return tuple(read_examples(__package__, ExampleFile, "examples", f"{name}.yaml").programs)
 
 
 def program_text(steps: list[ExampleStep]) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from importlib import resources
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
+
+from veracity.methods.examples import read_examples
 
 
 class Example(BaseModel):
@@ -19,8 +19,7 @@ class Example(BaseModel):
 
 @functools.cache
 def self_ask_examples() -> tuple[Example, ...]:
-    text = resources.files(__package__).joinpath("examples.yaml").read_text("utf-8")
-    return tuple(TypeAdapter(list[Example]).validate_python(yaml.safe_load(text)))
+    return tuple(read_examples(__package__, list[Example]))
 
 
 @functools.cache
