@@ -11,7 +11,7 @@ factual; after, those the check-worthiness rule keeps (`confident_not_factual`).
 Recall and precision are the document task's (`greedy_match`, the task's matcher and
 threshold). Prints one JSON line per answer and a summary; reads VERACITY_DATA_DIR.
 
-    VERACITY_DATA_DIR=/work/shared/data python benchmarks/document_anchoring.py \\
+    VERACITY_DATA_DIR=PATH/TO/DATA python benchmarks/document_anchoring.py \\
         factool_qa_documents --limit 3
 """
 

@@ -260,7 +260,7 @@ def test_an_empty_file_taken_from_an_archive_is_refused(tmp_path):
 
 _PEAK = textwrap.dedent(
     """
-    import resource, sys
+    import sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[2])
     from test_archive_bounds import RUMOUR_ENTRY
@@ -270,7 +270,11 @@ _PEAK = textwrap.dedent(
         print("installed")
     except FetchError as exc:
         print("refused:", exc)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    # VmHWM is this process's own peak: ru_maxrss keeps the parent's peak across fork and
+    # exec, so a pytest worker that had grown to 480 MiB made every child report it
+    hwm = next(l for l in Path("/proc/self/status").read_text().splitlines()
+               if l.startswith("VmHWM:"))
+    print(int(hwm.split()[1]) // 1024)
     """
 )
 

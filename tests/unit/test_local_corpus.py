@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from veracity.core import context
-from veracity.core.config import settings
 from veracity.core.types import Document
 from veracity.datasets.base import DatasetInfo
 from veracity.nlp.embeddings import get_embedder
@@ -30,6 +29,7 @@ from veracity.retrieval.local.index import (
     light_stem,
     tokenize,
 )
+from veracity.runtime.environment import environment as settings
 from veracity.runtime.home import home_paths
 
 EMB = "hashing:128"

@@ -203,10 +203,11 @@ def test_cli_prints_the_tree(monkeypatch):
 
 
 async def test_web_ui_nests_the_tree_from_the_trace():
-    from veracity.server.views import argument_tree
+    from veracity.server.views import argument_tree, stored_events
 
     _, _, verdict = await run({"n0": (0.4, 0.4), "*": (0.1, 0.9)})
-    roots = argument_tree([e.model_dump(mode="json") for e in verdict.trace.events])
+    # as the web UI reads a stored verdict: its JSON, turned back into event classes
+    roots = argument_tree(stored_events(verdict.model_dump(mode="json")))
     assert [r.id for r in roots] == ["n0"]
     children = {c.id: c.data for c in roots[0].children}
     assert set(children) == {"n1", "n2", "n3"}

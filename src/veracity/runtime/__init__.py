@@ -250,7 +250,10 @@ def _load_file(path: str | Path, flags: Mapping[str, Any] | None) -> RunConfig:
     if folder is None:
         return load_run_config(path, given=flags)
     if not has_record(folder):
-        raise ConfigError(f"{path}: not a run file, nor a run directory (no {RECORD_FILE})")
+        raise ConfigError(
+            f"{path} is a directory, not a run directory (no {RECORD_FILE}): give a run "
+            "file, or a directory `veracity eval` wrote"
+        )
     try:
         record = read_record(folder)
     except RunStoreError as exc:
