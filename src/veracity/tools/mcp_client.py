@@ -266,9 +266,8 @@ class McpToolset:
         """
         out: list[McpTool] = []
         for server in self.servers:
-            conn = await self._connection(server)
             wanted = set(server.tools) if server.tools is not None else None
-            listed = [t for t in conn.tools if wanted is None or t.name in wanted]
+            listed = [t for t in await self._listing(server) if wanted is None or t.name in wanted]
             missing = sorted((wanted or set()) - {t.name for t in listed})
             if missing:
                 raise ToolServerError(server.name, f"has no tools named {missing}")
@@ -278,6 +277,10 @@ class McpToolset:
         if dup:
             raise ValueError(f"tools from different MCP servers share the names {dup}")
         return out
+
+    async def _listing(self, server: McpServerConfig) -> list[Any]:
+        """The tools `server` offers (its connection's listing)."""
+        return (await self._connection(server)).tools
 
     async def call(
         self, server: McpServerConfig, name: str, arguments: dict[str, Any]

@@ -42,7 +42,6 @@ from veracity.core import context
 from veracity.core.events import Stage
 from veracity.tools.mcp_client import (
     McpServerConfig,
-    McpTool,
     McpToolset,
     ToolServerError,
     _Connection,
@@ -383,29 +382,11 @@ class WarmToolset(McpToolset):
             return await McpToolset._call(conn, name, arguments)
         return await conn.warm.call(conn, name, arguments, call_meta())
 
-    async def tools(self) -> list[McpTool]:
-        """Every (selected) tool of every server; a server with a listing is not waited for.
-
-        Raises:
-            ToolServerError: a server without a listing cannot be started or reached.
-            ValueError: two tools end up with the same name.
-        """
-        out: list[McpTool] = []
-        for server in self.servers:
-            listed = self.listings.get(server.name)
-            if listed is None:
-                listed = (await self._connection(server)).tools
-            wanted = set(server.tools) if server.tools is not None else None
-            listed = [t for t in listed if wanted is None or t.name in wanted]
-            missing = sorted((wanted or set()) - {t.name for t in listed})
-            if missing:
-                raise ToolServerError(server.name, f"has no tools named {missing}")
-            out += [McpTool(self, server, spec) for spec in listed]
-        names = [t.name for t in out]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"tools from different MCP servers share the names {dup}")
-        return out
+    async def _listing(self, server: McpServerConfig) -> list[Any]:
+        """The tools described from the run's own sources, so a check does not wait for
+        the server; a server without such a listing is connected to and asked."""
+        listed = self.listings.get(server.name)
+        return listed if listed is not None else await super()._listing(server)
 
     async def aclose(self) -> None:
         """Let go of the warm servers (the last user closes each) and close this loop's
