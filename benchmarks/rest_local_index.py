@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
+from _server import wait_ready
 
 RAG_REPLY = '{"cited": [1], "label": "false"}'
 WORDS = [
@@ -162,15 +163,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     submit_s, finish_s, errors = [], [], []
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise SystemExit("the server did not become ready")
+        wait_ready(base, "/readyz", seconds=60)
         load_before = loadavg()
         with httpx.Client(base_url=base, timeout=120) as http:
             one_check(http, -1)  # warm-up, not counted

@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import httpx
+from _server import wait_ready
 
 MAX_REQUESTS_PER_CLIENT = 10_000
 
@@ -146,15 +147,7 @@ def main() -> None:
     server = subprocess.Popen(cmd, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise SystemExit("the server did not become ready")
+        wait_ready(base, "/readyz", seconds=30)
         load = os.getloadavg()[0]
         tally, seen, wall = asyncio.run(drive(base, args.clients, args.seconds))
     finally:

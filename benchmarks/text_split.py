@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import httpx
+from _server import wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = [
@@ -151,16 +152,7 @@ def flood_section(src: Path, window: float, documents: int = 10) -> None:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(base_url=base, timeout=PROBE_TIMEOUT_S) as client:
-            for _ in range(600):
-                try:
-                    if client.get("/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.1)
-            else:
-                raise SystemExit("the server did not start")
+        wait_ready(base, "/healthz", seconds=60)
         _flood(base, window, documents)
     finally:
         child.terminate()
