@@ -73,6 +73,22 @@ def benchmark_data_dir() -> Path:
     return found
 
 
+@pytest.fixture
+def builds(monkeypatch):
+    """Every run the service builds (`veracity.runtime.service.assemble_run`, counted)."""
+    from veracity.runtime import service
+
+    made = []
+    real = service.assemble_run
+
+    def counting(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(service, "assemble_run", counting)
+    return made
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks added here
 def pytest_collection_modifyitems(config, items):
     from veracity.llm.models import is_pulled

@@ -20,7 +20,7 @@ from veracity.core.types import Document
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime import documents as runtime_documents
-from veracity.runtime import rules, service
+from veracity.runtime import rules
 from veracity.runtime.home import home_paths, user_http_client
 from veracity.runtime.service import CheckRefused, Veracity
 from veracity.testing import ScriptedLLM
@@ -55,20 +55,6 @@ def scripted() -> ScriptedLLM:
     llm.on(".*", '{"cited": [1], "label": "true"}', tag="rag")
     llm.on(".*", json.dumps({"correction": CORRECTED, "evidence": [1]}), tag="correct")
     return llm
-
-
-@pytest.fixture
-def builds(monkeypatch):
-    """How many runs the service builds."""
-    made = []
-    real = service.assemble_run
-
-    def counting(*args, **kwargs):
-        made.append(real(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(service, "assemble_run", counting)
-    return made
 
 
 def config() -> RunConfig:

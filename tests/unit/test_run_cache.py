@@ -21,7 +21,6 @@ from veracity.evaluation.batch import prepare_batch
 from veracity.evaluation.runner import prepare_run
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.retrieval.local.index import LocalIndex
-from veracity.runtime import service
 from veracity.runtime.home import home_paths
 from veracity.runtime.service import CheckRefused, RunCache, Veracity
 from veracity.server import BackgroundServer, ServerSettings, create_app
@@ -52,20 +51,6 @@ def loads(monkeypatch):
         return real(cls, folder, **kw)
 
     monkeypatch.setattr(LocalIndex, "load", classmethod(counting))
-    return made
-
-
-@pytest.fixture
-def builds(monkeypatch):
-    """Every run the service builds."""
-    made = []
-    real = service.assemble_run
-
-    def counting(*args, **kwargs):
-        made.append(real(*args, **kwargs))
-        return made[-1]
-
-    monkeypatch.setattr(service, "assemble_run", counting)
     return made
 
 
