@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity.core.config import data_dir
 from veracity.core.errors import ConfigError
+from veracity.runtime.environment import data_dir
 
 
 def loadavg() -> str:

@@ -37,12 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity.core.config import RunConfig, data_dir
+from veracity.core.config import RunConfig
 from veracity.core.types import Claim
 from veracity.datasets import get_dataset
 from veracity.llm.base import LLMRequest
 from veracity.methods.mermaid import MermaidMethod
 from veracity.runtime import build_sources
+from veracity.runtime.environment import data_dir
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM
 

@@ -124,7 +124,7 @@ async def main(a: argparse.Namespace) -> None:
         "max_tokens_turn": a.turn_tokens,
         "max_tokens_judge": a.judge_tokens,
     }
-    cfg = runtime.resolve_config(CONFIG, variant="radar")
+    cfg = runtime.layered_config(CONFIG, variant="radar")
     cfg = cfg.with_overrides({"method_config": method_config, "llm": {"cache_mode": "off"}})
     run = runtime.build_run(cfg)
     examples = list(load_dataset("scifact", "train"))[: a.claims]

@@ -30,12 +30,13 @@ import statistics
 import time
 from pathlib import Path
 
-from veracity.core.config import data_dir, settings
 from veracity.nlp.embeddings import get_embedder
 from veracity.retrieval.base import Query
 from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus, index_folder
 from veracity.retrieval.local.docs import read_scifact_corpus
 from veracity.retrieval.local.index import ChunkingConfig, IndexNotFound, tokenize
+from veracity.runtime.environment import data_dir
+from veracity.runtime.environment import environment as settings
 from veracity.runtime.home import home_paths
 
 MODES = ("bm25", "dense", "hybrid")

@@ -62,7 +62,7 @@ def one_batch(
     run_dir.mkdir(parents=True, exist_ok=True)
     store = ResponseCache(run_dir / "cache" / "llm.sqlite", mode=mode) if cache else None
     llm = ManagedLLM(EchoBackend(latency)(), cache=store, max_concurrency=limit)
-    batch = prepare_batch(runtime.resolve_config(flags=flags), COLUMNS, run_dir, llm=llm)
+    batch = prepare_batch(runtime.layered_config(flags=flags), COLUMNS, run_dir, llm=llm)
     jobs = Rows(read_rows(claims, COLUMNS), COLUMNS)
     started = time.perf_counter()
     summary = asyncio.run(run_batch(batch, iter(jobs), concurrency=concurrency, engine=engine))

@@ -29,7 +29,6 @@ import statistics
 import time
 from pathlib import Path
 
-from veracity.core.config import data_dir
 from veracity.core.types import Article, Document
 from veracity.datasets import load_dataset
 from veracity.methods.zofia import ZoFiaMethod
@@ -37,6 +36,7 @@ from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.retrieval import EntityGuidedRetrieval, Stage1Result
 from veracity.nlp.embeddings import HashingEmbedder, get_embedder
 from veracity.nlp.keywords import select_keywords
+from veracity.runtime.environment import data_dir
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
 
 
