@@ -9,7 +9,7 @@ and TYPE_CHECKING blocks, and on chains of imports:
 2. no import cycle between the top-level parts, nor between the foundation's modules;
 3. no method imports another (only the shared plumbing of ``veracity.methods``);
 4. only ``veracity.testing`` imports ``veracity.testing``;
-5. a method's ``commands`` module (its front end on the command line, loaded through the
+5. a method's command-line front end (``veracity.cli.methods.<m>``, loaded through the
    ``veracity.commands`` and ``veracity.run_options`` entry points) is never imported;
 6. the front ends reach the machinery only through ``veracity.runtime``.
 
@@ -23,9 +23,7 @@ modules a contract leaves out:
   environment when it is made), and never calls a ``settings()`` or ``from_settings()``
   of ``veracity.core.config``; ``veracity.runtime.environment`` reads it and the
   composition root passes paths, switches and model settings down;
-- every top-level part and every foundation module is in a layer, and a method's
-  ``commands`` is one module (import-linter's ``veracity.methods.*.commands`` cannot name
-  the modules of a package).
+- every top-level part and every foundation module is in a layer.
 """
 
 from __future__ import annotations
@@ -112,12 +110,6 @@ def unlayered(root: Path) -> list[str]:
     return missing
 
 
-def command_packages(root: Path) -> list[str]:
-    """Methods whose ``commands`` is a package (the contracts name one module)."""
-    found = (root / "veracity/methods").glob("*/commands/__init__.py")
-    return sorted(f"veracity.methods.{p.parent.parent.name}.commands" for p in found)
-
-
 # --- no ambient settings below veracity.runtime -------------------------------------------
 
 CONFIG_MODULE = "veracity.core.config"
@@ -152,8 +144,8 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def below_runtime(module: str) -> bool:
-    if module == "veracity" or re.fullmatch(r"veracity\.methods\.[^.]+\.commands", module):
-        return False  # the package's __init__ and a method's commands are entry points
+    if module == "veracity":
+        return False  # the package's __init__ is an entry point
     return not any(module == m or module.startswith(m + ".") for m in AT_OR_ABOVE_RUNTIME)
 
 

@@ -32,7 +32,7 @@ from .tally import Tally
 
 runner = CliRunner()
 PLUGIN = "veracity_cli_errors_plugin"
-MEMORY = "veracity.methods.mermaid.commands:MEMORY_OPTION"
+MEMORY = "veracity.cli.methods.mermaid:MEMORY_OPTION"
 
 
 def _closed_port() -> int:

@@ -359,7 +359,7 @@ def test_train_toe_prints_claims_done_and_eta_to_a_log(tmp_path, monkeypatch, pl
     )
     model = toe_llm(PLAN)
     monkeypatch.setattr("veracity.llm.factory.build_llm", lambda cfg, **kw: ManagedLLM(model))
-    monkeypatch.setattr("veracity.methods.toe.commands.ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.methods.toe.ensure_model", lambda cfg: None)
     args = ["train", "toe", "--limit", "3", "--checkpoint", "ck", "--data-dir", str(data),
             "--source", "factcheck=local:toyfc", "--no-fit"]  # fmt: skip
     result = runner.invoke(app, args)

@@ -17,7 +17,7 @@ from veracity.datasets.base import DatasetInfo, Example
 from veracity.evaluation.experiment import load_experiment
 from veracity.methods.base import load_method
 from veracity.methods.radar import RadarMethod
-from veracity.methods.radar import commands as calibrate_cli
+from veracity.cli.methods import radar as calibrate_cli
 from veracity.methods.radar.calibration import (
     CalibrationError,
     RoundSignal,

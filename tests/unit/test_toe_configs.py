@@ -187,7 +187,7 @@ def toe_world(tmp_path, monkeypatch):
         return ManagedLLM(model, cache=ResponseCache(tmp_path / "llm.sqlite", mode="off"))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    for where in ("veracity.methods.toe.commands", "veracity.cli.eval"):
+    for where in ("veracity.cli.methods.toe", "veracity.cli.eval"):
         monkeypatch.setattr(f"{where}.ensure_model", lambda cfg: None)
     return tmp_path
 

@@ -148,7 +148,7 @@ def toe_cli(tmp_path, monkeypatch):
         return ManagedLLM(model, cache=ResponseCache(tmp_path / "llm.sqlite", mode="off"))
 
     monkeypatch.setattr("veracity.llm.factory.build_llm", build_llm)
-    monkeypatch.setattr("veracity.methods.toe.commands.ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.methods.toe.ensure_model", lambda cfg: None)
     monkeypatch.setattr("veracity.cli.check.ensure_model", lambda cfg: None)
     return data, model
 
@@ -328,7 +328,7 @@ def test_advfact_build_command(toe_cli, monkeypatch, tmp_path):
     data, _ = toe_cli
     llm = advfact_llm()
     monkeypatch.setattr("veracity.runtime.build_llm", lambda cfg, *a, **k: ManagedLLM(llm))
-    monkeypatch.setattr("veracity.methods.toe.commands.ensure_model", lambda cfg: None)
+    monkeypatch.setattr("veracity.cli.methods.toe.ensure_model", lambda cfg: None)
     out = tmp_path / "adv"
     args = ["advfact", "build", "--n", "2", "--passages", "2", "--index", "adv2",
             "--data-dir", str(data), "--out", str(out)]  # fmt: skip

@@ -1,6 +1,6 @@
 """The `veracity` command line. Each built-in command group lives in its own module here
 and registers itself on `app` when imported; commands that belong to one method live in
-that method's package and come in through the ``veracity.commands`` entry points, as an
+`veracity.cli.methods` and come in through the ``veracity.commands`` entry points, as an
 installed package's would (`veracity.cli.plugins`)."""
 
 from __future__ import annotations

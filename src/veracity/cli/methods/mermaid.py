@@ -2,7 +2,7 @@
 ``veracity eval``.
 
 A front end, added through the ``veracity.run_options`` entry point ``memory`` (see
-`veracity.cli.plugins`); nothing in the method imports it. A flag on the commands users
+`veracity.cli.plugins`); nothing imports it. A flag on the commands users
 already run, rather than a command of its own, because it switches one setting of one run
 (``method_config.memory.mode``), like ``--set memory.mode=off`` but keeping a memory
 given as text in a run file.

@@ -1,9 +1,9 @@
 """ToE's commands: `veracity train toe` (the retrieval policy and networks, trained on a
 labelled split) and `veracity advfact build|flips` (ToE's adversarial robustness set).
 
-A front end of the command line, added through the ``veracity.commands`` entry points
-``train.toe`` and ``advfact`` (see `veracity.cli.plugins`); nothing in the method imports
-it. Rich and the method's own code load inside the commands, so ``--help`` stays fast.
+ToE's front end on the command line, added through the ``veracity.commands`` entry points
+``train.toe`` and ``advfact`` (see `veracity.cli.plugins`); nothing imports it. Rich
+and the method's own code load inside the commands, so ``--help`` stays fast.
 """
 
 from __future__ import annotations

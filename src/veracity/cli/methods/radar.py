@@ -1,7 +1,7 @@
 """`veracity calibrate radar`: tune RADAR's stopping thresholds on a development set.
 
-A front end of the command line, added through the ``veracity.commands`` entry point
-``calibrate.radar`` (see `veracity.cli.plugins`); nothing in the method imports it.
+RADAR's front end on the command line, added through the ``veracity.commands`` entry point
+``calibrate.radar`` (see `veracity.cli.plugins`); nothing imports it.
 
 One inference pass (the evaluation runner, resumable) runs every debate to its last
 round with the per-round signals recorded; the signals are cached as JSONL next to the
