@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from veracity.core.checkpoints import CheckpointError, load_part, save_part  # noqa: E402
+from veracity.methods.checkpoints import CheckpointError, load_part, save_part  # noqa: E402
 
 
 class _Payload:

@@ -1,5 +1,5 @@
 """Two servers on one data directory (issue 23, item 4): the server holds its data
-directory with the lock run directories use (`veracity.core.dirlock`), so a second server on
+directory with the lock run directories use (`veracity.evaluation.dirlock`), so a second server on
 the same directory refuses to start and names the holder (pid, host, since) instead of
 marking the first one's running checks interrupted.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.core.checkpoints import (
+from veracity.methods.checkpoints import (
     CheckpointError,
     CheckpointManifest,
     checkpoint_folder,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from veracity.core.checkpoints import CheckpointError, checkpoint_folder
 from veracity.core.config import LLMConfig, RunConfig
 from veracity.core.errors import MethodConfigError, ModelNotAvailable
 from veracity.core.paths import HomePaths
@@ -21,6 +20,7 @@ from veracity.evidence.memory import EvidenceMemory
 from veracity.llm.embedded import EmbeddedLLM
 from veracity.llm.factory import build_cache
 from veracity.methods.base import load_method
+from veracity.methods.checkpoints import CheckpointError, checkpoint_folder
 from veracity.methods.mermaid import MermaidMethod
 from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus
 from veracity.retrieval.local.index import IndexBuildError

@@ -16,13 +16,13 @@ from _toe_script import toe_llm
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.core.checkpoints import checkpoint_folder, read_manifest
 from veracity.core.errors import EvalError
 from veracity.evaluation.experiment import experiment_dir, load_experiment
 from veracity.evaluation.prepare import prepare_run
 from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
+from veracity.methods.checkpoints import checkpoint_folder, read_manifest
 from veracity.runtime.home import home_paths
 from veracity.testing.schema import schema_llm
 

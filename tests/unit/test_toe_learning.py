@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from veracity.core.checkpoints import CheckpointError, read_manifest
+from veracity.methods.checkpoints import CheckpointError, read_manifest
 from veracity.methods.toe.aggregation import (
     TreeSample,
     aggregate_network,

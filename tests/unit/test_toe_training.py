@@ -11,13 +11,13 @@ from _toe_script import FACTCHECK_DOCS, WIKI_DOCS, sources, toe_llm
 from typer.testing import CliRunner
 
 from veracity.cli import app
-from veracity.core.checkpoints import checkpoint_folder, read_manifest
 from veracity.core.labels import get_label_space
 from veracity.core.types import Claim
 from veracity.datasets import DatasetInfo, Example, load_dataset
 from veracity.evaluation.training import collect
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
+from veracity.methods.checkpoints import checkpoint_folder, read_manifest
 from veracity.methods.toe import ToEMethod
 from veracity.methods.toe.training import ToETrainer, eval_samples
 from veracity.methods.toe.tree import ArgumentTree

@@ -4,7 +4,7 @@ directory lock, and the session log with heartbeats.
 - Lines are appended with `veracity.core.infra.append_line` (one ``write``, synced), so a kill
   leaves either the whole line or a torn last line, which the run store cuts with
   `veracity.core.infra.cut_torn_line` before the next session appends.
-- `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock`` (`veracity.core.dirlock`, which
+- `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock`` (`veracity.evaluation.dirlock`, which
   the server's data directory shares): one session at a time, released by the OS even
   when the process is killed; a refused session is told the holder's pid, host and start.
 - `SessionLog` keeps ``sessions.jsonl``: a start and an end line per session, and while a
@@ -23,9 +23,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from veracity.core.dirlock import DirLock as SharedDirLock
 from veracity.core.errors import DirLocked, RunStoreError
 from veracity.core.infra import append_line
+from veracity.evaluation.dirlock import DirLock as SharedDirLock
 
 HEARTBEAT_S = 1.0
 
@@ -39,7 +39,7 @@ def now() -> str:
 
 
 class DirLock(SharedDirLock):
-    """The exclusive lock of one run directory (`veracity.core.dirlock`)."""
+    """The exclusive lock of one run directory (`veracity.evaluation.dirlock`)."""
 
     def __init__(self, folder: Path):
         super().__init__(

@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from veracity.core.dirlock import DirLock
 from veracity.core.infra import open_sqlite
 from veracity.core.storage import check_store
+from veracity.evaluation.dirlock import DirLock
 from veracity.server import retention
 from veracity.server.summaries import SUMMARY_SELECT, JobSummaryRow, migrate, summarize
 

@@ -56,7 +56,7 @@ def train_toe(
     """Run ToE over labelled claims (the LLM judge scoring nodes, the policy learning
     online), keep every tree, then train the evaluation and aggregation networks.
     Re-run the same command to resume."""
-    from veracity.core.checkpoints import CheckpointError
+    from veracity.methods.checkpoints import CheckpointError
 
     try:
         trainer, examples, info, space = _setup(
@@ -106,9 +106,9 @@ def _setup(
     freeze_policy: bool,
     fresh: bool,
 ) -> tuple[Any, list, Any, Any]:
-    from veracity.core.checkpoints import checkpoint_folder
     from veracity.datasets import load_dataset
     from veracity.evaluation.prepare import open_dataset, select_examples
+    from veracity.methods.checkpoints import checkpoint_folder
     from veracity.methods.toe.training import ToETrainer
     from veracity.runtime import build_run, layered_config
 

@@ -12,7 +12,7 @@ import copy
 import random
 from dataclasses import dataclass
 
-from veracity.core.checkpoints import require_torch
+from veracity.methods.checkpoints import require_torch
 from veracity.methods.toe.config import AggNetConfig, RuleAggConfig
 from veracity.methods.toe.features import node_vector
 from veracity.methods.toe.networks import AggregationNet, one_thread, pair_bce

@@ -25,8 +25,8 @@ from veracity.core.bounds import (
     Weight,
     Words,
 )
-from veracity.core.checkpoints import checkpoint_folder
 from veracity.methods.base import MethodConfig
+from veracity.methods.checkpoints import checkpoint_folder
 from veracity.prompt_layout import PromptLayout
 
 # The eight actions of the retrieval agent, in the order of the policy's output layer.

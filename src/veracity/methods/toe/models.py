@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veracity.core.checkpoints import (
+from veracity.core.errors import MethodConfigError
+from veracity.methods.checkpoints import (
     CheckpointError,
     CheckpointManifest,
     checkpoint_folder,
@@ -17,7 +18,6 @@ from veracity.core.checkpoints import (
     save_part,
     write_manifest,
 )
-from veracity.core.errors import MethodConfigError
 from veracity.methods.toe.config import ToEConfig, TrainedOn, training_command
 from veracity.methods.toe.features import claim_vector, evidence_matrix
 from veracity.methods.toe.networks import AggregationNet, EvaluationNet, one_thread

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from veracity.core.checkpoints import require_torch
+from veracity.methods.checkpoints import require_torch
 from veracity.methods.toe.config import EvalNetConfig
 from veracity.methods.toe.features import CLAIM_DIM, EVIDENCE_DIM, NODE_DIM
 

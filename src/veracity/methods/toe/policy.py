@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from veracity.core.checkpoints import require_torch
+from veracity.methods.checkpoints import require_torch
 from veracity.methods.toe.config import ACTIONS, GRPOConfig
 from veracity.methods.toe.features import N_ACTIONS, STATE_DIM
 from veracity.methods.toe.networks import one_thread

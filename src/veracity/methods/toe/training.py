@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from veracity.core.checkpoints import CheckpointError
 from veracity.core.infra import append_line, cut_torn_line
 from veracity.core.types import Verdict
+from veracity.methods.checkpoints import CheckpointError
 from veracity.methods.toe.aggregation import TreeSample, rule_targets, train_aggregation
 from veracity.methods.toe.config import ToEConfig
 from veracity.methods.toe.features import claim_vector, evidence_matrix
