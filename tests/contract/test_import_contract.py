@@ -20,6 +20,7 @@ METHODS = "No method imports another (only the shared plumbing of veracity.metho
 TESTING = "Only veracity.testing imports veracity.testing (tests live outside the package)"
 COMMANDS = "A method's commands module is loaded through its entry points, never imported"
 FRONT_ENDS = "Front ends reach the machinery only through veracity.runtime"
+SOURCES = "Methods use sources through the Source protocol, never a source implementation"
 
 
 def test_the_source_tree_keeps_the_import_contract():
@@ -80,6 +81,19 @@ def _plant(root: Path, module: str, line: str) -> None:
             LAYERS,
             "veracity.methods.radar.calibration",
         ),
+        # a method learns the checked claim's binding from its context, not from the source
+        (
+            "veracity.methods.folk.method",
+            "from veracity.retrieval.recorded.source import RecordedSource",
+            SOURCES,
+            "veracity.methods.folk.method",
+        ),
+        (
+            "veracity.methods.zofia.retrieval",
+            "def f():\n    from veracity.retrieval.engines.wikipedia import WikipediaSource",
+            SOURCES,
+            "veracity.methods.zofia.retrieval",
+        ),
     ],
 )
 def test_a_planted_violation_is_caught(planted, module, line, contract, named):
@@ -105,7 +119,7 @@ def test_a_planted_violation_is_caught(planted, module, line, contract, named):
             "from veracity.core.config import LLMConfig as L\nCFG = L.from_settings()",
         ),
         (
-            "veracity.methods.checkpoints",
+            "veracity.core.checkpoints",
             "import veracity.core.config\nHOME = veracity.core.config.settings().home",
         ),
         ("veracity.documents", "from veracity.core.config import settings as s\nX = s()"),

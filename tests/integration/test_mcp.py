@@ -27,7 +27,6 @@ from veracity.core.config import RunConfig
 from veracity.core.types import Claim, Document
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.runtime import build_run, build_sources, layered_config
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
@@ -164,8 +163,8 @@ async def test_inprocess_and_stdio_tools_observe_the_same_on_recorded_data(tmp_p
     assert list(local) == list(remote) == ["search_google"]
     outcomes = []
     for tool in (local["search_google"], remote["search_google"]):
-        ctx = context.CheckContext()
-        with context.check_context(ctx), claim_binding("The Eiffel Tower is in Berlin."):
+        ctx = context.CheckContext(claim="The Eiffel Tower is in Berlin.")
+        with context.check_context(ctx):
             obs = await tool.call(tool.input_model(query="where is the Eiffel Tower"))
         outcomes.append((obs, ctx.usage.searches))
     (a, n_a), (b, n_b) = outcomes

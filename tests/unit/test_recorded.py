@@ -101,6 +101,18 @@ async def test_bound_claim_restricts_candidates():
     assert source.claim is None  # binding made a view, not a change
 
 
+async def test_the_running_checks_claim_restricts_candidates():
+    source = RecordedSource(path=DEMO, lexical_threshold=0.2)
+    water = "Water boils at 100 degrees Celsius at sea level."
+    with context.check_context(context.CheckContext(claim=water)):
+        docs = await source.search(Query(text="apollo landing water"))
+    assert {d.metadata["recorded_query"] for d in docs} == {"boiling point of water at sea level"}
+    assert all(d.metadata["claim_matched"] for d in docs)
+    with context.check_context():  # a check without a claim: every recorded search
+        docs = await source.search(Query(text="apollo landing water"))
+    assert not any(d.metadata["claim_matched"] for d in docs)
+
+
 async def test_recorded_no_results_is_an_honest_empty_answer():
     assert await RecordedSource(path=DEMO).search(Query(text="apollo 11 crew dog")) == []
 

@@ -31,6 +31,9 @@ class CheckContext:
     # evidence tool calls that answered without being recorded as searches (tools of an
     # external MCP server): they count as answered when failed searches are weighed
     tool_answers: int = 0
+    # the claim being checked, set by a method that checks one claim: sources that answer
+    # per claim (a recorded source replays that claim's recorded searches) read it here
+    claim: str | None = None
     # the check this one runs inside (a document check, for each of its claims' checks)
     outer: CheckContext | None = field(default=None, repr=False)
 

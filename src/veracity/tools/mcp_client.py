@@ -40,7 +40,6 @@ from veracity.core.bounds import Seconds
 from veracity.core.errors import SourceError
 from veracity.core.events import Fault, Stage
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
-from veracity.retrieval.recorded.source import bound_claim, claim_binding
 from veracity.tools.base import Observation
 from veracity.tools.mcp_http import check_server_url, http_streams
 from veracity.tools.schema import model_from_schema
@@ -127,14 +126,15 @@ def call_meta() -> dict[str, Any]:
         rules["before"] = g.before.isoformat() if g.before else None
         rules["exclude_domains"] = list(g.exclude_domains)
         rules["drop_undated"] = g.drop_undated
-    claim = bound_claim()
+    claim = context.current().claim
     if claim is not None:
         rules["claim"] = claim
     return {META_KEY: rules} if rules else {}
 
 
 def applied_meta(meta: Any) -> contextlib.ExitStack:
-    """Server side: a context manager applying the rules `call_meta` sent (or nothing)."""
+    """Server side: a context manager applying the rules `call_meta` sent (or nothing);
+    the claim goes to the running check (the tool server runs each call as one)."""
     rules = (meta or {}).get(META_KEY) if isinstance(meta, dict) else None
     stack = contextlib.ExitStack()
     if isinstance(rules, dict):
@@ -149,8 +149,10 @@ def applied_meta(meta: Any) -> contextlib.ExitStack:
                     )
                 )
             )
-        if isinstance(rules.get("claim"), str):
-            stack.enter_context(claim_binding(rules["claim"]))
+        check = context.active()
+        if isinstance(rules.get("claim"), str) and check is not None:
+            before, check.claim = check.claim, rules["claim"]
+            stack.callback(setattr, check, "claim", before)
     return stack
 
 

@@ -25,14 +25,14 @@ from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.factagent import replies
 from veracity.methods.factagent.config import FactAgentConfig
+from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import Observation
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.factagent"
 TAGS = ("news", "results", "url", "finding")  # every tag the prompts of a check fence
@@ -79,8 +79,8 @@ class FactAgentMethod(BaseMethod):
         return [SourceNeed(cfg.source or "web", purpose="FactAgent's search tool")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        with claim_binding(item.content):
-            return await self._detect(item, ctx)
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        return await self._detect(item, ctx)
 
     @property
     def _tool_template(self) -> str:
@@ -155,9 +155,7 @@ class FactAgentMethod(BaseMethod):
     async def _search(self, item: CheckInput) -> Observation:
         cfg = self.config
         assert self.source is not None  # set whenever `search` is among the tools
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         title = getattr(item, "title", "") or item.content
         query = truncate_chars(" ".join(title.split()), cfg.query_chars)
         return await traced_search(tool, query, actor=self.name)

@@ -31,10 +31,10 @@ from veracity.methods.base import OneSourceMethod
 from veracity.methods.factcheck_gpt.config import FactCheckGPTConfig
 from veracity.methods.factcheck_gpt.examples import rendered_examples
 from veracity.methods.factcheck_gpt.passages import in_turn, rank_for_query
+from veracity.methods.kit import claims_or_whole
 from veracity.methods.labelling import whole_sentences
 from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
 from veracity.prompting import truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.searching import source_tool, traced_search
 
 PROMPTS = "veracity.methods.factcheck_gpt"
@@ -118,17 +118,11 @@ class FactCheckGPTMethod(OneSourceMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         text = truncate_chars(item.content, cfg.max_input_chars)
-        with claim_binding(item.content):
-            extractor = self.claim_extractor(cfg.extraction, "claims")
-            claims = (await extractor.extract(text)).checkworthy[: cfg.max_claims]
-            if not claims:
-                ctx.emit(
-                    Note(name=self.name, text="no check-worthy claim: checking the input whole")
-                )
-                whole = " ".join(text.split())
-                claims = [ExtractedClaim(id="c1", text=whole, atomic=whole,
-                                         spans=[(0, len(text))], sentence=0)]  # fmt: skip
-            results = [await self._claim(item, c, ctx) for c in claims]
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        extractor = self.claim_extractor(cfg.extraction, "claims")
+        found = (await extractor.extract(text)).checkworthy[: cfg.max_claims]
+        claims = claims_or_whole(found, text, actor=self.name, none_found="no check-worthy claim")
+        results = [await self._claim(item, c, ctx) for c in claims]
         return self._verdict(results)
 
     async def _ask(

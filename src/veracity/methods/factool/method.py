@@ -21,18 +21,18 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.errors import StructuredOutputError
 from veracity.core.events import Note
-from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.core.types import CheckInput, Document, Verdict
 from veracity.evidence.claims import ExtractedClaim, conjunction_label, word_overlap
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.factool.config import FacToolConfig
+from veracity.methods.kit import check_tool, claims_or_whole, gathered_evidence
 from veracity.methods.labelling import whole_sentences
 from veracity.nlp.text import sentence_spans
 from veracity.prompt_layout import claim_prefix, render_laid_out
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.factool"
 TAGS = ("claim", "evidence")  # every tag the per-claim prompts fence
@@ -101,14 +101,10 @@ class FacToolMethod(OneSourceMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         text = truncate_chars(item.content, cfg.max_input_chars)
-        with claim_binding(item.content):
-            claims = (await self._extract(text))[: cfg.max_claims]
-            if not claims:
-                ctx.emit(Note(name=self.name, text="no claims extracted: checking the input whole"))
-                whole = " ".join(text.split())
-                claims = [ExtractedClaim(id="c1", text=whole, atomic=whole,
-                                         spans=[(0, len(text))], sentence=0)]  # fmt: skip
-            results = [await self._claim(item, c, ctx) for c in claims]
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        found = (await self._extract(text))[: cfg.max_claims]
+        claims = claims_or_whole(found, text, actor=self.name, none_found="no claims extracted")
+        results = [await self._claim(item, c, ctx) for c in claims]
         return self._verdict(results)
 
     async def _extract(self, text: str) -> list[ExtractedClaim]:
@@ -147,9 +143,7 @@ class FacToolMethod(OneSourceMethod):
             tag=f"{self.name}:{claim.id}:queries",
         )
         queries = list(dict.fromkeys(" ".join(q.split()) for q in reply.value.queries))  # type: ignore[attr-defined]
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         evidence, docs = [], []
         for q in queries:
             obs = await traced_search(tool, q, actor=self.name, claim=claim.id)
@@ -190,12 +184,7 @@ class FacToolMethod(OneSourceMethod):
         share = sum(holds) / len(holds)
         wrong = [r for r in results if not r.factual]
         rationale = " ".join(f"{r.text}: {r.reasoning}" for r in (wrong or results))
-        evidence, seen = [], set()
-        for r in results:
-            for d in r.documents:
-                if d.id not in seen:
-                    seen.add(d.id)
-                    evidence.append(Evidence(document=d, note=f"claim {r.id}: {r.text}"))
+        evidence = gathered_evidence((f"claim {r.id}: {r.text}", r.documents) for r in results)
         return self.verdict(
             label=conjunction_label(self.label_space, holds),
             score=share,

@@ -21,7 +21,7 @@ from veracity.core.context import CheckContext
 from veracity.core.errors import ModelNotAvailable
 from veracity.core.events import AgentStep, Note, ToolCall
 from veracity.core.labels import LabelSpace
-from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.core.types import CheckInput, Document, Verdict
 from veracity.llm.choice import ChoiceResult, ask_choice
 from veracity.llm.probs import normalised
 from veracity.methods.base import OneSourceMethod
@@ -35,10 +35,10 @@ from veracity.methods.fire.steps import (
     step_model,
     word_overlap,
 )
+from veracity.methods.kit import gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools import SOURCE_HINTS, SourceTool
 
 if TYPE_CHECKING:
@@ -87,9 +87,8 @@ class FireMethod(OneSourceMethod):
         self._embedder = embedder
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        # recorded sources answer only this claim's recorded searches (see RecordedSource)
-        with claim_binding(item.content):
-            return await self._verify(item, ctx)
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        return await self._verify(item, ctx)
 
     async def _verify(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
@@ -239,12 +238,7 @@ class FireMethod(OneSourceMethod):
     ) -> Verdict:
         space = self.label_space
         fields = label_fields(answer, space) if final else _decided_fields(answer, space)
-        evidence, seen = [], set()
-        for s in searches:
-            for doc in s.documents:
-                if doc.id not in seen:
-                    seen.add(doc.id)
-                    evidence.append(Evidence(document=doc, note=f"search {s.step}: {s.query}"))
+        evidence = gathered_evidence((f"search {s.step}: {s.query}", s.documents) for s in searches)
         return self.verdict(
             **fields,
             rationale=whole_sentences(answer.value.reasoning),

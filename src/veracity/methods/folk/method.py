@@ -17,16 +17,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
-from veracity.core.types import CheckInput, Evidence, Verdict
+from veracity.core.types import CheckInput, Verdict
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
 from veracity.methods.folk.config import FolkConfig
 from veracity.methods.folk.examples import decompose_examples, predict_examples
+from veracity.methods.kit import check_tool, gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.folk"
 TAGS = ("claim", "predicate")  # what the decomposition and prediction prompts fence
@@ -77,28 +77,26 @@ class FolkMethod(OneSourceMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         claim = truncate_chars(item.content, cfg.max_input_chars)
-        with claim_binding(item.content):
-            reply = await complete_structured(
-                self.llm,
-                render_laid_out(
-                    PROMPTS,
-                    "decompose.j2",
-                    self._prefix(claim),
-                    claim=claim,
-                    examples=decompose_examples() if self.config.examples else "",
-                ),
-                decomposition_model(cfg.max_predicates),
-                temperature=cfg.temperature,
-                max_tokens=cfg.max_tokens,
-                tag=f"{self.name}:decompose",
-            )
-            predicates: list[Predicate] = list(reply.value.predicates)  # type: ignore[attr-defined]
-            ctx.emit(
-                Stage(
-                    name=self.name, step="predicates", predicates=[p.predicate for p in predicates]
-                )
-            )
-            pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        reply = await complete_structured(
+            self.llm,
+            render_laid_out(
+                PROMPTS,
+                "decompose.j2",
+                self._prefix(claim),
+                claim=claim,
+                examples=decompose_examples() if self.config.examples else "",
+            ),
+            decomposition_model(cfg.max_predicates),
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            tag=f"{self.name}:decompose",
+        )
+        predicates: list[Predicate] = list(reply.value.predicates)  # type: ignore[attr-defined]
+        ctx.emit(
+            Stage(name=self.name, step="predicates", predicates=[p.predicate for p in predicates])
+        )
+        pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
         return await self._predict(claim, pairs)
 
     def _prefix(self, claim: str) -> SharedPrefix | None:
@@ -108,9 +106,7 @@ class FolkMethod(OneSourceMethod):
     async def _ground(self, item: CheckInput, p: Predicate, n: int) -> dict[str, Any]:
         """The question of predicate `n`, searched and answered from the results."""
         cfg = self.config
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         obs = await traced_search(tool, p.question, actor=self.name, predicate=n)
         reply = await complete_structured(
             self.llm,
@@ -147,12 +143,9 @@ class FolkMethod(OneSourceMethod):
             max_tokens=cfg.max_tokens,
             policy=cfg.choice,
         )
-        evidence, seen = [], set()
-        for n, p in enumerate(pairs, 1):
-            for d in p["documents"]:
-                if d.id not in seen:
-                    seen.add(d.id)
-                    evidence.append(Evidence(document=d, note=f"predicate {n}: {p['question']}"))
+        evidence = gathered_evidence(
+            (f"predicate {n}: {p['question']}", p["documents"]) for n, p in enumerate(pairs, 1)
+        )
         return self.verdict(
             **label_fields(answer, space),
             rationale=whole_sentences(answer.value.explanation),

@@ -27,14 +27,14 @@ from veracity.methods.base import BaseMethod, MethodConfig
 from veracity.methods.hiss import replies
 from veracity.methods.hiss.config import HissConfig
 from veracity.methods.hiss.examples import rendered_examples
+from veracity.methods.kit import check_tool, gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import Observation, SourceTool, render_documents
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.hiss"
 # every tag the prompts of a check fence (one data notice for all of them)
@@ -94,8 +94,8 @@ class HissMethod(BaseMethod):
         return [SourceNeed(cfg.source or "web", purpose="HiSS's searches for unsure answers")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        with claim_binding(item.content):
-            return await self._verify(item, ctx)
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        return await self._verify(item, ctx)
 
     def _messages(
         self, template: str, item: CheckInput, passages: list[dict[str, Any]], **variables: Any
@@ -143,9 +143,7 @@ class HissMethod(BaseMethod):
         ctx.emit(Stage(name=self.name, step="decompose", subclaims=subclaims))
         tool = None
         if self.source is not None:
-            tool = source_tool(
-                self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-            )
+            tool = check_tool(self.source, cfg, item)
         questions: list[Question] = []
         for n in range(1, len(subclaims) + 1):
             questions += await self._question(item, passages, subclaims, n, questions, tool)
@@ -241,12 +239,10 @@ class HissMethod(BaseMethod):
         omission: BaseModel | None,
     ) -> Verdict:
         evidence = [Evidence(document=d, note=f"{origin}, shown") for d in given]
-        seen = {d.id for d in given}
-        for q in questions:
-            for doc in q.documents:
-                if doc.id not in seen:
-                    seen.add(doc.id)
-                    evidence.append(Evidence(document=doc, note=f"searched: {q.question}"))
+        evidence += gathered_evidence(
+            ((f"searched: {q.question}", q.documents) for q in questions),
+            seen=(d.id for d in given),
+        )
         metadata: dict[str, Any] = {
             "subclaims": subclaims,
             "questions": [q.model_dump(exclude={"documents"}) for q in questions],

@@ -41,7 +41,6 @@ from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import eval_guards, guards_with_cutoff
-from veracity.retrieval.recorded.source import claim_binding
 
 PACKAGE = "veracity.methods.mermaid"
 MAX_NER_KEYS = 8  # as many entity keys as four triplets give (subjects and objects)
@@ -131,7 +130,8 @@ class MermaidMethod(BaseMethod):
         memory = CheckMemory(
             self.memory(), cfg.memory_mode, cfg.memory.replay_searches, cfg.max_result_chars
         )
-        with claim_binding(item.content), eval_guards(guards_with_cutoff(item.cutoff)):
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        with eval_guards(guards_with_cutoff(item.cutoff)):
             tools = await self.toolbox.tools()
             decomposition = await self._decompose(kind, shown)
             entities = await self._entity_keys(decomposition, item.content, memory)

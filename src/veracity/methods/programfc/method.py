@@ -20,16 +20,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
-from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.core.types import CheckInput, Document, Verdict
 from veracity.evidence.claims import conjunction_label
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
+from veracity.methods.kit import check_tool, gathered_evidence
 from veracity.methods.programfc.config import ProgramFCConfig
 from veracity.methods.programfc.examples import rendered_examples
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.programfc"
 YES, NO = "TRUE", "FALSE"
@@ -98,35 +98,31 @@ class ProgramFCMethod(OneSourceMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
         claim = truncate_chars(item.content, cfg.max_input_chars)
-        with claim_binding(item.content):
-            reply = await complete_structured(
-                self.llm,
-                render_messages(
-                    PROMPTS, "program.j2", claim=claim, examples=rendered_examples(cfg.examples)
-                ),
-                program_model(cfg.max_program_steps, cfg.max_step_chars),
-                temperature=cfg.temperature,
-                max_tokens=cfg.max_tokens,
-                tag=f"{self.name}:program",
-            )
-            steps = list(reply.value.steps)  # type: ignore[attr-defined]
-            if not any(s.kind == "Verify" for s in steps):  # Predict needs a fact: the claim
-                ctx.emit(Note(name=self.name, text="the program verifies nothing: the claim is"))
-                steps.append(steps[0].model_copy(update={"kind": "Verify", "text": claim,
-                                                         "negated": False}))  # fmt: skip
-            ctx.emit(
-                Stage(
-                    name=self.name, step="program", program=[f"{s.kind}({s.text})" for s in steps]
-                )
-            )
-            executed = await self._execute(item, steps, ctx)
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        reply = await complete_structured(
+            self.llm,
+            render_messages(
+                PROMPTS, "program.j2", claim=claim, examples=rendered_examples(cfg.examples)
+            ),
+            program_model(cfg.max_program_steps, cfg.max_step_chars),
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            tag=f"{self.name}:program",
+        )
+        steps = list(reply.value.steps)  # type: ignore[attr-defined]
+        if not any(s.kind == "Verify" for s in steps):  # Predict needs a fact: the claim
+            ctx.emit(Note(name=self.name, text="the program verifies nothing: the claim is"))
+            steps.append(steps[0].model_copy(update={"kind": "Verify", "text": claim,
+                                                     "negated": False}))  # fmt: skip
+        ctx.emit(
+            Stage(name=self.name, step="program", program=[f"{s.kind}({s.text})" for s in steps])
+        )
+        executed = await self._execute(item, steps, ctx)
         return self._verdict(executed)
 
     async def _execute(self, item: CheckInput, steps: list[Any], ctx: CheckContext):
         cfg = self.config
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         answers: list[str] = []
         done: list[Executed] = []
         for n, s in enumerate(steps, 1):
@@ -182,12 +178,7 @@ class ProgramFCMethod(OneSourceMethod):
         lines = [f"{'not ' if e.negated else ''}Verify({e.ran}) = {e.answer}" for e in facts] + [
             f"Predict = {'TRUE' if all(holds) else 'FALSE'}"
         ]
-        evidence, seen = [], set()
-        for e in executed:
-            for d in e.documents:
-                if d.id not in seen:
-                    seen.add(d.id)
-                    evidence.append(Evidence(document=d, note=f"step {e.step}: {e.ran}"))
+        evidence = gathered_evidence((f"step {e.step}: {e.ran}", e.documents) for e in executed)
         return self.verdict(
             label=label,
             rationale="; ".join(lines),

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from veracity.core import registry
 from veracity.core.context import CheckContext
 from veracity.core.events import ModelCall
 from veracity.core.paths import HomePaths
@@ -77,12 +78,12 @@ class _RadarBase(BaseMethod):
     def _pick_source(self) -> Source:
         cfg = self.config
         if cfg.source is None and cfg.corpus is not None:
-            from veracity.retrieval.local.corpus import LocalCorpus
-
             c = cfg.corpus
             folder = c.indexes_dir or (self.home.indexes if self.home is not None else None)
-            # wrapped like the injected sources (retries, rule guard, search accounting)
-            return ensure_managed_source(LocalCorpus(c.index, mode=c.mode, indexes_dir=folder))
+            # the registered local index (methods import no source implementation), wrapped
+            # like the injected sources (retries, rule guard, search accounting)
+            local = registry.sources.get("local")(c.index, mode=c.mode, indexes_dir=folder)
+            return ensure_managed_source(local)
         if cfg.source is not None:
             return self.pick_source(cfg.source)
         return self.pick_source(

@@ -15,19 +15,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core.context import CheckContext
-from veracity.core.events import Note, Stage
-from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.core.events import Stage
+from veracity.core.types import CheckInput, Document, Verdict
 from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.base import Message
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
+from veracity.methods.kit import check_tool, claims_or_whole, gathered_evidence
 from veracity.methods.labelling import whole_sentences
 from veracity.methods.safe.config import SafeConfig
 from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import render, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.safe"
 SUPPORTED, NOT_SUPPORTED = "SUPPORTED", "NOT_SUPPORTED"
@@ -73,10 +73,9 @@ class SafeMethod(OneSourceMethod):
     search_purpose = "SAFE's searches"
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        # recorded sources answer only this claim's recorded searches (see RecordedSource)
-        with claim_binding(item.content):
-            facts = await self._facts(item, ctx)
-            checked = [await self._check_fact(item, f, ctx) for f in facts]
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        facts = await self._facts(item, ctx)
+        checked = [await self._check_fact(item, f, ctx) for f in facts]
         return self._verdict(checked)
 
     async def _facts(self, item: CheckInput, ctx: CheckContext) -> list[ExtractedClaim]:
@@ -84,20 +83,11 @@ class SafeMethod(OneSourceMethod):
         text = truncate_chars(item.content, cfg.max_input_chars)
         found = await self.claim_extractor(cfg.extraction, "facts").extract(text)
         facts = found.checkworthy[: cfg.max_facts]
-        if not facts:  # nothing extracted: the input itself is the one fact
-            ctx.emit(
-                Note(name=self.name, text="no atomic facts extracted: checking the input whole")
-            )
-            whole = " ".join(text.split())
-            facts = [ExtractedClaim(id="c1", text=whole, atomic=whole, spans=[(0, len(text))],
-                                    sentence=0)]  # fmt: skip
-        return facts
+        return claims_or_whole(facts, text, actor=self.name, none_found="no atomic facts extracted")
 
     async def _check_fact(self, item: CheckInput, fact: ExtractedClaim, ctx: CheckContext):
         cfg = self.config
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         knowledge: list[str] = []
         queries: list[str] = []
         docs: list[Document] = []
@@ -155,12 +145,7 @@ class SafeMethod(OneSourceMethod):
         share = sum(holds) / len(holds)
         bad = [c for c in checked if c.rating != SUPPORTED]
         rationale = " ".join(f"{c.text}: {c.reasoning}" for c in (bad or checked))
-        evidence, seen = [], set()
-        for c in checked:
-            for d in c.documents:
-                if d.id not in seen:
-                    seen.add(d.id)
-                    evidence.append(Evidence(document=d, note=f"fact {c.id}: {c.text}"))
+        evidence = gathered_evidence((f"fact {c.id}: {c.text}", c.documents) for c in checked)
         return self.verdict(
             label=label,
             score=share,  # the share of facts supported (no label probabilities: see README)

@@ -20,13 +20,12 @@ from veracity.deliberation.react import loop_opening, react_loop
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
+from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.self_ask.config import SelfAskConfig
 from veracity.methods.self_ask.examples import rendered_examples
 from veracity.prompting import render_messages, truncate_chars
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import Observation, SearchInput, SourceTool
-from veracity.tools.searching import source_tool
 
 PROMPTS = "veracity.methods.self_ask"
 TOOL = "follow_up"
@@ -89,19 +88,17 @@ class SelfAskMethod(OneSourceMethod):
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, space = self.config, self.label_space
         claim = truncate_chars(item.content, cfg.max_input_chars)
-        search = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        search = check_tool(self.source, cfg, item)
         tool = FollowUp(self.llm, search, cfg)
-        with claim_binding(item.content):
-            opening = loop_opening(
-                PROMPTS, "ask.j2", claim=claim, max_follow_ups=cfg.max_follow_ups, tool=TOOL,
-                examples=rendered_examples() if cfg.examples else "",
-            )  # fmt: skip
-            trajectory = await react_loop(
-                self.llm, opening, [tool], max_steps=cfg.max_follow_ups,
-                temperature=cfg.temperature, max_tokens=cfg.max_tokens, tag=self.name,
-            )  # fmt: skip
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        opening = loop_opening(
+            PROMPTS, "ask.j2", claim=claim, max_follow_ups=cfg.max_follow_ups, tool=TOOL,
+            examples=rendered_examples() if cfg.examples else "",
+        )  # fmt: skip
+        trajectory = await react_loop(
+            self.llm, opening, [tool], max_steps=cfg.max_follow_ups,
+            temperature=cfg.temperature, max_tokens=cfg.max_tokens, tag=self.name,
+        )  # fmt: skip
         answer = await ask_label(
             self.llm,
             render_messages(

@@ -22,6 +22,7 @@ from veracity.evidence.passages import passage_rows, search_source
 from veracity.llm.base import LLM
 from veracity.llm.choice import ChoiceResult, ask_choice
 from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.steel.config import SteelConfig
 from veracity.methods.steel.replies import RESEARCH, final_model, round_model
@@ -29,9 +30,8 @@ from veracity.prompt_layout import SharedPrefix, render_laid_out
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
-from veracity.retrieval.recorded.source import claim_binding
 from veracity.tools.base import SourceTool
-from veracity.tools.searching import source_tool, traced_search
+from veracity.tools.searching import traced_search
 
 PROMPTS = "veracity.methods.steel"
 TAGS = ("claim", "passage", "query")  # every tag the prompts of a check fence
@@ -76,8 +76,8 @@ class SteelMethod(BaseMethod):
         return [SourceNeed(cfg.source or "web", purpose="STEEL's retrieval rounds")]
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
-        with claim_binding(item.content):
-            return await self._verify(item, ctx)
+        ctx.claim = item.content  # recorded sources replay this claim's searches
+        return await self._verify(item, ctx)
 
     def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
         """A round's or the final prompt; shared-first (`prompt_layout: shared`): one
@@ -102,9 +102,7 @@ class SteelMethod(BaseMethod):
 
     async def _verify(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg = self.config
-        tool = source_tool(
-            self.source, top_k=cfg.top_k, max_chars=cfg.max_result_chars, before=item.cutoff
-        )
+        tool = check_tool(self.source, cfg, item)
         query = truncate_chars(" ".join(item.content.split()), cfg.query_chars)
         kept: list[Document] = []
         rounds: list[dict[str, Any]] = []

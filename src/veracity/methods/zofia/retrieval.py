@@ -106,12 +106,11 @@ class WikipediaEncyclopedia:
 
 
 def as_encyclopedia(obj: Any) -> Encyclopedia:
-    """`obj` as an Encyclopedia: a (managed) WikipediaSource is adapted, anything that
+    """`obj` as an Encyclopedia: a (managed) Wikipedia source (kind ``wikipedia``, as
+    `veracity.retrieval.engines.wikipedia.WikipediaSource`) is adapted, anything that
     already has candidates() and summary() is used as it is."""
-    from veracity.retrieval.engines.wikipedia import WikipediaSource
-
     inner = getattr(obj, "inner", obj)
-    if isinstance(inner, WikipediaSource):
+    if getattr(inner, "kind", None) == "wikipedia":
         return WikipediaEncyclopedia(inner, name=getattr(obj, "name", "wikipedia"))
     if hasattr(obj, "candidates") and hasattr(obj, "summary"):
         return obj

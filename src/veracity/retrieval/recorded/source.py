@@ -13,8 +13,9 @@ A query is answered from the recorded search that matches it best:
    words) at or above ``lexical_threshold``, or, with ``matcher="embedding"`` or
    ``"both"``, the highest embedding cosine at or above ``embedding_threshold``.
 
-When the claim is known (``claim=``, `bind`, or `claim_binding` around the searches of
-one check) and was recorded, only that claim's searches are candidates. Each Document
+When the claim is known (``claim=``, `bind`, or the running check's ``claim``, which a
+method that checks one claim sets on its `CheckContext`) and was recorded, only that
+claim's searches are candidates. Each Document
 names the recorded search it came from in ``metadata`` (``recorded_query``,
 ``recorded_claim``, ``match``, ``match_score``, ``tool``, ``dataset``). A query that
 matches nothing returns ``[]`` with a ``note`` event in the trace giving the best score
@@ -23,11 +24,8 @@ seen.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import threading
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -49,26 +47,6 @@ _STOP = frozenset(
         "was were what when where which who why with"
     )
 )
-
-
-# Kept ambient (issue 22): a recorded source answers for the claim being checked, while
-# methods send it only their own queries (and MCP tool calls carry it across processes).
-_bound: ContextVar[str | None] = ContextVar("veracity_recorded_claim", default=None)
-
-
-@contextlib.contextmanager
-def claim_binding(claim: str | None) -> Iterator[None]:
-    """Searches of recorded sources inside the block match `claim`'s recorded searches."""
-    token = _bound.set(claim)
-    try:
-        yield
-    finally:
-        _bound.reset(token)
-
-
-def bound_claim() -> str | None:
-    """The claim set by the innermost `claim_binding`, if any."""
-    return _bound.get()
 
 
 class RecordedOptions(SourceOptions):
@@ -174,7 +152,8 @@ class RecordedSource:
     # ------------------------------------------------------------------ matching
 
     def _candidates(self, idx: _Index) -> tuple[list[int], bool]:
-        claim = self.claim if self.claim is not None else _bound.get()
+        # the claim comes with the check (methods send only their own queries)
+        claim = self.claim if self.claim is not None else context.current().claim
         if claim is not None:
             own = idx.by_claim.get(normalise(claim))
             if own:
