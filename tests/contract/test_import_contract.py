@@ -119,7 +119,7 @@ def test_a_planted_violation_is_caught(planted, module, line, contract, named):
             "from veracity.core.config import LLMConfig as L\nCFG = L.from_settings()",
         ),
         (
-            "veracity.core.checkpoints",
+            "veracity.methods.checkpoints",
             "import veracity.core.config\nHOME = veracity.core.config.settings().home",
         ),
         ("veracity.documents", "from veracity.core.config import settings as s\nX = s()"),

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.core.types import Document, Evidence, Verdict
+from veracity.core.types import Document, Evidence
 from veracity.evidence.quotes import (
     QuoteError,
     find_quote,
     normalise,
     verify_evidence,
-    verify_verdict,
 )
 
 SOURCE = (
@@ -125,15 +124,3 @@ def test_replace_quote_substitutes_the_source_span():
     )[0]
     assert fixed.quote_verified is True
     assert fixed.quote == "Participants (n = 2,000) were followed for five years"
-
-
-def test_verify_verdict_flags_unverified_quotes():
-    verdict = Verdict(
-        label="false",
-        label_space="binary",
-        method="test",
-        evidence=[_evidence("did not reduce fractures"), _evidence("an invented sentence here")],
-    )
-    checked = verify_verdict(verdict)
-    assert [e.quote for e in checked.unverified_quotes] == ["an invented sentence here"]
-    assert verdict.unverified_quotes == []  # the original is unchanged

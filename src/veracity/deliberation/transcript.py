@@ -42,18 +42,12 @@ class Transcript(BaseModel):
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
 
-    def by(self, speaker: str) -> list[Turn]:
-        return [t for t in self.turns if t.speaker == speaker]
-
     def last(self, speaker: str, before_round: int | None = None) -> Turn | None:
         """The speaker's latest turn (optionally only from rounds before `before_round`)."""
         for turn in reversed(self.turns):
             if turn.speaker == speaker and (before_round is None or turn.round < before_round):
                 return turn
         return None
-
-    def in_phase(self, phase: str) -> list[Turn]:
-        return [t for t in self.turns if t.phase == phase]
 
     @property
     def rounds(self) -> list[int]:

@@ -345,11 +345,6 @@ class EvidenceMemory:
         )
         return docs
 
-    def note_search_saved(self, count: int = 1) -> None:
-        """Count searches an agent skipped because recalled evidence was enough."""
-        with self._shared.transaction() as db:
-            self._bump(db, searches_saved=count)
-
     # ----------------------------------------------------------------- upkeep
 
     def purge_expired(self) -> int:

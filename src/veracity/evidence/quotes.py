@@ -12,7 +12,7 @@ looks for a quote in a source text in three passes, most exact first:
 A quote with an ellipsis (``...``, ``…``, ``[...]``) is checked part by part, in order.
 The result gives the match score and the located span in the *original* text, so a
 verdict can show what the source really says. `verify_evidence` sets
-``Evidence.quote_verified`` on a list of evidence; `verify_verdict` does it for a verdict.
+``Evidence.quote_verified`` on a list of evidence.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from itertools import accumulate
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veracity.core.types import Evidence, Verdict
+from veracity.core.types import Evidence
 
 DEFAULT_THRESHOLD = 0.8  # word-level similarity needed for a non-verbatim quote
 _MIN_FUZZY_WORDS = 3  # shorter quotes must occur verbatim
@@ -246,9 +246,3 @@ def verify_evidence(
             update["quote"] = match.span
         checked.append(item.model_copy(update=update))
     return checked
-
-
-def verify_verdict(verdict: Verdict, **options: object) -> Verdict:
-    """A copy of `verdict` whose evidence quotes are checked (see `verify_evidence`)."""
-    evidence = verify_evidence(verdict.evidence, **options)  # type: ignore[arg-type]
-    return verdict.model_copy(update={"evidence": evidence})

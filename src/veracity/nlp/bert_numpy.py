@@ -95,8 +95,8 @@ class NumpySentenceEncoder:
     `encode` runs its texts as one padded batch: each text is padded to the longest, an
     attention mask keeps the padding out of every softmax and out of the mean, and every
     layer is a few large matrix products over the whole batch. A caller with many texts of
-    mixed lengths groups them first (`veracity.nlp.embeddings.length_batches`, with
-    `token_lengths`), so that little work goes into padding.
+    mixed lengths groups them first (`veracity.nlp.embeddings.length_batches`), so that
+    little work goes into padding.
     """
 
     def __init__(self, folder: Path, config: dict[str, Any]):
@@ -133,9 +133,6 @@ class NumpySentenceEncoder:
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """Word-piece ids of each text as the model sees it (special tokens, truncation)."""
         return [e.ids for e in self.tokenizer.encode_batch(texts)]
-
-    def token_lengths(self, texts: list[str]) -> list[int]:
-        return [len(ids) for ids in self.token_ids(texts)]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), hidden) float32 rows of unit length, the texts run as one batch."""
