@@ -86,7 +86,7 @@ async def test_invented_claims_are_dropped_and_a_mis_mapped_one_moves_to_its_sen
 async def test_dropped_claims_are_counted_and_shown_in_every_view():
     llm = inventing_model()
     checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm)))
-    report = await checker.check(from_text(TEXT, title="Curie"))
+    report = await checker.report(from_text(TEXT, title="Curie"))
     assert report.dropped_unanchored == INVENTED and report.reattached == 1
     assert report.summary.dropped_unanchored == 3 and report.summary.claims == 4
     assert report.summary.factuality == 1.0  # dropped claims are no facts of the text
@@ -110,7 +110,7 @@ async def test_dropped_claims_are_counted_and_shown_in_every_view():
 async def test_a_plain_fact_called_advice_without_confidence_is_still_checked():
     llm = inventing_model(categories=("factual", "advice", "factual", "trivial"))
     checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm)))
-    report = await checker.check(from_text(TEXT))
+    report = await checker.report(from_text(TEXT))
     warsaw = next(o for o in report.claims if o.claim.text == "Marie Curie was born in Warsaw.")
     assert warsaw.status == "checked" and warsaw.claim.model_category == "advice"
     assert warsaw.claim.category == "factual" and warsaw.claim.checkworthy

@@ -196,7 +196,7 @@ async def test_the_document_check_traces_its_claims_then_each_result():
     checker = DocumentChecker(Keyed(llm), ClaimExtractor(ManagedLLM(llm), config))
     seen = []
     with context.observe(seen.append):
-        report = await checker.check(from_text(text))
+        report = await checker.report(from_text(text))
     found = [e for e in seen if isinstance(e, ClaimsFound)]
     done = {e.claim_id: e for e in seen if isinstance(e, ClaimChecked)}
     assert len(found) == 1 and found[0].count == 3

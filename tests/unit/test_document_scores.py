@@ -52,7 +52,7 @@ def _claim(n: int) -> ExtractedClaim:
 
 async def _report(text: str):
     llm = ScriptedLLM()
-    return await DocumentChecker(Fixed(llm), plain(llm)).check(from_text(text))
+    return await DocumentChecker(Fixed(llm), plain(llm)).report(from_text(text))
 
 
 async def test_factuality_is_factscore_per_document_macro_averaged_with_the_penalty():
@@ -103,7 +103,7 @@ async def test_a_middle_label_is_mixed_and_not_supported():
     class Half(Fixed):
         default_labels = "true_half_false"
 
-    report = await DocumentChecker(Half(llm), plain(llm)).check(from_text("X [HALF-TRUE 0.9]."))
+    report = await DocumentChecker(Half(llm), plain(llm)).report(from_text("X [HALF-TRUE 0.9]."))
     assert report.claims[0].support == "mixed" and report.summary.factuality == 0.0
     assert _outcome_row(report.claims[0])["truth"] is None
 
@@ -119,7 +119,7 @@ async def test_extraction_sees_the_question_and_the_sentences_around_the_one_spl
     llm.on(".*", json.dumps({"claims": []}), tag="claims:decompose")
     checker = DocumentChecker(Fixed(llm), plain(llm, decompose=True, window_sentences=2))
     question = "Which facts do the sentences state?"
-    await checker.check(from_text(LONG, question=question))
+    await checker.report(from_text(LONG, question=question))
     prompt = llm.calls_tagged("claims:decompose:5")[0].messages[-1].content
     assert question in prompt
     assert "fact 4." in prompt and "fact 8." in prompt  # two sentences either side of 6
@@ -134,7 +134,7 @@ async def test_a_claim_handed_over_atomic_is_not_split_again_by_the_method():
     web = InMemorySource([Document(id="d", text="Curie won two prizes.")], name="web")
     method = SafeMethod(llm=llm, config={"max_searches": 1}, sources={"web": web})
     text = "Marie Curie, born in Warsaw, won two Nobel Prizes."
-    report = await DocumentChecker(method, plain(llm)).check(from_text(text))
+    report = await DocumentChecker(method, plain(llm)).report(from_text(text))
     assert not llm.calls_tagged("safe:facts")  # SAFE did not decompose it again
     facts = report.claims[0].verdict.metadata["facts"]
     assert [f["text"] for f in facts] == [text] and report.claims[0].support == "supported"

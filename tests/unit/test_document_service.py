@@ -1,6 +1,7 @@
-"""Checking a whole document through the service (`Veracity.check_document`), the Python
-API (`veracity.check_document`) and `veracity check --kind document`: one run per
-document, the same rules as every check, the claims shown in place."""
+"""Checking a whole document through the service (`Veracity.check` of a document: the same
+road as every input), the Python API (`veracity.check` / `veracity.check_document`) and
+`veracity check --kind document`: one run per document, the same rules as every check, the
+claims shown in place."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def config() -> RunConfig:
 async def test_a_document_is_checked_claim_by_claim_with_one_run(corpus, builds):
     llm = scripted()
     async with Veracity(config(), llm=llm) as veracity_:
-        report = await veracity_.check_document(TEXT, extraction=NO_SPLIT, concurrency=2)
+        verdict = await veracity_.check(TEXT, kind="document", extraction=NO_SPLIT, concurrency=2)
+    report = verdict.report
     assert len(builds) == 1  # the claim method is built once for the whole document
     assert report.method == runtime_documents.DEFAULT_DOCUMENT_METHOD == "rag"
     by_text = {o.claim.text: o for o in report.claims}
@@ -95,7 +97,7 @@ async def test_a_document_is_checked_claim_by_claim_with_one_run(corpus, builds)
 )
 def test_a_refused_document_check_builds_nothing(builds, choices, title):
     with Veracity(config(), llm=scripted()) as veracity_, pytest.raises(CheckRefused) as caught:
-        veracity_.plan_document(TEXT, **choices)
+        veracity_.plan(TEXT, kind="document", **choices)
     assert caught.value.title == title
     assert builds == []
 
@@ -103,7 +105,7 @@ def test_a_refused_document_check_builds_nothing(builds, choices, title):
 def test_a_method_that_checks_no_claims_says_to_pick_a_claim_method():
     veracity_ = Veracity(config(), llm=scripted())
     with pytest.raises(CheckRefused, match="pick a claim method"):
-        veracity_.plan_document(TEXT, method="s2mad")
+        veracity_.plan(TEXT, kind="document", method="s2mad")
 
 
 @pytest.mark.parametrize(
@@ -117,7 +119,7 @@ def test_a_method_that_checks_no_claims_says_to_pick_a_claim_method():
 def test_no_document_or_two_are_input_errors(builds, document, url, match):
     veracity_ = Veracity(config(), llm=scripted())
     with pytest.raises(InputError, match=match):
-        veracity_.plan_document(document, url=url)
+        veracity_.plan(document, kind="document", url=url)
     assert builds == []
 
 
@@ -133,9 +135,10 @@ async def test_a_url_is_fetched_through_the_guarded_client(corpus):
             return_value=httpx.Response(200, text=page, headers={"content-type": "text/html"})
         )
         async with Veracity(config(), llm=scripted()) as veracity_:
-            report = await veracity_.check_document(
-                url="https://news.example/curie", extraction=NO_SPLIT
+            verdict = await veracity_.check(
+                None, url="https://news.example/curie", extraction=NO_SPLIT
             )
+    report = verdict.report
     assert report.document.origin == "url"
     assert report.document.url == "https://news.example/curie"
     assert "Nobel" in report.document.text
@@ -148,7 +151,7 @@ async def test_a_private_url_is_refused_before_any_fetch(corpus):
         route = router.get(url__regex=r".*").mock(return_value=httpx.Response(200))
         async with Veracity(config(), llm=scripted()) as veracity_:
             with pytest.raises(InputError, match=r"intranet\.example"):
-                await veracity_.check_document(url="http://intranet.example/")
+                await veracity_.check(None, url="http://intranet.example/")
     assert not route.called
 
 
@@ -352,8 +355,8 @@ async def test_the_claim_extraction_prompts_are_overridden_from_the_run_config(c
     cfg = RunConfig(sources=SOURCES, prompts={"claims": {"claims_checkworthy.j2": str(template)}})
     llm = scripted()
     async with Veracity(cfg, llm=llm) as veracity_:
-        plan = veracity_.plan_document(TEXT, extraction=NO_SPLIT)
-        report = await plan.check()
+        plan = veracity_.plan(TEXT, kind="document", extraction=NO_SPLIT)
+        report = (await plan.check()).report
     sorting = [r for r in llm.calls if r.tag == "claims:checkworthy"]
     assert sorting and "HOUSE RULES" in sorting[0].messages[0].content
     assert "Marie Curie" in sorting[0].messages[1].content  # the fenced text still reaches it
@@ -380,5 +383,5 @@ def test_a_bad_claim_prompt_override_is_refused_when_the_run_is_built(
     template.write_text(text, encoding="utf-8")
     cfg = RunConfig(sources=SOURCES, prompts={"claims": {name: str(template)}})
     with Veracity(cfg, llm=scripted()) as veracity_, pytest.raises(ConfigError) as caught:
-        veracity_.plan_document(TEXT)
+        veracity_.plan(TEXT, kind="document")
     assert message in str(caught.value)

@@ -58,7 +58,7 @@ async def test_each_claim_keeps_its_span_and_the_totals_count_apart():
     llm = ScriptedLLM()
     llm.on(".*", categories("factual", "factual", "factual", "opinion"), tag="claims:checkworthy")
     checker = DocumentChecker(Keyed(llm), extractor(llm), concurrency=2)
-    report = await checker.check(from_text(TEXT, title="Curie"))
+    report = await checker.report(from_text(TEXT, title="Curie"))
     by_status = {o.claim.text: o.status for o in report.claims}
     assert by_status == {
         "Marie Curie was born in Warsaw in 1867.": "checked",
@@ -84,7 +84,7 @@ async def test_each_claim_keeps_its_span_and_the_totals_count_apart():
 async def test_a_failing_claim_is_an_error_on_that_claim_only():
     llm = ScriptedLLM()
     checker = DocumentChecker(Keyed(llm), extractor(llm, checkworthiness=False))
-    report = await checker.check(from_text("The dam went boom. The bridge stands."))
+    report = await checker.report(from_text("The dam went boom. The bridge stands."))
     errors = [o for o in report.claims if o.status == "error"]
     assert len(errors) == 1 and "fell over" in (errors[0].error or "")
     assert report.summary.errors == 1 and report.summary.checked == 1
@@ -95,11 +95,11 @@ async def test_a_failing_claim_is_an_error_on_that_claim_only():
 async def test_no_check_worthy_claim_means_no_factuality_and_an_abstention_scores_zero():
     llm = ScriptedLLM()
     checker = DocumentChecker(Keyed(llm), extractor(llm, checkworthiness=False))
-    report = await checker.check(from_text("Her notebooks are said to be lost."))
+    report = await checker.report(from_text("Her notebooks are said to be lost."))
     assert report.summary.factuality == 0.0 and report.summary.abstained == 1
     assert report.summary.supported_share_of_decided is None
     llm.on(".*", categories("opinion"), tag="claims:checkworthy")
-    opinion = await DocumentChecker(Keyed(llm), extractor(llm)).check(from_text("I love it."))
+    opinion = await DocumentChecker(Keyed(llm), extractor(llm)).report(from_text("I love it."))
     assert opinion.summary.factuality is None and opinion.summary.factuality_penalised is None
 
 
@@ -108,7 +108,7 @@ async def test_refuted_claims_get_a_correction_that_cites_their_evidence():
     llm.on(".*", json.dumps({"correction": "She won two Nobel Prizes.", "evidence": [1, 7]}),
            tag="correct:c1")  # fmt: skip
     checker = DocumentChecker(Keyed(llm), extractor(llm, checkworthiness=False), corrections=True)
-    report = await checker.check(from_text("She won three Nobel Prizes. The sky is blue."))
+    report = await checker.report(from_text("She won three Nobel Prizes. The sky is blue."))
     refuted, fine = report.claims
     assert refuted.support == "refuted" and refuted.correction is not None
     assert refuted.correction.text == "She won two Nobel Prizes."
@@ -122,7 +122,7 @@ async def test_a_correction_the_evidence_does_not_support_is_left_out():
     llm = ScriptedLLM()
     llm.on(".*", json.dumps({"correction": None, "evidence": []}), tag="correct")
     checker = DocumentChecker(Keyed(llm), extractor(llm, checkworthiness=False), corrections=True)
-    report = await checker.check(from_text("She won three Nobel Prizes."))
+    report = await checker.report(from_text("She won three Nobel Prizes."))
     assert report.claims[0].support == "refuted" and report.claims[0].correction is None
 
 

@@ -1,7 +1,7 @@
 """`veracity batch --kind document`: a document per row, each checked claim by claim.
 
 The command maps its options into `veracity.evaluation.document_batch` (which plans the
-check through `Veracity.plan_document`, so every rule of a document check applies) and
+check through `Veracity.plan`, so every rule of a document check applies) and
 writes one JSON line per row: its id, status, error and `DocumentReport`. With ``--html
 DIR`` it also writes one standalone HTML report per checked row and an ``index.html``.
 """

@@ -66,9 +66,8 @@ def _kind_choice(value: str) -> str:
     """The --kind flag's choices (parsing the flag; the input itself is read by runtime)."""
     from veracity.runtime.inputs import KINDS
 
-    kinds = (*KINDS, "document")
-    if value not in kinds:
-        raise typer.BadParameter(f"use one of {', '.join(kinds)}, not {value!r}")
+    if value not in KINDS:
+        raise typer.BadParameter(f"use one of {', '.join(KINDS)}, not {value!r}")
     return value
 
 

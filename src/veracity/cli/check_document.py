@@ -1,6 +1,7 @@
 """`veracity check --kind document` (and `--url`): check a whole document claim by claim.
 
-The command only maps its arguments into `Veracity.plan_document` and the report into the
+The command only maps its arguments into `Veracity.plan` (a document is one more input
+kind) and the verdict's report into the
 terminal (`veracity.cli.render_document`) or JSON; the service applies every rule.
 """
 
@@ -76,9 +77,9 @@ def check_document(
     html = checked_html_path(html)
     service = Veracity(cfg)
     try:
-        plan = service.plan_document(
-            source, url=url, method=method, labels=labels, corrections=corrections,
-            extraction=settings,
+        plan = service.plan(
+            source, kind="document", url=url, method=method, labels=labels,
+            corrections=corrections, extraction=settings,
         )  # fmt: skip
     except CheckRefused as exc:
         fail(str(exc))
@@ -90,7 +91,7 @@ def check_document(
         console.print(note, style="dim", soft_wrap=True)
     ensure_model(plan.run.config.llm)
     try:
-        report = _run_with_progress(plan)
+        report = _run_with_progress(plan).report
     except InputError as exc:  # a URL that cannot be fetched, a page with no text
         fail(error_text(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,17 +30,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
 from veracity.core.events import ClaimChecked, ClaimsFound
-from veracity.core.types import Claim, Verdict
+from veracity.core.types import Claim, Trace, Verdict
 from veracity.core.usage import Usage
 from veracity.documents.reading import DocumentText
 from veracity.documents.report import (
     ClaimOutcome,
     Correction,
     DocumentReport,
+    DocumentVerdict,
     outcome_of,
     summarise,
 )
-from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, given_atomic
+from veracity.evidence.claims import (
+    ClaimExtraction,
+    ClaimExtractor,
+    ExtractedClaim,
+    given_atomic,
+)
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.prompting import render_messages
@@ -65,7 +72,13 @@ class _CorrectionReply(BaseModel):
 
 
 class DocumentChecker:
-    """Checks a document's claims with one claim method.
+    """The composite method that checks a document over one claim method.
+
+    It has a method's face (``name``, ``input_kinds``, ``label_space``, ``check``), so a run
+    checks a `DocumentText` with it on the same road as any input; anything else it is
+    given goes to the claim method unchanged. `check` returns a `DocumentVerdict` whose
+    typed payload is the `DocumentReport`, every claim's verdict (with its own trace)
+    nested under that claim.
 
     Args:
         method: a registered claim method, already built (it must check ``claim`` inputs).
@@ -94,15 +107,38 @@ class DocumentChecker:
         self.corrections = corrections
         self.llm = llm or extractor.llm
 
-    async def check(self, document: DocumentText) -> DocumentReport:
+    @property
+    def name(self) -> str:
+        return self.method.name
+
+    @property
+    def input_kinds(self) -> tuple[str, ...]:
+        return ("document", *self.method.input_kinds)
+
+    @property
+    def label_space(self) -> Any:
+        return self.method.label_space
+
+    async def check(self, item: Any) -> Verdict:
+        """A document's `DocumentVerdict`; any other input is the claim method's to check."""
+        if getattr(item, "kind", None) != "document":
+            return await self.method.check(item)
+        report, trace = await self._checked(item)
+        return DocumentVerdict.of(report, trace)
+
+    async def _extractions(self, document: DocumentText) -> AsyncIterator[ClaimExtraction]:
+        """The document's claims as they are found: each batch is checked while later ones
+        are still being extracted (the extractor gives one batch today)."""
+        yield await self.extractor.extract(document.text, question=document.question)
+
+    async def report(self, document: DocumentText) -> DocumentReport:
         """Every claim of `document` with its outcome, and the document's totals."""
+        return (await self._checked(document))[0]
+
+    async def _checked(self, document: DocumentText) -> tuple[DocumentReport, Trace]:
         started = time.perf_counter()
+        found: list[ClaimExtraction] = []
         with context.check_context() as ctx:
-            try:
-                extraction = await self.extractor.extract(document.text, question=document.question)
-            except StructuredOutputError as exc:
-                raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
-            ctx.emit(_found(extraction.claims, len(extraction.sentences), extraction.dropped))
             gate = asyncio.Semaphore(self.concurrency)
 
             async def one(claim: ExtractedClaim) -> ClaimOutcome:
@@ -114,25 +150,39 @@ class DocumentChecker:
                 ctx.emit(_checked(outcome))
                 return outcome
 
-            outcomes = list(await asyncio.gather(*(one(c) for c in extraction.claims)))
+            tasks: list[asyncio.Task[ClaimOutcome]] = []
+            try:
+                async for extraction in self._extractions(document):
+                    found.append(extraction)
+                    sentences = len(extraction.sentences)
+                    ctx.emit(_found(extraction.claims, sentences, extraction.dropped))
+                    tasks += [asyncio.ensure_future(one(c)) for c in extraction.claims]
+                outcomes = list(await asyncio.gather(*tasks))
+            except StructuredOutputError as exc:
+                raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
+            finally:
+                for task in tasks:
+                    task.cancel()
         usage = ctx.usage.model_copy()
         for outcome in outcomes:
             if outcome.verdict is not None:
                 usage.add(outcome.verdict.usage)
-        return DocumentReport(
+        dropped = [c.text for e in found for c in e.dropped]
+        report = DocumentReport(
             document=document,
             method=self.method.name,
             label_space=self.method.label_space.name,
             claims=outcomes,
-            summary=summarise(outcomes, len(extraction.dropped)),
-            sentences=len(extraction.sentences),
-            duplicates=extraction.duplicates,
-            sentences_truncated=extraction.truncated,
-            dropped_unanchored=[c.text for c in extraction.dropped],
-            reattached=extraction.reattached,
+            summary=summarise(outcomes, len(dropped)),
+            sentences=sum(len(e.sentences) for e in found),
+            duplicates=sum(e.duplicates for e in found),
+            sentences_truncated=any(e.truncated for e in found),
+            dropped_unanchored=dropped,
+            reattached=sum(e.reattached for e in found),
             usage=usage,
             wall_time_s=round(time.perf_counter() - started, 3),
         )
+        return report, ctx.trace
 
     async def _claim(self, claim: ExtractedClaim, document: DocumentText) -> ClaimOutcome:
         item = Claim(

@@ -32,10 +32,15 @@ _SUFFIXES: dict[str, Format] = {
 
 
 class DocumentText(BaseModel):
-    """A document's text, ready for claim extraction.
+    """A document's text, ready for claim extraction: the ``document`` input kind.
+
+    A check reads it like a claim, article or post (``kind="document"``); the composite
+    `veracity.documents.checking.DocumentChecker` checks it over the run's claim method.
+    (Not `veracity.core.types.Document`, which is a retrieved passage.)
 
     Attributes:
         text: the plain text (the spans of its claims are offsets into it).
+        id: its id, when a caller gives one (a batch row's).
         title: its title, when the input gives one.
         published_at: its date, when the input gives one.
         url: where it was fetched from (None for text, files and standard input).
@@ -49,7 +54,9 @@ class DocumentText(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    kind: Literal["document"] = "document"
     text: str = Field(min_length=1)
+    id: str | None = None
     title: str | None = None
     question: str | None = Field(default=None, max_length=4000)
     published_at: _dt.datetime | None = None
@@ -58,6 +65,14 @@ class DocumentText(BaseModel):
     origin: Literal["text", "file", "stdin", "url"] = "text"
     format: Format = "text"
     truncated: bool = False
+
+    @property
+    def content(self) -> str:
+        return self.text
+
+    @property
+    def cutoff(self) -> _dt.date | None:
+        return self.published_at.date() if self.published_at else None
 
 
 def from_text(

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veracity.core.errors import LabelError
 from veracity.core.labels import LabelSpace, get_label_space
-from veracity.core.types import Usage, Verdict
+from veracity.core.types import Trace, Usage, Verdict
 from veracity.documents.reading import DocumentText
 from veracity.evidence.claims import ExtractedClaim
 
@@ -113,6 +113,49 @@ class DocumentReport(BaseModel):
     reattached: int = 0
     usage: Usage = Field(default_factory=Usage)  # extraction and corrections included
     wall_time_s: float = 0.0
+
+
+class DocumentVerdict(Verdict):
+    """A document's verdict: a `Verdict` whose typed payload, `report`, holds every claim
+    with its own verdict (and trace) nested under it.
+
+    Its label is where the document's factuality falls in the claim method's label space
+    (`label_at`), its score that factuality; a document with no check-worthy
+    claim abstains. The claims' usage is summed into its own.
+    """
+
+    report: DocumentReport
+
+    @classmethod
+    def of(cls, report: DocumentReport, trace: Trace | None = None) -> DocumentVerdict:
+        """The verdict `report` gives (see the class docstring); `trace`: the document
+        check's own events (its claims' traces stay under their claims)."""
+        score = report.summary.factuality
+        fields: dict = {"label": None, "abstained": True, "abstain_reason": "no check-worthy claim"}
+        if score is not None:
+            fields = {"label": label_at(get_label_space(report.label_space), score), "score": score}
+        return cls(
+            **fields, label_space=report.label_space, method=report.method,
+            rationale=_rationale(report.summary), usage=report.usage, report=report,
+            trace=trace or Trace(),
+        )  # fmt: skip
+
+
+def label_at(space: LabelSpace, score: float) -> str:
+    """The label of `space` for a veracity `score`: its band in a space defined by score
+    cut-offs, else the label whose score is nearest (the less true one on a tie)."""
+    if space.cutoffs is not None:
+        return space.from_score(score)
+    scores = space.scores
+    return min(space.labels, key=lambda label: (abs(scores[label] - score), scores[label]))
+
+
+def _rationale(summary: DocumentSummary) -> str:
+    return (
+        f"{summary.supported} of {summary.claims} claims supported, {summary.refuted} refuted, "
+        f"{summary.mixed} mixed, {summary.abstained} abstained, {summary.errors} failed, "
+        f"{summary.not_checkworthy} not check-worthy"
+    )
 
 
 def support_of_label(label: str | None, space: LabelSpace) -> Support | None:

@@ -2,7 +2,7 @@
 
 Each row of the input is one document: its text (the text column) or a web page (a URL
 column, fetched through the runtime's guarded HTTP client). The rows share one document
-check planned by `Veracity.plan_document` (the claim method is built once, so its caches
+check planned by `Veracity.plan` (the claim method is built once, so its caches
 and any memory it keeps serve every document), and each row's `DocumentReport` is
 appended to ``documents.jsonl`` in the run directory as a `DocumentRecord`.
 
@@ -40,8 +40,8 @@ from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import RunStore
 from veracity.runtime import CachePaths
-from veracity.runtime.documents import DocumentPlan, read_document
-from veracity.runtime.service import LLM, Veracity
+from veracity.runtime.documents import read_document
+from veracity.runtime.service import LLM, Plan, Veracity
 
 __all__ = [
     "DOCUMENTS_FILE",
@@ -144,7 +144,7 @@ class DocumentBatchSummary(BaseModel):
 class DocumentBatch:
     """A document batch planned and checked before any row is read."""
 
-    plan: DocumentPlan
+    plan: Plan
     service: Veracity
     store: RunStore
     columns: DocumentColumns
@@ -168,7 +168,7 @@ def prepare_document_batch(
     corrections: bool = False,
     llm: LLM | None = None,
 ) -> DocumentBatch:
-    """Plan the rows' document check (every rule of `Veracity.plan_document`) and open or
+    """Plan the rows' document check (every rule of `Veracity.plan` for a document) and open or
     resume the run directory.
 
     Raises:
@@ -178,13 +178,13 @@ def prepare_document_batch(
     store = RunStore(run_dir)
     caches = CachePaths(llm=store.llm_cache_path, http=store.http_cache_path)
     service = Veracity(cfg, llm=llm, caches=caches)
-    placeholder = DocumentText(text="(each row's document)")  # only the checker is used
-    plan = service.plan_document(
+    placeholder = DocumentText(text="(each row's document)")  # only its plan's method is used
+    plan = service.plan(
         placeholder, method=cfg.method, extraction=extraction, corrections=corrections
     )
     settings = {
         "kind": "document",
-        "extraction": plan.checker.extractor.config.model_dump(mode="json"),
+        "extraction": plan.method.extractor.config.model_dump(mode="json"),
         "corrections": corrections,
     }
     _check_same_batch(store, plan.run.config, settings)
@@ -299,7 +299,8 @@ async def check_row(batch: DocumentBatch, row: DocumentRow) -> DocumentRecord:
         return failed(row.problem)
     try:
         document = row.document or await read_document(None, url=row.url)
-        report = await batch.plan.checker.check(document)
+        verdict = await batch.plan.run.check(document, batch.plan.method)
+        report = verdict.report
     except FATAL:
         raise
     except InputError as exc:

@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict
 from veracity.core.labels import get_label_space
 from veracity.core.labels.scores import accuracy, macro_f1, per_class
 from veracity.documents.report import factscore
-from veracity.evaluation.document_task import TASK_KEY, task_config, truth_of
+from veracity.evaluation.document_task import TASK_KEY, task_config, truth_of, verdict_truth
 from veracity.evaluation.metrics import Metrics
 
 METRICS_FILE = "document_metrics.json"  # in the run directory, beside metrics.json
@@ -339,10 +339,11 @@ def headline(extra: dict[str, float]) -> list[tuple[str, float | None]]:
 
 
 def _truth(rec: Any) -> str | None:
-    """The record's response label as true / false (its verdict's space may differ)."""
+    """The record's response verdict as true / false, by `support_of` (the one rule the
+    report and the views use; its verdict's space may differ)."""
     if rec.predicted is None or rec.verdict is None:
         return None
-    return truth_of(rec.predicted, get_label_space(rec.verdict.label_space))
+    return verdict_truth(rec.verdict.model_copy(update={"label": rec.predicted}))
 
 
 def _gold_truth(rec: Any) -> str | None:

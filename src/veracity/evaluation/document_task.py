@@ -141,12 +141,18 @@ def truth_of(label: str | None, space: LabelSpace) -> str | None:
     return _TRUTH.get(support_of_label(label, space))
 
 
+def verdict_truth(verdict: Verdict) -> str | None:
+    """``true`` / ``false`` for a verdict on that side by `support_of` (the report's rule);
+    None for no label or a middle one."""
+    return _TRUTH.get(support_of(verdict))
+
+
 def _verdict_row(verdict: Verdict | None, status: str) -> dict[str, Any]:
     """A checked claim's row; its truth is `support_of`'s, the rule the report uses."""
     return {
         "status": status,
         "label": verdict.label if verdict is not None else None,
-        "truth": _TRUTH.get(support_of(verdict)) if verdict and status == "checked" else None,
+        "truth": verdict_truth(verdict) if verdict and status == "checked" else None,
         "score": verdict.score if verdict is not None else None,
         "error": verdict.error if verdict is not None else None,
     }
@@ -214,7 +220,7 @@ class DocumentTask:
         document = reading.from_text(item.text, title=title, question=title)
         report, error, lost = None, None, None
         try:
-            report = await self.checker.check(document)
+            report = await self.checker.report(document)
         except StructuredOutputError as exc:
             error = f"claim extraction failed: {exc}"
             lost = getattr(exc, "usage", None)  # what the failed extraction cost
@@ -356,4 +362,5 @@ __all__ = [
     "document_method",
     "task_config",
     "truth_of",
+    "verdict_truth",
 ]

@@ -179,24 +179,29 @@ class McpTools:
         progress: Any,
         options: Any = None,
     ) -> CheckResult:
-        try:
-            plan = self.service.plan(text, kind=kind, method=method, labels=labels, options=options)
-        except CheckRefused as exc:
-            if exc.title == OPTION_REFUSED:
-                data = {"refused": exc.refused, "allowed": exc.allowed}
-                raise MCPError(INVALID_PARAMS, str(exc), data) from None
-            raise ToolInputError(str(exc)) from exc
-        except (InputError, ModelNotAvailable, LLMAuthError) as exc:
-            raise ToolInputError(error_text(exc)) from exc
+        plan = self._plan(text, kind=kind, method=method, labels=labels, options=options)
         verdict = await _with_progress(plan.check, progress)
         return CheckResult.from_verdict(verdict)
 
     async def check_document(
         self, text: str | None, url: str | None, choices: dict[str, Any], progress: Any
     ) -> DocumentResult:
-        """Check a document's claims (text or a public URL) with one claim method."""
+        """Check a document's claims (text or a public URL) with one claim method: the same
+        road as `check`, the input a document."""
+        plan = self._plan(text, kind="document", url=url, **choices)
         try:
-            plan = self.service.plan_document(text, url=url, **choices)
+            verdict = await _with_progress(plan.check, progress)
+        except InputError as exc:  # a page that cannot be fetched or holds no text
+            raise ToolInputError(error_text(exc)) from exc
+        except StructuredOutputError as exc:
+            raise ToolInputError(f"claim extraction failed: {exc}") from exc
+        # a long report: off the loop
+        return await asyncio.to_thread(document_result, verdict.report)  # type: ignore[attr-defined]
+
+    def _plan(self, item: Any, **choices: Any) -> Any:
+        """The service's plan, its refusals as tool errors (refused options: INVALID_PARAMS)."""
+        try:
+            return self.service.plan(item, **choices)
         except CheckRefused as exc:
             if exc.title == OPTION_REFUSED:
                 data = {"refused": exc.refused, "allowed": exc.allowed}
@@ -204,13 +209,6 @@ class McpTools:
             raise ToolInputError(str(exc)) from exc
         except (InputError, ModelNotAvailable, LLMAuthError) as exc:
             raise ToolInputError(error_text(exc)) from exc
-        try:
-            report = await _with_progress(plan.check, progress)
-        except InputError as exc:  # a page that cannot be fetched or holds no text
-            raise ToolInputError(error_text(exc)) from exc
-        except StructuredOutputError as exc:
-            raise ToolInputError(f"claim extraction failed: {exc}") from exc
-        return await asyncio.to_thread(document_result, report)  # a long report: off the loop
 
     async def search(self, query: str, source: str | None, top_k: int) -> SearchResult:
         try:

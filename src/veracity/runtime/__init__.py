@@ -109,11 +109,12 @@ class Run:
     _retired: bool = field(default=False, init=False, repr=False, compare=False)
     closed: bool = field(default=False, init=False, repr=False, compare=False)
 
-    async def check(self, item: CheckInput) -> Verdict:
-        """Check one input with this run's method (a retired run closes after its last)."""
+    async def check(self, item: CheckInput, method: Any = None) -> Verdict:
+        """Check one input with this run's method, or with `method` built over it (the
+        composite that checks a document); a retired run closes after its last check."""
         self._checking += 1
         try:
-            return await self.method.check(item)
+            return await (method or self.method).check(item)
         finally:
             self._checking -= 1
             if self._retired and not self._checking:

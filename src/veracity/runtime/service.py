@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from veracity.core.config import RunConfig
-from veracity.core.errors import ConfigError, problem_text
-from veracity.core.types import CheckInput, Document, Verdict
+from veracity.core.errors import ConfigError, InputError, problem_text
+from veracity.core.types import Document, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
@@ -52,7 +52,7 @@ from veracity.runtime import (
     resolve_run,
 )
 from veracity.runtime.home import home_paths
-from veracity.runtime.inputs import read_input
+from veracity.runtime.inputs import Input, read_input
 from veracity.runtime.listing import MethodEntry, SourceType, list_methods, list_source_types
 from veracity.runtime.rules import (
     KIND_REFUSED,
@@ -70,8 +70,6 @@ from veracity.runtime.rules import (
 )
 
 if TYPE_CHECKING:
-    from veracity.documents import DocumentReport
-    from veracity.runtime.documents import DocumentPlan
     from veracity.runtime.spec import RunSpec
 
 RUNS_KEPT = 8  # built runs a service keeps: a server's few combinations, each maybe an index
@@ -145,13 +143,33 @@ class RunCache:
 
 @dataclass
 class Plan:
-    """A check that passed every rule: the run to use and the input read."""
+    """A check that passed every rule: the run to use and the input read.
+
+    A document's plan also holds the composite `method` that checks it over the run's
+    claim method; a document given by `url` is fetched by `read` (so nothing is fetched
+    for a check that is refused).
+    """
 
     run: Run
-    item: CheckInput
+    item: Input | None
+    method: Any = None
+    url: str | None = None
+
+    async def read(self) -> Input:
+        """The input: as read, or the document fetched from `url`.
+
+        Raises:
+            InputError: the document cannot be fetched (the message names it and a fix).
+        """
+        if self.item is None:
+            from veracity.runtime.documents import read_document
+
+            self.item = await read_document(None, url=self.url)
+        return self.item
 
     async def check(self) -> Verdict:
-        return await self.run.check(self.item)
+        """The verdict (a document's: a `veracity.documents.report.DocumentVerdict`)."""
+        return await self.run.check(await self.read(), self.method)
 
 
 class Veracity:
@@ -275,27 +293,54 @@ class Veracity:
         options: Mapping[str, Any] | None = None,
         sources: Sequence[str] | None = None,
         model: str | None = None,
+        url: str | None = None,
+        extraction: Mapping[str, Any] | Any = None,
+        corrections: bool = False,
+        concurrency: int | None = None,
     ) -> Plan:
         """Check every rule for one check, then build (or reuse) its run.
 
+        A document (``kind="document"``, a `DocumentText`, or a `url`) is checked by the
+        composite document method over a claim method (`veracity.runtime.documents`).
+
         Args:
-            item: text, a mapping or a ready input (see `read_input`).
+            item: text, a mapping or a ready input (see `read_input`); a file `Path` is
+                read as a document.
             kind: how to read plain text.
-            method: a registered method (default: the config's).
+            method: a registered method (default: the config's; for a document, ``rag``).
             labels: a label space (default: the config's, else the method's).
             options: method options a request sets (checked by `request_config`).
             sources: the configured sources to use, by name (default: all).
             model: one of `models()` (default: the first).
+            url: a document to fetch (through the runtime's guarded HTTP client) when the
+                plan is checked, instead of `item`.
+            extraction, corrections, concurrency: a document check's claim-extraction
+                settings, corrections of refuted claims and claims at once
+                (`veracity.runtime.documents.DocumentOptions`).
 
         Raises:
-            InputError: the input is not a valid claim, article or post.
+            InputError: the input is not a valid claim, article, post or document, or
+                none or both of a document and a `url` are given.
             CheckRefused: anything else the service does not run, with what to change.
             ModelNotAvailable, LLMAuthError: the model cannot be had.
         """
-        checked = read_input(item, kind)
-        choices = {"method": method, "labels": labels, "options": options}
-        run = self.plan_run(checked.kind, **choices, sources=sources, model=model)
-        return Plan(run, checked)
+        from veracity.runtime import documents
+
+        if item is None and url is None and kind == "document":
+            raise InputError("give a document: its text, a file path or a URL (one of them)")
+        if url is not None or _is_path(item):
+            checked = _document_input(item, url)
+        else:
+            checked = read_input(item, kind)
+        given = {"extraction": extraction, "corrections": corrections, "concurrency": concurrency}
+        choices = {"method": method, "labels": labels, "options": options, "sources": sources}
+        if checked is not None and checked.kind != "document":
+            if any(given.values()):
+                raise CheckRefused(documents.OPTIONS_REFUSED, "they apply to a document only")
+            return Plan(self.plan_run(checked.kind, **choices, model=model), checked)
+        settings = documents.document_options(**given)
+        run = self.plan_run("document", **choices, model=model)
+        return Plan(run, checked, documents.document_method(run, settings), url)
 
     def plan_run(
         self,
@@ -320,50 +365,29 @@ class Veracity:
         Raises:
             CheckRefused: as for `plan`.
         """
-        name = method or self.config.method
+        if kind == "document":  # checked by the composite over a claim method
+            from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD, claim_method_refusal
+
+            name = method or DEFAULT_DOCUMENT_METHOD
+            method = name
+        else:
+            name = method or self.config.method
         cls = method_class(name)
         require_labels(labels)
         chosen = self._pick_sources(sources)
         if model is not None and model not in self._models:
             raise CheckRefused(MODEL_NOT_ALLOWED, f"choose one of: {', '.join(self._models)}")
         settings = request_options(name, options, self.options_refusal)
-        if kind is not None:
+        if kind == "document":
+            if "claim" not in tuple(getattr(cls, "input_kinds", ())):
+                raise claim_method_refusal(name, tuple(getattr(cls, "input_kinds", ())))
+        elif kind is not None:
             require_kind(cls, kind)
         return self.run(method, labels, settings, chosen, model, prefer_labels=prefer_labels)
 
     async def check(self, item: Any, **choices: Any) -> Verdict:
         """`plan` the check (same arguments), then run it."""
         return await self.plan(item, **choices).check()
-
-    def plan_document(self, document: Any = None, **choices: Any) -> DocumentPlan:
-        """Check every rule of a document check, then build its run (once per document).
-
-        Args:
-            document: its text, a file `Path` or a `DocumentText` (or give `url`).
-            url: a page to fetch through the runtime's guarded HTTP client instead.
-            method: the claim method checking each claim (default: ``rag``, the
-                cheapest retrieving one; see `veracity.runtime.documents`).
-            labels, options, sources, model: as for `plan`.
-            extraction: claim-extraction settings (an `ExtractionConfig` or a mapping).
-            corrections: suggest a rewrite of each refuted claim, from its evidence.
-            concurrency: claims checked at once (default: the run's ``concurrency``).
-
-        Raises:
-            InputError: no document, or both a document and a URL, or a blank text.
-            CheckRefused: the method is unknown or takes no claims, a bad label space,
-                request options or extraction settings, or a model not offered.
-        """
-        from veracity.runtime.documents import plan_document
-
-        return plan_document(self, document, **choices)
-
-    async def check_document(self, document: Any = None, **choices: Any) -> DocumentReport:
-        """`plan_document` (same arguments), read the document, then check its claims.
-
-        Raises:
-            InputError: the document cannot be read or fetched (as well as `plan_document`'s).
-        """
-        return await self.plan_document(document, **choices).check()
 
     def run(
         self,
@@ -459,6 +483,27 @@ class Veracity:
     def source_types() -> list[SourceType]:
         """Every registered source type, with what it needs now."""
         return list_source_types()
+
+
+def _is_path(item: Any) -> bool:
+    from pathlib import Path
+
+    return isinstance(item, Path)
+
+
+def _document_input(item: Any, url: str | None) -> Input | None:
+    """A document given as a file (read now) or a URL (None: fetched by `Plan.read`).
+
+    Raises:
+        InputError: both a document and a URL, or a file that cannot be read.
+    """
+    from veracity.documents import reading
+
+    if url is not None:
+        if item is not None:
+            raise InputError("give a document: its text, a file path or a URL (one of them)")
+        return None
+    return reading.from_file(item)
 
 
 def _llm_name(llm: LLM) -> str:

@@ -26,7 +26,7 @@ from veracity.core.errors import InputError, StorageError
 from veracity.core.types import CheckInput, TraceEvent
 from veracity.documents import DocumentText
 from veracity.runtime import Run
-from veracity.runtime.documents import DocumentPlan
+from veracity.runtime.service import Plan
 from veracity.server.runs import RequestProblem, RunBuilder
 from veracity.server.schemas import FINISHED, CheckRequest
 from veracity.server.store import JobStore
@@ -53,7 +53,7 @@ class LiveJob:
     run: Run
     item: CheckInput | None  # None for a document check (see `document`)
     store: JobStore
-    document: DocumentPlan | None = None  # a document check's plan
+    document: Plan | None = None  # a document check's plan
     text: DocumentText | None = None  # its document, once read (or fetched)
     status: str = "queued"
     stream: EventStream[StreamItem] = field(default_factory=EventStream)
@@ -226,7 +226,8 @@ class JobManager:
             job.text = await job.document.read()
         except InputError as exc:
             return "failed", None, str(exc)
-        report = await job.document.checker.check(job.text)
+        verdict = await job.run.check(job.text, job.document.method)
+        report = verdict.report  # the document's report: what the web UI's view reads
         # a report of a long document is megabytes of JSON: built off the event loop
         return "done", await asyncio.to_thread(report.model_dump, mode="json"), None
 

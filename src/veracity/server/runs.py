@@ -13,9 +13,8 @@ from veracity.core.errors import InputError
 from veracity.core.types import CheckInput
 from veracity.documents import DocumentText, from_text
 from veracity.runtime import Run
-from veracity.runtime.documents import DocumentPlan
 from veracity.runtime.listing import label_spaces
-from veracity.runtime.service import LLM, CheckRefused, ManagedLLM, Veracity
+from veracity.runtime.service import LLM, CheckRefused, ManagedLLM, Plan, Veracity
 from veracity.server.schemas import (
     CheckRequest,
     LabelSpaceInfo,
@@ -121,7 +120,7 @@ class RunBuilder:
             raise RequestProblem(422, "invalid input", str(exc)) from exc
         return plan.run, plan.item
 
-    def build_document(self, request: CheckRequest) -> DocumentPlan:
+    def build_document(self, request: CheckRequest) -> Plan:
         """The plan of a document check (its run is built; its URL is not fetched yet).
 
         Raises:
@@ -137,9 +136,9 @@ class RunBuilder:
                 "max_sentences; the operator sets VERACITY_SERVER_MAX_DOCUMENT_SENTENCES)",
             )  # fmt: skip
         try:
-            return self.service.plan_document(
+            return self.service.plan(
                 reading_text(item.text, item.title) if item.text is not None else None,
-                url=item.url, method=request.method, labels=request.labels,
+                kind="document", url=item.url, method=request.method, labels=request.labels,
                 options=request.method_config, sources=request.sources, model=request.model,
                 extraction=request.extraction, corrections=bool(request.corrections),
             )  # fmt: skip
