@@ -220,6 +220,13 @@ def _claim_lists() -> list[type[BaseModel]]:
             _list_model("C", Category, 3, 3, "d")]  # fmt: skip
 
 
+def _claim_windows() -> list[type[BaseModel]]:
+    from veracity.evidence.claims import ExtractionConfig, _window_model
+
+    plain = ExtractionConfig(decontextualise=False, checkworthiness=False)
+    return [_window_model(8, ExtractionConfig()), _window_model(1, plain)]
+
+
 def _folk(space: Any) -> list[type[BaseModel]]:
     from veracity.methods.folk.method import answer_model, decomposition_model, prediction_model
 
@@ -370,6 +377,7 @@ REPLY_MODELS: dict[tuple[str, str], Callable[[], list[type[BaseModel]]]] = {
         "veracity.nlp.ner_llm", "output_model", (("PERSON", "LOCATION"), True), (("MISC",), False)
     ),
     ("veracity.evidence.claims", "_list_model"): _claim_lists,
+    ("veracity.evidence.claims", "_window_model"): _claim_windows,
     ("veracity.methods.safe.method", "_query_model"): _safe,
     ("veracity.methods.safe.method", "_rating_model"): _safe,
     ("veracity.methods.folk.method", "decomposition_model"): _each_space(_folk),

@@ -1,5 +1,6 @@
-"""The shared claim-extraction stage on a scripted model: sentences, atomic claims,
-self-contained rewrites, check-worthiness, de-duplication, and the spans kept."""
+"""The shared claim-extraction stage on a scripted model, in sentence mode: sentences,
+atomic claims, self-contained rewrites, check-worthiness, de-duplication, and the spans
+kept (window mode: test_claims_window.py)."""
 
 import json
 
@@ -42,7 +43,7 @@ def scripted():
 
 async def test_claims_are_atomic_self_contained_sorted_and_deduplicated_with_spans():
     llm = scripted()
-    found = await ClaimExtractor(llm).extract(TEXT)
+    found = await ClaimExtractor(llm, ExtractionConfig(mode="sentence")).extract(TEXT)
     texts = [c.text for c in found.claims]
     # the repeated Warsaw claim of sentence 2 was merged into sentence 1's
     assert texts == [
@@ -85,9 +86,8 @@ async def test_a_wrong_count_of_rewrites_is_an_error_not_a_guess():
     llm.on(".*", claims("A is B.", "C is D."), tag="claims:decompose")
     llm.on(".*", claims("only one"), tag="claims:decontextualise")
     with pytest.raises(StructuredOutputError):
-        await ClaimExtractor(llm, ExtractionConfig(checkworthiness=False)).extract(
-            "A is B, C is D."
-        )
+        config = ExtractionConfig(mode="sentence", checkworthiness=False)
+        await ClaimExtractor(llm, config).extract("A is B, C is D.")
 
 
 async def test_blank_text_is_refused():

@@ -123,7 +123,8 @@ def _config(tmp_path: Path, **extra) -> Path:
     cfg = {
         "name": "documents_test", "method": "direct", "labels": "true_false",
         "dataset": "factool_qa_documents", "concurrency": 1,
-        "document": {"match": "lexical", "lexical_threshold": 0.5}, **extra,
+        "document": {"match": "lexical", "lexical_threshold": 0.5,
+                     "extraction": {"mode": "sentence"}}, **extra,  # scripted per sentence
     }  # fmt: skip
     path = tmp_path / "documents_test.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")

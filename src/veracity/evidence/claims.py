@@ -27,6 +27,21 @@ A text becomes a list of `ExtractedClaim`s in six steps:
    report a profit" never merges into "did report a profit", nor "2.1 million" into
    "2.2 million" (`same_claim`).
 
+**Window mode** (``ExtractionConfig.mode="window"``) does steps 2, 3 and 5 in one call per
+``sentences_per_call`` sentences (`claims_window.j2`): the model sees the window's
+sentences numbered and fenced, the question, and up to ``window_sentences`` sentences
+either side as context, and returns each claim self-contained, with the number(s) of the
+sentence(s) it comes from and its category. The numbers are bounded in the reply schema
+(the embedded decoder keeps to them) but not trusted: numbers outside the window are left
+out, and a claim left with none is placed by anchoring (re-attached within its window) or
+dropped. Steps 4 and 6 and the confidence rule of step 5 run on each claim as in sentence
+mode. A window whose reply is still invalid after one retry is extracted sentence by
+sentence instead (counted, ``window_fallbacks``). `ClaimExtractor.stream` yields each
+window's new claims as soon as its reply is in (windows are asked one after another, so
+a checker consuming the stream shares the model with the next window); `extract` collects
+the stream. Sentence mode (the default for now) runs the steps as listed and yields once.
+A dropped claim whose reply named no sentence of its window has ``sentence`` -1, no span.
+
 **Anchoring** (step 4; a small model writes claims that are in no sentence, e.g. words of
 the prompt itself, or attaches a claim to the wrong sentence). Content words are the
 lower-cased words less function words, lightly stemmed; numbers and dates are compared
@@ -60,7 +75,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Annotated, Literal
 
@@ -68,6 +83,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from veracity.core import context
 from veracity.core.bounds import MaxTokens
+from veracity.core.errors import StructuredOutputError
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.evidence.claim_text import (
@@ -105,6 +121,7 @@ __all__ = [
 
 PROMPTS = "veracity.evidence"
 Category = Literal["factual", "opinion", "advice", "question", "trivial"]
+Mode = Literal["window", "sentence"]
 CATEGORIES: tuple[str, ...] = ("factual", "opinion", "advice", "question", "trivial")
 _NONSPACE = re.compile(r"\S")
 _CUT = re.compile(r" \[…[\d,]+ characters cut\]$")
@@ -116,6 +133,12 @@ class ExtractionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # window: one call per `sentences_per_call` sentences gives their self-contained claims,
+    # each with its sentence number(s) and category; sentence: a decomposition and a
+    # decontextualisation call per sentence, then one check-worthiness call. The default
+    # stays "sentence" until the document front ends' scripted tests answer window calls.
+    mode: Mode = "sentence"
+    sentences_per_call: int = Field(default=8, ge=1, le=40)  # window mode's window
     decompose: bool = True  # atomic claims per sentence (False: each sentence is a claim)
     decontextualise: bool = True  # rewrite each claim to stand alone
     checkworthiness: bool = True  # sort claims into categories; factual ones are checked
@@ -179,6 +202,8 @@ class ClaimExtraction(BaseModel):
             model wrote them, with the sentence they were attached to.
         reattached: claims moved from the sentence they were attached to to the one
             their content comes from (step 4).
+        window_fallbacks: windows whose reply stayed invalid after a retry and were
+            extracted sentence by sentence instead (window mode).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -189,6 +214,7 @@ class ClaimExtraction(BaseModel):
     truncated: bool = False
     dropped: list[ExtractedClaim] = Field(default_factory=list)
     reattached: int = 0
+    window_fallbacks: int = 0
 
     @property
     def checkworthy(self) -> list[ExtractedClaim]:
@@ -226,7 +252,7 @@ class ClaimExtractor:
         self.prompts = prompts  # overrides bound to `PROMPTS` (a run's ``prompts.claims``)
 
     async def extract(self, text: str, *, question: str | None = None) -> ClaimExtraction:
-        """The claims of `text` (see the module docstring).
+        """The claims of `text` (see the module docstring): what `stream` yields, collected.
 
         Args:
             text: the text.
@@ -236,15 +262,26 @@ class ClaimExtractor:
             ValueError: a blank text.
             StructuredOutputError: a step's reply stayed invalid after its retries.
         """
-        if not text.strip():
-            raise ValueError("claim extraction needs a non-empty text")
-        if _is_given(text):
-            return self._given(text)
-        question = " ".join(question.split()) if question and question.strip() else None
-        if self.prompts is None:  # the templates as shipped, or as the method's run has them
-            return await self._extract(text, question)
-        with using_prompts(self.prompts):
-            return await self._extract(text, question)
+        found = _Found(self.config.dedupe_threshold)
+        async for _ in self._stream(text, question, found):
+            pass
+        return found.result()
+
+    async def stream(
+        self, text: str, *, question: str | None = None
+    ) -> AsyncIterator[list[ExtractedClaim]]:
+        """The claims of `text`, window by window: each window's new claims (ids ``c1``,
+        ``c2``, … in text order) as soon as its reply is in, so a caller can check the
+        first claims while later windows are extracted. A claim repeating one yielded
+        before is not yielded again: its spans join the earlier claim's (the same object,
+        so a caller holding it sees them). Sentence mode yields once, at the end.
+
+        Raises:
+            ValueError: a blank text (on the first step).
+            StructuredOutputError: a step's reply stayed invalid after its retries.
+        """
+        async for batch in self._stream(text, question, _Found(self.config.dedupe_threshold)):
+            yield batch
 
     async def categorise(
         self, claims: Sequence[str], text: str, *, question: str | None = None
@@ -261,11 +298,7 @@ class ClaimExtractor:
         found = [ExtractedClaim(id="", text=c, atomic=c, spans=[], sentence=0) for c in claims]
         shown = truncate_chars(text, self.config.context_chars)
         question = " ".join(question.split()) if question and question.strip() else None
-        if self.prompts is None:
-            done = await self._categorise(found, shown, question)
-        else:
-            with using_prompts(self.prompts):
-                done = await self._categorise(found, shown, question)
+        done = await self._categorise(found, shown, question)
         return [str(c.category) for c in done]
 
     def _given(self, text: str) -> ClaimExtraction:
@@ -280,36 +313,36 @@ class ClaimExtractor:
         )  # fmt: skip
         return ClaimExtraction(claims=[claim], sentences=[(0, len(text))])
 
-    async def _extract(self, text: str, question: str | None) -> ClaimExtraction:
+    async def _stream(
+        self, text: str, question: str | None, found: _Found
+    ) -> AsyncIterator[list[ExtractedClaim]]:
+        if not text.strip():
+            raise ValueError("claim extraction needs a non-empty text")
+        if _is_given(text):
+            given = self._given(text)
+            found.sentences = given.sentences
+            yield found.add(given.claims)
+            return
         cfg = self.config
+        question = " ".join(question.split()) if question and question.strip() else None
         # Splitting is CPU work on text of any length: it runs in a worker thread (the
         # server's event loop keeps answering) and stops past the last sentence read and
         # its window (one more, so `truncated` is known).
         limit = cfg.max_sentences + cfg.window_sentences + 1
         spans = await asyncio.to_thread(sentence_spans, text, limit=limit)
         read = spans[: cfg.max_sentences]
-        shown = truncate_chars(text, cfg.context_chars)
-        around = [window(text, spans, i, cfg) for i in range(len(read))]
-        per_sentence = await asyncio.gather(
-            *(self._sentence(i, text[s:e], around[i], question) for i, (s, e) in enumerate(read))
-        )
-        found: list[ExtractedClaim] = []
-        for i, items in enumerate(per_sentence):
-            for atomic, rewritten in items:
-                found.append(
-                    ExtractedClaim(
-                        id="", text=rewritten, atomic=atomic, spans=[read[i]], sentence=i
-                    )
-                )
-        moved, dropped = 0, []
-        if cfg.anchoring and (cfg.decompose or cfg.decontextualise) and found:
-            contexts = [f"{w}\n{question or ''}" for w in around]
-            result = anchor(found, [text[s:e] for s, e in read], contexts, read)
-            found, dropped, moved = result.kept, result.dropped, result.reattached
-        if cfg.checkworthiness and found:
-            found = await self._categorise(found, shown, question)
-        claims, duplicates = dedupe(found, cfg.dedupe_threshold)
-        claims = [c.model_copy(update={"id": f"c{n}"}) for n, c in enumerate(claims, 1)]
+        found.sentences, found.truncated = read, len(spans) > len(read)
+        doc = _Text(text, spans, read, question, cfg)
+        if cfg.mode == "window" and cfg.decompose:
+            size = cfg.sentences_per_call
+            for number, first in enumerate(range(0, len(read), size)):
+                indices = range(first, min(first + size, len(read)))
+                claims = await self._window(doc, indices, number, found)
+                if new := found.add(claims):
+                    yield new
+        elif new := found.add(await self._sentences(doc, range(len(read)), found)):
+            yield new
+        claims = found.claims
         context.current().emit(
             Stage(
                 name=self.tag,
@@ -317,19 +350,87 @@ class ClaimExtractor:
                 sentences=len(read),
                 claims=len(claims),
                 checkworthy=sum(c.checkworthy for c in claims),
-                duplicates=duplicates,
-                dropped_unanchored=len(dropped),
-                reattached=moved,
+                duplicates=found.duplicates,
+                dropped_unanchored=len(found.dropped),
+                reattached=found.reattached,
+                window_fallbacks=found.fallbacks,
             )
         )
-        return ClaimExtraction(
-            claims=claims,
-            sentences=read,
-            duplicates=duplicates,
-            truncated=len(spans) > len(read),
-            dropped=dropped,
-            reattached=moved,
+
+    async def _sentences(self, doc: _Text, indices: range, found: _Found) -> list[ExtractedClaim]:
+        """Sentence mode over `indices`: a decomposition and a decontextualisation call per
+        sentence, anchoring among these sentences, one check-worthiness call."""
+        cfg, read = self.config, doc.read
+        per_sentence = await asyncio.gather(
+            *(self._sentence(i, doc.sentence(i), doc.around[i], doc.question) for i in indices)
         )
+        claims = [
+            ExtractedClaim(id="", text=rewritten, atomic=atomic, spans=[read[i]], sentence=i)
+            for i, items in zip(indices, per_sentence, strict=True)
+            for atomic, rewritten in items
+        ]
+        if cfg.anchoring and (cfg.decompose or cfg.decontextualise) and claims:
+            claims = self._anchor(doc, indices, claims, found)
+        if cfg.checkworthiness and claims:
+            claims = await self._categorise(claims, doc.shown, doc.question)
+        return claims
+
+    async def _window(
+        self, doc: _Text, indices: range, number: int, found: _Found
+    ) -> list[ExtractedClaim]:
+        """Window mode: the claims of the sentences `indices` in one call (one retry); a
+        reply that stays invalid falls back to sentence mode for these sentences."""
+        cfg, first, n = self.config, indices[0], len(indices)
+        model = _window_model(n, cfg)
+        before, after = doc.outside(indices)
+        try:
+            items = await self._ask(
+                "claims_window.j2", model, f"window:{number}", attempts=2,
+                sentences=[doc.sentence(i) for i in indices], before=before, after=after,
+                question=doc.question, max_claims=cfg.max_claims_per_sentence,
+                rewrite=cfg.decontextualise, categories=CATEGORIES if cfg.checkworthiness else (),
+            )  # fmt: skip
+        except StructuredOutputError:
+            found.fallbacks += 1
+            return await self._sentences(doc, indices, found)
+        claims = []
+        for item in items:
+            said = " ".join(item.text.split())
+            # sentence numbers are the model's: only those of this window are kept; a
+            # claim with none is placed by anchoring (or dropped), never guessed
+            numbers = sorted({k for k in item.sentences if 1 <= k <= n})
+            claim = ExtractedClaim(
+                id="", text=said, atomic=said, sentence=first + numbers[0] - 1 if numbers else -1,
+                spans=[doc.read[first + k - 1] for k in numbers],
+            )  # fmt: skip
+            if cfg.checkworthiness:
+                claim = _judged(claim, item.category)
+            claims.append(claim)
+        claims = [c for c in claims if c.text]
+        if cfg.anchoring:
+            return self._anchor(doc, indices, claims, found)
+        found.dropped.extend(c for c in claims if c.sentence < 0)
+        return sorted((c for c in claims if c.sentence >= 0), key=lambda c: c.sentence)
+
+    def _anchor(
+        self, doc: _Text, indices: range, claims: list[ExtractedClaim], found: _Found
+    ) -> list[ExtractedClaim]:
+        """`anchor` among the sentences `indices` (a claim moves only within them)."""
+        first = indices[0]
+        local = [c.model_copy(update={"sentence": c.sentence - first}) if c.sentence >= 0
+                 else c for c in claims]  # fmt: skip
+        result = anchor(
+            local,
+            [doc.sentence(i) for i in indices],
+            [f"{doc.around[i]}\n{doc.question or ''}" for i in indices],
+            [doc.read[i] for i in indices],
+        )
+        found.dropped.extend(
+            c.model_copy(update={"sentence": c.sentence + first}) if c.sentence >= 0 else c
+            for c in result.dropped
+        )
+        found.reattached += result.reattached
+        return [c.model_copy(update={"sentence": c.sentence + first}) for c in result.kept]
 
     async def _sentence(
         self, index: int, sentence: str, shown: str, question: str | None
@@ -344,13 +445,20 @@ class ClaimExtractor:
             rewritten = await self._decontextualise(index, sentence, atomic, shown, question)
         return list(zip(atomic, rewritten, strict=True))
 
-    async def _ask(self, template: str, model: type, step: str, **variables: object) -> list:
+    async def _ask(
+        self, template: str, model: type, step: str, *, attempts: int = 3, **variables: object
+    ) -> list:
+        # the run's prompt overrides are bound around the rendering only: a stream's
+        # caller runs between its steps, outside them
+        with using_prompts(self.prompts) if self.prompts else contextlib.nullcontext():
+            messages = render_messages(PROMPTS, template, **variables)
         result = await complete_structured(
             self.llm,
-            render_messages(PROMPTS, template, **variables),
+            messages,
             model,
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
+            attempts=attempts,
             tag=f"{self.tag}:{step}",
         )
         return list(result.value.claims)  # type: ignore[attr-defined]
@@ -394,13 +502,7 @@ class ClaimExtractor:
             "claims_checkworthy.j2", model, "checkworthy", text=shown,
             claims=[c.text for c in found], question=question,
         )  # fmt: skip
-        out = []
-        for claim, said in zip(found, categories, strict=True):
-            if said == "factual" or confident_not_factual(claim.text, said):
-                out.append(claim.model_copy(update={"category": said}))
-            else:  # not confidently non-factual: checked, the model's answer kept
-                out.append(claim.model_copy(update={"category": "factual", "model_category": said}))
-        return out
+        return [_judged(claim, said) for claim, said in zip(found, categories, strict=True)]
 
 
 class Anchoring(BaseModel):
@@ -450,6 +552,112 @@ def anchor(
     return Anchoring(kept=kept, dropped=dropped, reattached=moved)
 
 
+class _Text:
+    """The text being extracted, its sentences and what each step shows around them."""
+
+    def __init__(
+        self,
+        text: str,
+        spans: list[tuple[int, int]],
+        read: list[tuple[int, int]],
+        question: str | None,
+        cfg: ExtractionConfig,
+    ):
+        self.text, self.spans, self.read, self.question, self.cfg = text, spans, read, question, cfg
+        self.shown = truncate_chars(text, cfg.context_chars)  # the text's start
+        self.around = [window(text, spans, i, cfg) for i in range(len(read))]
+
+    def sentence(self, index: int) -> str:
+        start, end = self.read[index]
+        return self.text[start:end]
+
+    def outside(self, indices: range) -> tuple[str, str]:
+        """Up to ``window_sentences`` sentences before and after the sentences `indices`,
+        at most ``context_chars`` characters together ("" where there are none)."""
+        k, spans, half = self.cfg.window_sentences, self.spans, self.cfg.context_chars // 2
+        if not k:
+            return "", ""
+        lo, hi = max(0, indices[0] - k), min(len(spans) - 1, indices[-1] + k)
+        before = self.text[spans[lo][0] : spans[indices[0]][0]].strip()
+        after = self.text[spans[indices[-1]][1] : spans[hi][1]].strip()
+        # what is nearest the window is kept; ``[…]`` marks text left out
+        cut = len(before) > half
+        before = before[len(before) - half :] if cut else before
+        if before and (cut or _NONSPACE.search(self.text, 0, spans[lo][0])):
+            before = f"[…] {before}"
+        cut = len(after) > half
+        after = after[:half] if cut else after
+        if after and (cut or _NONSPACE.search(self.text, spans[hi][1])):
+            after = f"{after} […]"
+        return before, after
+
+
+class _Found:
+    """What one extraction found so far: the claims yielded (de-duplicated, numbered) and
+    what was counted on the way."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+        self.claims: list[ExtractedClaim] = []
+        self.sentences: list[tuple[int, int]] = []
+        self.truncated = False
+        self.duplicates = self.reattached = self.fallbacks = 0
+        self.dropped: list[ExtractedClaim] = []
+
+    def add(self, claims: list[ExtractedClaim]) -> list[ExtractedClaim]:
+        """`claims` less those repeating one found before (merged into it), numbered."""
+        new = []
+        for claim in claims:
+            if _merge(self.claims, claim, self.threshold):
+                self.duplicates += 1
+                continue
+            kept = claim.model_copy(update={"id": f"c{len(self.claims) + 1}",
+                                            "spans": list(claim.spans)})  # fmt: skip
+            self.claims.append(kept)
+            new.append(kept)
+        return new
+
+    def result(self) -> ClaimExtraction:
+        return ClaimExtraction(
+            claims=self.claims,
+            sentences=self.sentences,
+            duplicates=self.duplicates,
+            truncated=self.truncated,
+            dropped=self.dropped,
+            reattached=self.reattached,
+            window_fallbacks=self.fallbacks,
+        )
+
+
+def _judged(claim: ExtractedClaim, said: str | None) -> ExtractedClaim:
+    """`claim` with the category the model gave it, unless it is not confidently
+    non-factual (step 5): then ``factual``, the model's answer kept beside."""
+    if said is None:  # the window reply gave none: checked
+        return claim.model_copy(update={"category": "factual"})
+    if said == "factual" or confident_not_factual(claim.text, said):
+        return claim.model_copy(update={"category": said})
+    return claim.model_copy(update={"category": "factual", "model_category": said})
+
+
+def _window_model(n: int, cfg: ExtractionConfig) -> type:
+    """The reply of a window of `n` sentences: its claims, each with the number(s) of its
+    sentence(s) and (with check-worthiness) a category. The numbers' bounds are in the
+    schema (the decoder keeps to them) but not validated: a number outside the window is
+    left out by the caller, not a failed reply."""
+    numbers = Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": n})]
+    fields: dict[str, object] = {
+        "sentences": (list[numbers], Field(min_length=1, max_length=3)),  # type: ignore[valid-type]
+        "text": (str, Field(min_length=1, max_length=cfg.max_claim_chars)),
+    }
+    if cfg.checkworthiness:
+        fields["category"] = (Category, ...)
+    item = create_model("WindowClaim", __config__=ConfigDict(extra="forbid"), **fields)  # type: ignore[call-overload]
+    return _list_model(
+        "WindowClaims", item, 0, cfg.max_claims_per_sentence * n,
+        "the claims of the numbered sentences, in order",
+    )  # fmt: skip
+
+
 def _claim_text(max_chars: int) -> object:
     """A non-blank string of at most `max_chars`, as a list item type."""
     return Annotated[str, Field(min_length=1, max_length=max_chars)]
@@ -483,14 +691,21 @@ def dedupe(claims: list[ExtractedClaim], threshold: float) -> tuple[list[Extract
     kept: list[ExtractedClaim] = []
     merged = 0
     for claim in claims:
-        same = next((k for k in kept if same_claim(k.text, claim.text, threshold)), None)
-        if same is None:
+        if _merge(kept, claim, threshold):
+            merged += 1
+        else:
             kept.append(claim.model_copy(update={"spans": list(claim.spans)}))
-            continue
-        merged += 1
-        same.spans.extend(s for s in claim.spans if s not in same.spans)
-        same.merged += 1
     return kept, merged
+
+
+def _merge(kept: list[ExtractedClaim], claim: ExtractedClaim, threshold: float) -> bool:
+    """Merge `claim` into the first of `kept` it repeats (its spans added); False: none."""
+    same = next((k for k in kept if same_claim(k.text, claim.text, threshold)), None)
+    if same is None:
+        return False
+    same.spans.extend(s for s in claim.spans if s not in same.spans)
+    same.merged += 1
+    return True
 
 
 @contextlib.contextmanager
