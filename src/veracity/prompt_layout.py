@@ -1,127 +1,159 @@
-"""Prompt layout for prefix caching: what every call of a check shares comes first.
+"""Prompt layout: the one adapter that turns a method's prompt parts into chat messages.
 
-Serving stacks skip work on a prompt prefix they have already seen: llama.cpp keeps each
-slot's KV cache (and a host-memory prompt cache) and reuses the longest matching prefix,
-vLLM and SGLang cache prefixes automatically, and hosted APIs bill cached input tokens
-at a fraction of the price. That only pays when the text common to all calls of a check
-opens every prompt, character for character.
+A method renders *parts*, never finished message lists: a template (the call's
+instructions, the debate so far, any other call-specific text), the check's **material**
+(the fenced claim and evidence, rendered once per check as `Safe` text) and, for a
+debater, a **persona**. A template shows the material where the paper puts it with
+``{{ material }}``. One `Layout`, made once per method from its ``prompt_layout`` option
+(`LayoutSetting`, declared once for every method that has it), assembles the messages:
 
-The **shared** layout (`SharedPrefix`, the default of the debate methods) therefore puts:
+- **paper** (`PaperLayout`): the template as written, the material where it stands, the
+  data notice for the fences the prompt holds after the template's system text, and the
+  persona leading the system message.
+- **shared** (`SharedLayout`): what every call of a check shares comes first, so a serving
+  stack's prefix cache (llama.cpp slots, vLLM, SGLang, hosted cached-input pricing) hits:
+  a system message that is the same for every call (the data notice over the union of
+  the method's fence tags), then the user message opening with the material, then the
+  call's own text, and last the template's system text and the persona under
+  `ROLE_HEADING`.
 
-1. a system message that is the same for every call of the check: the data notice over
-   every fence tag the check's prompts use (so it does not change from call to call);
-2. the user message, opening with the check's material (the fenced claim and evidence,
-   rendered once per check);
-3. after it, what this call asks: the turn's instructions, the debate so far, and last
-   the role's persona under a heading.
-
-Untrusted text stays fenced in the user message; only our own text (the notice) is in the
-system message. The **paper** layout is the templates as written: a role's persona leads
-the system message, and the material sits wherever the template puts it.
+The shared layout finds the material by a slot, not by its text: the template renders
+with ``material`` bound to a mark (NUL-bracketed, like the role markers of
+`veracity.prompting`) that no substituted value can hold, and the user text is cut there.
+A prompt whose template does not show the material exactly once, or that holds assistant
+turns, is a `PromptError` under the shared layout (a prompt override that drops the
+material says so instead of being laid out some other way). Every template render is also
+given ``shared`` (a bool), for the few templates whose wording differs by layout.
+Untrusted text stays fenced in the user message; only our own text is in the system one.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
 
 from veracity.core.errors import PromptError
-from veracity.core.untrusted import Safe, data_notice, fence
+from veracity.core.untrusted import MARK, Safe, data_notice, fence
 from veracity.llm.base import Message
-from veracity.prompting import render_messages, render_parts, with_system
+from veracity.prompting import render_parts, with_data_notice, with_system
 
 PromptLayout = Literal["shared", "paper"]
 ROLE_HEADING = "=== Your role ==="
+_SLOT = Safe(f"{MARK}material{MARK}")  # the material's place in a template, when shared
 
 
-@dataclass(frozen=True)
-class SharedPrefix:
-    """What every prompt of one check opens with.
+class LayoutSetting(BaseModel):
+    """The ``prompt_layout`` option, for the config of a method whose prompts have
+    material to lay out (a method that leads with paper order overrides the default)."""
 
-    Attributes:
-        material: the rendered claim and evidence block (our template around fenced data),
-            the same object for every call of the check.
-        tags: every fence tag the check's prompts may hold; the one data notice names them
-            all, so the system message never changes between calls.
-    """
-
-    material: Safe
-    tags: tuple[str, ...]
-
-    @classmethod
-    def of(cls, material: Safe, tags: Iterable[str] = ()) -> SharedPrefix:
-        return cls(material, tuple(sorted(set(material.tags) | set(tags))))
-
-    @property
-    def system(self) -> str:
-        return data_notice(self.tags)
+    prompt_layout: PromptLayout = Field(
+        "shared",
+        description="shared: the check's material first in every prompt, so a server "
+        "reuses the prefix (veracity.prompt_layout); paper: the templates' order",
+    )
 
 
-def claim_prefix(
-    layout: PromptLayout,
-    claim: str,
-    tags: Iterable[str],
-    heading: str = "Claim:",
-    tag: str = "claim",
-) -> SharedPrefix | None:
-    """The shared prefix of a method whose templates show the claim as `heading` and the
-    claim fenced as `tag` (``Claim:`` then ``{{ claim | data("claim") }}``), or None for
-    the paper layout. A template that does not show it so keeps its order behind the
-    shared notice."""
-    if layout != "shared":
-        return None
+def claim_material(claim: str, heading: str = "Claim:", tag: str = "claim") -> Safe:
+    """The material of a method whose prompts show only the claim: `heading`, then the
+    claim fenced as `tag`."""
     fenced = fence(claim, tag)
-    return SharedPrefix.of(Safe(f"{heading}\n{fenced}", fenced.tags), tags)
+    return Safe(f"{heading}\n{fenced}", fenced.tags)
 
 
-def render_laid_out(
-    package: str,
-    name: str,
-    prefix: SharedPrefix | None,
-    *,
-    persona_text: str = "",
-    **variables: Any,
-) -> list[Message]:
-    """Render template `name` of `package`: shared-first when `prefix` is given, as the
-    template is written (`render_messages`) when it is None.
+class Layout(ABC):
+    """How the parts of a method's prompts become messages (see the module docstring).
 
     Args:
-        persona_text: a speaker's persona; shared-first it closes the prompt under
-            `ROLE_HEADING`, otherwise it leads the system message.
+        tags: every fence tag the method's prompts may hold; the shared layout's one
+            notice names them all, so its system message is the same for every call.
     """
-    if prefix is None:
-        return with_system(render_messages(package, name, **variables), persona_text)
-    messages, used = render_parts(package, name, **variables)
-    unknown = set(used) - set(prefix.tags)
-    if unknown:
-        raise PromptError(
-            f"{package}/prompts/{name} fences {sorted(unknown)}, which the check's shared "
-            f"prefix does not name ({sorted(prefix.tags)})"
+
+    name: ClassVar[PromptLayout]
+    shared: ClassVar[bool]  # templates read it as ``shared``, where their wording differs
+
+    def __init__(self, tags: Iterable[str] = ()):
+        self.tags = tuple(sorted(set(tags)))
+
+    def messages(
+        self,
+        package: str,
+        template: str,
+        *,
+        material: Safe | None = None,
+        persona_text: str = "",
+        **variables: Any,
+    ) -> list[Message]:
+        """Template `template` of `package` with `variables`, `material` and a speaker's
+        `persona_text`."""
+        if material is None:  # nothing shared to put first: the template as written
+            rendered, used = render_parts(package, template, shared=self.shared, **variables)
+            return with_system(with_data_notice(rendered, used), persona_text)
+        shown = _SLOT if self.shared else material
+        rendered, used = render_parts(
+            package, template, material=shown, shared=self.shared, **variables
         )
-    return shared_first(messages, prefix, persona_text)
+        where = f"{package}/prompts/{template}"
+        return self.assemble(where, rendered, used, material, persona_text)
+
+    @abstractmethod
+    def assemble(
+        self, where: str, messages: list[Message], used: list[str], material: Safe, persona: str
+    ) -> list[Message]:
+        """The messages of `where` rendered (`used`: the fence tags it holds)."""
 
 
-def shared_first(messages: list[Message], prefix: SharedPrefix, persona: str = "") -> list[Message]:
-    """`messages` (without a data notice) laid out shared-first.
+class PaperLayout(Layout):
+    """The templates as written; the persona leads the system message."""
 
-    The material is taken out of the user text and put at its start; the template's own
-    system text and `persona` go after the call's instructions, under `ROLE_HEADING`. A
-    prompt that does not hold the material once (a user's override may drop it) or that
-    holds assistant turns keeps its order, behind the shared system message.
-    """
-    own_system = "\n\n".join(m.content for m in messages if m.role == "system")
-    role_text = "\n\n".join(t for t in (persona, own_system) if t)
-    role_block = f"{ROLE_HEADING}\n{role_text}" if role_text else ""
-    system = Message(role="system", content=prefix.system)
-    users = [m.content for m in messages if m.role == "user"]
-    material = str(prefix.material)
-    if any(m.role == "assistant" for m in messages) or sum(u.count(material) for u in users) != 1:
-        rest = [m for m in messages if m.role != "system"]
-        return [system, *([Message(role="user", content=role_block)] if role_block else []), *rest]
-    bodies = []
-    for text in users:
-        before, found, after = text.partition(material)
-        bodies.append(f"{before.strip()}\n\n{after.strip()}".strip() if found else text.strip())
-    parts = [material, *bodies, role_block]
-    return [system, Message(role="user", content="\n\n".join(p for p in parts if p))]
+    name = "paper"
+    shared = False
+
+    def assemble(
+        self, where: str, messages: list[Message], used: list[str], material: Safe, persona: str
+    ) -> list[Message]:
+        return with_system(with_data_notice(messages, used), persona)
+
+
+class SharedLayout(Layout):
+    """What every call of a check shares first (see the module docstring)."""
+
+    name = "shared"
+    shared = True
+
+    def assemble(
+        self, where: str, messages: list[Message], used: list[str], material: Safe, persona: str
+    ) -> list[Message]:
+        tags = set(self.tags) | set(material.tags)
+        unknown = set(used) - tags
+        if unknown:
+            raise PromptError(
+                f"{where} fences {sorted(unknown)}, which the method's shared layout does "
+                f"not name ({sorted(tags)})"
+            )
+        if any(m.role == "assistant" for m in messages):
+            raise PromptError(f"{where} has assistant turns: use prompt_layout: paper")
+        users = [m.content for m in messages if m.role == "user"]
+        if sum(u.count(_SLOT) for u in users) != 1:
+            raise PromptError(
+                f"{where} must show {{{{ material }}}} once in its user text for the shared "
+                "layout (or use prompt_layout: paper)"
+            )
+        own_system = "\n\n".join(m.content for m in messages if m.role == "system")
+        role_text = "\n\n".join(t for t in (persona, own_system) if t)
+        bodies = []
+        for text in users:
+            before, _, after = text.partition(_SLOT)
+            bodies.append(f"{before.strip()}\n\n{after.strip()}".strip())
+        parts = [str(material), *bodies, f"{ROLE_HEADING}\n{role_text}" if role_text else ""]
+        return [
+            Message(role="system", content=data_notice(tags)),
+            Message(role="user", content="\n\n".join(p for p in parts if p)),
+        ]
+
+
+def make_layout(name: PromptLayout, tags: Iterable[str] = ()) -> Layout:
+    """The layout called `name`, for a method whose prompts may fence `tags`."""
+    return {"shared": SharedLayout, "paper": PaperLayout}[name](tags)

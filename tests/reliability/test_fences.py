@@ -26,12 +26,12 @@ from .tally import Tally
 SRC = Path(veracity.__file__).resolve().parent
 TEMPLATES = sorted(SRC.glob("**/prompts/*.j2"))
 
-# a call that forwards a tag it was given (the `data` filter, `claim_prefix`)
-FORWARDING = {("prompting.py", "_data_filter"), ("prompt_layout.py", "claim_prefix")}
+# a call that forwards a tag it was given (the `data` filter, `claim_material`)
+FORWARDING = {("prompting.py", "_data_filter"), ("prompt_layout.py", "claim_material")}
 
 
 def _python_fence_tags() -> tuple[set[str], list[str]]:
-    """Tags our Python code passes to `fence` (and `claim_prefix`, which fences with
+    """Tags our Python code passes to `fence` (and `claim_material`, which fences with
     its `tag`), and the calls whose tag cannot be read (`file:line`)."""
     found: set[str] = set()
     unknown: list[str] = []
@@ -49,7 +49,7 @@ def _python_fence_tags() -> tuple[set[str], list[str]]:
                 if not isinstance(call, ast.Call):
                     continue
                 name = getattr(call.func, "id", getattr(call.func, "attr", None))
-                position = {"fence": 1, "claim_prefix": 4}.get(name or "")
+                position = {"fence": 1, "claim_material": 2}.get(name or "")
                 if position is None or (path.name, getattr(func, "name", "")) in FORWARDING:
                     continue
                 given = call.args[position] if len(call.args) > position else None

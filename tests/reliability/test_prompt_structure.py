@@ -10,6 +10,8 @@ import pytest
 from veracity.core.errors import PromptError
 from veracity.core.types import Claim, Post, Reply
 from veracity.core.untrusted import Safe, fence, neutralize
+from veracity.methods.s2mad.stance import PostPrompts
+from veracity.prompt_layout import make_layout
 from veracity.prompting import (
     PromptBundle,
     render,
@@ -95,18 +97,22 @@ def test_injected_passages_replies_and_turns_cannot_add_messages():
     assert roles(rag) == ["system", "user"]
     assert rag[1].content.count("</passage>") == 1
     post = Post(id="p", text=TEXT_ATTACK, replies=[Reply(id="r1", text=TEXT_ATTACK, parent="p")])
-    initial = render_messages(
-        "veracity.methods.s2mad", "initial_subjective.j2", claim=post.text, max_chars=500,
-        groups=[{"kind": "all", "comments": [r.text for r in post.replies]}],
-    )  # fmt: skip
-    assert roles(initial) == ["system", "user"]
-    update = render_messages(
-        "veracity.methods.s2mad", "update.j2", claim="c", own=ATTACK, own_answer="Real",
-        other=ATTACK, other_answer="Fake",
-    )  # fmt: skip
-    assert roles(update) == ["system", "user"]
-    judge = render_messages(
-        "veracity.methods.zofia", "judge.j2", news=ATTACK, pool=ATTACK, transcript=ATTACK,
+    for layout in ("paper", "shared"):  # the post is the material of every S2MAD prompt
+        prompts = PostPrompts.of(layout, post.text)
+        initial = prompts.messages(
+            "initial_subjective.j2", max_chars=500,
+            groups=[{"kind": "all", "comments": [r.text for r in post.replies]}],
+        )  # fmt: skip
+        assert roles(initial) == ["system", "user"]
+        update = prompts.messages(
+            "update.j2", own=ATTACK, own_answer="Real", other=ATTACK, other_answer="Fake",
+            p_text=ATTACK, p_answer="Real", n_text=ATTACK, n_answer="Fake", speaker="Agent P",
+            opponent="Agent N",
+        )  # fmt: skip
+        assert roles(update) == ["system", "user"]
+    material = render("veracity.methods.zofia", "_material.j2", news=ATTACK, pool=ATTACK)
+    judge = make_layout("paper").messages(
+        "veracity.methods.zofia", "judge.j2", material=material, transcript=ATTACK,
         rounds=1, last_round=True,
     )  # fmt: skip
     assert roles(judge) == ["system", "user"]

@@ -16,7 +16,7 @@ from veracity.llm.base import user
 from veracity.llm.choice import ChoicePolicy, ChoiceResult, ask_choice
 from veracity.methods.baselines import DirectMethod
 from veracity.methods.s2mad import S2MADMethod
-from veracity.methods.s2mad.debate import shared_prefix
+from veracity.methods.s2mad.stance import PostPrompts
 from veracity.testing import ScriptedLLM, ScriptedReply
 
 
@@ -204,7 +204,7 @@ async def test_s2mad_subjectivity_question_records_its_estimator():
     method = S2MADMethod(llm=llm)
     with context.check_context() as ctx:
         post = _post()
-        family = await method.family(post, shared_prefix(method.config, post.text))
+        family = await method.family(post, PostPrompts.of(method.config.prompt_layout, post.text))
     assert family == "subjective"
     data = ctx.trace.of_kind("decision")[0].data
     assert data["estimator"] == "logprobs" and data["matched_mass"] == pytest.approx(0.9)

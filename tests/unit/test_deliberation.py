@@ -212,14 +212,16 @@ def test_schedule_and_speaker_validation():
         Schedule.uniform("x", [["a"]], 0)
 
 
-async def test_persona_becomes_system_message_and_empty_turns_are_flagged():
+async def test_the_builder_places_the_persona_and_empty_turns_are_flagged():
+    """A debater sends its builder's prompt as it is: where the persona goes is the
+    builder's choice (a method's prompt layout, `veracity.prompt_layout`)."""
     llm = ScriptedLLM(default="   ")
     debater = Debater(Role(name="scientist", persona="You weigh evidence."), llm, build)
     debate = Debate([debater], Schedule.uniform("x", [["scientist"]], 1), FixedRounds(), REAL_FAKE)
     with context.check_context() as ctx:
         result = await debate.run()
-    assert llm.calls[0].messages[0].role == "system"
-    assert llm.calls[0].messages[0].content == "You weigh evidence."
+    assert [m.role for m in llm.calls[0].messages] == ["user"]
+    assert "You weigh evidence." not in llm.calls[0].messages[0].content
     assert result.transcript.turns[0].data["empty"] is True
     assert ctx.trace.of_kind("error")[0].data["error"] == "empty argument"
 

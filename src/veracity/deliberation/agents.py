@@ -19,8 +19,6 @@ from veracity.deliberation.state import DebateState
 from veracity.deliberation.transcript import Turn
 from veracity.llm.base import LLM, LLMRequest, Message
 from veracity.llm.structured import complete_structured
-from veracity.prompt_layout import PromptLayout
-from veracity.prompting import with_system
 
 
 class Role(BaseModel):
@@ -84,9 +82,9 @@ class Debater:
         stances: when given, the reply must commit to one of these (JSON output).
         temperature: sampling temperature (papers: ZoFia 0, S2MAD 0.2).
         max_tokens: reply length cap.
-        layout: ``paper``: the persona leads the system message; ``shared``: the prompt
-            builder places it (at the end, after the shared material; see
-            `veracity.prompt_layout`).
+
+    The prompt builder makes the whole prompt, the role's persona included (a method's
+    `veracity.prompt_layout.Layout` places it).
     """
 
     def __init__(
@@ -98,10 +96,8 @@ class Debater:
         stances: Sequence[str] | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
-        layout: PromptLayout = "paper",
     ):
         self.role = role
-        self.layout: PromptLayout = layout
         self.llm = llm
         self.build = build
         self.stances = tuple(stances) if stances else None
@@ -110,8 +106,6 @@ class Debater:
 
     async def speak(self, state: DebateState, phase: str, round_no: int) -> Turn:
         messages = self.build(state, self.role, phase, round_no)
-        if self.layout == "paper":  # the persona leads the system message (before any note)
-            messages = with_system(messages, self.role.persona)
         tag = f"{self.role.name}:{phase}:{round_no}"
         if self.stances:
             result = await complete_structured(

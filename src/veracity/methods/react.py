@@ -27,7 +27,7 @@ from veracity.deliberation.react import conversation, loop_opening, react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
 from veracity.methods.labelling import ask_label, label_fields
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 from veracity.prompting import (
     input_kind_name,
     render,
@@ -39,7 +39,7 @@ from veracity.retrieval.defaults import SourceNeed
 from veracity.tools import SOURCE_HINTS, SourceTool
 
 
-class ReActConfig(ChoiceConfig):
+class ReActConfig(ChoiceConfig, LayoutSetting):
     request_options = ("max_steps", "top_k", "temperature")
 
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
@@ -50,9 +50,6 @@ class ReActConfig(ChoiceConfig):
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 400
     tools: list[str] | None = None  # which sources become tools (None: all)
-    # shared: the final answer is one more turn of the loop's chat (it extends the last
-    # step's prompt); paper: a prompt of its own quoting the trajectory
-    prompt_layout: PromptLayout = "shared"
 
 
 def answer_model(space: LabelSpace) -> type[BaseModel]:

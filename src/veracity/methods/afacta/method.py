@@ -24,7 +24,7 @@ from veracity.core.types import CheckInput, Verdict
 from veracity.llm.choice import ChoiceResult
 from veracity.methods.base import BaseMethod, ChoiceConfig
 from veracity.methods.labelling import ask_label, whole_sentences
-from veracity.prompt_layout import PromptLayout, SharedPrefix, render_laid_out
+from veracity.prompt_layout import LayoutSetting, make_layout
 from veracity.prompting import input_kind_name, render, render_input
 
 PROMPTS = "veracity.methods.afacta"
@@ -33,17 +33,13 @@ PATHS = ("direct", "facts", "debate")  # the last one breaks a three-way split
 _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}
 
 
-class AfactaConfig(ChoiceConfig):
+class AfactaConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``afacta`` method."""
 
     max_reasoning_chars: PromptChars = Field(default=1000, ge=100)
     max_input_chars: PromptChars = 4000
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 600
-    # shared: the three paths' prompts open with one system note and the same claim and
-    # labels (`_input.j2`), each path's instructions after them and its system text last,
-    # so a server reuses the prefix (veracity.prompt_layout); paper: our templates' order
-    prompt_layout: PromptLayout = "shared"
 
 
 def path_model(path: str, space: LabelSpace, chars: int) -> type[BaseModel]:
@@ -81,10 +77,10 @@ class AfactaMethod(BaseMethod):
         cfg, space = self.config, self.label_space
         variables = {"kind": input_kind_name(item), "labels": space.describe(),
                      "input": render_input(item, max_chars=cfg.max_input_chars)}  # fmt: skip
-        prefix = None
-        if cfg.prompt_layout == "shared":
-            prefix = SharedPrefix.of(render(PROMPTS, "_input.j2", **variables))
-        messages = render_laid_out(PROMPTS, f"{path}.j2", prefix, **variables)
+        material = render(PROMPTS, "_input.j2", **variables)  # what the three paths share
+        messages = make_layout(cfg.prompt_layout).messages(
+            PROMPTS, f"{path}.j2", material=material, **variables
+        )
         return await ask_label(
             self.llm,
             messages,

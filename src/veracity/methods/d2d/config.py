@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.passages import EvidenceMode
 from veracity.methods.base import MethodConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 Dimension = Literal["accuracy", "source_reliability", "reasoning", "clarity", "ethics"]
 # what each judge weighs (the release's DIMENSIONS, in our words)
@@ -27,7 +27,7 @@ DIMENSIONS: dict[str, str] = {
 }
 
 
-class D2DConfig(MethodConfig):
+class D2DConfig(MethodConfig, LayoutSetting):
     """Settings of the ``d2d`` method (see README.md for where each comes from)."""
 
     # auto: the claim's own evidence, else a search of the given sources, else none (the
@@ -54,11 +54,6 @@ class D2DConfig(MethodConfig):
     summary: bool = True  # the summary judge writes the rationale
     summary_temperature: Temperature = 0.2
     max_tokens_summary: MaxTokens = 400
-    # shared: every prompt opens with the same system note and the input and evidence,
-    # then the debate so far, the turn's instructions and the speaker's persona last, so a
-    # server reuses the prefix (veracity.prompt_layout); paper: the release's order, the
-    # persona first in the system message and each speaker's profile before the debate
-    prompt_layout: PromptLayout = "shared"
 
     @model_validator(mode="after")
     def _distinct(self) -> D2DConfig:

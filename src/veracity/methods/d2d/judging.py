@@ -29,7 +29,6 @@ from veracity.deliberation import DebateState, JudgeDecision
 from veracity.llm.base import LLM, LLMRequest
 from veracity.llm.structured import complete_structured
 from veracity.methods.d2d.config import DIMENSIONS, D2DConfig
-from veracity.prompt_layout import render_laid_out
 
 PROMPTS = "veracity.methods.d2d"
 _SCORE_MODELS: dict[int, type[BaseModel]] = {}
@@ -85,8 +84,7 @@ class D2DPanel:
         labels: the verdict's label space.
         materials: what the prompts show: ``kind``, ``input``, ``passages``, a
             ``transcript(state)`` callable giving the debate as text, ``material`` (the
-            input and evidence block) and ``prefix`` (the shared layout's `SharedPrefix`,
-            None for the paper's layout).
+            input and evidence block) and ``layout`` (the method's prompt layout).
     """
 
     name = "judges"
@@ -98,9 +96,9 @@ class D2DPanel:
 
     async def _score(self, state: DebateState, dimension: str) -> DimensionScore:
         cfg, m = self.config, self.materials
-        messages = render_laid_out(
-            PROMPTS, "score.j2", m["prefix"], kind=m["kind"], input=m["input"],
-            passages=m["passages"], material=m["material"], shared=m["prefix"] is not None,
+        messages = m["layout"].messages(
+            PROMPTS, "score.j2", material=m["material"], kind=m["kind"], input=m["input"],
+            passages=m["passages"],
             transcript=m["transcript"](state), dimension=DIMENSIONS[dimension],
             points=cfg.points,
         )  # fmt: skip
@@ -155,10 +153,9 @@ class D2DPanel:
         if not self.config.summary:
             return ""
         cfg, m = self.config, self.materials
-        prefix = m["prefix"]
-        messages = render_laid_out(
-            PROMPTS, "summary.j2", prefix, kind=m["kind"], input=m["input"],
-            material=prefix.material if prefix else "", transcript=m["transcript"](state),
+        messages = m["layout"].messages(
+            PROMPTS, "summary.j2", material=m["material"], kind=m["kind"], input=m["input"],
+            transcript=m["transcript"](state),
             verdict=verdict, affirmative=aff, negative=total - aff, total=total,
         )  # fmt: skip
         response = await self.llm.complete(

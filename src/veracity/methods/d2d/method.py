@@ -25,6 +25,7 @@ from veracity.methods.d2d import roles
 from veracity.methods.d2d.config import D2DConfig
 from veracity.methods.d2d.judging import D2DPanel
 from veracity.methods.passages import PassageReading
+from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render_input
 from veracity.retrieval.base import Source
 
@@ -56,16 +57,18 @@ class D2DMethod(PassageReading, BaseMethod):
         found = await self.passages(item, ctx)
         passages = passage_rows(found.documents, cfg.max_passage_chars)
         material = roles.material(kind, shown, passages)
-        prefix = roles.shared_prefix(cfg, material)
+        layout = make_layout(cfg.prompt_layout, roles.TAGS)
         domain, profiles = "", {}
         if cfg.profiles:
             ctx.emit(Stage(name=self.name, step="profiles"))
-            domain = await roles.detect_domain(self.llm, kind, shown, prefix)
+            domain = await roles.detect_domain(self.llm, kind, shown, material, layout)
             profiles = await roles.write_profiles(self.llm, cfg, kind, domain)
             ctx.emit(Note(name=self.name, text=f"field: {domain}", domain=domain))
-        prompts = roles.TurnPrompts(kind, shown, passages, profiles, cfg.turn_chars, prefix)
+        prompts = roles.TurnPrompts(
+            kind, shown, passages, profiles, cfg.turn_chars, material, layout
+        )
         materials = {"kind": kind, "input": shown, "passages": passages, "material": material,
-                     "prefix": prefix, "transcript": prompts.transcript}  # fmt: skip
+                     "layout": layout, "transcript": prompts.transcript}  # fmt: skip
         panel = D2DPanel(self.llm, cfg, self.label_space, materials)
         debate = Debate(
             roles.debaters(self.llm, cfg, prompts, kind, domain),

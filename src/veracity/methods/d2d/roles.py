@@ -25,7 +25,7 @@ from veracity.llm.base import LLM, LLMRequest, Message
 from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured
 from veracity.methods.d2d.config import D2DConfig
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import Layout
 from veracity.prompting import render, render_messages, truncate_chars
 
 PROMPTS = "veracity.methods.d2d"
@@ -71,18 +71,11 @@ def material(kind: str, shown: str, passages: list[dict[str, Any]]) -> Safe:
     return render(PROMPTS, "_material.j2", kind=kind, input=shown, passages=passages)
 
 
-def shared_prefix(config: D2DConfig, material: Safe) -> SharedPrefix | None:
-    """What every prompt of the check opens with (None: the paper's layout)."""
-    return SharedPrefix.of(material, TAGS) if config.prompt_layout == "shared" else None
-
-
-async def detect_domain(llm: LLM, kind: str, shown: str, prefix: SharedPrefix | None = None) -> str:
-    """The input's field (e.g. "politics"), as the model names it (shared-first: after
-    the input and the evidence, which then open the check's first prompt)."""
-    messages = render_laid_out(
-        PROMPTS, "domain.j2", prefix, kind=kind, input=shown,
-        material=prefix.material if prefix else "",
-    )  # fmt: skip
+async def detect_domain(llm: LLM, kind: str, shown: str, material: Safe, layout: Layout) -> str:
+    """The input's field (e.g. "politics"), as the model names it (shared layout: after
+    the input and the evidence, which then open the check's first prompt; paper: from
+    the input alone)."""
+    messages = layout.messages(PROMPTS, "domain.j2", material=material, kind=kind, input=shown)
     result = await complete_structured(
         llm, messages, DomainReply, temperature=0.0, max_tokens=32, tag="d2d:domain"
     )
@@ -138,8 +131,9 @@ class TurnPrompts:
         passages: the evidence rows (`passage_rows`), possibly empty.
         profiles: speaker -> profile ({} without profiles).
         turn_chars: each earlier turn is cut to this many characters.
-        prefix: the shared layout's prefix (`shared_prefix`); None: the paper's layout
-            (input and evidence first, then the profile, then the debate so far).
+        material: the input and the evidence (`material`), which every prompt shows.
+        layout: the method's prompt layout (paper: input and evidence first, then the
+            profile, then the debate so far).
     """
 
     def __init__(
@@ -149,12 +143,12 @@ class TurnPrompts:
         passages: list[dict[str, Any]],
         profiles: dict[str, str],
         turn_chars: int,
-        prefix: SharedPrefix | None = None,
+        material: Safe,
+        layout: Layout,
     ):
         self.kind, self.shown, self.passages = kind, shown, passages
         self.profiles, self.turn_chars = profiles, turn_chars
-        self.prefix = prefix
-        self.material = prefix.material if prefix else material(kind, shown, passages)
+        self.material, self.layout = material, layout
 
     def transcript(self, state: DebateState) -> str:
         turns = state.transcript.model_copy(deep=True)
@@ -167,13 +161,11 @@ class TurnPrompts:
         other = SIDES[1] if side == SIDES[0] else SIDES[0]
         turns = reversed(state.transcript.turns) if phase == "free" else iter(())
         last = next((t for t in turns if t.speaker.startswith(f"{other}_")), None)
-        return render_laid_out(
+        return self.layout.messages(
             PROMPTS,
             "turn.j2",
-            self.prefix,
-            persona_text=role.persona if self.prefix is not None else "",
             material=self.material,
-            shared=self.prefix is not None,
+            persona_text=role.persona,
             kind=self.kind,
             input=self.shown,
             passages=self.passages,
@@ -196,7 +188,6 @@ def debaters(llm: LLM, config: D2DConfig, prompts: TurnPrompts, kind: str, domai
             prompts,
             temperature=config.temperature,
             max_tokens=config.max_tokens_turn,
-            layout=config.prompt_layout,
         )
         for side in SIDES
         for duty in duties(config)

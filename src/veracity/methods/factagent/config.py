@@ -9,13 +9,13 @@ from pydantic import Field
 
 from veracity.core.bounds import PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 Tool = Literal["phrase", "language", "commonsense", "standing", "search", "url"]
 TOOLS: tuple[Tool, ...] = ("phrase", "language", "commonsense", "standing", "search", "url")
 
 
-class FactAgentConfig(ChoiceConfig):
+class FactAgentConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``factagent`` method."""
 
     request_options = ("max_tokens",)
@@ -33,7 +33,3 @@ class FactAgentConfig(ChoiceConfig):
     temperature: Temperature = 0.0
     # every call's output cap (ZoFia Figure 4's budgets)
     max_tokens: int = Field(default=600, ge=16, le=8192)
-    # shared: one system note for the check, the news first in every prompt, the tool's or
-    # the verdict's instructions after it and the template's system text last, so a server
-    # reuses the prefix (veracity.prompt_layout); paper: our templates' order
-    prompt_layout: PromptLayout = "shared"

@@ -27,7 +27,7 @@ from veracity.methods.factagent import replies
 from veracity.methods.factagent.config import FactAgentConfig
 from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
@@ -82,23 +82,15 @@ class FactAgentMethod(BaseMethod):
         ctx.claim = item.content  # recorded sources replay this claim's searches
         return await self._detect(item, ctx)
 
-    @property
-    def _tool_template(self) -> str:
-        """The tools' template: in the shared layout, the tools' common description
-        follows the news, so every tool call of a check shares it (`tool_shared.j2`);
-        the paper layout keeps it as each tool's system message (`tool.j2`)."""
-        return "tool_shared.j2" if self.config.prompt_layout == "shared" else "tool.j2"
-
     def _messages(self, template: str, item: CheckInput, **variables: Any) -> list[Any]:
         """A tool's or the verdict's prompt; shared-first (`prompt_layout: shared`): one
         system note for the check, the news first (`_news.j2`, as the templates show it),
         the template's own system text last (see `veracity.prompt_layout`)."""
         kind = input_kind_name(item)
         shown = render_input(item, max_chars=self.config.max_input_chars)
-        prefix = None
-        if self.config.prompt_layout == "shared":
-            prefix = SharedPrefix.of(render(PROMPTS, "_news.j2", kind=kind, input=shown), TAGS)
-        return render_laid_out(PROMPTS, template, prefix, kind=kind, input=shown, **variables)
+        news = render(PROMPTS, "_news.j2", kind=kind, input=shown)
+        layout = make_layout(self.config.prompt_layout, TAGS)
+        return layout.messages(PROMPTS, template, material=news, kind=kind, **variables)
 
     async def _detect(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, space = self.config, self.label_space
@@ -166,7 +158,7 @@ class FactAgentMethod(BaseMethod):
         cfg = self.config
         result = await complete_structured(
             self.llm,
-            self._messages(self._tool_template, item, tool=tool, results=results, url=url),
+            self._messages("tool.j2", item, tool=tool, results=results, url=url),
             replies.finding_model(self._chars()),
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,

@@ -12,10 +12,10 @@ from pydantic import Field
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import MethodConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting, PromptLayout
 
 
-class FactCheckGPTConfig(MethodConfig):
+class FactCheckGPTConfig(MethodConfig, LayoutSetting):
     """Settings of the ``factcheck_gpt`` method."""
 
     request_options = ("queries_per_claim", "query_rounds", "top_k", "max_claims")

@@ -25,6 +25,7 @@ from veracity.core.context import CheckContext
 from veracity.core.errors import StructuredOutputError
 from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
+from veracity.core.untrusted import Safe
 from veracity.evidence.claims import ExtractedClaim, conjunction_label
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import OneSourceMethod
@@ -33,7 +34,7 @@ from veracity.methods.factcheck_gpt.examples import rendered_examples
 from veracity.methods.factcheck_gpt.passages import in_turn, rank_for_query
 from veracity.methods.kit import claims_or_whole
 from veracity.methods.labelling import whole_sentences
-from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
+from veracity.prompt_layout import claim_material, make_layout
 from veracity.prompting import truncate_chars
 from veracity.tools.searching import source_tool, traced_search
 
@@ -130,21 +131,22 @@ class FactCheckGPTMethod(OneSourceMethod):
         template: str,
         model: type,
         tag: str,
-        prefix: SharedPrefix | None,
+        material: Safe,
         *,
         temperature: float | None = None,
         seed: int | None = None,
         **variables: Any,
     ) -> Any:
         cfg = self.config
+        layout = make_layout(cfg.prompt_layout, TAGS)
         reply = await complete_structured(
-            self.llm, render_laid_out(PROMPTS, template, prefix, **variables), model,
+            self.llm, layout.messages(PROMPTS, template, material=material, **variables), model,
             temperature=cfg.temperature if temperature is None else temperature,
             max_tokens=cfg.max_tokens, tag=f"{self.name}:{tag}", seed=seed,
         )  # fmt: skip
         return reply.value
 
-    async def _queries(self, claim: ExtractedClaim, prefix: SharedPrefix | None) -> list[str]:
+    async def _queries(self, claim: ExtractedClaim, material: Safe) -> list[str]:
         """The claim's queries: `query_rounds` samples (each its own seed, so a cache
         keeps them apart), their union in the order written, repeats dropped."""
         cfg = self.config
@@ -153,9 +155,9 @@ class FactCheckGPTMethod(OneSourceMethod):
         written: list[str] = []
         for r in range(cfg.query_rounds):
             reply = await self._ask(
-                "queries.j2", queries_model(n, cfg.query_chars), f"{claim.id}:queries", prefix,
+                "queries.j2", queries_model(n, cfg.query_chars), f"{claim.id}:queries", material,
                 temperature=cfg.query_temperature, seed=r if cfg.query_rounds > 1 else None,
-                claim=claim.text, n=n, examples=examples,
+                n=n, examples=examples,
             )  # fmt: skip
             written += reply.queries
         return list(dict.fromkeys(" ".join(q.split()) for q in written))
@@ -200,8 +202,8 @@ class FactCheckGPTMethod(OneSourceMethod):
         self, item: CheckInput, claim: ExtractedClaim, ctx: CheckContext
     ) -> ClaimResult:
         cfg = self.config
-        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then verify
-        queries = await self._queries(claim, prefix)
+        material = claim_material(claim.text)  # the queries', the verification's
+        queries = await self._queries(claim, material)
         docs = await self._evidence(item, claim, queries)
         passages = [d.text for d in docs]
         common = {"id": claim.id, "text": claim.text, "spans": claim.spans, "queries": queries,
@@ -210,7 +212,7 @@ class FactCheckGPTMethod(OneSourceMethod):
             stances: list[str] = []
             if passages:
                 judged = await self._ask("stance_weighted.j2", stances_model(len(passages)),
-                                         f"{claim.id}:stance", prefix, claim=claim.text,
+                                         f"{claim.id}:stance", material,
                                          passages=passages)  # fmt: skip
                 stances = list(judged.stances)
             return ClaimResult(
@@ -219,7 +221,7 @@ class FactCheckGPTMethod(OneSourceMethod):
         try:
             v = await self._ask(
                 "verify.j2", verification_model(cfg.max_reasoning_chars), f"{claim.id}:verify",
-                prefix, claim=claim.text, passages=passages,
+                material, passages=passages,
             )  # fmt: skip
         except StructuredOutputError as exc:
             ctx.emit(Note(name=self.name, text=f"claim {claim.id}: verification unusable "
@@ -231,8 +233,8 @@ class FactCheckGPTMethod(OneSourceMethod):
             )  # fmt: skip
         stances = []
         for i, passage in enumerate(passages, 1):
-            got = await self._ask("stance.j2", stance_model(), f"{claim.id}:stance:{i}", prefix,
-                                  claim=claim.text, passage=passage)  # fmt: skip
+            got = await self._ask("stance.j2", stance_model(), f"{claim.id}:stance:{i}",
+                                  material, passage=passage)  # fmt: skip
             stances.append(got.stance)
         return ClaimResult(
             **common, decided_by="stances", holds=by_stances(stances), stances=stances

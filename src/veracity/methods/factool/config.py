@@ -11,10 +11,10 @@ from pydantic import Field
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class FacToolConfig(ChoiceConfig):
+class FacToolConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``factool`` method."""
 
     request_options = ("queries_per_claim", "top_k", "max_claims")
@@ -45,7 +45,3 @@ class FacToolConfig(ChoiceConfig):
     max_input_chars: PromptChars = 4000
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 512
-    # shared (ours): one system note for the check, then the claim, so a claim's query
-    # and verification prompts open alike and a server reuses the prefix
-    # (veracity.prompt_layout); paper: the templates' order (system text first)
-    prompt_layout: PromptLayout = "shared"

@@ -30,7 +30,7 @@ from veracity.methods.factool.config import FacToolConfig
 from veracity.methods.kit import check_tool, claims_or_whole, gathered_evidence
 from veracity.methods.labelling import whole_sentences
 from veracity.nlp.text import sentence_spans
-from veracity.prompt_layout import claim_prefix, render_laid_out
+from veracity.prompt_layout import claim_material, make_layout
 from veracity.prompting import render_messages, truncate_chars
 from veracity.tools.searching import traced_search
 
@@ -131,12 +131,11 @@ class FacToolMethod(OneSourceMethod):
         self, item: CheckInput, claim: ExtractedClaim, ctx: CheckContext
     ) -> ClaimResult:
         cfg = self.config
-        prefix = claim_prefix(cfg.prompt_layout, claim.text, TAGS)  # queries, then verify
+        layout = make_layout(cfg.prompt_layout, TAGS)
+        material = claim_material(claim.text)  # the queries' and the verification's
         reply = await complete_structured(
             self.llm,
-            render_laid_out(
-                PROMPTS, "queries.j2", prefix, claim=claim.text, n=cfg.queries_per_claim
-            ),
+            layout.messages(PROMPTS, "queries.j2", material=material, n=cfg.queries_per_claim),
             queries_model(cfg.queries_per_claim, cfg.query_chars),
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
@@ -154,7 +153,7 @@ class FacToolMethod(OneSourceMethod):
         try:
             checked = await ask_choice(
                 self.llm,
-                render_laid_out(PROMPTS, template, prefix, claim=claim.text, evidence=evidence),
+                layout.messages(PROMPTS, template, material=material, evidence=evidence),
                 verification_model(cfg.max_reasoning_chars, backed),
                 "factuality",
                 ("true", "false"),

@@ -13,10 +13,10 @@ from pydantic import Field
 
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class FireConfig(ChoiceConfig):
+class FireConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``fire`` method (see README.md for where each comes from)."""
 
     source: str | None = None  # which source the searches go to (None: the only one)
@@ -36,7 +36,3 @@ class FireConfig(ChoiceConfig):
     query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 600
-    # shared: one system note for the check, the claim and the knowledge found first, the
-    # labels and instructions after them and the template's system text last, so the final
-    # prompt extends the last step's (veracity.prompt_layout); paper: our templates' order
-    prompt_layout: PromptLayout = "shared"

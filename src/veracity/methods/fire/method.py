@@ -37,7 +37,7 @@ from veracity.methods.fire.steps import (
 )
 from veracity.methods.kit import gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.tools import SOURCE_HINTS, SourceTool
 
@@ -155,16 +155,11 @@ class FireMethod(OneSourceMethod):
         self, template: str, item: CheckInput, shown: str, searches: list[Search]
     ) -> list[Any]:
         kind = input_kind_name(item)
-        shared = self.config.prompt_layout == "shared"
-        prefix = None
-        if shared:  # one system note, the statement and the knowledge first, system text last
-            material = render(PROMPTS, "_statement.j2", kind=kind, input=shown)
-            prefix = SharedPrefix.of(material, TAGS)
-        return render_laid_out(
+        material = render(PROMPTS, "_statement.j2", kind=kind, input=shown)
+        return make_layout(self.config.prompt_layout, TAGS).messages(
             PROMPTS,
             template,
-            prefix,
-            shared=shared,
+            material=material,
             kind=kind,
             input=shown,
             knowledge=[{"n": i, "text": s.text} for i, s in enumerate(searches, 1)],

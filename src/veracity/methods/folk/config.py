@@ -8,10 +8,10 @@ from pydantic import Field
 
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class FolkConfig(ChoiceConfig):
+class FolkConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``folk`` method."""
 
     request_options = ("max_predicates", "top_k", "examples")
@@ -27,7 +27,3 @@ class FolkConfig(ChoiceConfig):
     max_input_chars: PromptChars = 2000
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 600
-    # shared (ours): one system note for the check, then the claim, so the decomposition
-    # and the prediction prompts open alike and a server reuses the prefix
-    # (veracity.prompt_layout); paper: the templates' order (system text first)
-    prompt_layout: PromptLayout = "shared"

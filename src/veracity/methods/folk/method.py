@@ -24,7 +24,7 @@ from veracity.methods.folk.config import FolkConfig
 from veracity.methods.folk.examples import decompose_examples, predict_examples
 from veracity.methods.kit import check_tool, gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompt_layout import SharedPrefix, claim_prefix, render_laid_out
+from veracity.prompt_layout import claim_material, make_layout
 from veracity.prompting import render_messages, truncate_chars
 from veracity.tools.searching import traced_search
 
@@ -80,11 +80,9 @@ class FolkMethod(OneSourceMethod):
         ctx.claim = item.content  # recorded sources replay this claim's searches
         reply = await complete_structured(
             self.llm,
-            render_laid_out(
-                PROMPTS,
+            self._messages(
                 "decompose.j2",
-                self._prefix(claim),
-                claim=claim,
+                claim,
                 examples=decompose_examples() if self.config.examples else "",
             ),
             decomposition_model(cfg.max_predicates),
@@ -99,9 +97,10 @@ class FolkMethod(OneSourceMethod):
         pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
         return await self._predict(claim, pairs)
 
-    def _prefix(self, claim: str) -> SharedPrefix | None:
-        """Shared layout: the decomposition and the prediction open with the claim."""
-        return claim_prefix(self.config.prompt_layout, claim, TAGS)
+    def _messages(self, template: str, claim: str, **variables: Any) -> list[Any]:
+        """A decomposition or prediction prompt; its material is the claim."""
+        layout = make_layout(self.config.prompt_layout, TAGS)
+        return layout.messages(PROMPTS, template, material=claim_material(claim), **variables)
 
     async def _ground(self, item: CheckInput, p: Predicate, n: int) -> dict[str, Any]:
         """The question of predicate `n`, searched and answered from the results."""
@@ -127,11 +126,9 @@ class FolkMethod(OneSourceMethod):
         ]
         answer = await ask_label(
             self.llm,
-            render_laid_out(
-                PROMPTS,
+            self._messages(
                 "predict.j2",
-                self._prefix(claim),
-                claim=claim,
+                claim,
                 predicates=shown,
                 labels=space.describe(),
                 examples=predict_examples() if cfg.examples else "",

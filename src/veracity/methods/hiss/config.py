@@ -12,10 +12,10 @@ from pydantic import Field
 
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class HissConfig(ChoiceConfig):
+class HissConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``hiss`` method."""
 
     request_options = (
@@ -47,8 +47,3 @@ class HissConfig(ChoiceConfig):
     max_reasoning_chars: PromptChars = Field(default=1500, ge=100)
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 600
-    # shared: one system note for the check, the claim and its passages first, then the
-    # sub-claims and the questions answered so far, the instructions and the prompt's own
-    # system text last, so each prompt extends the one before (veracity.prompt_layout);
-    # paper: our templates' order (system text first)
-    prompt_layout: PromptLayout = "shared"

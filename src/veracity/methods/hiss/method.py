@@ -29,7 +29,7 @@ from veracity.methods.hiss.config import HissConfig
 from veracity.methods.hiss.examples import rendered_examples
 from veracity.methods.kit import check_tool, gathered_evidence
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render, render_input
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
@@ -107,13 +107,10 @@ class HissMethod(BaseMethod):
         kind = input_kind_name(item)
         shown = render_input(item, max_chars=self.config.max_input_chars)
         material = render(PROMPTS, "_material.j2", kind=kind, input=shown, passages=passages)
-        shared = self.config.prompt_layout == "shared"
-        return render_laid_out(
+        return make_layout(self.config.prompt_layout, TAGS).messages(
             PROMPTS,
             template,
-            SharedPrefix.of(material, TAGS) if shared else None,
             material=material,
-            shared=shared,
             kind=kind,
             input=shown,
             passages=passages,

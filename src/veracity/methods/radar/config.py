@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veracity.core.bounds import ContextWindow, MaxTokens, PromptChars
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import LayoutSetting
 
 RoleSet = Literal["expertise", "position"]
 EvidenceMode = Literal["retrieved", "given"]
@@ -38,7 +39,7 @@ class CorpusConfig(BaseModel):
     indexes_dir: Path | None = None
 
 
-class RadarBaseConfig(ChoiceConfig):
+class RadarBaseConfig(ChoiceConfig, LayoutSetting):
     """Settings shared by RADAR and RADAR_single."""
 
     request_options = ("evidence", "top_m", "roles", "temperature", "judge_prompt")
@@ -76,11 +77,6 @@ class RadarBaseConfig(ChoiceConfig):
     # more); "omission" is ours, adding an explicit omitted-context checklist to both
     # (it leans the judge towards HALF-TRUE).
     judge_prompt: Literal["paper", "omission"] = "paper"
-    # Where each prompt's parts go: "shared" (ours, default) opens every prompt of a check
-    # with the same system note, claim and evidence pool, and puts the role's persona and
-    # the turn's instructions last, so a serving stack reuses the long shared prefix
-    # (veracity.prompt_layout); "paper" keeps Appendix A's order, persona first.
-    prompt_layout: Literal["shared", "paper"] = "shared"
 
 
 class RadarConfig(RadarBaseConfig):

@@ -176,7 +176,6 @@ class _RadarBase(BaseMethod):
                 prompts.turn,
                 temperature=cfg.temperature,
                 max_tokens=cfg.max_tokens_turn,
-                layout=cfg.prompt_layout,
             )
             for r in roles
         ]

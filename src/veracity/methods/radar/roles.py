@@ -22,7 +22,7 @@ from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured
 from veracity.methods.radar.config import RoleSet
 from veracity.methods.radar.pool import PassagePool
-from veracity.prompt_layout import PromptLayout, SharedPrefix, render_laid_out
+from veracity.prompt_layout import PromptLayout, make_layout
 from veracity.prompting import render, render_messages, truncate_chars
 
 PROMPTS = "veracity.methods.radar"
@@ -117,10 +117,7 @@ class RadarPrompts:
         self.pool = pool
         self.reason_chars = reason_chars
         self.material = render(PROMPTS, "_material.j2", claim=claim, evidence=pool.render())
-        self.layout: PromptLayout = layout
-        self.prefix = (
-            SharedPrefix.of(self.material, ("argument", "debate")) if layout == "shared" else None
-        )
+        self.layout = make_layout(layout, ("argument", "debate"))
         self.judge_prompt = judge_prompt
         self.judge_persona = render(
             PROMPTS, "personas/judge.j2", roles=roles, judge_prompt=judge_prompt
@@ -145,15 +142,14 @@ class RadarPrompts:
             own_previous=self._cut(own.text) if own and own.text.strip() else "",
             others=others,
         )
-        return render_laid_out(
+        return self.layout.messages(
             PROMPTS,
             f"{phase}.j2",
-            self.prefix,
-            persona_text=role.persona if self.prefix is not None else "",
+            material=self.material,
+            persona_text=role.persona,
             role=role.name,
             title=role.display,
             domain=role.metadata.get("domain", ""),
-            material=self.material,
             others_block=others_block,
         )
 
@@ -162,12 +158,11 @@ class RadarPrompts:
 
     def judge(self, state: DebateState) -> list[Message]:
         """The judge's prompt over the debate so far (round judge and final judge alike)."""
-        return render_laid_out(
+        return self.layout.messages(
             PROMPTS,
             "judge.j2",
-            self.prefix,
-            persona=self.judge_persona,
             material=self.material,
+            persona=self.judge_persona,
             transcript=self.transcript(state),
             partial=not state.is_last_round,
             labels=self.labels.describe(),
@@ -178,10 +173,9 @@ class RadarPrompts:
     def stop(self, state: DebateState) -> list[Message]:
         """The stop agent's prompt: continue to the next round, or stop now?"""
         upcoming = "closing" if state.round + 1 >= state.last_round else "rebuttal"
-        return render_laid_out(
+        return self.layout.messages(
             PROMPTS,
             "stop.j2",
-            self.prefix,
             material=self.material,
             transcript=self.transcript(state),
             upcoming=upcoming,

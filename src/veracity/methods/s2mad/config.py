@@ -15,6 +15,7 @@ from veracity.core.bounds import Attempts, Concurrency, Items, MaxTokens, Prompt
 from veracity.core.config import LLMConfig
 from veracity.core.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import LayoutSetting
 
 # What debaters and the judge answer (the paper's "Fake, Real" options).
 DEBATE_ANSWERS = LabelSpace(
@@ -47,7 +48,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-class S2MADConfig(ChoiceConfig):
+class S2MADConfig(ChoiceConfig, LayoutSetting):
     """Settings of one S2MAD run.
 
     A named `variant` (see `VARIANTS`) sets several fields at once; fields given
@@ -93,10 +94,6 @@ class S2MADConfig(ChoiceConfig):
     rounds: Rounds = Field(default=2, ge=0)  # debate rounds M after the initial opinions
     temperature: float = Field(default=0.2, ge=0.0, le=2.0)  # debaters and judge (sec. 4.2)
     max_tokens: MaxTokens = Field(default=512, ge=16)  # per debater turn or judge ruling
-    # "shared" (ours, default): every prompt of a check opens with the same system note
-    # and the post, each call's own instructions last (veracity.prompt_layout), so a
-    # server reuses that prefix; "paper": each prompt's own system text first.
-    prompt_layout: Literal["shared", "paper"] = "shared"
 
     # --- Variants
     # What the single agent of "w/o Debate" reads: the selected P and N ("selected"),

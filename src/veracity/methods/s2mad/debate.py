@@ -26,9 +26,7 @@ from veracity.deliberation import (
 )
 from veracity.llm.base import LLM, Message
 from veracity.methods.s2mad.config import DEBATE_ANSWERS, S2MADConfig
-from veracity.methods.s2mad.stance import PROMPTS, ScoredReply
-from veracity.prompt_layout import SharedPrefix, render_laid_out
-from veracity.prompting import render
+from veracity.methods.s2mad.stance import PostPrompts, ScoredReply
 
 AGENT_P = Role(name="agent_p", title="Agent P")  # D_p, starts from the supporting set P
 AGENT_N = Role(name="agent_n", title="Agent N")  # D_n, starts from the opposing set N
@@ -56,25 +54,20 @@ def debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) ->
     other = state.transcript.last(OPPONENT[role.name], before_round=round_no)
     if own is None or other is None:
         raise RuntimeError(f"{role.name} has no earlier turns to update from in round {round_no}")
-    views: dict[str, Any]
-    if ctx["prefix"] is None:  # the paper's template: the debater's own view first
-        name = "update.j2"
-        views = {"own": own.text, "own_answer": own.stance}
-        views |= {"other": other.text, "other_answer": other.stance}
-    else:  # shared layout: both views in one order (P, then N), the speaker named last
-        p, n = (own, other) if role.name == AGENT_P.name else (other, own)
-        name = "update_shared.j2"
-        views = {"p_text": p.text, "p_answer": p.stance, "n_text": n.text, "n_answer": n.stance}
-        views |= {"speaker": role.title, "opponent": TITLES[OPPONENT[role.name]]}
-    return render_laid_out(PROMPTS, name, ctx["prefix"], claim=ctx["claim"], **views)
+    # the paper's update shows the debater's own view first; the shared layout's both views
+    # in one order (P, then N), the speaker named last (`update.j2` shows what its layout uses)
+    p, n = (own, other) if role.name == AGENT_P.name else (other, own)
+    return ctx["prompts"].messages(
+        "update.j2",
+        own=own.text, own_answer=own.stance, other=other.text, other_answer=other.stance,
+        p_text=p.text, p_answer=p.stance, n_text=n.text, n_answer=n.stance,
+        speaker=role.title, opponent=TITLES[OPPONENT[role.name]],
+    )  # fmt: skip
 
 
 def render_initial(ctx: dict[str, Any], groups: list[dict[str, Any]]) -> list[Message]:
-    return render_laid_out(
-        PROMPTS,
+    return ctx["prompts"].messages(
         f"initial_{ctx['family']}.j2",
-        ctx["prefix"],
-        claim=ctx["claim"],
         groups=groups,
         max_chars=ctx["max_chars"],
     )
@@ -86,23 +79,13 @@ def judge_prompt(state: DebateState) -> list[Message]:
     n = state.transcript.last(AGENT_N.name)
     if p is None or n is None:
         raise RuntimeError("the judge needs a reply from both debaters")
-    return render_laid_out(
-        PROMPTS,
+    return state.materials["prompts"].messages(
         "judge.j2",
-        state.materials["prefix"],
-        claim=state.materials["claim"],
         p_text=p.text,
         p_answer=p.stance,
         n_text=n.text,
         n_answer=n.stance,
     )
-
-
-def shared_prefix(cfg: S2MADConfig, claim: str) -> SharedPrefix | None:
-    """The post, opening every debate prompt of the check (None: the paper's layout)."""
-    if cfg.prompt_layout != "shared":
-        return None
-    return SharedPrefix.of(render(PROMPTS, "_post.j2", claim=claim), ("reply", "argument"))
 
 
 def _plan(round_no: int, last: int) -> tuple[str, list[list[str]]]:
@@ -117,10 +100,10 @@ def build_debate(
     family: str,
     p_groups: list[dict[str, Any]],
     n_groups: list[dict[str, Any]],
-    prefix: SharedPrefix | None,
+    prompts: PostPrompts,
 ) -> Debate:
     """Two debaters, M update rounds, consensus at the last round, else the judge; every
-    prompt opens with `prefix` (`shared_prefix`; None: the paper's layout)."""
+    prompt made by the check's `prompts`."""
 
     def debater(role: Role) -> Debater:
         return Debater(
@@ -152,7 +135,7 @@ def build_debate(
             "family": family,
             "max_chars": cfg.max_reply_chars,
             "groups": {AGENT_P.name: p_groups, AGENT_N.name: n_groups},
-            "prefix": prefix,
+            "prompts": prompts,
         },
     )
 
@@ -164,7 +147,7 @@ def build_single(
     claim: str,
     family: str,
     groups: list[dict[str, Any]],
-    prefix: SharedPrefix | None,
+    prompts: PostPrompts,
 ) -> Debate:
     """ "w/o Debate": one agent gives its opinion from the same prompt family; it stands."""
     agent = Debater(
@@ -184,6 +167,6 @@ def build_single(
             "claim": claim,
             "family": family,
             "max_chars": cfg.max_reply_chars,
-            "prefix": prefix,
+            "prompts": prompts,
         },
     )

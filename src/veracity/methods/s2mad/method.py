@@ -43,10 +43,9 @@ from veracity.methods.s2mad.debate import (
     build_debate,
     build_single,
     comment_group,
-    shared_prefix,
 )
 from veracity.methods.s2mad.stance import (
-    PROMPTS,
+    PostPrompts,
     ScoredReply,
     StanceOutcome,
     StanceScorer,
@@ -55,7 +54,6 @@ from veracity.methods.s2mad.stance import (
 )
 from veracity.methods.s2mad.view import stance_groups
 from veracity.methods.view import ViewPart
-from veracity.prompt_layout import SharedPrefix, render_laid_out
 
 
 class SubjectivityAnswer(BaseModel):
@@ -129,11 +127,13 @@ class S2MADMethod(BaseMethod):
         ctx.emit(
             Stage(name=self.name, step="thread", replies_total=len(item.replies), used=len(replies))
         )
-        prefix = shared_prefix(cfg, item.text)  # every prompt of the check opens with it
+        prompts = PostPrompts.of(cfg.prompt_layout, item.text)  # every prompt of the check
         # Stance scoring and the subjectivity question are independent: run them together,
         # and let both finish before re-raising a fault of either (no orphaned calls).
         outcomes = await asyncio.gather(
-            self.separate(item, replies, prefix), self.family(item, prefix), return_exceptions=True
+            self.separate(item, replies, prompts),
+            self.family(item, prompts),
+            return_exceptions=True,
         )
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -156,7 +156,7 @@ class S2MADMethod(BaseMethod):
                 family=family,
                 p_groups=sides.groups("p"),
                 n_groups=sides.groups("n"),
-                prefix=prefix,
+                prompts=prompts,
             )
         else:
             debate = build_single(
@@ -165,7 +165,7 @@ class S2MADMethod(BaseMethod):
                 claim=item.text,
                 family=family,
                 groups=sides.groups("both"),
-                prefix=prefix,
+                prompts=prompts,
             )
         result = await debate.run()
         return self.assemble(result, sides, family, item, replies)
@@ -186,32 +186,30 @@ class S2MADMethod(BaseMethod):
                 )
         return post.replies_by_time(limit)
 
-    async def separate(
-        self, post: Post, replies: list[Reply], prefix: SharedPrefix | None
-    ) -> Sides:
-        """Stance separation, the random split of "w/o Stance", or every reply; the
-        scorer's prompts open with `prefix` (the shared layout) when given."""
+    async def separate(self, post: Post, replies: list[Reply], prompts: PostPrompts) -> Sides:
+        """Stance separation, the random split of "w/o Stance", or every reply (the
+        scorer's prompts made by the check's `prompts`)."""
         cfg = self.config
         if not cfg.debate and cfg.single_agent_input == "all":
             return Sides(mode="all", everything=[ScoredReply(reply=r) for r in replies])
         if not cfg.stance_separation or (not cfg.debate and cfg.single_agent_input == "random"):
             p, n = random_split(replies, cfg.top_k, seed=f"{cfg.seed}:{post.id or post.text}")
             return Sides(mode="random", p=p, n=n)
-        scorer = StanceScorer.from_config(self.scorer_llm, cfg, prefix)
+        scorer = StanceScorer.from_config(self.scorer_llm, cfg, prompts)
         outcome = await scorer.score(post.text, replies)
         p, n = select_top_k(outcome.scored, cfg.top_k)
         return Sides(mode="stance", p=p, n=n, outcome=outcome)
 
-    async def family(self, post: Post, prefix: SharedPrefix | None) -> str:
+    async def family(self, post: Post, prompts: PostPrompts) -> str:
         """The initial-opinion prompt family: fixed by config, or from the LLM's answer
-        (its prompt opening with `prefix` when given)."""
+        (its prompt made by the check's `prompts`)."""
         cfg = self.config
         if cfg.prompt_family != "auto":
             context.current().emit(Note(name="subjectivity", fixed_family=cfg.prompt_family))
             return cfg.prompt_family
         answer = await ask_choice(
             self.llm,
-            render_laid_out(PROMPTS, "subjectivity.j2", prefix, claim=post.text),
+            prompts.messages("subjectivity.j2"),
             SubjectivityAnswer,
             "answer",
             ("Yes", "No"),

@@ -22,6 +22,7 @@ import asyncio
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -29,10 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from veracity.core import context
 from veracity.core.events import Decision, Fault, Note
 from veracity.core.types import Reply
-from veracity.llm.base import LLM, StructuredOutputError
+from veracity.core.untrusted import Safe
+from veracity.llm.base import LLM, Message, StructuredOutputError
 from veracity.llm.structured import complete_structured
 from veracity.methods.s2mad.config import S2MADConfig
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import Layout, PromptLayout, make_layout
+from veracity.prompting import render
 
 PROMPTS = "veracity.methods.s2mad"
 
@@ -100,6 +103,23 @@ def _batch_model(ids: Sequence[str], reasons: bool = True) -> type[BaseModel]:
     )
 
 
+@dataclass(frozen=True)
+class PostPrompts:
+    """How every S2MAD prompt of a check is made: its material is the post (`_post.j2`),
+    laid out by the method's layout (the shared one opens every prompt with the post)."""
+
+    layout: Layout
+    material: Safe
+
+    @classmethod
+    def of(cls, layout: PromptLayout, post: str) -> PostPrompts:
+        material = render(PROMPTS, "_post.j2", claim=post)
+        return cls(make_layout(layout, ("reply", "argument")), material)
+
+    def messages(self, template: str, **variables: Any) -> list[Message]:
+        return self.layout.messages(PROMPTS, template, material=self.material, **variables)
+
+
 class StanceScorer:
     """Scores replies with an LLM, batched and concurrent, re-asking for bad scores.
 
@@ -114,8 +134,7 @@ class StanceScorer:
         max_reply_chars: each reply is cut to this many characters in the prompt.
         reasons: ask for a one-sentence reason before each score.
         rescore_singly: re-score replies left unscored by the batches one per call.
-        prefix: the check's shared prompt opening (`veracity.prompt_layout`); None: the
-            template as written.
+        prompts: the check's prompts (`PostPrompts`); None: the paper layout's.
     """
 
     def __init__(
@@ -130,7 +149,7 @@ class StanceScorer:
         max_reply_chars: int = 500,
         reasons: bool = True,
         rescore_singly: bool = True,
-        prefix: SharedPrefix | None = None,
+        prompts: PostPrompts | None = None,
     ):
         if batch_size < 1 or concurrency < 1 or attempts < 1:
             raise ValueError("batch_size, concurrency and attempts must be at least 1")
@@ -142,15 +161,14 @@ class StanceScorer:
         self.max_reply_chars = max_reply_chars
         self.reasons = reasons
         self.rescore_singly = rescore_singly
-        self.prefix = prefix
+        self.prompts = prompts
         self._limit = concurrency
 
     @classmethod
     def from_config(
-        cls, llm: LLM, cfg: S2MADConfig, prefix: SharedPrefix | None = None
+        cls, llm: LLM, cfg: S2MADConfig, prompts: PostPrompts | None = None
     ) -> StanceScorer:
-        """The scorer with an S2MAD config's stance settings, its prompts opening with
-        `prefix` (the shared layout) when given."""
+        """The scorer with an S2MAD config's stance settings and the check's `prompts`."""
         return cls(
             llm,
             batch_size=cfg.stance_batch_size,
@@ -161,7 +179,7 @@ class StanceScorer:
             max_reply_chars=cfg.max_reply_chars,
             reasons=cfg.stance_reasons,
             rescore_singly=cfg.stance_rescore_singly,
-            prefix=prefix,
+            prompts=prompts,
         )
 
     async def score(self, claim: str, replies: Sequence[Reply]) -> StanceOutcome:
@@ -300,11 +318,9 @@ class StanceScorer:
     ) -> tuple[dict[str, tuple[float, str]], dict[str, str]]:
         """Ask for the scores of `ids` among the replies `shown`; returns (usable scores,
         problems) keyed by local id."""
-        messages = render_laid_out(
-            PROMPTS,
+        prompts = self.prompts or PostPrompts.of("paper", claim)
+        messages = prompts.messages(
             "stance_score.j2",
-            self.prefix,
-            claim=claim,
             comments=[{"id": lid, "text": r.text} for lid, r in shown],
             problems=[f"{lid}: {problems[lid]}" for lid in ids if lid in problems],
             only=ids if len(ids) < len(shown) else [],

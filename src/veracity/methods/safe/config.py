@@ -9,10 +9,10 @@ from pydantic import Field
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class SafeConfig(ChoiceConfig):
+class SafeConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``safe`` method."""
 
     request_options = ("max_searches", "top_k", "max_facts")
@@ -32,7 +32,3 @@ class SafeConfig(ChoiceConfig):
     max_input_chars: PromptChars = 4000
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 512
-    # shared: one system note for the check, the statement and the results so far first,
-    # the instructions and the prompt's own system text last, so the rating extends the
-    # last search's prompt (veracity.prompt_layout); paper: our templates' order
-    prompt_layout: PromptLayout = "shared"

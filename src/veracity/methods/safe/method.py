@@ -25,7 +25,7 @@ from veracity.methods.base import OneSourceMethod
 from veracity.methods.kit import check_tool, claims_or_whole, gathered_evidence
 from veracity.methods.labelling import whole_sentences
 from veracity.methods.safe.config import SafeConfig
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import make_layout
 from veracity.prompting import render, truncate_chars
 from veracity.tools.searching import traced_search
 
@@ -132,11 +132,8 @@ class SafeMethod(OneSourceMethod):
         one system note for the check, the statement and the results so far first, the
         template's own system text last, so the rating extends the last search's prompt."""
         material = render(PROMPTS, "_statement.j2", fact=fact)
-        shared = self.config.prompt_layout == "shared"
-        prefix = SharedPrefix.of(material, ("statement", "knowledge")) if shared else None
-        return render_laid_out(
-            PROMPTS, template, prefix, material=material, shared=shared, fact=fact, **variables
-        )
+        layout = make_layout(self.config.prompt_layout, ("statement", "knowledge"))
+        return layout.messages(PROMPTS, template, material=material, fact=fact, **variables)
 
     def _verdict(self, checked: list[FactCheck]) -> Verdict:
         space = self.label_space

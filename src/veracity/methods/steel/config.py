@@ -8,10 +8,10 @@ from pydantic import Field
 
 from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.methods.base import ChoiceConfig
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 
-class SteelConfig(ChoiceConfig):
+class SteelConfig(ChoiceConfig, LayoutSetting):
     """Settings of the ``steel`` method."""
 
     request_options = ("max_rounds", "top_k")
@@ -26,8 +26,3 @@ class SteelConfig(ChoiceConfig):
     max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
     temperature: Temperature = 0.0
     max_tokens: MaxTokens = 600
-    # shared: one system note for the check, the claim and the evidence first, then the
-    # searches made, the instructions and the round's or final prompt's own system text
-    # last, so the final prompt extends the last round's (veracity.prompt_layout); paper:
-    # our templates' order (the system text first, the searches before the evidence)
-    prompt_layout: PromptLayout = "shared"

@@ -26,7 +26,7 @@ from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.steel.config import SteelConfig
 from veracity.methods.steel.replies import RESEARCH, final_model, round_model
-from veracity.prompt_layout import SharedPrefix, render_laid_out
+from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render, render_input, truncate_chars
 from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
@@ -86,13 +86,10 @@ class SteelMethod(BaseMethod):
         kind = input_kind_name(item)
         shown = render_input(item, max_chars=self.config.max_input_chars)
         material = render(PROMPTS, "_claim.j2", kind=kind, input=shown)
-        shared = self.config.prompt_layout == "shared"
-        return render_laid_out(
+        return make_layout(self.config.prompt_layout, TAGS).messages(
             PROMPTS,
             template,
-            SharedPrefix.of(material, TAGS) if shared else None,
             material=material,
-            shared=shared,
             kind=kind,
             input=shown,
             labels=self.label_space.describe(),

@@ -7,13 +7,14 @@ Every reply is validated against its model in `schema.py` (re-asked on failure b
 
 from __future__ import annotations
 
+from typing import Any
+
 from veracity.core import context
 from veracity.core.errors import StructuredOutputError
 from veracity.core.events import Fault
-from veracity.llm.base import LLM
+from veracity.llm.base import LLM, Message
 from veracity.llm.structured import complete_structured
 from veracity.methods.toe.config import ToEConfig
-from veracity.methods.toe.layout import toe_messages
 from veracity.methods.toe.schema import (
     DIMENSIONS,
     ClaimFeatures,
@@ -23,6 +24,7 @@ from veracity.methods.toe.schema import (
     SubClaim,
     decomposition_model,
 )
+from veracity.prompt_layout import claim_material, make_layout
 from veracity.prompting import truncate_chars
 
 # What each action's source is, for the query writer.
@@ -50,6 +52,19 @@ _GOAL_TEXT = {
     "supporting": "find material that would confirm the statement",
     "counter": "find material that would contradict or debunk the statement",
 }
+PROMPTS = "veracity.methods.toe"
+TAGS = (
+    "address", "context", "document", "evidence", "excerpt", "published", "queries", "query",
+    "statement", "title",
+)  # every tag ToE's prompts fence: the shared layout's one notice names them all  # fmt: skip
+
+
+def toe_messages(cfg: ToEConfig, template: str, claim: str, **variables: Any) -> list[Message]:
+    """Template `template` about `claim`. The material every ToE prompt shows is the
+    statement, so the calls about one node open alike under the shared layout."""
+    statement = claim_material(claim, heading="Statement:", tag="statement")
+    layout = make_layout(cfg.prompt_layout, TAGS)
+    return layout.messages(PROMPTS, template, material=statement, **variables)
 
 
 class ToEAgents:

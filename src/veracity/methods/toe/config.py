@@ -27,7 +27,7 @@ from veracity.core.bounds import (
 )
 from veracity.methods.base import MethodConfig
 from veracity.methods.checkpoints import checkpoint_folder
-from veracity.prompt_layout import PromptLayout
+from veracity.prompt_layout import LayoutSetting
 
 # The eight actions of the retrieval agent, in the order of the policy's output layer.
 ACTIONS: tuple[str, ...] = (
@@ -176,7 +176,7 @@ class RuleAggConfig(BaseModel):
     consistency_scale: Weight = Field(default=2.0, ge=0.0)  # ours
 
 
-class ToEConfig(MethodConfig):
+class ToEConfig(MethodConfig, LayoutSetting):
     """Everything a ToE run needs; see the module docstring for where values come from."""
 
     request_options = (
@@ -249,10 +249,6 @@ class ToEConfig(MethodConfig):
     # --- model calls
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: MaxTokens = Field(default=384, ge=32)
-    # shared (ours): one system note for the check and the statement first, the call's
-    # material next, the template's system text last, so the calls about one node share
-    # their opening (`toe/layout.py`); paper: our templates' order (system text first)
-    prompt_layout: PromptLayout = "shared"
 
     @model_validator(mode="after")
     def _valid(self) -> ToEConfig:

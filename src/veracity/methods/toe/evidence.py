@@ -20,9 +20,8 @@ from veracity.core.types import Document
 from veracity.evidence.quotes import find_quote
 from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
-from veracity.methods.toe.agents import TOOL_HELP
+from veracity.methods.toe.agents import TOOL_HELP, toe_messages
 from veracity.methods.toe.config import ToEConfig
-from veracity.methods.toe.layout import toe_messages
 from veracity.methods.toe.schema import CleanedChunk, EvidenceAnalysis, EvidenceItem
 from veracity.nlp.text import chunk_text
 

@@ -8,7 +8,7 @@ dimension's reading cannot colour another's.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -20,11 +20,12 @@ from veracity.llm.base import LLM
 from veracity.llm.reply_schema import short_name
 from veracity.llm.structured import complete_structured
 from veracity.methods.zofia.config import ZoFiaConfig
-from veracity.methods.zofia.layout import news_prefix
 from veracity.methods.zofia.rag import ClaimRAG
-from veracity.prompt_layout import render_laid_out
+from veracity.prompt_layout import make_layout
+from veracity.prompting import render
 
 PROMPTS = "veracity.methods.zofia"
+TAGS = ("news", "background", "analysis", "debate")  # every tag the check's prompts fence
 
 # The five dimensions of section 4.1.1, described in our words.
 DIMENSIONS: dict[str, tuple[str, str]] = {
@@ -199,15 +200,15 @@ class Analysts:
         self.llm = llm
         self.cfg = config
 
-    def _prefix(self, variables: dict) -> Any:
-        """The check's shared prefix for a prompt that shows the news (see `layout`)."""
-        news = variables.get("news")
-        return news_prefix(self.cfg, news) if isinstance(news, str) else None
-
     async def _ask(self, template: str, output: type[BaseModel], tag: str, **variables):
+        """A prompt whose material is the news (`_news.j2`) when it is about the news; the
+        debate's prompts then open with the same news (`_material.j2` begins with it)."""
+        news = variables.pop("news", None)
+        material = render(PROMPTS, "_news.j2", news=news) if isinstance(news, str) else None
+        layout = make_layout(self.cfg.prompt_layout, TAGS)
         result = await complete_structured(
             self.llm,
-            render_laid_out(PROMPTS, template, self._prefix(variables), **variables),
+            layout.messages(PROMPTS, template, material=material, **variables),
             output,
             temperature=self.cfg.temperature,
             max_tokens=self.cfg.max_tokens,

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from veracity.core.bounds import Items, MaxTokens, PromptChars, Rounds, Temperature, Weight, Words
 from veracity.methods.base import ChoiceConfig
+from veracity.prompt_layout import LayoutSetting
 
 # Outlets excluded from open-web retrieval: ZoFia excludes news sites (to avoid pulling
 # copies of the same report) and Wikipedia (fetched separately). The paper gives no list;
@@ -55,7 +56,7 @@ QueryMode = Literal[
 ]
 
 
-class ZoFiaConfig(ChoiceConfig):
+class ZoFiaConfig(ChoiceConfig, LayoutSetting):
     request_options = (
         "query_mode", "operator", "use_web", "use_wikipedia", "linguist", "expert",
         "claim_verification", "debate", "on_source_error", "temperature",
@@ -111,10 +112,6 @@ class ZoFiaConfig(ChoiceConfig):
     debate: bool = True
     max_rounds: Rounds = 5  # the judge may ask for more debate up to 5 rounds
     temperature: Temperature = 0.0  # all agents at temperature 0
-    # "shared" (ours, default): the debaters' and the judge's prompts open with the same
-    # system note, news and analysts' material, each agent's own instructions last
-    # (veracity.prompt_layout), so a server reuses that prefix; "paper": own system first.
-    prompt_layout: Literal["shared", "paper"] = "shared"
     max_tokens: MaxTokens = 600
     max_article_chars: PromptChars = 4000  # article text shown to agents (small-context models)
     max_pool_chars: PromptChars = 6000  # evidence pool shown to debaters and the judge

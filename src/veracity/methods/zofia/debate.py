@@ -8,6 +8,8 @@ the judge rules REAL, FAKE or INSUFFICIENT; INSUFFICIENT continues the debate, u
 
 from __future__ import annotations
 
+from typing import Any
+
 from veracity.core.labels import LabelSpace
 from veracity.deliberation import (
     Debate,
@@ -20,9 +22,10 @@ from veracity.deliberation import (
     Schedule,
 )
 from veracity.llm.base import LLM, Message
+from veracity.methods.zofia.analysis import TAGS
 from veracity.methods.zofia.config import ZoFiaConfig
-from veracity.methods.zofia.layout import material_prefix
-from veracity.prompt_layout import render_laid_out
+from veracity.prompt_layout import make_layout
+from veracity.prompting import render
 
 PROMPTS = "veracity.methods.zofia"
 SIDES = {
@@ -32,14 +35,19 @@ SIDES = {
 NAMES = {"pro": "Proponent (REAL)", "con": "Opponent (FAKE)"}
 
 
+def _materials(config: ZoFiaConfig, news: str, pool: str) -> dict[str, Any]:
+    """The debate's prompt material (the news, then the analysts' material, so it opens
+    as the analysts' prompts do) and the method's layout."""
+    material = render(PROMPTS, "_material.j2", news=news, pool=pool)
+    return {"material": material, "layout": make_layout(config.prompt_layout, TAGS)}
+
+
 def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -> list[Message]:
     transcript = state.transcript.render(names=NAMES, with_headers=True)
-    return render_laid_out(
+    return state.materials["layout"].messages(
         PROMPTS,
         "debater.j2",
-        state.materials["prefix"],
-        news=state.materials["news"],
-        pool=state.materials["pool"],
+        material=state.materials["material"],
         transcript=transcript,
         rebut=bool(state.transcript.turns),
         **SIDES[role.name],
@@ -47,12 +55,10 @@ def _debater_prompt(state: DebateState, role: Role, phase: str, round_no: int) -
 
 
 def _judge_prompt(state: DebateState) -> list[Message]:
-    return render_laid_out(
+    return state.materials["layout"].messages(
         PROMPTS,
         "judge.j2",
-        state.materials["prefix"],
-        news=state.materials["news"],
-        pool=state.materials["pool"],
+        material=state.materials["material"],
         transcript=state.transcript.render(names=NAMES),
         rounds=state.round,
         last_round=state.is_last_round,
@@ -86,7 +92,7 @@ def build_debate(llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, p
         Schedule.uniform("argument", [["pro"], ["con"]], max_rounds=config.max_rounds),
         JudgeDecides(judge),
         labels,
-        materials={"news": news, "pool": pool, "prefix": material_prefix(config, news, pool)},
+        materials={"news": news, "pool": pool, **_materials(config, news, pool)},
     )
 
 
@@ -97,8 +103,8 @@ async def judge_without_debate(
     from veracity.deliberation import Transcript
 
     def prompt(state: DebateState) -> list[Message]:
-        prefix = material_prefix(config, news, pool)
-        return render_laid_out(PROMPTS, "judge_no_debate.j2", prefix, news=news, pool=pool)
+        shown = _materials(config, news, pool)
+        return shown["layout"].messages(PROMPTS, "judge_no_debate.j2", material=shown["material"])
 
     judge = LLMJudge(
         "judge",
