@@ -79,3 +79,29 @@ async def test_a_method_that_checks_one_claim_hands_it_to_its_sources(name):
     await method.check(item)
     assert source.claims_seen, f"{name} searched nothing"
     assert set(source.claims_seen) == {item.content}
+
+
+# the baselines whose model-call and search settings come from the shared declarations
+BASELINES = (
+    "adsent", "afacta", "cot", "defgen", "direct", "factagent", "factcheck_gpt", "factool",
+    "fire", "folk", "hiss", "programfc", "rag", "react", "safe", "self_ask", "steel", "teller",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_a_baseline_keeps_the_shared_bounds_and_meaning_of_its_settings(name):
+    """A config that states its paper's default (``max_tokens: ReplyTokens = 700``) keeps
+    the declaration's bounds and description; one that re-declared the field its own way
+    would not."""
+    from veracity.core.registry import methods
+    from veracity.methods.config import GenerationSettings, RetrievalSettings
+
+    config = methods.get(name).config_class
+    shared = {"temperature": GenerationSettings, "max_tokens": GenerationSettings}
+    assert issubclass(config, GenerationSettings)
+    if issubclass(config, RetrievalSettings):
+        shared |= {"top_k": RetrievalSettings, "max_result_chars": RetrievalSettings}
+    for field, mixin in shared.items():
+        own, declared = config.model_fields[field], mixin.model_fields[field]
+        assert own.description == declared.description, (name, field)
+        assert own.metadata == declared.metadata, (name, field)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature, Words
+from veracity.core.bounds import PromptChars, Words
 from veracity.core.context import CheckContext
 from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
@@ -30,22 +30,22 @@ from veracity.evidence.passages import (
 )
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
+from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input, render_messages
 from veracity.retrieval.base import Source
 
 
-class DirectConfig(ChoiceConfig):
+class DirectConfig(ChoiceConfig, GenerationSettings):
     request_options = ("temperature",)
 
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 64
+    max_tokens: ReplyTokens = 64
     max_input_chars: PromptChars = 6000
 
 
 class CoTConfig(DirectConfig):
-    max_tokens: MaxTokens = 768
+    max_tokens: ReplyTokens = 768
     max_reasoning_words: Words = 200
     # auto: the claim's own evidence, else a search of the given sources, else none
     # (zero-shot); given / retrieved insist on one; none: always zero-shot

@@ -5,10 +5,11 @@ for methods that read a label's probabilities)."""
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from veracity.core.bounds import MaxTokens, PromptChars, Temperature
 from veracity.llm.choice import ChoicePolicy, Estimator, SampleOrder
 from veracity.methods.options import check_declaration
 
@@ -103,3 +104,37 @@ class ChoiceConfig(MethodConfig):
             min_mass=self.min_matched_mass,
             sample_order=self.sample_order,
         )
+
+
+# The settings most methods share, each declared once: its type carries the bounds and
+# the meaning, so a config whose paper uses another default states only that default
+# (``max_tokens: ReplyTokens = 700``) and keeps both; the mixins below declare the field
+# with the default most methods use.
+SamplingTemperature = Annotated[
+    Temperature, Field(description="sampling temperature of the method's model calls")
+]
+ReplyTokens = Annotated[
+    MaxTokens, Field(ge=1, description="tokens the model may generate in one reply")
+]
+ResultsPerSearch = Annotated[int, Field(ge=1, le=50, description="results read from a search")]
+ResultChars = Annotated[
+    PromptChars, Field(ge=50, description="characters of a result's text shown to the model")
+]
+
+
+class GenerationSettings(BaseModel):
+    """A config mixin: ``temperature`` and ``max_tokens`` of the method's model calls."""
+
+    temperature: SamplingTemperature = 0.0
+    max_tokens: ReplyTokens = 600
+
+
+class RetrievalSettings(BaseModel):
+    """A config mixin for a method that searches one of the run's sources through a
+    search tool (`veracity.methods.kit.check_tool`)."""
+
+    source: str | None = Field(
+        None, description="the source searched (None: the only source the run has)"
+    )
+    top_k: ResultsPerSearch = 5
+    max_result_chars: ResultChars = 400

@@ -17,13 +17,14 @@ from veracity.core import context
 from veracity.core.events import Note
 from veracity.core.types import CheckInput, Document, Evidence
 from veracity.evidence.claims import ExtractedClaim
+from veracity.methods.config import RetrievalSettings
 from veracity.tools.base import SourceTool
 from veracity.tools.searching import source_tool
 
 __all__ = ["check_tool", "claims_or_whole", "gathered_evidence"]
 
 
-def check_tool(source: Any, config: Any, item: CheckInput) -> SourceTool:
+def check_tool(source: Any, config: RetrievalSettings, item: CheckInput) -> SourceTool:
     """The search tool of one check: `source` read to the config's ``top_k`` results of
     ``max_result_chars`` each, nothing dated after the input's cutoff."""
     return source_tool(

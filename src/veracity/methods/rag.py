@@ -15,19 +15,20 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature, Words
+from veracity.core.bounds import PromptChars, Words
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.methods.base import ChoiceConfig, OneSourceMethod
+from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages, truncate_chars
 from veracity.retrieval.base import Query
 from veracity.retrieval.guards import guard_query
 
 
-class RagConfig(ChoiceConfig):
+class RagConfig(ChoiceConfig, GenerationSettings):
     request_options = ("top_k", "reasoning", "temperature")
 
     source: str | None = None  # which of the method's sources to search (None: the only one)
@@ -37,8 +38,7 @@ class RagConfig(ChoiceConfig):
     max_input_chars: PromptChars = 4000
     reasoning: bool = False  # ask for a short justification before the label
     max_reasoning_words: Words = 80
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 256
+    max_tokens: ReplyTokens = 256
 
 
 def _answer_model(space: LabelSpace, n_passages: int, reasoning: bool) -> type[BaseModel]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.paths import HomePaths
@@ -26,6 +26,7 @@ from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation.react import conversation, loop_opening, react_loop
 from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
+from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompt_layout import LayoutSetting
 from veracity.prompting import (
@@ -39,7 +40,7 @@ from veracity.retrieval.defaults import SourceNeed
 from veracity.tools import SOURCE_HINTS, SourceTool
 
 
-class ReActConfig(ChoiceConfig, LayoutSetting):
+class ReActConfig(ChoiceConfig, LayoutSetting, GenerationSettings):
     request_options = ("max_steps", "top_k", "temperature")
 
     max_steps: int = Field(default=5, ge=1, le=20)  # thought/action rounds before answering
@@ -47,8 +48,7 @@ class ReActConfig(ChoiceConfig, LayoutSetting):
     max_result_chars: PromptChars = 500  # each result's text in an observation
     max_trajectory_chars: PromptChars = 6000  # trajectory quoted to the final answer (paper layout)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 400
+    max_tokens: ReplyTokens = 400
     tools: list[str] | None = None  # which sources become tools (None: all)
 
 

@@ -16,13 +16,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.choice import ChoiceResult
 from veracity.methods.base import BaseMethod, ChoiceConfig
+from veracity.methods.config import GenerationSettings
 from veracity.methods.labelling import ask_label, whole_sentences
 from veracity.prompt_layout import LayoutSetting, make_layout
 from veracity.prompting import input_kind_name, render, render_input
@@ -33,13 +34,11 @@ PATHS = ("direct", "facts", "debate")  # the last one breaks a three-way split
 _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}
 
 
-class AfactaConfig(ChoiceConfig, LayoutSetting):
+class AfactaConfig(ChoiceConfig, LayoutSetting, GenerationSettings):
     """Settings of the ``afacta`` method."""
 
     max_reasoning_chars: PromptChars = Field(default=1000, ge=100)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 600
 
 
 def path_model(path: str, space: LabelSpace, chars: int) -> type[BaseModel]:

@@ -11,23 +11,23 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
 from veracity.core.types import CheckInput, Verdict
 from veracity.methods.base import BaseMethod, ChoiceConfig
+from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.prompting import input_kind_name, render_input, render_messages
 
 
-class DefGenConfig(ChoiceConfig):
+class DefGenConfig(ChoiceConfig, GenerationSettings):
     """Settings of the ``defgen`` method."""
 
     max_definition_chars: PromptChars = Field(default=800, ge=100)
     max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 700
+    max_tokens: ReplyTokens = 700
 
 
 _MODELS: dict[tuple[Any, ...], type[BaseModel]] = {}

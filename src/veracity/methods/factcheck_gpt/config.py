@@ -9,18 +9,23 @@ from typing import Literal
 
 from pydantic import Field
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars, Temperature
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import MethodConfig
+from veracity.methods.config import (
+    GenerationSettings,
+    ReplyTokens,
+    ResultsPerSearch,
+    RetrievalSettings,
+)
 from veracity.prompt_layout import LayoutSetting, PromptLayout
 
 
-class FactCheckGPTConfig(MethodConfig, LayoutSetting):
+class FactCheckGPTConfig(MethodConfig, LayoutSetting, GenerationSettings, RetrievalSettings):
     """Settings of the ``factcheck_gpt`` method."""
 
     request_options = ("queries_per_claim", "query_rounds", "top_k", "max_claims")
 
-    source: str | None = None  # the search engine (None: the only one)
     # query generation as the release's (src/retrieve.py): `query_rounds` samples at
     # `query_temperature` from a prompt with 6 worked examples (`query_examples`, ours:
     # examples.yaml), each writing as many questions as the claim needs, at most
@@ -32,7 +37,7 @@ class FactCheckGPTConfig(MethodConfig, LayoutSetting):
     query_temperature: Temperature = 0.7
     query_examples: bool = True
     # results read per query (the release: the first 5 pages of each Google search)
-    top_k: int = Field(default=5, ge=1, le=10)
+    top_k: ResultsPerSearch = 5
     max_claims: int = Field(default=10, ge=1, le=50)
     # the pipeline's first three subtasks: decomposition, decontextualisation, check-worthiness
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
@@ -56,12 +61,10 @@ class FactCheckGPTConfig(MethodConfig, LayoutSetting):
     passages_per_claim: int = Field(default=5, ge=1, le=20)
     ranker: str = "all-MiniLM-L6-v2"  # embedding model (the release: a cross-encoder)
     max_page_chars: int = Field(default=20_000, ge=500, le=500_000)  # text read per result
-    max_result_chars: PromptChars = Field(default=400, ge=50)
     max_reasoning_chars: int = Field(default=1000, ge=100, le=10_000)
     query_chars: PromptChars = Field(default=200, ge=20)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 512
+    max_tokens: ReplyTokens = 512
     # paper (default): the templates' order, system text first, so the same step of
     # the next check reuses its instructions; shared (ours): one system note for the
     # check, then the claim, so a claim's query and stance prompts open alike

@@ -8,21 +8,26 @@ from typing import Literal
 
 from pydantic import Field
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import (
+    GenerationSettings,
+    ReplyTokens,
+    ResultsPerSearch,
+    RetrievalSettings,
+)
 from veracity.prompt_layout import LayoutSetting
 
 
-class FacToolConfig(ChoiceConfig, LayoutSetting):
+class FacToolConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSettings):
     """Settings of the ``factool`` method."""
 
     request_options = ("queries_per_claim", "top_k", "max_claims")
 
-    source: str | None = None  # the search engine (None: the only one)
     queries_per_claim: int = Field(default=2, ge=1, le=5)  # FacTool KB-QA: two queries a claim
     # snippets kept per query: the release asks Serper for 10 and keeps the first half
-    top_k: int = Field(default=5, ge=1, le=10)
+    top_k: ResultsPerSearch = 5
     max_claims: int = Field(default=10, ge=1, le=50)
     # factool (default): FacTool's one call over the whole input, claims under 15 words
     # with every reference resolved (prompts/claims.j2); shared (ours before issue 40):
@@ -39,9 +44,7 @@ class FacToolConfig(ChoiceConfig, LayoutSetting):
     # factual (default, the release's response score): a verification with no usable
     # reply counts as factual; error (ours before issue 40): the check fails
     failed_verification: Literal["factual", "error"] = "factual"
-    max_result_chars: PromptChars = Field(default=400, ge=50)
     query_chars: PromptChars = Field(default=200, ge=20)
     max_reasoning_chars: PromptChars = Field(default=1000, ge=100)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 512
+    max_tokens: ReplyTokens = 512

@@ -11,17 +11,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import GenerationSettings, ResultsPerSearch, RetrievalSettings
 from veracity.prompt_layout import LayoutSetting
 
 
-class FireConfig(ChoiceConfig, LayoutSetting):
+class FireConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSettings):
     """Settings of the ``fire`` method (see README.md for where each comes from)."""
 
-    source: str | None = None  # which source the searches go to (None: the only one)
     max_steps: int = Field(default=5, ge=1, le=20)  # max_steps: verify-or-search rounds
-    top_k: int = Field(default=3, ge=1, le=20)  # num_searches: results per search
+    top_k: ResultsPerSearch = 3  # num_searches: results per search
     # max_tolerance: searching stops when a query repeats one of the last (tolerance - 1)
     # queries, or the last search returned what the (tolerance - 1) before it returned
     tolerance: int = Field(default=2, ge=2, le=10)
@@ -30,9 +30,6 @@ class FireConfig(ChoiceConfig, LayoutSetting):
     # release's test); "words", their word sets overlap (Jaccard) at least that much (ours)
     repeat_test: Literal["embedding", "words"] = "embedding"
     repeat_similarity: float = Field(default=0.9, gt=0.0, le=1.0)  # the release's 0.9
-    max_result_chars: PromptChars = Field(default=400, ge=50)  # each result's text in the knowledge
     max_input_chars: PromptChars = 4000
     max_reasoning_chars: PromptChars = Field(default=1500, ge=100)  # the reasoning field's cap
     query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 600

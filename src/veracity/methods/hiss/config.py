@@ -10,12 +10,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import GenerationSettings, ResultsPerSearch, RetrievalSettings
 from veracity.prompt_layout import LayoutSetting
 
 
-class HissConfig(ChoiceConfig, LayoutSetting):
+class HissConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSettings):
     """Settings of the ``hiss`` method."""
 
     request_options = (
@@ -36,14 +37,11 @@ class HissConfig(ChoiceConfig, LayoutSetting):
     examples: bool = True
     max_subclaims: int = Field(default=4, ge=1, le=10)
     max_questions: int = Field(default=3, ge=1, le=10)  # questions per sub-claim
-    top_k: int = Field(default=3, ge=1, le=20)  # results per search
+    top_k: ResultsPerSearch = 3  # results per search
     # results whose URL contains one of these are dropped, as HiSS's release drops every
     # result whose link contains "fact" (no fact-checker's verdict leaks in); []: keep all
     drop_result_urls_with: list[str] = Field(default_factory=lambda: ["fact"], max_length=20)
-    max_result_chars: PromptChars = Field(default=400, ge=50)
     max_passage_chars: PromptChars = Field(default=1000, ge=100)
     max_input_chars: PromptChars = 4000
     text_chars: PromptChars = Field(default=300, ge=40)  # a sub-claim's, question's or answer's cap
     max_reasoning_chars: PromptChars = Field(default=1500, ge=100)
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 600

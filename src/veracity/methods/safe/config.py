@@ -6,29 +6,32 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.evidence.claims import ExtractionConfig
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import (
+    GenerationSettings,
+    ReplyTokens,
+    ResultsPerSearch,
+    RetrievalSettings,
+)
 from veracity.prompt_layout import LayoutSetting
 
 
-class SafeConfig(ChoiceConfig, LayoutSetting):
+class SafeConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSettings):
     """Settings of the ``safe`` method."""
 
     request_options = ("max_searches", "top_k", "max_facts")
 
-    source: str | None = None  # which source the searches go to (None: the only one)
     max_searches: int = Field(default=5, ge=1, le=10)  # SAFE: searches per fact (max_steps)
-    top_k: int = Field(default=3, ge=1, le=10)  # SAFE: results per search (num_searches)
+    top_k: ResultsPerSearch = 3  # SAFE: results per search (num_searches)
     max_facts: int = Field(default=10, ge=1, le=50)  # facts checked per input, in text order
     # the shared claim-extraction stage: SAFE splits into atomic facts and revises each to
     # be self-contained; it has no check-worthiness step (its relevance step needs a prompt)
     extraction: ExtractionConfig = Field(
         default_factory=lambda: ExtractionConfig(checkworthiness=False)
     )
-    max_result_chars: PromptChars = Field(default=400, ge=50)  # each result's text in the knowledge
     query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
     max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 512
+    max_tokens: ReplyTokens = 512

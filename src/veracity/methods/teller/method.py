@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from veracity.core.bounds import MaxTokens, PromptChars, Temperature
+from veracity.core.bounds import PromptChars
 from veracity.core.context import CheckContext
 from veracity.core.events import Stage
 from veracity.core.types import CheckInput, Verdict
@@ -29,6 +29,7 @@ from veracity.evidence.passages import gather_passages, passage_rows
 from veracity.llm.choice import ask_choice
 from veracity.llm.structured import complete_structured
 from veracity.methods.base import BaseMethod, ChoiceConfig
+from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.prompting import input_kind_name, render_input, render_messages
 
 # (atom, question, whether "yes" counts towards credibility); the questions are ours,
@@ -84,12 +85,11 @@ TELLER_QUESTIONS: tuple[tuple[str, str, str, bool], ...] = (
 )
 
 
-class TellerConfig(ChoiceConfig):
+class TellerConfig(ChoiceConfig, GenerationSettings):
     """Settings of the ``teller`` method."""
 
     max_input_chars: PromptChars = 4000
-    temperature: Temperature = 0.0
-    max_tokens: MaxTokens = 32
+    max_tokens: ReplyTokens = 32
     # teller: TELLER's published questions (P1-P8, TELLER_QUESTIONS) after one call for
     # the statements, intent and reputation they read; ours: our six questions (QUESTIONS),
     # the earlier default
