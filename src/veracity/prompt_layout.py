@@ -29,6 +29,7 @@ Untrusted text stays fenced in the user message; only our own text is in the sys
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
@@ -155,5 +156,14 @@ class SharedLayout(Layout):
 
 
 def make_layout(name: PromptLayout, tags: Iterable[str] = ()) -> Layout:
-    """The layout called `name`, for a method whose prompts may fence `tags`."""
-    return {"shared": SharedLayout, "paper": PaperLayout}[name](tags)
+    """The layout called `name`, for a method whose prompts may fence `tags` (one object
+    per name and tag set: the calls of a run share it)."""
+    return _layout(name, tuple(sorted(set(tags))))
+
+
+@functools.cache
+def _layout(name: PromptLayout, tags: tuple[str, ...]) -> Layout:
+    kinds: dict[str, type[Layout]] = {"shared": SharedLayout, "paper": PaperLayout}
+    if name not in kinds:
+        raise PromptError(f"prompt_layout {name!r}: expected 'shared' or 'paper'")
+    return kinds[name](tags)

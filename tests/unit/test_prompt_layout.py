@@ -112,6 +112,9 @@ def test_the_setting_is_declared_once_and_checked():
     assert LayoutSetting().prompt_layout == "shared"
     with pytest.raises(ValidationError, match="prompt_layout"):
         LayoutSetting(prompt_layout="sideways")
+    with pytest.raises(PromptError, match="sideways"):
+        make_layout("sideways")  # type: ignore[arg-type]
+    assert make_layout("shared", ("b", "a")) is make_layout("shared", ["a", "b", "a"])
     from veracity.methods.folk.config import FolkConfig
 
     assert FolkConfig(prompt_layout="paper").prompt_layout == "paper"  # configs keep working
