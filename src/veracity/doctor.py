@@ -32,9 +32,17 @@ import httpx
 from pydantic import BaseModel
 
 from veracity.core.config import ConfigError, LLMConfig, RunConfig
+from veracity.core.errors import SourceError
 from veracity.core.redaction import join_path, split_credentials, strip_credentials
 from veracity.core.storage import check_store, fault, sqlite_writable
+from veracity.llm import models as catalog
+from veracity.retrieval.base import Query
+from veracity.retrieval.defaults import DEFAULT_INDEX
+from veracity.retrieval.transport.http import HttpClient
+from veracity.retrieval.transport.parts import HttpConfig
+from veracity.runtime import layered_config
 from veracity.runtime.environment import data_dir, default_data_dir, environment
+from veracity.runtime.home import home_paths, offline
 
 Status = Literal["ok", "warn", "fail", "skipped"]
 MIN_FREE_BYTES = 200 * 1024**2  # below this a run cannot keep its caches
@@ -74,10 +82,7 @@ Raises the source's error (`SourceError`, `ConfigError`) or `TimeoutError`."""
 
 def search_probe(name: str, options: dict[str, Any]) -> int:
     """One live search of PROBE_QUERY, uncached, within SEARCH_TIMEOUT_S."""
-    from veracity.retrieval.base import Query
     from veracity.retrieval.registry_setup import build_source
-    from veracity.retrieval.transport.http import HttpClient
-    from veracity.retrieval.transport.parts import HttpConfig
 
     limit = SEARCH_TIMEOUT_S
     http = HttpClient(
@@ -110,8 +115,6 @@ def diagnose(
         search: runs one test search of a source (web engines, configured sources).
     """
     if config is None:
-        from veracity.runtime import layered_config
-
         config = layered_config()  # the environment's model over the defaults
     cfg = config
     findings = [_python(), *_home(), _disk(), _data(cfg), *_model(cfg.llm, network, probe)]
@@ -215,8 +218,6 @@ def _data(cfg: RunConfig) -> Finding:
 
 def _model(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
     if llm.backend == "embedded":
-        from veracity.llm import models as catalog
-
         try:
             path, spec = catalog.resolve(llm.model, environment().models_dir)
         except Exception as exc:
@@ -265,7 +266,6 @@ def _endpoint(llm: LLMConfig, network: bool, probe: Probe) -> list[Finding]:
 
 def _sources(cfg: RunConfig, network: bool, search: SearchProbe) -> list[Finding]:
     from veracity.retrieval.registry_setup import WEB_ENGINES, available_web_engines
-    from veracity.runtime.home import offline
 
     ready = available_web_engines()
     missing = [f"{n} ({v})" for n, (_, v) in WEB_ENGINES.items() if v and n not in ready]
@@ -307,7 +307,6 @@ def _searched(
     check: str, name: str, options: dict[str, Any], search: SearchProbe, fix: str
 ) -> Finding:
     """The finding of one test search: ok with the result count, or failed with the error."""
-    from veracity.core.errors import SourceError
 
     try:
         n = search(name, options)
@@ -321,8 +320,6 @@ def _searched(
 
 def _default_index() -> Finding:
     """The default local corpus: what retrieving methods search offline with no source."""
-    from veracity.core.errors import SourceError
-    from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local.index import read_manifest
 
     check, folder = "default index", environment().indexes_dir / DEFAULT_INDEX
@@ -342,7 +339,6 @@ def _default_index() -> Finding:
 
 def _source(name: str, options: dict, network: bool, search: SearchProbe) -> Finding:
     from veracity.retrieval.registry_setup import build_sources
-    from veracity.runtime.home import home_paths
 
     check = f"source {name}"
     try:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from veracity.core.errors import StorageError
+
 if TYPE_CHECKING:
     import click
     from rich.console import Console
@@ -42,7 +44,6 @@ class WrappingGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a storage fault (a damaged store, a read-only folder, a full
         disk) ends it with its one-line message and exit status 3, whatever the command."""
-        from veracity.core.errors import StorageError
 
         try:
             return super().invoke(ctx)

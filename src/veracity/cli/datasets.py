@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from veracity.cli.app import PLAIN, app, fail, out
+from veracity.core.errors import ConfigError
 
 datasets_app = typer.Typer(
     help="The benchmark datasets: list them (and which are present), or download them.",
@@ -35,7 +36,6 @@ def datasets_(
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"data_dir": data_dir}  # `datasets --data-dir X get …` means X too
         return
-    from veracity.core.errors import ConfigError
     from veracity.runtime.environment import data_dir as find_data_dir
     from veracity.runtime.environment import default_data_dir
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from veracity.cli.app import PLAIN, app, console, fail, out, styled
+from veracity.core.errors import DatasetError, SourceError
 
 if TYPE_CHECKING:  # the rest is imported where it is used, so that commands start fast
     from veracity.cli.progress_view import ProgressView
@@ -45,7 +46,6 @@ def _read(path: Path, fields: str | None, view: ProgressView | None = None) -> l
 
 
 def _dataset_corpus(name: str, view: ProgressView) -> list[Document]:
-    from veracity.core.errors import DatasetError
     from veracity.datasets import get_dataset
 
     try:
@@ -207,7 +207,6 @@ def search(
 
     from pydantic import ValidationError
 
-    from veracity.core.errors import SourceError
     from veracity.nlp.embeddings import EmbedderError
     from veracity.retrieval.base import Query
     from veracity.retrieval.local.corpus import LocalCorpus, index_folder

@@ -36,6 +36,7 @@ from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
 from veracity.nlp.text import content_overlap
 from veracity.prompting import render_messages
+from veracity.runtime.home import home_paths
 
 PROMPTS = "veracity.evaluation"
 
@@ -236,7 +237,6 @@ def build_indexes(
     """``name`` (archive + poisoned passages) and ``name-clean`` (archive only), BM25,
     under `indexes_dir` (None: the home's)."""
     from veracity.retrieval.local.corpus import build_local_corpus
-    from veracity.runtime.home import home_paths
 
     root = indexes_dir or home_paths().indexes
 

@@ -24,6 +24,7 @@ from veracity.core.errors import MetricsError
 from veracity.core.types import cost_text
 from veracity.evaluation.document_metrics import headline as document_headline
 from veracity.evaluation.metrics import accuracy, macro_f1
+from veracity.evaluation.repeats import finished_repeats, is_repeated
 from veracity.evaluation.report import RunResult, load_run
 
 
@@ -201,7 +202,6 @@ def compare_runs(paths: Sequence[str | Path], n_boot: int = 1000, seed: int = 0)
 
 def _runs_of(path: Path) -> list[Path]:
     """`path`, or a repeated run's finished repeats in order (its parent holds none)."""
-    from veracity.evaluation.repeats import finished_repeats, is_repeated
 
     if not is_repeated(path):
         return [path]

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from pydantic import ValidationError
 
-from veracity.core.errors import LabelError, RunStoreError
+from veracity.core.errors import EvalError, LabelError, RunStoreError
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.types import cost_text
 from veracity.evaluation.document_metrics import headline as document_headline
@@ -25,6 +25,7 @@ from veracity.evaluation.document_metrics import with_document_metrics
 from veracity.evaluation.experiment import ExperimentConfig, PaperTable
 from veracity.evaluation.metrics import Metrics, UsageStats, compute_metrics
 from veracity.evaluation.plots import action_heatmap_png, confusion_png, reliability_png
+from veracity.evaluation.prepare import open_dataset
 from veracity.evaluation.repeats import is_repeated, summarize_repeats
 from veracity.evaluation.report_examples import example_rows, md_cell
 from veracity.evaluation.store import PredictionRecord, RunStore
@@ -61,8 +62,6 @@ def _space(cfg: ExperimentConfig) -> LabelSpace:
         if not cfg.dataset:
             raise
         # the space may be registered by the dataset's loader module: import it
-        from veracity.core.errors import EvalError
-        from veracity.evaluation.prepare import open_dataset
 
         try:
             open_dataset(cfg.dataset)

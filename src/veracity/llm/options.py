@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationErr
 
 from veracity.core import registry
 from veracity.core.bounds import Attempts, Concurrency, Price, RepeatPenalty, Seconds
-from veracity.core.config import BACKEND_OPTION_KEYS, LLMConfig
+from veracity.core.config import BACKEND_OPTION_KEYS, LLMConfig, validation_message
 from veracity.core.errors import ConfigError, RegistryError
 from veracity.core.infra import CacheMode
 
@@ -93,7 +93,6 @@ def resolve_llm(cfg: LLMConfig) -> LLMSpec:
         ConfigError: unknown backend, or an option the backend does not take or accept
             (the message lists the backend's options).
     """
-    from veracity.core.config import validation_message
 
     try:
         backend = registry.llm_backends.get(cfg.backend)

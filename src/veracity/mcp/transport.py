@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from veracity.core.netguard import HostGuard, HostPolicy, check_bind
+from veracity.core.netguard import HostGuard, HostPolicy, check_bind, public_warning
 
 PUBLIC_OPT_OUT = "--allow-public-without-token"
 
@@ -96,8 +96,6 @@ async def serve_http(
     app = http_app(server, host=host, token=token, allowed_hosts=allowed_hosts)
     if public:
         import sys
-
-        from veracity.core.netguard import public_warning
 
         print(public_warning(host, port), file=sys.stderr, flush=True)
     import uvicorn

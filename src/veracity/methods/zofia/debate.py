@@ -20,6 +20,7 @@ from veracity.deliberation import (
     LLMJudge,
     Role,
     Schedule,
+    Transcript,
 )
 from veracity.llm.base import LLM, Message
 from veracity.methods.zofia.analysis import TAGS
@@ -100,7 +101,6 @@ async def judge_without_debate(
     llm: LLM, labels: LabelSpace, config: ZoFiaConfig, news: str, pool: str
 ) -> DebateResult:
     """The "w/o debate" ablation: the judge rules once on the evidence pool."""
-    from veracity.deliberation import Transcript
 
     def prompt(state: DebateState) -> list[Message]:
         shown = _materials(config, news, pool)
