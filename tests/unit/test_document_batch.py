@@ -185,7 +185,7 @@ def test_retry_errors_checks_the_failed_rows_again(llm, tmp_path):
         (("--max-sentences", "0"), "--max-sentences"),
         (("--dedupe-threshold", "1.5"), "--dedupe-threshold"),
         (("--method", "s2mad"), "pick a claim method"),
-        (("--engine", "ray"), "--engine does not apply to documents"),
+        (("--workers", "2"), "--workers go with --engine ray"),  # documents take engines
         (("--speaker", "who"), "--speaker does not apply to documents"),
     ],
 )

@@ -125,9 +125,7 @@ def batch_(
     if kind == "document":
         from veracity.cli.batch_document import DocumentBatchArgs, batch_documents, refuse
 
-        refuse({"--speaker": speaker, "--context": context, "--replies": replies,
-                "--engine": engine != "local", "--ray-address": ray_address,
-                "--workers": workers, "--llm-limit": llm_limit})  # fmt: skip
+        refuse({"--speaker": speaker, "--context": context, "--replies": replies})
         out_path = out_path or (STDIN if input_path == STDIN else None)
         if out_path is None:
             fail("give --out OUT.jsonl (or --out - for standard output)")
@@ -149,6 +147,7 @@ def batch_(
             dict(text=text, url=url_column, id=id_column, title=title, date=date,
                  date_format=date_format),
             input_format, concurrency, retry_errors, progress, corrections, extraction, html,
+            (engine, ray_address, workers, llm_limit),
         )  # fmt: skip
         return batch_documents(lambda folder: evaluation_config(config, folder, None, flags), args)
     documents_only([*flag_names(extraction), *(f for f, v in (("--url", url_column),

@@ -41,6 +41,7 @@ class DocumentBatchArgs:
     corrections: bool
     extraction: dict[str, Any]
     html: Path | None
+    engine: tuple[str, str | None, int | None, int | None] = ("local", None, None, None)
 
 
 def refuse(options: dict[str, Any]) -> None:
@@ -50,12 +51,13 @@ def refuse(options: dict[str, Any]) -> None:
         verb = "does not" if len(given) == 1 else "do not"
         fail(
             f"{', '.join(given)} {verb} apply to documents (each row is a document, checked "
-            "on the local engine; its claims are checked concurrently)"
+            "claim by claim)"
         )
 
 
 def batch_documents(cfg_for: Any, args: DocumentBatchArgs) -> None:
     """Check a document per row; `cfg_for(run_dir)` resolves the run's config there."""
+    from veracity.cli.common import engine_for
     from veracity.cli.document_options import checked_extraction
     from veracity.evaluation.document_batch import DocumentColumns, prepare_document_batch
     from veracity.runtime.rules import CheckRefused
@@ -67,6 +69,7 @@ def batch_documents(cfg_for: Any, args: DocumentBatchArgs) -> None:
     if concurrency < 1:
         fail("--concurrency must be at least 1")
     try:
+        runner = engine_for(*args.engine)
         columns = DocumentColumns(**args.columns)
         rows = _read(args, columns)
         batch = prepare_document_batch(
@@ -78,7 +81,7 @@ def batch_documents(cfg_for: Any, args: DocumentBatchArgs) -> None:
     except (EvalError, ConfigError, RunStoreError, DatasetError, InputError) as exc:
         fail(str(exc))
     try:
-        _check(batch, args, rows, concurrency)
+        _check(batch, args, rows, concurrency, runner)
     finally:
         batch.service.close()
 
@@ -100,7 +103,7 @@ def _read(args: DocumentBatchArgs, columns: Any) -> list:
     return rows
 
 
-def _check(batch: Any, args: DocumentBatchArgs, rows: list, concurrency: int) -> None:
+def _check(batch: Any, args: DocumentBatchArgs, rows: list, concurrency: int, runner: Any) -> None:
     from veracity.cli.common import ensure_model
     from veracity.evaluation.document_batch import drop_errors, write_document_results
 
@@ -113,7 +116,7 @@ def _check(batch: Any, args: DocumentBatchArgs, rows: list, concurrency: int) ->
                batch.method, where, batch.store.path),
         soft_wrap=True,
     )  # fmt: skip
-    summary = _run(batch, rows, concurrency, args.progress, args.out_path == STDIN)
+    summary = _run(batch, rows, concurrency, args.progress, args.out_path == STDIN, runner)
     if args.out_path != STDIN:
         try:
             n = write_document_results(Path(args.out_path), batch.store, [r.id for r in rows])
@@ -128,7 +131,7 @@ def _check(batch: Any, args: DocumentBatchArgs, rows: list, concurrency: int) ->
     console.print(_summary_table(batch.method, summary))
 
 
-def _run(batch: Any, rows: list, concurrency: int, show: bool, streaming: bool) -> Any:
+def _run(batch: Any, rows: list, concurrency: int, show: bool, streaming: bool, runner: Any) -> Any:
     from veracity.cli.progress import JobProgress
     from veracity.cli.progress_line import Part
     from veracity.cli.progress_view import ProgressView
@@ -152,7 +155,7 @@ def _run(batch: Any, rows: list, concurrency: int, show: bool, streaming: bool) 
 
         try:
             return run_interruptible(
-                run_document_batch(batch, rows, concurrency=concurrency, emit=emit)
+                run_document_batch(batch, rows, concurrency=concurrency, emit=emit, engine=runner)
             )
         except KeyboardInterrupt:
             console.print(

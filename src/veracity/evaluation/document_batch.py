@@ -13,15 +13,18 @@ rows already in ``documents.jsonl`` are not checked again. A row that cannot be 
 fails) is recorded with status ``error`` and its reason; the other rows go on. Faults of
 the whole run (no model, bad credentials, a full disk) stop it.
 
-Documents are checked on this process's asyncio loop (``concurrency`` documents at once,
-the claims of each at the run's ``concurrency``); the Ray engine is not offered for them.
+Documents are checked on the road of every input: each row is a `Job` whose input is
+the document, checked by an engine (`veracity.evaluation.engines`: the local one, or Ray
+workers that each build the run once and check documents with the composite document
+method over its claim method), ``concurrency`` documents at once per worker, the claims
+of each at the run's ``concurrency``. A URL row is fetched in this process before its job
+is handed out.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,18 +32,18 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from veracity.core.errors import EvalError, InputError, StructuredOutputError
+from veracity.core.errors import EvalError, InputError
 from veracity.core.infra import append_line, cut_torn_line
 from veracity.core.readers import Loc
 from veracity.core.storage import write_atomically
 from veracity.documents import DocumentReport, DocumentText, from_text
 from veracity.documents.report import factscore, summarise
-from veracity.evaluation.engines import FATAL
+from veracity.evaluation.engines import Engine, Job, LocalEngine, WorkerSpec
 from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
-from veracity.evaluation.store import RunStore
+from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.runtime import CachePaths
-from veracity.runtime.documents import read_document
+from veracity.runtime.documents import DocumentOptions, document_options, read_document
 from veracity.runtime.service import LLM, Plan, Veracity
 
 __all__ = [
@@ -149,6 +152,7 @@ class DocumentBatch:
     store: RunStore
     columns: DocumentColumns
     settings: dict[str, Any]
+    options: DocumentOptions
 
     @property
     def records_path(self) -> Path:
@@ -178,9 +182,10 @@ def prepare_document_batch(
     store = RunStore(run_dir)
     caches = CachePaths(llm=store.llm_cache_path, http=store.http_cache_path)
     service = Veracity(cfg, llm=llm, caches=caches)
+    options = document_options(extraction, corrections)
     placeholder = DocumentText(text="(each row's document)")  # only its plan's method is used
     plan = service.plan(
-        placeholder, method=cfg.method, extraction=extraction, corrections=corrections
+        placeholder, method=cfg.method, extraction=options.extraction, corrections=corrections
     )
     settings = {
         "kind": "document",
@@ -190,7 +195,7 @@ def prepare_document_batch(
     _check_same_batch(store, plan.run.config, settings)
     store.acquire()
     cut_torn_line(store.path / DOCUMENTS_FILE)
-    return DocumentBatch(plan, service, store, columns, settings)
+    return DocumentBatch(plan, service, store, columns, settings, options)
 
 
 def _check_same_batch(store: RunStore, config: Any, settings: dict[str, Any]) -> None:
@@ -285,32 +290,58 @@ def _date(columns: DocumentColumns, value: Any) -> datetime | None:
 # --------------------------------------------------------------------------- running
 
 
-async def check_row(batch: DocumentBatch, row: DocumentRow) -> DocumentRecord:
-    """One row's record; a fault of the whole run (FATAL) propagates."""
-    started = time.perf_counter()
+def _failed(row: DocumentRow, why: str, latency_s: float = 0.0) -> DocumentRecord:
+    return DocumentRecord(
+        id=row.id, status="error", input=row.summary, error=why, latency_s=round(latency_s, 4)
+    )
 
-    def failed(why: str) -> DocumentRecord:
-        spent = round(time.perf_counter() - started, 4)
-        return DocumentRecord(
-            id=row.id, status="error", input=row.summary, error=why, latency_s=spent
-        )
 
-    if row.problem is not None:
-        return failed(row.problem)
-    try:
-        document = row.document or await read_document(None, url=row.url)
-        verdict = await batch.plan.run.check(document, batch.plan.method)
-        report = verdict.report
-    except FATAL:
-        raise
-    except InputError as exc:
-        return failed(str(exc))
-    except StructuredOutputError as exc:
-        return failed(f"claim extraction failed: {exc}")
-    except Exception as exc:  # a bug must not lose the other rows; the reason is kept
-        return failed(f"{type(exc).__name__}: {exc}")
-    spent = round(time.perf_counter() - started, 4)
-    return DocumentRecord(id=row.id, status="ok", input=row.summary, report=report, latency_s=spent)
+async def _jobs(
+    rows: Iterable[DocumentRow],
+    done: dict[str, DocumentRecord],
+    taken: dict[str, DocumentRow],
+    record: Callable[[DocumentRecord, bool], None],
+) -> AsyncIterator[Job]:
+    """The rows not done yet as jobs (a URL row fetched first); a row that cannot be a
+    document is recorded as an error at once, a row done earlier told again."""
+    for row in rows:
+        if row.id in done:
+            record(done[row.id], True)
+            continue
+        if row.problem is not None:
+            record(_failed(row, row.problem), False)
+            continue
+        started = time.perf_counter()
+        try:
+            document = row.document or await read_document(None, url=row.url)
+        except InputError as exc:
+            record(_failed(row, str(exc), time.perf_counter() - started), False)
+            continue
+        taken[row.id] = row
+        yield Job(id=row.id, input=document)  # type: ignore[arg-type]
+
+
+def document_record(row: DocumentRow, result: PredictionRecord) -> DocumentRecord:
+    """A row's record from its job's: the report its verdict carries, or why there is none."""
+    report = getattr(result.verdict, "report", None)
+    if isinstance(report, DocumentReport):
+        return DocumentRecord(id=row.id, status="ok", input=row.summary, report=report,
+                              latency_s=result.latency_s)  # fmt: skip
+    why = _reason(result.exception) if result.exception else None
+    why = why or (result.verdict.error if result.verdict is not None else None)
+    return _failed(row, why or "the check gave no report", result.latency_s)
+
+
+def _reason(trace: str) -> str:
+    """A crash's one-line reason, from the last line of its traceback."""
+    last = trace.strip().splitlines()[-1] if trace.strip() else ""
+    name, _, message = last.partition(": ")
+    short = name.rsplit(".", 1)[-1]
+    if short in ("ExtractionFailed", "StructuredOutputError"):
+        return f"claim extraction failed: {message}"
+    if short == "InputError":
+        return message
+    return f"{short}: {message}" if message else short
 
 
 async def run_document_batch(
@@ -319,14 +350,16 @@ async def run_document_batch(
     *,
     concurrency: int = 1,
     emit: Callable[[DocumentRecord, bool], None] | None = None,
+    engine: Engine | None = None,
 ) -> DocumentBatchSummary:
     """Check every row not yet in the run directory, in one logged session.
 
     Args:
         batch: the prepared batch.
         rows: the rows in input order.
-        concurrency: documents checked at once.
+        concurrency: documents checked at once (per worker).
         emit: called with each row's record and whether it was done in an earlier session.
+        engine: where the documents are checked (default: `LocalEngine`).
     """
     if concurrency < 1:
         raise EvalError("--concurrency must be at least 1")
@@ -338,21 +371,20 @@ async def run_document_batch(
         store.write_json(store.path / SETTINGS_FILE, batch.settings)
         started = time.perf_counter()
         async with session(store) as current:
-            pending = iter(rows)
 
-            async def worker() -> None:
-                for row in pending:  # workers share one iterator: each row is taken once
-                    if row.id in done:
-                        if emit is not None:
-                            emit(done[row.id], True)
-                        continue
-                    record = await check_row(batch, row)
-                    append_line(batch.records_path, record.model_dump_json(), "documents file")
+            def record(result: DocumentRecord, earlier: bool) -> None:
+                if not earlier:
+                    append_line(batch.records_path, result.model_dump_json(), "documents file")
                     current.finished += 1
-                    if emit is not None:
-                        emit(record, False)
+                if emit is not None:
+                    emit(result, earlier)
 
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            taken: dict[str, DocumentRow] = {}
+            worker = WorkerSpec(batch.service.config, batch.service.caches, batch.options)
+            await (engine or LocalEngine()).run(
+                worker, batch.plan.method, _jobs(rows, done, taken, record), concurrency,
+                lambda result: record(document_record(taken.pop(result.id), result), False),
+            )  # fmt: skip
         return summarize(read_records(store), time.perf_counter() - started)
 
 

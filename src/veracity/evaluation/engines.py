@@ -69,10 +69,14 @@ class WorkerSpec:
     Attributes:
         config: the resolved run config (label space filled in).
         caches: the run's LLM and HTTP caches; None: the user-level caches.
+        documents: for jobs that are documents, the document check's options
+            (`veracity.runtime.documents.DocumentOptions`): a worker checks them with the
+            composite document method over the run's claim method.
     """
 
     config: object  # a veracity.core.config.RunConfig (kept loose: it only travels)
     caches: CachePaths | None = None
+    documents: object = None
 
 
 class Engine(Protocol):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
 from collections import Counter, deque
@@ -100,7 +101,12 @@ class CheckWorker:
         inner = backend() if backend is not None else None
         service = Veracity(spec.config, caches=spec.caches, backend=inner, shared_limit=limit)
         self.run = service.run()
-        self.space = self.run.method.label_space
+        self.method = self.run.method
+        if spec.documents is not None:  # rows that are documents: the composite checks them
+            from veracity.runtime.documents import document_method
+
+            self.method = document_method(self.run, spec.documents)
+        self.space = self.method.label_space
         self.built_s = time.perf_counter() - started
 
     async def ready(self) -> dict[str, Any]:
@@ -108,7 +114,7 @@ class CheckWorker:
         return {"pid": os.getpid(), "built_s": round(self.built_s, 3)}
 
     async def check(self, job: Job) -> PredictionRecord:
-        return await check_job(self.run.method, self.space, job)
+        return await check_job(self.method, self.space, job)
 
 
 # --------------------------------------------------------------------------- driver
@@ -366,7 +372,7 @@ def _absolute(spec: WorkerSpec) -> WorkerSpec:
         llm=llm.resolve() if llm is not None else None,
         http=http.resolve() if http is not None else None,
     )
-    return WorkerSpec(spec.config, caches)
+    return dataclasses.replace(spec, caches=caches)
 
 
 def _crash_record(job: Job, message: str) -> PredictionRecord:
