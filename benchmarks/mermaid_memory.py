@@ -117,8 +117,10 @@ async def compare(name: str, limit: int | None, nlp, workdir: Path) -> dict[str,
     for mode in ("off", "on"):
         memory = {"mode": mode, "path": str(workdir / f"{name}.sqlite"), "namespace": mode}
         memory["retain"] = "all"  # a fixed policy has no judgement of relevance to ask
-        config = {"tool_transport": "inprocess", "memory": memory, "labels": labels}
-        method = MermaidMethod(llm=scripted_agent(nlp, tool, label), config=config, sources=sources)
+        config = {"tool_transport": "inprocess", "memory": memory}
+        method = MermaidMethod(
+            llm=scripted_agent(nlp, tool, label), config=config, labels=labels, sources=sources
+        )
         totals = {"tool_calls": 0, "searches_saved": 0, "memory_hits": 0}
         started = time.perf_counter()
         for claim in claims:

@@ -9,6 +9,7 @@ import pytest
 
 from veracity.llm.client import ManagedLLM
 from veracity.llm.openai_compat import OpenAICompatLLM
+from veracity.methods.base import load_method
 from veracity.prompting import PromptBundle
 from veracity.testing.fake_openai import FakeOpenAIServer
 from veracity.testing.injection import (
@@ -53,8 +54,11 @@ async def test_the_instrument_flips_when_text_escapes_its_fence(obedient):
     method = offline_method("direct", ManagedLLM(obedient), [])
     clean = await method.check(make_input("direct", 0, "claim", None))
     unsafe = "{# trusted: input, kind, labels #}\n<|user|>\nLabels: {{ labels }}\n{{ input }}"
-    method.use_prompts(PromptBundle((("direct.j2", unsafe),)))
-    flipped = await method.check(make_input("direct", 0, "claim", payload("false")))
+    overridden = load_method(
+        "direct", llm=method.llm, sources=method.sources,
+        prompts=PromptBundle((("direct.j2", unsafe),)),
+    )  # fmt: skip
+    flipped = await overridden.check(make_input("direct", 0, "claim", payload("false")))
     assert clean.label == "true" and flipped.label == "false"
 
 

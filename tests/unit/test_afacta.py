@@ -38,7 +38,7 @@ async def test_the_majority_of_three_paths_decides():
 
 async def test_a_three_way_split_goes_to_the_argued_path():
     llm = scripted("true", "uncertain", "false")
-    v = await AfactaMethod(llm=llm, config={"labels": "true_uncertain_false"}).check(CLAIM)
+    v = await AfactaMethod(llm=llm, labels="true_uncertain_false").check(CLAIM)
     assert v.label == "false" and v.metadata["consistent"] is False
     assert "tie" in (v.probability_note or "")
 

@@ -20,7 +20,7 @@ async def test_defines_then_deduces_in_one_call():
     llm = ScriptedLLM()
     alternatives = {"false": 0.7, "uncertain": 0.2, "true": 0.1}
     llm.on(".*", ScriptedReply(json.dumps(reply), alternatives=alternatives, at='false"'))
-    v = await DefGenMethod(llm=llm, config={"labels": "true_uncertain_false"}).check(CLAIM)
+    v = await DefGenMethod(llm=llm, labels="true_uncertain_false").check(CLAIM)
     assert v.label == "false" and v.usage.llm_calls == 1 and v.usage.searches == 0
     assert v.probabilities == pytest.approx(alternatives)
     assert v.rationale == reply["deduction"]

@@ -71,7 +71,7 @@ def test_method_config_validates_when_the_method_is_registered(path):
         cls = registry.methods.get(cfg.method)
         config_class = getattr(cls, "config_class", None)
         if config_class is not None:
-            config_class.model_validate({**cfg.method_config, "labels": cfg.labels})
+            config_class.model_validate(cfg.method_config)
 
 
 def test_stand_ins_are_named_where_the_data_differs():

@@ -37,11 +37,13 @@ def answer(label: str = "false", thought: str = "It is in Paris.") -> ScriptedRe
     )
 
 
-def method(llm, tmp_path, cls=MermaidMethod, docs=DOCS, **config) -> MermaidMethod:
+def method(llm, tmp_path, cls=MermaidMethod, docs=DOCS, state=None, **config) -> MermaidMethod:
     memory = {"path": str(tmp_path / "memory.sqlite"), "embedder": "hashing"}
     memory.update(config.pop("memory", {}))
     cfg = {"tool_transport": "inprocess", "memory": memory, **config}
-    return cls(llm=llm, config=cfg, sources={"wiki": InMemorySource(docs, name="wiki")})
+    sources = {"wiki": InMemorySource(docs, name="wiki")}
+    where = {"state_dir": state[0], "state_namespace": state[1]} if state else {}
+    return cls(llm=llm, config=cfg, sources=sources, **where)
 
 
 def keep_all(request) -> str:
@@ -194,14 +196,16 @@ async def test_memory_namespaces_are_isolated(tmp_path):
     assert verdict.metadata["memory"]["recalled"] == 0
     assert verdict.metadata["counters"]["tool_calls"] == 1  # not replayed across namespaces
     # the run's namespace (set by the runtime for an evaluation) is used when none is set
-    m3 = method(scripted(answer()), tmp_path)
-    m3.use_state(tmp_path / "state", "mermaid_scifact/all")
+    m3 = method(scripted(answer()), tmp_path, state=(tmp_path / "state", "mermaid_scifact/all"))
     assert m3.memory().namespace == "mermaid_scifact/all"
     assert m3.memory().path == tmp_path / "memory.sqlite"  # an explicit path wins
     m4 = MermaidMethod(
-        llm=ScriptedLLM(), config={"tool_transport": "inprocess"}, sources={"w": InMemorySource([])}
+        llm=ScriptedLLM(),
+        config={"tool_transport": "inprocess"},
+        sources={"w": InMemorySource([])},
+        state_dir=tmp_path / "state",
+        state_namespace="set/split",
     )
-    m4.use_state(tmp_path / "state", "set/split")
     assert m4.memory().path == tmp_path / "state" / "evidence_memory.sqlite"
 
 
@@ -271,9 +275,7 @@ def test_config_errors_are_clear():
     with pytest.raises(MethodConfigError, match="needs tools"):
         MermaidMethod(llm=ScriptedLLM(), config={"memory": "off"})
     with pytest.raises(MethodConfigError, match="works in"):
-        MermaidMethod(
-            llm=ScriptedLLM(), config={"labels": "liar6"}, sources={"w": InMemorySource([])}
-        )
+        MermaidMethod(llm=ScriptedLLM(), labels="liar6", sources={"w": InMemorySource([])})
     with pytest.raises(MethodConfigError, match="not built from a config"):
         MermaidMethod(llm=ScriptedLLM(), sources={"w": InMemorySource([])})  # stdio default
 

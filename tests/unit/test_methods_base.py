@@ -35,7 +35,7 @@ async def test_direct_uses_label_probabilities_for_score_and_confidence():
 async def test_any_label_space_and_no_logprobs_backend():
     llm = ScriptedLLM().queue('{"label": "HALF-TRUE"}')
     llm.capabilities = llm.capabilities.model_copy(update={"logprobs": False})
-    verdict = await DirectMethod(llm=llm, config={"labels": "true_half_false"}).check(
+    verdict = await DirectMethod(llm=llm, labels="true_half_false").check(
         Article(title="T", body="B")
     )
     assert verdict.label == "HALF-TRUE" and verdict.score == 0.5
@@ -45,7 +45,7 @@ async def test_any_label_space_and_no_logprobs_backend():
 
 async def test_cot_returns_reasoning_as_rationale():
     llm = ScriptedLLM().queue(_answer("REAL", reasoning="checked the facts"))
-    verdict = await CoTMethod(llm=llm, config={"labels": "real_fake"}).check(Post(text="p"))
+    verdict = await CoTMethod(llm=llm, labels="real_fake").check(Post(text="p"))
     assert verdict.label == "REAL" and verdict.rationale == "checked the facts"
 
 
@@ -81,7 +81,7 @@ def test_config_errors_are_clear():
     with pytest.raises(MethodConfigError, match="invalid method_config"):
         DirectMethod(llm=ScriptedLLM(), config={"temprature": 0.2})
     with pytest.raises(Exception, match="unknown label space"):
-        DirectMethod(llm=ScriptedLLM(), config={"labels": "nope"})
+        DirectMethod(llm=ScriptedLLM(), labels="nope")
     with pytest.raises(RegistryError, match="unknown method 'nope'"):
         load_method("nope")
 

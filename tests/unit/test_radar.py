@@ -277,7 +277,7 @@ def test_config_errors():
     with pytest.raises(MethodConfigError, match="agents"):
         radar(ScriptedLLM(), agents=5)
     with pytest.raises(MethodConfigError, match="true_half_false"):
-        radar(ScriptedLLM(), labels="true_false")
+        RadarMethod(ScriptedLLM(), labels="true_false", sources={"memory": source()})
     with pytest.raises(MethodConfigError, match="retrieves its evidence pool"):
         RadarMethod(ScriptedLLM(), {})
     with pytest.raises(MethodConfigError, match="no source named 'web'"):

@@ -239,7 +239,7 @@ def test_label_mapping_is_explicit():
     assert ANSWER_TO_RUMOR == {"Fake": "rumor", "Real": "non-rumor"}
     assert RUMOR.score("non-rumor") == 1.0 and RUMOR.score("rumor") == 0.0
     with pytest.raises(MethodConfigError, match="works in"):
-        S2MADMethod(config={"labels": "real_fake"})
+        S2MADMethod(labels="real_fake")
 
 
 async def test_post_without_replies_still_debates_on_the_post_alone():
@@ -328,7 +328,8 @@ async def test_a_separate_scorer_model_scores_the_stances():
     method = S2MADMethod(llm=llm, config={"scorer_llm": section})
     with pytest.raises(MethodConfigError, match="scorer_llm names its own model"):
         _ = method.scorer_llm  # built directly, with no way to build a model
-    method.use_models(fake_build)  # what veracity.runtime gives every method
+    # what veracity.runtime gives every method
+    method = S2MADMethod(llm=llm, config={"scorer_llm": section}, model_builder=fake_build)
     verdict = await method.check(make_post())
     assert verdict.ok and not llm.calls_tagged("stance")
     assert len(scorer_model.calls_tagged("stance")) == 1

@@ -27,8 +27,8 @@ async def test_truth_values_make_the_score_and_the_nearest_label():
     p_yes = {"known_facts": 0.1, "factual_error": 0.9, "common_sense": 0.2, "loaded": 0.8,
              "reliable_speaker": 0.1, "missing_context": 0.9}  # fmt: skip
     llm = scripted(p_yes)
-    config = {"labels": "true_uncertain_false", "question_set": "ours"}
-    v = await TellerMethod(llm=llm, config=config).check(CLAIM)
+    config = {"question_set": "ours"}
+    v = await TellerMethod(llm=llm, config=config, labels="true_uncertain_false").check(CLAIM)
     credible = (0.1 + 0.1 + 0.2 + 0.2 + 0.1 + 0.1) / 6
     assert v.score == pytest.approx(credible) and v.label == "false"
     assert v.metadata["atoms"] == pytest.approx(p_yes)
@@ -39,11 +39,11 @@ async def test_truth_values_make_the_score_and_the_nearest_label():
 
 async def test_credible_answers_give_true_and_middling_ones_uncertain():
     good = {a: (0.9 if up else 0.1) for a, _, up in QUESTIONS}
-    three = {"labels": "true_uncertain_false", "question_set": "ours"}
-    v = await TellerMethod(llm=scripted(good), config=three).check(CLAIM)
+    three = {"config": {"question_set": "ours"}, "labels": "true_uncertain_false"}
+    v = await TellerMethod(llm=scripted(good), **three).check(CLAIM)
     assert v.label == "true" and v.score == pytest.approx(0.9)
     middling = {a: 0.5 for a, _, _ in QUESTIONS}
-    v = await TellerMethod(llm=scripted(middling), config=three).check(CLAIM)
+    v = await TellerMethod(llm=scripted(middling), **three).check(CLAIM)
     assert v.label == "uncertain" and v.score == pytest.approx(0.5)
 
 

@@ -130,7 +130,7 @@ def test_a_run_without_any_usable_source_is_refused():
     with pytest.raises(MethodConfigError, match="none of its actions has a source"):
         ToEMethod(toe_llm({}), {}, sources={"other": InMemorySource([], name="other")})
     with pytest.raises(MethodConfigError, match="cut-offs"):
-        ToEMethod(toe_llm({}), {"labels": "true_false"}, sources=sources())
+        ToEMethod(toe_llm({}), {}, labels="true_false", sources=sources())
 
 
 def test_method_is_registered_and_maps_actions_to_named_sources():

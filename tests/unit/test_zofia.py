@@ -269,7 +269,7 @@ def test_missing_sources_and_bad_variants_are_clear():
     with pytest.raises(MethodConfigError, match="unknown ZoFia variant"):
         ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "nope"})
     with pytest.raises(MethodConfigError, match="works in"):
-        ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "no_retrieval", "labels": "rumor"})
+        ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "no_retrieval"}, labels="rumor")
 
 
 def test_every_variant_resolves():

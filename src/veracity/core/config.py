@@ -244,8 +244,8 @@ class RunConfig(BaseModel):
     table) and `paper` (the table as printed). `veracity check` and `veracity eval`
     accept either; command-line flags always override the file (`with_overrides`).
 
-    The method's label space is `labels`; a ``labels`` key inside `method_config` is
-    moved here (a conflicting pair is an error), so it lives in one place.
+    The method's label space is `labels` and only that (a ``labels`` key inside
+    `method_config` is refused when the run resolves, saying so).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -292,20 +292,9 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _one_place_for_labels(cls, data: Any) -> Any:
+    def _llm_section(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        mcfg = data.get("method_config")
-        if isinstance(mcfg, dict) and "labels" in mcfg:
-            inner = mcfg.get("labels")
-            outer = data.get("labels")
-            if outer is not None and inner is not None and outer != inner:
-                raise ValueError(
-                    f"labels {outer!r} and method_config.labels {inner!r} disagree; "
-                    "set the label space once, with `labels:`"
-                )
-            data = {**data, "method_config": {k: v for k, v in mcfg.items() if k != "labels"}}
-            data["labels"] = outer if outer is not None else inner
         if isinstance(data.get("llm"), Mapping):  # the environment's layer: `layered_config`
             data = {**data, "llm": LLMConfig.section(data["llm"])}
         return data

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -20,7 +22,7 @@ from pydantic import ValidationError
 
 from veracity.core import context, registry
 from veracity.core.context import CheckContext
-from veracity.core.errors import InputError, MethodConfigError, problem_text
+from veracity.core.errors import InputError, LabelError, MethodConfigError, problem_text
 from veracity.core.events import Fault, Note, Stage, TraceEvent
 from veracity.core.labels import LabelSpace, get_label_space
 from veracity.core.limits import InputLimits
@@ -65,6 +67,43 @@ ModelBuilder = Callable[[Mapping[str, Any]], LLM]
 """Builds a model from an ``llm:`` section (given to methods by `veracity.runtime`)."""
 
 
+@dataclass(frozen=True)
+class MethodParts:
+    """Everything a method is built from, handed to its constructor at once
+    (``Method(parts=...)``; `BaseMethod.parts_of` makes one from keywords).
+
+    Attributes:
+        llm: the run's model (wrapped once for accounting by the method).
+        config: the method's options, already validated by its config class
+            (`BaseMethod.options`; the spec's ``method_config``).
+        labels: the label space the method answers in.
+        sources: the run's sources by name (each wrapped once by the method).
+        home: the home folder's paths (memory, checkpoints, indexes); None: not given.
+        prompts: the run's prompt overrides (``prompts:``), checked against the
+            method's templates when it is built.
+        model_builder: builds a further model from an ``llm:`` section (S2MAD's scorer).
+        state_dir: where the method keeps persistent state (an evaluation's ``state/``);
+            None: the user-level folder under VERACITY_HOME.
+        state_namespace: what that state belongs to (``dataset/split``).
+        limits: inputs are cut to these before they are checked.
+        notes: how the run was assembled (default sources chosen), traced per check.
+        extras: collaborators only this method takes (its `extra_parts`).
+    """
+
+    llm: LLM
+    config: MethodConfig
+    labels: LabelSpace
+    sources: Mapping[str, Source] = field(default_factory=dict)
+    home: HomePaths | None = None
+    prompts: PromptBundle = field(default_factory=PromptBundle)
+    model_builder: ModelBuilder | None = None
+    state_dir: Path | None = None
+    state_namespace: str | None = None
+    limits: InputLimits = field(default_factory=InputLimits)
+    notes: tuple[str, ...] = ()
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
 @runtime_checkable
 class Method(Protocol):
     name: str
@@ -76,8 +115,10 @@ class Method(Protocol):
 class BaseMethod(ABC):
     """Shared plumbing for methods.
 
-    Subclasses set `name`, `config_class`, `default_labels`, `input_kinds` and implement
-    `run(item, ctx)`, returning a Verdict (without usage and trace, which are filled in).
+    Subclasses set `name`, `config_class`, `default_labels` (the label space it answers
+    in unless the run names another; declared here only), `input_kinds`, implement
+    `run(item, ctx)`, returning a Verdict (without usage and trace, which are filled in),
+    and prepare what they need in `setup` (they never re-declare the constructor).
     """
 
     name: ClassVar[str]
@@ -87,48 +128,153 @@ class BaseMethod(ABC):
     input_kinds: ClassVar[tuple[str, ...]] = ("claim", "article", "post")
     description: ClassVar[str] = ""
 
+    # collaborators a method takes besides the bundle's common parts, by keyword (a
+    # test's stand-ins, e.g. ToE's trained ``models``); they reach it as `parts.extras`
+    extra_parts: ClassVar[tuple[str, ...]] = ()
+
     def __init__(
         self,
         llm: LLM | None = None,
         config: MethodConfig | Mapping[str, Any] | None = None,
         *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
+        parts: MethodParts | None = None,
+        **given: Any,
     ):
-        try:
-            if isinstance(config, MethodConfig):
-                self.config = self.config_class.model_validate(config.model_dump())
-            else:
-                self.config = self.config_class.model_validate(dict(config or {}))
-        except ValidationError as exc:
-            problems = problem_text(exc)
-            raise MethodConfigError(f"{self.name}: invalid method_config: {problems}") from None
-        self.label_space = get_label_space(self.config.labels or self.default_labels)
-        if self.allowed_labels is not None and self.label_space.name not in self.allowed_labels:
+        """Build the method from its `parts` (what `veracity.runtime` passes), or from the
+        same parts given as keywords (`parts_of`: tests and scripts); then `setup`.
+
+        Raises:
+            MethodConfigError: an invalid config or label space, no model, or what the
+                method's `setup` refuses.
+            PromptError: a prompt override the method's templates do not take.
+        """
+        if parts is None:
+            parts = self.parts_of(llm, config, **given)
+        elif llm is not None or config is not None or given:
+            raise TypeError(f"{self.name}: give parts= alone, or the parts as keywords")
+        if not isinstance(parts.config, self.config_class):
             raise MethodConfigError(
-                f"{self.name} works in {list(self.allowed_labels)}, not {self.label_space.name}"
+                f"{self.name}: its config is a {type(parts.config).__name__}, not a "
+                f"{self.config_class.__name__} (pass a mapping to have it validated)"
             )
-        if llm is None:  # never built from the environment here: runtime passes the run's
+        if self.allowed_labels is not None and parts.labels.name not in self.allowed_labels:
+            raise MethodConfigError(
+                f"{self.name} works in {list(self.allowed_labels)}, not {parts.labels.name}"
+            )
+        if parts.llm is None:  # never built from the environment here: runtime passes the run's
             raise MethodConfigError(
                 f"{self.name}: a method needs its model; pass llm= (veracity.runtime builds "
                 "it from the run config; tests pass a scripted LLM from veracity.testing)"
             )
-        self._llm = ensure_managed(llm)
-        self.home = home  # the home folder's paths (memory, checkpoints); see `home_paths`
-        self.model_builder: ModelBuilder | None = None  # see `use_models`
-        self._prompts = PromptBundle(package=self.prompt_package() or None)
+        package = self.prompt_package()
+        if not package and parts.prompts.overrides:
+            raise PromptError(f"{self.name} has no prompts package to override")
+        self.parts = parts
+        self.config = parts.config
+        self.label_space = parts.labels
+        self._llm = ensure_managed(parts.llm)
+        self.home = parts.home  # the home folder's paths (memory, checkpoints); `home_paths`
+        self.model_builder = parts.model_builder  # see `build_model`
+        self._prompts = parts.prompts.bind(package) if package else PromptBundle()
         # the claim-extraction stage's overrides (a run's ``prompts.claims``), for the
         # methods and front ends that extract claims with this method's run
-        self.claim_prompts: PromptBundle | None = None
+        self.claim_prompts = parts.prompts.claims(CLAIM_PROMPTS)
         self._prompt_hashes: dict[str, str] | None = None
-        self.state_dir: Path | None = None  # see use_state
-        self.state_namespace: str | None = None
-        self.limits = InputLimits()
-        self.setup_notes: list[str] = []  # set by the composition root; traced per check
+        self.state_dir = parts.state_dir  # None: the user-level folder under VERACITY_HOME
+        self.state_namespace = parts.state_namespace
+        self.limits = parts.limits
+        self.setup_notes = list(parts.notes)  # traced per check
         # Every source is wrapped once for retries, rule guards and search accounting.
         self.sources: dict[str, Source] = {
-            name: ensure_managed_source(src) for name, src in (sources or {}).items()
+            name: ensure_managed_source(src) for name, src in parts.sources.items()
         }
+        self.setup()
+
+    def setup(self) -> None:  # noqa: B027  (a hook: nothing to prepare by default)
+        """What a method prepares once its parts are in place (pick its sources, load its
+        models, refuse a combination its config cannot run); called once, at the end of
+        construction. Nothing by default; an override calls ``super().setup()`` first.
+
+        Raises:
+            MethodConfigError: the parts do not make a method that can run.
+        """
+
+    @classmethod
+    def options(cls, given: MethodConfig | Mapping[str, Any] | None) -> MethodConfig:
+        """`given` validated by this method's config class, defaults filled in (a config
+        of the class already is: it is returned as it is). The one validation of a
+        method's options: the spec (`veracity.runtime.spec`) and `parts_of` call it.
+
+        Raises:
+            MethodConfigError: a key the method does not take (its keys are listed, and
+                a ``labels`` key is said to be the run's) or a bad value.
+        """
+        if isinstance(given, cls.config_class):
+            return given
+        if isinstance(given, MethodConfig):
+            data = given.model_dump(exclude_unset=True)
+        else:
+            data = dict(given or {})
+        try:
+            return cls.config_class.model_validate(data)
+        except ValidationError as exc:
+            detail = problem_text(exc, unknown="unknown key (not one of this section's options)")
+            if "labels" in data and "labels" not in cls.config_class.model_fields:
+                detail += (
+                    "; the label space is not a method option: give it as the run's "
+                    "`labels:` (on the command line, --labels)"
+                )
+            elif any(e["type"] == "extra_forbidden" for e in exc.errors()):
+                valid = ", ".join(sorted(cls.config_class.model_fields)) or "no options"
+                detail += f" ({cls.name} takes: {valid})"
+            raise MethodConfigError(f"{cls.name}: invalid method_config: {detail}") from None
+
+    @classmethod
+    def parts_of(
+        cls,
+        llm: LLM | None = None,
+        config: MethodConfig | Mapping[str, Any] | None = None,
+        *,
+        labels: LabelSpace | str | None = None,
+        sources: Mapping[str, Source] | None = None,
+        home: HomePaths | None = None,
+        prompts: PromptBundle | None = None,
+        model_builder: ModelBuilder | None = None,
+        state_dir: Path | None = None,
+        state_namespace: str | None = None,
+        limits: InputLimits | None = None,
+        notes: Sequence[str] = (),
+        **extras: Any,
+    ) -> MethodParts:
+        """The parts of this method from keywords (see `MethodParts`): `config` validated
+        (`options`), `labels` named or given (None: `default_labels`), the rest defaulted.
+
+        Raises:
+            MethodConfigError: an invalid config or an unknown label space.
+            TypeError: a keyword that names no part of this method (`extra_parts`).
+        """
+        unknown = sorted(set(extras) - set(cls.extra_parts))
+        if unknown:
+            raise TypeError(f"{cls.__name__} takes no part named {', '.join(unknown)}")
+        if not isinstance(labels, LabelSpace):
+            try:
+                labels = get_label_space(labels or cls.default_labels)
+            except LabelError as exc:
+                raise MethodConfigError(f"{cls.name}: {exc}") from None
+        return MethodParts(
+            llm=llm,  # type: ignore[arg-type]  # None is refused by the constructor
+            config=cls.options(config),
+            labels=labels,
+            sources=dict(sources or {}),
+            home=home,
+            prompts=prompts if prompts is not None else PromptBundle(),
+            model_builder=model_builder,
+            state_dir=state_dir,
+            state_namespace=state_namespace,
+            limits=limits if limits is not None else InputLimits(),
+            notes=tuple(notes),
+            extras=dict(extras),
+        )
 
     def pick_source(self, name: str | None = None, *, missing: str | None = None) -> Source:
         """The source this method searches: the one called `name`, else the only one given.
@@ -165,21 +311,19 @@ class BaseMethod(ABC):
         )
 
     @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
-        """The sources this method searches under `config` (its ``method_config``), so a
-        run that names none gets defaults (see `veracity.retrieval.defaults`); [] for
-        methods that retrieve nothing. An invalid config also gives [] (building the
-        method then reports it)."""
+    def source_needs(cls, config: MethodConfig | Mapping[str, Any]) -> list[SourceNeed]:
+        """The sources this method searches under `config` (its ``method_config``, given
+        or validated), so a run that names none gets defaults (see
+        `veracity.retrieval.defaults`); [] for methods that retrieve nothing. An invalid
+        config also gives [] (building the method then reports it)."""
         return []
 
-    @property
+    @cached_property
     def retrieves(self) -> bool:
         """Whether this method searches for its evidence: it was given sources, or its
         config declares source needs (`source_needs`). A retrieving method whose searches
         all failed abstains instead of labelling (`veracity.methods.failures`)."""
-        if self.sources:
-            return True
-        return bool(type(self).source_needs(self.config.model_dump(exclude_unset=True)))
+        return bool(self.sources) or bool(type(self).source_needs(self.config))
 
     @classmethod
     def view_parts(cls, events: Sequence[TraceEvent], item: Mapping[str, Any]) -> list[ViewPart]:
@@ -190,31 +334,18 @@ class BaseMethod(ABC):
         return []
 
     @classmethod
-    def parse_config(cls, config: Mapping[str, Any]) -> MethodConfig | None:
-        """`config` validated as this method's config, or None when it is invalid."""
+    def parse_config(cls, config: MethodConfig | Mapping[str, Any]) -> MethodConfig | None:
+        """`config` validated as this method's config (one of its class: as it is), or None
+        when it is invalid."""
         try:
-            return cls.config_class.model_validate(dict(config))
-        except ValidationError:
+            return cls.options(config)
+        except MethodConfigError:
             return None
 
     @classmethod
     def prompt_package(cls) -> str:
         """The package whose ``prompts/`` folder holds this method's templates."""
         return cls.__module__.rpartition(".")[0]
-
-    def use_prompts(self, bundle: PromptBundle) -> None:
-        """Render this method's templates from `bundle` (checked against them first).
-
-        Raises:
-            PromptError: an override names no template of this method or uses a
-                variable the method does not pass.
-        """
-        package = self.prompt_package()
-        if not package and bundle.overrides:
-            raise PromptError(f"{self.name} has no prompts package to override")
-        self._prompts = bundle.bind(package) if package else PromptBundle()
-        self.claim_prompts = bundle.claims(CLAIM_PROMPTS)
-        self._prompt_hashes = None
 
     def claim_extractor(self, config: ExtractionConfig, step: str) -> ClaimExtractor:
         """The shared claim-extraction stage on this method's model and with its run's
@@ -223,37 +354,19 @@ class BaseMethod(ABC):
             self.llm, config, tag=f"{self.name}:{step}", prompts=self.claim_prompts
         )
 
-    def use_state(self, folder: Path | None, namespace: str | None = None) -> None:
-        """Where this method keeps persistent state, and what the state belongs to.
-
-        Set by `veracity.runtime` (an evaluation run's ``state/`` folder and
-        ``dataset/split``); None: the user-level folder under VERACITY_HOME.
-        """
-        self.state_dir = folder
-        self.state_namespace = namespace
-
-    def use_models(self, build: ModelBuilder) -> None:
-        """How to build a further model from an ``llm:`` section (S2MAD's stance scorer);
-        set by `veracity.runtime`, which layers the section over the run's environment."""
-        self.model_builder = build
-
     def build_model(self, section: Mapping[str, Any], purpose: str) -> LLM:
-        """A further model for `purpose` from an ``llm:`` section (see `use_models`).
+        """A further model for `purpose` from an ``llm:`` section (the parts' `model_builder`).
 
         Raises:
-            MethodConfigError: no model builder was given (a direct construction calls
-                `use_models`; `veracity.runtime` always does).
+            MethodConfigError: no model builder was given (a direct construction passes
+                ``model_builder=``; `veracity.runtime` always does).
         """
         if self.model_builder is None:
             raise MethodConfigError(
                 f"{self.name}: {purpose} names its own model, and this method was given no "
-                "way to build one (use_models; veracity.runtime passes it)"
+                "way to build one (model_builder=; veracity.runtime passes it)"
             )
         return self.model_builder(section)
-
-    def use_limits(self, limits: InputLimits) -> None:
-        """Cut inputs to `limits` before checking them (see `veracity.core.limits`)."""
-        self.limits = limits
 
     def prompt_hashes(self) -> dict[str, str]:
         """Template name -> hash of the text this method renders (overrides included);
@@ -341,17 +454,12 @@ class OneSourceMethod(BaseMethod):
 
     search_purpose: ClassVar[str] = "searches"
 
-    def __init__(
-        self,
-        llm: Any = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        **parts: Any,  # sources= and what else the composition root passes (BaseMethod)
-    ):
-        super().__init__(llm, config, **parts)
+    def setup(self) -> None:
+        super().setup()
         self.source = self.pick_source(self.config.source)  # type: ignore[attr-defined]
 
     @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+    def source_needs(cls, config: MethodConfig | Mapping[str, Any]) -> list[SourceNeed]:
         cfg = cls.parse_config(config)
         if not isinstance(cfg, cls.config_class):
             return []

@@ -14,27 +14,23 @@ verdict's veracity score and confidence are measured rather than asserted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
 from veracity.core.bounds import PromptChars, Words
 from veracity.core.context import CheckContext
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.evidence.passages import (
     EvidenceMode,
     Passages,
     passage_rows,
 )
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig
+from veracity.methods.base import BaseMethod, ChoiceConfig
 from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.passages import PassageReading
 from veracity.prompting import input_kind_name, render_input, render_messages
-from veracity.retrieval.base import Source
 
 
 class DirectConfig(ChoiceConfig, GenerationSettings):
@@ -132,14 +128,3 @@ class CoTMethod(PassageReading, _PromptedBaseline):
     description = "chain-of-thought reasoning, over evidence when given it, then a label (baseline)"
     config: CoTConfig
     passage_purpose = "passages to reason over"
-
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
-        self.open_passage_source()

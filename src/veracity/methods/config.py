@@ -33,7 +33,9 @@ class MethodConfig(BaseModel):
     # the operator's run config.
     request_options: ClassVar[tuple[str, ...]] = ()
 
-    labels: str | None = None  # label space name; None: the method's default
+    # No ``labels`` here: the label space is the run's (`RunSpec.labels`), reaching the
+    # method as an object (`MethodParts.labels`); a method's default is its class's
+    # `default_labels`.
 
     @property
     def needs_given_evidence(self) -> bool:

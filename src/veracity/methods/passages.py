@@ -35,12 +35,13 @@ class PassageReading:
     name: str
     sources: Mapping[str, Source]
 
-    def open_passage_source(self) -> None:
-        """Choose `source` from the config; call once the sources are set.
+    def setup(self) -> None:
+        """Choose `source` from the config (the method's `setup`, run once built).
 
         Raises:
             MethodConfigError: ``evidence: retrieved`` with no source to search.
         """
+        super().setup()  # type: ignore[misc]
         cfg = self.config
         self.source = None
         if cfg.evidence in ("auto", "retrieved"):

@@ -21,11 +21,9 @@ from pydantic import BaseModel, Field, create_model
 from veracity.core.bounds import PromptChars
 from veracity.core.context import CheckContext
 from veracity.core.labels import LabelSpace
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation.react import conversation, loop_opening, react_loop
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfig, MethodConfigError
+from veracity.methods.base import BaseMethod, ChoiceConfig, MethodConfigError
 from veracity.methods.config import GenerationSettings, ReplyTokens
 from veracity.methods.labelling import ask_label, label_fields
 from veracity.prompt_layout import LayoutSetting
@@ -35,7 +33,6 @@ from veracity.prompting import (
     render_input,
     render_messages,
 )
-from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.tools import SOURCE_HINTS, SourceTool
 
@@ -69,15 +66,8 @@ class ReActMethod(BaseMethod):
     description = "ReAct: think, search the sources as needed, then answer (baseline)"
     config: ReActConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
+    def setup(self) -> None:
+        super().setup()
         chosen = self.config.tools or list(self.sources)
         missing = [n for n in chosen if n not in self.sources]
         if missing or not chosen:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,12 +51,13 @@ from veracity.core.errors import (
     RegistryError,
     RunStoreError,
 )
+from veracity.core.labels import get_label_space
 from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
 from veracity.llm.options import LLMSpec
-from veracity.methods.base import BaseMethod, load_method
+from veracity.methods.base import BaseMethod, MethodConfig, MethodParts
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
 from veracity.runtime.environment import Environment, default_data_dir, environment
@@ -344,13 +345,15 @@ def build_sources(
 
 
 def with_default_sources(
-    config: RunConfig, *, online: bool | None = None
+    config: RunConfig, *, online: bool | None = None, options: MethodConfig | None = None
 ) -> tuple[RunConfig, list[str]]:
     """`config` with default sources for its method when it names none, and notes saying
-    what was chosen (see `veracity.retrieval.defaults`).
+    what was chosen (see `veracity.retrieval.defaults`); `config` itself when none are.
 
     Args:
         online: whether the network answers (None: probe it, only when defaults are needed).
+        options: the method's options already validated (the spec's), read instead of
+            validating ``config.method_config`` again.
 
     Raises:
         ConfigError: the method retrieves, nothing is configured, and no default can be had
@@ -363,7 +366,8 @@ def with_default_sources(
     except RegistryError:
         return config, []  # build_method reports it
     needs_of = getattr(cls, "source_needs", None)
-    needs = needs_of(config.method_config) if needs_of is not None else []
+    given = options if options is not None else config.method_config
+    needs = needs_of(given) if needs_of is not None else []
     if not needs:
         return config, []
     from veracity.retrieval.defaults import default_sources, network_available
@@ -382,42 +386,47 @@ def build_method(
     *,
     prefer_labels: str | None = None,
     caches: CachePaths | None = None,
+    notes: Sequence[str] = (),
 ) -> BaseMethod:
-    """The method of `config` (resolved to a `RunSpec` first when it is a `RunConfig`) with
-    its label space and prompt overrides.
-
-    Methods that keep persistent state get ``caches.state`` and ``caches.namespace``.
-    The label space is the spec's (see `veracity.runtime.spec.resolve_labels`;
-    `prefer_labels` is a dataset's own space, used when the config names none).
+    """The method of `config` (resolved to a `RunSpec` first when it is a `RunConfig`),
+    built in one statement from its parts (`MethodParts`): the spec's validated options
+    and label space, the model, `sources`, the prompt overrides, the home folder, a model
+    builder, the input limits, `notes` (how the run was assembled, traced per check) and,
+    for methods that keep persistent state, ``caches.state`` and ``caches.namespace``.
+    `prefer_labels` is a dataset's own space, used when the config names none.
 
     Raises:
-        ConfigError: unknown method, invalid method config or label space, bad prompts.
+        ConfigError: unknown method, invalid method config or label space, a token
+            setting beyond the model's window, bad prompts, or what the method's `setup`
+            refuses.
     """
     spec = (
         config if isinstance(config, RunSpec) else resolve_spec(config, prefer_labels=prefer_labels)
     )
-    try:
-        prompts = PromptBundle.from_config(spec.prompts)
-        method = load_method(
-            spec.method,
-            llm=llm,
-            config=spec.method_options(),
-            sources=dict(sources),
-            home=home_paths(),
-        )
-        method.use_prompts(prompts)
-        method.use_models(model_builder())
-        if caches is not None:
-            method.use_state(caches.state, caches.namespace)
-        method.use_limits(spec.limits)
-    except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
-        raise ConfigError(str(exc)) from exc
     # every token setting within the model's window, where the backend knows it
     window = llm.capabilities.context_window if llm is not None else None
-    too_long = completion_tokens_problem(spec.method_options(), window, "method_config")
+    too_long = completion_tokens_problem(spec.method_config, window, "method_config")
     if too_long:
         raise ConfigError(too_long)
-    return method
+    state = caches if caches is not None else CachePaths()
+    try:
+        return spec.method_class(
+            parts=MethodParts(
+                llm=llm,  # type: ignore[arg-type]  # None is refused, with what to pass
+                config=spec.method_config,
+                labels=get_label_space(spec.labels),
+                sources=dict(sources),
+                home=home_paths(),
+                prompts=PromptBundle.from_config(spec.prompts),
+                model_builder=model_builder(),
+                state_dir=state.state,
+                state_namespace=state.namespace,
+                limits=spec.limits,
+                notes=tuple(notes),
+            )
+        )
+    except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def build_run(
@@ -483,8 +492,10 @@ def resolve_run(
     Raises:
         ConfigError: anything in the config that cannot be resolved, with what to change.
     """
-    config, notes = with_default_sources(config, online=online)
-    spec = resolve_spec(config, prefer_labels=prefer_labels)
+    spec = resolve_spec(config, prefer_labels=prefer_labels)  # the method's options validated
+    chosen, notes = with_default_sources(config, online=online, options=spec.method_config)
+    if chosen is not config:  # default sources (and the settings they turn off): again
+        config, spec = chosen, resolve_spec(chosen, prefer_labels=prefer_labels)
     notes += [spec.labels_note] if spec.labels_note else []
     return ResolvedRun(config, spec, tuple(notes))
 
@@ -511,9 +522,8 @@ def assemble_run(
         managed = build_llm(spec, caches, progress, backend=backend, shared_limit=shared_limit)
     managed.run_seed = spec.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(spec, caches)
-    method = build_method(spec, managed, sources, caches=caches)
+    method = build_method(spec, managed, sources, caches=caches, notes=notes)
     final = config.model_copy(update={"labels": spec.labels})
-    method.setup_notes = list(notes)
     for note in notes:
         log.info("%s", note)
     prompts = method.prompt_hashes()

@@ -41,7 +41,13 @@ from veracity.core.config import (
     is_given,
     validation_message,
 )
-from veracity.core.errors import ConfigError, LabelError, RegistryError, RunStoreError
+from veracity.core.errors import (
+    ConfigError,
+    LabelError,
+    MethodConfigError,
+    RegistryError,
+    RunStoreError,
+)
 from veracity.core.labels import get_label_space
 from veracity.core.limits import InputLimits
 from veracity.llm.options import LLMSpec, resolve_llm
@@ -55,8 +61,7 @@ class RunSpec(BaseModel):
 
     Attributes:
         method: the registered method.
-        method_config: the method's own config (its config class), defaults filled in;
-            its ``labels`` is always None here: the label space lives in `labels`.
+        method_config: the method's own config (its config class), defaults filled in.
         labels: the label space the method answers in.
         labels_note: why `labels` is not the space asked for (the dataset's), if so.
         llm: the model: backend, model name, the backend's typed options, shared options.
@@ -102,14 +107,9 @@ class RunSpec(BaseModel):
     def method_class(self) -> type[BaseMethod]:
         return registry.methods.get(self.method)
 
-    def method_options(self) -> MethodConfig:
-        """The method config to build the method with (the label space included)."""
-        return self.method_config.model_copy(update={"labels": self.labels})
-
     def to_config(self) -> RunConfig:
         """The same run as a `RunConfig` (every value explicit), e.g. to run it again."""
         data = self.model_dump(mode="json", exclude={"schema_version", "labels_note"})
-        data["method_config"] = self.method_config.model_dump(mode="json", exclude={"labels"})
         data["llm"] = self.llm.to_config().model_dump(mode="json")
         try:
             return RunConfig.model_validate(data)
@@ -139,26 +139,23 @@ def _config_part(data: dict[str, Any]) -> dict[str, Any]:
     options = dict(llm.pop("options", None) or {})
     out["llm"] = {**llm, **options}
     mcfg = dict(out.get("method_config") or {})
-    mcfg.pop("labels", None)
+    mcfg.pop("labels", None)  # specs recorded before the label space had one home: null
     out["method_config"] = mcfg
     return out
 
 
 def method_config_of(cls: type[BaseMethod], given: dict[str, Any]) -> MethodConfig:
-    """`given` validated by the method's own config class, defaults filled in.
+    """`given` validated by the method's own config class, defaults filled in (the one
+    validation of a run's method options: `BaseMethod.options`).
 
     Raises:
-        ConfigError: a key the method does not take (its keys are listed) or a bad value.
+        ConfigError: a key the method does not take (its keys are listed; a ``labels``
+            key is said to belong to the run) or a bad value.
     """
     try:
-        return cls.config_class.model_validate({**given, "labels": None})
-    except ValidationError as exc:
-        valid = ", ".join(sorted(k for k in cls.config_class.model_fields if k != "labels"))
-        unknown = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
-        detail = validation_message(exc)
-        if unknown:
-            detail += f" ({cls.name} takes: {valid or 'no options'})"
-        raise ConfigError(f"{cls.name}: invalid method_config: {detail}") from None
+        return cls.options(given)
+    except MethodConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def resolve_labels(
@@ -175,8 +172,7 @@ def resolve_labels(
         ConfigError: the given or preferred space is unknown or refused.
     """
     allowed = cls.allowed_labels
-    # the method's default: its config class's `labels` default, else its class default
-    default = cls.config_class.model_fields["labels"].default or cls.default_labels
+    default = cls.default_labels  # declared once, on the method's class
     wanted = given if given is not None else prefer
     if wanted is None:
         return default, None
@@ -265,14 +261,14 @@ def _operator_options(spec: RunSpec) -> list[tuple[str, str]]:
 
     cls = spec.method_class.config_class
     try:
-        default = cls.model_validate({"labels": None}).model_dump(mode="json")
+        default = cls.model_validate({}).model_dump(mode="json")
     except ValidationError:
         default = {}
     given = spec.method_config.model_dump(mode="json")
     allowed = set(allowed_options(cls))
     found = []
     for name, field in cls.model_fields.items():
-        if name == "labels" or name in allowed or _unsafe(name, field) is None:
+        if name in allowed or _unsafe(name, field) is None:
             continue
         if name in given and given[name] != default.get(name, object()):
             found.append((f"method_config.{name}", json.dumps(given[name])[:200]))

@@ -270,8 +270,9 @@ def calibrate_radar(
             records = _infer(cfg, run_dir(out_file), concurrency)
             write_signals(cache, {**header, "limit": cfg.limit}, records)
         from veracity.core.labels import get_label_space
+        from veracity.methods.radar import RadarMethod
 
-        labels = get_label_space(cfg.labels or "true_half_false").labels
+        labels = get_label_space(cfg.labels or RadarMethod.default_labels).labels
         result = grid_search(
             records,
             labels,

@@ -10,24 +10,18 @@ README.md for the map from D2D's description to this code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from veracity.core.context import CheckContext
 from veracity.core.events import Note, Stage
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.deliberation import Debate, FixedRounds
 from veracity.evidence.passages import passage_rows
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.d2d import roles
 from veracity.methods.d2d.config import D2DConfig
 from veracity.methods.d2d.judging import D2DPanel
 from veracity.methods.passages import PassageReading
 from veracity.prompt_layout import make_layout
 from veracity.prompting import input_kind_name, render_input
-from veracity.retrieval.base import Source
 
 
 class D2DMethod(PassageReading, BaseMethod):
@@ -39,17 +33,6 @@ class D2DMethod(PassageReading, BaseMethod):
     description = "D2D: fixed pro/con teams debate in four stages, five scoring judges (baseline)"
     config: D2DConfig
     passage_purpose = "evidence for the debate"
-
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
-        self.open_passage_source()
 
     async def run(self, item: CheckInput, ctx: CheckContext) -> Verdict:
         cfg, kind = self.config, input_kind_name(item)

@@ -20,9 +20,8 @@ from veracity.core.errors import MethodConfigError
 from veracity.core.events import AgentStep, Note
 from veracity.core.types import CheckInput, Evidence, Verdict
 from veracity.evidence.passages import search_source
-from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.factagent import replies
 from veracity.methods.factagent.config import FactAgentConfig
 from veracity.methods.kit import check_tool
@@ -50,15 +49,8 @@ class FactAgentMethod(BaseMethod):
     )
     config: FactAgentConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        **kwargs: Any,  # the rest of BaseMethod's keywords, passed on
-    ):
-        super().__init__(llm, config, sources=sources, **kwargs)
+    def setup(self) -> None:
+        super().setup()
         self.source: Source | None = None
         if "search" in self.config.tools:
             try:

@@ -21,9 +21,8 @@ from veracity.core.errors import MethodConfigError
 from veracity.core.events import Stage
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.passages import gather_passages, passage_rows, search_source
-from veracity.llm.base import LLM
 from veracity.llm.structured import complete_structured
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.hiss import replies
 from veracity.methods.hiss.config import HissConfig
 from veracity.methods.hiss.examples import rendered_examples
@@ -65,15 +64,8 @@ class HissMethod(BaseMethod):
     )
     config: HissConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        **kwargs: Any,  # the rest of BaseMethod's keywords, passed on
-    ):
-        super().__init__(llm, config, sources=sources, **kwargs)
+    def setup(self) -> None:
+        super().setup()
         self.source: Source | None = None
         if self.config.search:
             try:

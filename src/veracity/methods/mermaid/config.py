@@ -77,8 +77,6 @@ class MermaidConfig(MethodConfig):
         "decomposer_attempts",
     )  # fmt: skip
 
-    labels: str | None = "true_false"  # the paper's binary setting (TRUE/FALSE, SUPPORTED/REFUTED)
-
     # --- variants
     variant: Literal["full", "no_memory", "no_decomposer"] = "full"
 

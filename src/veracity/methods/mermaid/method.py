@@ -19,12 +19,10 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError
 from veracity.core.events import AgentStep, Decision, Note
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Evidence, Stance, Verdict
 from veracity.evidence.memory import EvidenceMemory
-from veracity.llm.base import LLM
 from veracity.llm.probs import choice_probabilities
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.mermaid.config import MermaidConfig
 from veracity.methods.mermaid.decomposer import Decomposition, decompose
 from veracity.methods.mermaid.executor import PromptParts, Toolbox, execute
@@ -38,7 +36,6 @@ from veracity.methods.mermaid.retention import Retained, retain, retrieved_docum
 from veracity.nlp.entities import recognise
 from veracity.nlp.ner_backends import shared_ner
 from veracity.prompting import input_kind_name, render_input, render_messages
-from veracity.retrieval.base import Source
 from veracity.retrieval.defaults import SourceNeed
 from veracity.retrieval.guards import eval_guards, guards_with_cutoff
 
@@ -51,7 +48,7 @@ class MermaidMethod(BaseMethod):
 
     name = "mermaid"
     config_class = MermaidConfig
-    default_labels = "true_false"
+    default_labels = "true_false"  # the paper's binary setting (TRUE/FALSE, SUPPORTED/REFUTED)
     allowed_labels = ("true_false", "supported_refuted")
     description = (
         "MERMAID: claim decomposition, ReAct over MCP evidence tools, reusable evidence memory"
@@ -59,15 +56,8 @@ class MermaidMethod(BaseMethod):
     config: MermaidConfig
     single_agent = False
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
+    def setup(self) -> None:
+        super().setup()
         self.toolbox = Toolbox(self.config, self.sources)
         self._memory: EvidenceMemory | None = None
         self._require_named_memory()

@@ -44,8 +44,6 @@ class RadarBaseConfig(ChoiceConfig, LayoutSetting):
 
     request_options = ("evidence", "top_m", "roles", "temperature", "judge_prompt")
 
-    labels: str | None = "true_half_false"
-
     # --- Stage I: the shared evidence pool
     evidence: EvidenceMode = "retrieved"  # "given": the claim's own evidence (full-evidence)
     top_m: int = Field(default=20, ge=1, le=200)  # evidence pool size m (top-20 passages)

@@ -22,7 +22,6 @@ from typing import Any
 from veracity.core import registry
 from veracity.core.context import CheckContext
 from veracity.core.events import ModelCall
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Claim, Trace, Verdict
 from veracity.deliberation import (
     Debate,
@@ -35,8 +34,7 @@ from veracity.deliberation import (
     StoppingPolicy,
     verdict_fields,
 )
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
+from veracity.methods.base import BaseMethod, MethodConfigError
 from veracity.methods.radar.config import RadarBaseConfig, RadarConfig, RadarSingleConfig
 from veracity.methods.radar.pool import PassagePool, fit_pool, gather_candidates
 from veracity.methods.radar.roles import (
@@ -64,15 +62,8 @@ class _RadarBase(BaseMethod):
     input_kinds = ("claim",)
     config: RadarBaseConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
+    def setup(self) -> None:
+        super().setup()
         self.source = self._pick_source() if self.config.evidence == "retrieved" else None
 
     def _pick_source(self) -> Source:
@@ -246,17 +237,9 @@ class RadarMethod(_RadarBase):
     description = "role-anchored debate over a shared evidence pool, with early stopping (RADAR)"
     config: RadarConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
-        wants = self.config.estimator == "logprobs" and llm is not None
-        if wants and not self.llm.capabilities.logprobs:
+    def setup(self) -> None:
+        super().setup()
+        if self.config.estimator == "logprobs" and not self.llm.capabilities.logprobs:
             raise MethodConfigError(
                 f"{self.name}: estimator 'logprobs' needs a backend that returns token "
                 f"logprobs; {self.llm.backend_id} does not (use 'auto' or 'sampling')"

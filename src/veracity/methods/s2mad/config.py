@@ -60,7 +60,6 @@ class S2MADConfig(ChoiceConfig, LayoutSetting):
         "single_agent_input",
     )  # fmt: skip
 
-    labels: str | None = "rumor"
     variant: str | None = None
 
     # --- Stance separation (section 3.2, Eqs. 1-2)
@@ -127,7 +126,7 @@ class S2MADConfig(ChoiceConfig, LayoutSetting):
     def scorer_config(self) -> LLMConfig | None:
         """The stance scorer's section checked as an `LLMConfig` over the built-in defaults
         (None: the run's model scores). The model itself is built by the composition root,
-        which layers the section over the environment (`BaseMethod.use_models`)."""
+        which layers the section over the environment (`MethodParts.model_builder`)."""
         if self.scorer_llm is None:
             return None
         return LLMConfig().merged(self.scorer_llm)

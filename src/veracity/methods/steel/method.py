@@ -19,9 +19,8 @@ from veracity.core.errors import MethodConfigError
 from veracity.core.events import AgentStep, Note
 from veracity.core.types import CheckInput, Document, Evidence, Verdict
 from veracity.evidence.passages import passage_rows, search_source
-from veracity.llm.base import LLM
 from veracity.llm.choice import ChoiceResult, ask_choice
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.kit import check_tool
 from veracity.methods.labelling import ask_label, label_fields, whole_sentences
 from veracity.methods.steel.config import SteelConfig
@@ -48,15 +47,8 @@ class SteelMethod(BaseMethod):
     )
     config: SteelConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        **kwargs: Any,  # the rest of BaseMethod's keywords, passed on
-    ):
-        super().__init__(llm, config, sources=sources, **kwargs)
+    def setup(self) -> None:
+        super().setup()
         try:
             source = search_source(self.sources, self.config.source)
         except KeyError:

@@ -183,8 +183,6 @@ class ToEConfig(MethodConfig, LayoutSetting):
         "scorer", "aggregator", "query_per_action", "require_verbatim", "greedy", "temperature",
     )  # fmt: skip
 
-    labels: str | None = "true_uncertain_false"
-
     # --- tree management (Algorithm 1)
     max_iterations: Rounds = Field(default=20, ge=1)  # T_max
     max_depth: Rounds = Field(default=5, ge=0)  # deepest level a node may sit at

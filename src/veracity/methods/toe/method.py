@@ -25,10 +25,8 @@ from veracity.core import context
 from veracity.core.context import CheckContext
 from veracity.core.errors import MethodConfigError, StructuredOutputError
 from veracity.core.events import Fault, Note, Stage
-from veracity.core.paths import HomePaths
 from veracity.core.types import CheckInput, Claim, Document, Verdict
-from veracity.llm.base import LLM
-from veracity.methods.base import BaseMethod, MethodConfig
+from veracity.methods.base import BaseMethod
 from veracity.methods.toe.agents import ToEAgents
 from veracity.methods.toe.config import SEARCH_ACTIONS, ToEConfig, missing_sources_message
 from veracity.methods.toe.evidence import EvidenceEvaluator
@@ -88,6 +86,7 @@ class ToEMethod(BaseMethod):
     name = "toe"
     config_class = ToEConfig
     default_labels = "true_uncertain_false"
+    extra_parts = ("models",)
     input_kinds = ("claim",)
     description = (
         "argument tree: RL-driven multi-source retrieval, evidence evaluation, "
@@ -95,16 +94,8 @@ class ToEMethod(BaseMethod):
     )
     config: ToEConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-        models: Any = None,
-    ):
-        super().__init__(llm, config, sources=sources, home=home)
+    def setup(self) -> None:
+        super().setup()
         cfg = self.config
         if self.label_space.cutoffs is None:
             raise MethodConfigError(
@@ -114,7 +105,8 @@ class ToEMethod(BaseMethod):
         self.action_sources, self.masked = resolve_actions(cfg, self.sources)
         if not self.action_sources:
             raise MethodConfigError(missing_sources_message(cfg))
-        self.models = models if models is not None else self._load_models()
+        given = self.parts.extras.get("models")  # a test's trained stand-ins
+        self.models = given if given is not None else self._load_models()
         self.scorer = self._pick("scorer", cfg.scorer, "eval_net", "network", "llm_judge")
         self.aggregator = self._pick("aggregator", cfg.aggregator, "agg_net", "network", "rules")
         self.collect_targets = False  # training: always ask the judge for soft targets

@@ -62,8 +62,6 @@ class ZoFiaConfig(ChoiceConfig, LayoutSetting):
         "claim_verification", "debate", "on_source_error", "temperature",
     )  # fmt: skip
 
-    labels: str | None = "real_fake"
-
     # --- Stage 1: entity extraction (section 3.1, Algorithm 2)
     ner_backend: Literal["spacy", "hf", "llm"] = "spacy"  # paper: dslim/bert-base-NER
     hf_ner_model: str | None = None  # local path of a token-classification model

@@ -14,10 +14,8 @@ from typing import Any
 
 from veracity.core.context import CheckContext
 from veracity.core.events import Fault
-from veracity.core.paths import HomePaths
 from veracity.core.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 from veracity.deliberation import verdict_fields
-from veracity.llm.base import LLM
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.zofia.analysis import AnalystReports, Analysts, ExtractedClaims
 from veracity.methods.zofia.config import ZoFiaConfig, with_zofia_variant
@@ -51,29 +49,20 @@ class ZoFiaMethod(BaseMethod):
     name = "zofia"
     config_class = ZoFiaConfig
     default_labels = "real_fake"
+    extra_parts = ("encyclopedia", "embedder", "ner")  # a test's stand-ins
     allowed_labels = ("real_fake",)
     input_kinds = ("article", "claim")
     description = "ZoFia: entity-guided retrieval + linguist/expert/claim agents + debate"
     config: ZoFiaConfig
 
-    def __init__(
-        self,
-        llm: LLM | None = None,
-        config: MethodConfig | Mapping[str, Any] | None = None,
-        *,
-        sources: Mapping[str, Source] | None = None,
-        home: HomePaths | None = None,
-        encyclopedia: Encyclopedia | None = None,
-        embedder: Embedder | None = None,
-        ner: Any = None,
-    ):
-        raw = config.model_dump(exclude_unset=True) if isinstance(config, MethodConfig) else config
-        try:
-            resolved = with_zofia_variant(dict(raw or {}))
-        except ValueError as exc:
-            raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
-        super().__init__(llm, resolved, sources=sources, home=home)
-        cfg = self.config
+    def setup(self) -> None:
+        super().setup()
+        if self.config.variant is not None:  # a named variant's settings, under those given
+            try:
+                self.config = with_zofia_variant(self.config)
+            except ValueError as exc:
+                raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
+        cfg, extras = self.config, self.parts.extras
         self.web: Source | None = None
         if cfg.use_web:
             self.web = self.pick_source(
@@ -86,7 +75,8 @@ class ZoFiaMethod(BaseMethod):
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
             try:
-                self.wiki = as_encyclopedia(encyclopedia or self.sources.get(cfg.wiki_source))
+                given = extras.get("encyclopedia") or self.sources.get(cfg.wiki_source)
+                self.wiki = as_encyclopedia(given)
             except TypeError as exc:
                 given = self.sources.get(cfg.wiki_source)
                 what = "none is given" if given is None else f"{exc}"
@@ -95,13 +85,13 @@ class ZoFiaMethod(BaseMethod):
                     f"it with --source {cfg.wiki_source}=wikipedia (ablation without it: --set "
                     "variant=no_wikipedia)"
                 ) from exc
-        self._embedder = embedder
-        self._ner = ner
+        self._embedder: Embedder | None = extras.get("embedder")
+        self._ner = extras.get("ner")
 
     @classmethod
-    def source_needs(cls, config: Mapping[str, Any]) -> list[SourceNeed]:
+    def source_needs(cls, config: MethodConfig | Mapping[str, Any]) -> list[SourceNeed]:
         try:
-            cfg = with_zofia_variant(dict(config))
+            cfg = with_zofia_variant(config if isinstance(config, ZoFiaConfig) else dict(config))
         except ValueError:
             return []
         needs = []
