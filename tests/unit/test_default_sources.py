@@ -186,7 +186,7 @@ def test_the_rest_api_builder_gets_the_same_defaults(default_corpus):
     request = CheckRequest.model_validate(
         {"input": {"kind": "claim", "text": "A synthetic abstract sentence."}, "method": "rag"}
     )
-    run, _ = builder.build(request)
+    run = builder.build(request).run
     assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     assert run.notes and "default local corpus" in run.notes[0]
 

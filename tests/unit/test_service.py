@@ -112,7 +112,8 @@ def test_the_rest_adapter_checks_through_the_service_once(spies):
 
     builder = RunBuilder(RunConfig(), ServerSettings(), llm=scripted())
     body = {"input": {"kind": "claim", "text": "The moon is made of cheese."}}
-    run, item = builder.build(CheckRequest.model_validate(body))
+    plan = builder.build(CheckRequest.model_validate(body))
+    run, item = plan.run, plan.item
     assert run.method.name == "direct" and item.text == "The moon is made of cheese."
     _each_rule_ran_once(spies)
 

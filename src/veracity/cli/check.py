@@ -30,7 +30,15 @@ from veracity.cli.document_options import (
     flag_names,
 )
 from veracity.cli.plugins import with_run_options
-from veracity.core.errors import ConfigError, InputError, LLMAuthError, ModelNotAvailable
+from veracity.core.errors import (
+    ConfigError,
+    InputError,
+    LLMAuthError,
+    LLMError,
+    ModelNotAvailable,
+    SourceError,
+    StructuredOutputError,
+)
 
 
 def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
@@ -58,6 +66,29 @@ def _read_input(text: str | None, file: Path | None, kind: str) -> Any:
             data = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "standard input")
             return decode_text(data, "standard input")
         return require_decodable(text, "the text argument")
+    except InputError as exc:
+        fail(str(exc))
+
+
+def _document_source(text: str | None, file: Path | None, url: str | None) -> Any:
+    """What the user gave as a document: a `DocumentText` (text or standard input), a file
+    `Path`, or None with a URL. Exits 2 on none or several, or on unreadable standard input."""
+    given = [x for x in (text, file, url) if x is not None]
+    if len(given) != 1:
+        what = "nothing to check" if not given else "give only one document"
+        fail(f"{what}: give TEXT, '-' for standard input, --file PATH or --url URL")
+    from veracity.core.textio import decode_text, input_file, read_limited
+    from veracity.documents.reading import MAX_DOCUMENT_BYTES, from_text
+
+    try:
+        if file is not None:  # said before any notice of building the run
+            return input_file(file, "document file")
+        if url is not None:
+            return None
+        if text == "-":
+            data = read_limited(sys.stdin.buffer, MAX_DOCUMENT_BYTES, "standard input")
+            return from_text(decode_text(data, "standard input"), origin="stdin")
+        return from_text(text or "")
     except InputError as exc:
         fail(str(exc))
 
@@ -143,12 +174,15 @@ def check(
                                   max_sentences, dedupe_threshold)  # fmt: skip
     if not document:
         documents_only([*flag_names(extraction), *(["--html"] if html else [])])
-    if document:
-        from veracity.cli.check_document import document_source
+    raw = _document_source(text, file, url) if document else _read_input(text, file, kind)
+    choices: dict[str, Any] = {"kind": kind}
+    if document:  # a document's own choices; its claim method is --method's (default rag)
+        from veracity.cli.document_options import checked_extraction, checked_html_path
 
-        raw = document_source(text, file, url)
-    else:
-        raw = _read_input(text, file, kind)
+        settings_ = checked_extraction(extraction)
+        choices = {"kind": "document", "method": method, "labels": labels, "url": url,
+                   "corrections": corrections, "extraction": settings_}  # fmt: skip
+        html = checked_html_path(html)
     try:
         flags = {
             "method": method,
@@ -164,8 +198,8 @@ def check(
         }
         # the options methods add (MERMAID's --memory): veracity.cli.plugins
         cfg = with_run_options(layered_config(config, variant=variant, flags=flags), ctx)
-        if not document:
-            plan = Veracity(cfg).plan(raw, kind=kind)  # the input, method, labels, kind
+        service = Veracity(cfg)
+        plan = service.plan(raw, **choices)  # the input, method, labels, kind
     except CheckRefused as exc:
         hint = " (read the input as another kind with --kind)" if exc.title == KIND_REFUSED else ""
         fail(f"{exc}{hint}")
@@ -173,18 +207,24 @@ def check(
         fail(error_text(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
-    if document:
-        from veracity.cli.check_document import check_document
-
-        opts = {"url": url, "method": method, "labels": labels, "corrections": corrections}
-        return check_document(cfg, raw, as_json=as_json, extraction=extraction, html=html, **opts)
     for note in plan.run.notes:
         console.print(note, style="dim", soft_wrap=True)
     ensure_model(plan.run.config.llm)
     try:
-        verdict = _run_with_progress(plan.run.method, plan.item)
+        verdict = _run_with_progress(plan)
+    except InputError as exc:  # a URL that cannot be fetched, a page with no text
+        fail(error_text(exc))
     except (ModelNotAvailable, LLMAuthError) as exc:
         fail(str(exc), code=3)
+    except StructuredOutputError as exc:
+        fail(f"claim extraction failed: {exc}", code=1)
+    except (LLMError, SourceError) as exc:  # an endpoint that does not answer, a source fault
+        what = "the document check" if document else "the check"
+        fail(f"{what} failed: {type(exc).__name__}: {error_text(exc)}", code=1)
+    finally:
+        service.close()
+    if document:
+        return _print_document(verdict.report, as_json, html)
     if as_json:
         out.print_json(verdict.model_dump_json())
     else:
@@ -197,6 +237,24 @@ def check(
         raise typer.Exit(1)
 
 
+def _print_document(report: Any, as_json: bool, html: Path | None) -> None:
+    """A document's report: JSON, or the text marked in place and its claims; with `html`,
+    the standalone HTML report written there too. Exit 1 when a claim's check failed."""
+    if html is not None:
+        from veracity.cli.html_reports import write_report_html
+
+        write_report_html(html, report)
+        console.print(f"written: the HTML report to {html}", markup=False, soft_wrap=True)
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        from veracity.cli.render_document import document_view
+
+        out.print(document_view(report))
+    if report.summary.errors:
+        raise typer.Exit(1)
+
+
 def _warn_search_failures(verdict: Any) -> None:
     """One warning line on stderr when searches failed (the count and the first error)."""
     warning = verdict.search_warning
@@ -204,15 +262,16 @@ def _warn_search_failures(verdict: Any) -> None:
         console.print(styled("[yellow]warning:[/] {}", warning), soft_wrap=True)
 
 
-def _run_with_progress(method: Any, item: Any):
-    """Check `item`, showing its stage, round, calls and time on standard error (with
-    --json too: the verdict alone goes to standard output)."""
+def _run_with_progress(plan: Any):
+    """Run `plan` (a document is read or fetched first), showing its stage, round, calls
+    and time on standard error (with --json too: the verdict alone goes to standard
+    output)."""
     import asyncio
 
     from veracity.cli.progress_view import check_view
 
-    with check_view(method, console) as view, view.watching():
-        return asyncio.run(method.check(item))
+    with check_view(plan.run.method, console) as view, view.watching():
+        return asyncio.run(plan.check())
 
 
 @app.command()

@@ -43,7 +43,7 @@ from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.runtime import CachePaths
-from veracity.runtime.documents import DocumentOptions, document_options, read_document
+from veracity.runtime.documents import DocumentOptions, document_options, fetch_document
 from veracity.runtime.service import LLM, Plan, Veracity
 
 __all__ = [
@@ -313,7 +313,7 @@ async def _jobs(
             continue
         started = time.perf_counter()
         try:
-            document = row.document or await read_document(None, url=row.url)
+            document = row.document or await fetch_document(row.url)
         except InputError as exc:
             record(_failed(row, str(exc), time.perf_counter() - started), False)
             continue

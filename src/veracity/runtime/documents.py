@@ -19,13 +19,12 @@ claim and the debates and trees (``toe``, ``radar``, ``d2d``) make tens of calls
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veracity.core.bounds import MAX_CONCURRENCY, completion_tokens_problem
-from veracity.core.errors import InputError, problem_text
+from veracity.core.errors import problem_text
 from veracity.documents import DocumentChecker, DocumentReport, DocumentText, reading
 from veracity.evidence.claims import ClaimExtractor, ExtractionConfig
 from veracity.runtime.rules import KIND_REFUSED, CheckRefused
@@ -37,8 +36,6 @@ DEFAULT_DOCUMENT_METHOD = "rag"
 EXTRACTION_REFUSED = "invalid extraction options"
 CONCURRENCY_REFUSED = "invalid concurrency"
 OPTIONS_REFUSED = "document options on another input"
-
-DocumentInput = DocumentText | str | Path
 
 
 class DocumentOptions(BaseModel):
@@ -121,30 +118,16 @@ def document_method(run: Run, options: DocumentOptions) -> DocumentChecker:
     )
 
 
-async def read_document(source: DocumentInput | None, *, url: str | None = None) -> DocumentText:
-    """A `DocumentText` from text, a file path or a URL (exactly one of `source`, `url`).
-
-    A URL is fetched through the runtime's guarded HTTP client (public addresses only,
-    redirects re-checked, size and time limits).
+async def fetch_document(url: str) -> DocumentText:
+    """The document at `url`, fetched through the runtime's guarded HTTP client (public
+    addresses only, redirects re-checked, size and time limits).
 
     Raises:
-        InputError: none or both given, or the document cannot be read.
+        InputError: it cannot be fetched or holds no text (the message names it and a fix).
     """
-    if (source is None) == (url is None):
-        raise InputError("give a document: its text, a file path or a URL (one of them)")
-    if url is not None:
-        from veracity.runtime.home import user_http_client
+    from veracity.runtime.home import user_http_client
 
-        return await reading.from_url(url, user_http_client())
-    if isinstance(source, DocumentText):
-        return source
-    if isinstance(source, Path):
-        return reading.from_file(source)
-    if isinstance(source, str):
-        return reading.from_text(source)
-    raise InputError(
-        f"cannot read a {type(source).__name__} as a document; give text, a Path or a URL"
-    )
+    return await reading.from_url(url, user_http_client())
 
 
 __all__ = [
@@ -152,7 +135,6 @@ __all__ = [
     "DEFAULT_DOCUMENT_METHOD",
     "EXTRACTION_REFUSED",
     "OPTIONS_REFUSED",
-    "DocumentInput",
     "DocumentOptions",
     "DocumentReport",
     "DocumentText",
@@ -161,5 +143,5 @@ __all__ = [
     "document_method",
     "document_options",
     "extraction_config",
-    "read_document",
+    "fetch_document",
 ]

@@ -162,9 +162,9 @@ class Plan:
             InputError: the document cannot be fetched (the message names it and a fix).
         """
         if self.item is None:
-            from veracity.runtime.documents import read_document
+            from veracity.runtime.documents import fetch_document
 
-            self.item = await read_document(None, url=self.url)
+            self.item = await fetch_document(self.url)
         return self.item
 
     async def check(self) -> Verdict:

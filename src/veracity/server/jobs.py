@@ -166,11 +166,10 @@ class JobManager:
 
     def _prepare(self, request: CheckRequest) -> LiveJob:
         job_id = uuid.uuid4().hex
+        plan = self.builder.build(request)
         if request.input.kind == "document":
-            plan = self.builder.build_document(request)
             return LiveJob(id=job_id, run=plan.run, item=None, store=self.store, document=plan)
-        run, item = self.builder.build(request)
-        return LiveJob(id=job_id, run=run, item=item, store=self.store)
+        return LiveJob(id=job_id, run=plan.run, item=plan.item, store=self.store)
 
     def retry_after(self) -> int:
         """Seconds until a queue slot is likely free (from recent check durations)."""

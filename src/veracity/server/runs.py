@@ -8,11 +8,11 @@ refusals to HTTP problems and its listing to the API's schemas.
 
 from __future__ import annotations
 
+from typing import Any
+
 from veracity.core.config import RunConfig
 from veracity.core.errors import InputError
-from veracity.core.types import CheckInput
-from veracity.documents import DocumentText, from_text
-from veracity.runtime import Run
+from veracity.documents import from_text
 from veracity.runtime.listing import label_spaces
 from veracity.runtime.service import LLM, CheckRefused, ManagedLLM, Plan, Veracity
 from veracity.server.schemas import (
@@ -101,53 +101,35 @@ class RunBuilder:
         configured = self.service.configured_sources().items()
         return SourcesInfo(sources=[SourceInfo(name=n, type=t) for n, t in configured])
 
-    def build(self, request: CheckRequest) -> tuple[Run, CheckInput]:
-        """The run for `request` and its input.
+    def build(self, request: CheckRequest) -> Plan:
+        """The plan of `request`: its run (built or kept) and its input; a document's URL is
+        not fetched yet (`Plan.read` fetches it when the job starts).
 
         Raises:
             RequestProblem: 422 for whatever the service refuses (an unknown method, label
                 space, source or model, disallowed options, an input kind the method does
-                not take, a combination that does not build).
+                not take, a combination that does not build, bad extraction settings).
         """
+        item: Any = request.input
+        choices: dict[str, Any] = {
+            "method": request.method, "labels": request.labels, "options": request.method_config,
+            "sources": request.sources, "model": request.model,
+        }  # fmt: skip
+        if item.kind == "document":
+            cap = self.settings.max_document_sentences
+            if request.extraction is not None and request.extraction.max_sentences > cap:
+                raise RequestProblem(
+                    422, "invalid extraction options",
+                    f"this server reads at most {cap} sentences of a document (extraction."
+                    "max_sentences; the operator sets VERACITY_SERVER_MAX_DOCUMENT_SENTENCES)",
+                )  # fmt: skip
+            choices |= {"kind": "document", "url": item.url, "extraction": request.extraction,
+                        "corrections": bool(request.corrections)}  # fmt: skip
         try:
-            plan = self.service.plan(
-                request.input, method=request.method, labels=request.labels,
-                options=request.method_config, sources=request.sources, model=request.model,
-            )  # fmt: skip
+            if item.kind == "document":
+                item = from_text(item.text, title=item.title) if item.text is not None else None
+            return self.service.plan(item, **choices)
         except CheckRefused as exc:
             raise RequestProblem(422, exc.title, exc.detail) from exc
         except InputError as exc:
             raise RequestProblem(422, "invalid input", str(exc)) from exc
-        return plan.run, plan.item
-
-    def build_document(self, request: CheckRequest) -> Plan:
-        """The plan of a document check (its run is built; its URL is not fetched yet).
-
-        Raises:
-            RequestProblem: 422 for whatever the service refuses (as `build`).
-        """
-        item = request.input
-        assert item.kind == "document"
-        cap = self.settings.max_document_sentences
-        if request.extraction is not None and request.extraction.max_sentences > cap:
-            raise RequestProblem(
-                422, "invalid extraction options",
-                f"this server reads at most {cap} sentences of a document (extraction."
-                "max_sentences; the operator sets VERACITY_SERVER_MAX_DOCUMENT_SENTENCES)",
-            )  # fmt: skip
-        try:
-            return self.service.plan(
-                reading_text(item.text, item.title) if item.text is not None else None,
-                kind="document", url=item.url, method=request.method, labels=request.labels,
-                options=request.method_config, sources=request.sources, model=request.model,
-                extraction=request.extraction, corrections=bool(request.corrections),
-            )  # fmt: skip
-        except CheckRefused as exc:
-            raise RequestProblem(422, exc.title, exc.detail) from exc
-        except InputError as exc:
-            raise RequestProblem(422, "invalid input", str(exc)) from exc
-
-
-def reading_text(text: str, title: str | None) -> DocumentText:
-    """A document given as text (raises `InputError` for a blank one)."""
-    return from_text(text, title=title)
