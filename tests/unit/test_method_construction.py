@@ -18,6 +18,7 @@ from veracity.methods.base import BaseMethod, MethodConfig, MethodParts
 from veracity.prompting import PromptBundle
 from veracity.retrieval.defaults import SourceNeed
 from veracity.runtime import CachePaths, build_run, resolve_spec
+from veracity.runtime.service import Veracity
 from veracity.testing import ScriptedLLM
 
 VALIDATIONS: list[dict] = []
@@ -76,6 +77,14 @@ async def test_options_are_validated_once_per_build_and_never_per_check(counted)
     for _ in range(3):
         assert (await run.check(Claim(text="x"))).label == "REAL"
     assert len(counted) == 1, counted
+
+
+async def test_a_service_validates_the_options_once_for_all_its_checks(counted):
+    service = Veracity(RunConfig(method=CountedMethod.name, method_config={"rounds": 2}),
+                       llm=ScriptedLLM())  # fmt: skip
+    for n in range(3):
+        assert (await service.check(f"claim {n}")).label == "REAL"
+    assert len(counted) == 1, counted  # 10 before: 4 for the first check, 3 for each other
 
 
 async def test_a_method_built_from_keywords_validates_once_and_never_per_check(counted):
