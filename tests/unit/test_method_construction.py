@@ -5,9 +5,15 @@ default is declared once, on its class."""
 
 from __future__ import annotations
 
-import pytest
-from pydantic import model_validator
+import shutil
+from pathlib import Path
 
+import pytest
+import yaml
+from pydantic import model_validator
+from typer.testing import CliRunner
+
+from veracity.cli import app
 from veracity.core import registry
 from veracity.core.config import RunConfig
 from veracity.core.errors import ConfigError
@@ -18,9 +24,11 @@ from veracity.methods.base import BaseMethod, MethodConfig, MethodParts
 from veracity.prompting import PromptBundle
 from veracity.retrieval.defaults import SourceNeed
 from veracity.runtime import CachePaths, build_run, resolve_spec
+from veracity.runtime.record import read_record
 from veracity.runtime.service import Veracity
 from veracity.testing import ScriptedLLM
 
+OLD_RUN = Path(__file__).parents[1] / "data" / "stored" / "direct_old_events"
 VALIDATIONS: list[dict] = []
 
 
@@ -172,3 +180,16 @@ def test_a_label_space_inside_method_config_is_refused_saying_where_it_goes():
     run = build_run(resolve_spec(RunConfig(method="direct", labels="real_fake")), llm=ScriptedLLM())
     assert run.method.label_space is get_label_space("real_fake")
     assert "labels" not in run.spec.model_dump(mode="json")["method_config"]
+
+
+def test_a_run_directory_that_kept_its_labels_in_method_config_still_reports(tmp_path):
+    """Runs made before the label space had one home wrote it into ``method_config``."""
+    run_dir = Path(shutil.copytree(OLD_RUN, tmp_path / "run"))
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    config["method_config"] = {"labels": config.pop("labels")}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    record = read_record(run_dir)
+    assert record.config["labels"] == "supported_refuted"
+    assert "labels" not in record.config["method_config"]
+    result = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output

@@ -24,7 +24,8 @@ Older run directories still read (`read_record`), each layout by its own files:
 - ``config.yaml`` + ``spec.json`` (+ ``prompts.json``): runs written while the spec was
   recorded beside the config (``tests/data/old_run_acbda6b`` is one);
 - ``config.yaml`` (+ ``prompts.json``) only: runs made before specs were recorded; they
-  have no spec (`read_spec` says how to run them again).
+  have no spec (`read_spec` says how to run them again). The oldest kept the label space
+  in ``method_config.labels``; it is read as the run's ``labels``, its one home now.
 
 The next session on such a directory writes ``run.json`` and removes the older files.
 """
@@ -149,6 +150,10 @@ def _read_legacy(folder: Path) -> RunRecord:
         raise RunStoreError(f"{config_path}: not valid YAML: {exc}") from exc
     if not isinstance(config, dict):
         raise RunStoreError(f"{config_path}: the top level must be a mapping")
+    mcfg = config.get("method_config")
+    if isinstance(mcfg, dict) and "labels" in mcfg:  # written when the method held the space
+        labels = mcfg.pop("labels")
+        config["labels"] = config.get("labels") or labels
     prompts_path = folder / LEGACY_PROMPTS
     hashes = _hashes(_json(prompts_path), prompts_path) if prompts_path.is_file() else {}
     spec_path = folder / LEGACY_SPEC
