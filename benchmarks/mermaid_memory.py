@@ -37,12 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from veracity.core.config import RunConfig
 from veracity.core.types import Claim
 from veracity.datasets import get_dataset
 from veracity.llm.base import LLMRequest
 from veracity.methods.mermaid import MermaidMethod
-from veracity.runtime import build_sources
+from veracity.runtime import managed_sources
 from veracity.runtime.environment import data_dir
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM
@@ -112,7 +111,7 @@ async def compare(name: str, limit: int | None, nlp, workdir: Path) -> dict[str,
     root = data_dir()
     dataset, tool, (labels, label), spec = _sources(name, root)
     claims = [e.input for e in get_dataset(dataset).load("all", root)][:limit]
-    sources = build_sources(RunConfig(sources=spec))
+    sources = managed_sources(spec)
     out: dict[str, float] = {"claims": len(claims)}
     for mode in ("off", "on"):
         memory = {"mode": mode, "path": str(workdir / f"{name}.sqlite"), "namespace": mode}

@@ -40,10 +40,15 @@ sys.path.insert(0, sys.argv[1])
 latency = float(sys.argv[2])
 from veracity.core.types import Claim
 from veracity.runtime import build_run
-try:
-    from veracity.runtime import layered_config
-except ImportError:  # an older tree
-    from veracity.runtime import resolve_config as layered_config
+try:  # a tree whose builders take only a spec
+    from veracity.runtime import managed_sources, resolve_spec
+    built_run = lambda flags, llm: build_run(resolve_spec(flags=flags), llm=llm)
+except ImportError:  # an older tree: build_run takes the layered config
+    try:
+        from veracity.runtime import layered_config
+    except ImportError:
+        from veracity.runtime import resolve_config as layered_config
+    built_run = lambda flags, llm: build_run(layered_config(flags=flags), llm=llm)
 from veracity.testing import ScriptedLLM, ScriptedReply
 
 decomposed = json.dumps({"triplets": [{"subject": "Eiffel Tower", "relation": "is in",
@@ -58,7 +63,7 @@ llm.on(".*", ScriptedReply(json.dumps({"thought": "Paris.", "answer": "false"}))
 flags = {"method": "mermaid", "sources": {"docs": {"type": "local", "index": "bench"}},
          "method_config": {"memory": "off"}}
 started = time.perf_counter()
-run = build_run(layered_config(flags=flags), llm=llm)
+run = built_run(flags, llm)
 built = time.perf_counter() - started
 
 def measure():

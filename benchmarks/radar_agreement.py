@@ -126,7 +126,7 @@ async def main(a: argparse.Namespace) -> None:
     }
     cfg = runtime.layered_config(CONFIG, variant="radar")
     cfg = cfg.with_overrides({"method_config": method_config, "llm": {"cache_mode": "off"}})
-    run = runtime.build_run(cfg)
+    run = runtime.build_run(runtime.resolve_spec(cfg))
     examples = list(load_dataset("scifact", "train"))[: a.claims]
     sem = asyncio.Semaphore(a.concurrency)
     rows: list[dict[str, Any]] = []

@@ -75,17 +75,17 @@ def benchmark_data_dir() -> Path:
 
 @pytest.fixture
 def builds(monkeypatch):
-    """Every run the service builds (`veracity.runtime.service.assemble_run`, counted)."""
+    """Every run the service builds (`veracity.runtime.service.build_run`, counted)."""
     from veracity.runtime import service
 
     made = []
-    real = service.assemble_run
+    real = service.build_run
 
     def counting(*args, **kwargs):
         made.append(real(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(service, "assemble_run", counting)
+    monkeypatch.setattr(service, "build_run", counting)
     return made
 
 

@@ -23,11 +23,10 @@ from mcp import Client, StdioServerParameters
 
 from scripted_openai import scripted_endpoint
 from veracity.core import context
-from veracity.core.config import RunConfig
 from veracity.core.types import Claim, Document
 from veracity.retrieval.guards import EvalGuards, eval_guards
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, build_sources, layered_config
+from veracity.runtime import build_run, managed_sources, resolve_spec
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
 from veracity.tools.evidence import evidence_tools
@@ -109,7 +108,7 @@ async def test_mermaid_runs_its_loop_over_mcp_stdio(tiny_index, tmp_path):
         "sources": {"docs": {"type": "local", "index": tiny_index}},
         "method_config": {"memory": {"path": str(tmp_path / "m.sqlite"), "embedder": None}},
     }
-    run = build_run(layered_config(flags=flags), llm=llm)
+    run = build_run(resolve_spec(flags=flags), llm=llm)
     assert run.method.config.tool_transport == "stdio"
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin.", date="2024-01-01"))
     assert verdict.label == "false" and verdict.error is None
@@ -156,7 +155,7 @@ def _recording(path: Path) -> Path:
 
 async def test_inprocess_and_stdio_tools_observe_the_same_on_recorded_data(tmp_path):
     spec = {"google": {"type": "recorded", "path": str(_recording(tmp_path))}}
-    sources = build_sources(RunConfig(sources=spec))
+    sources = managed_sources(spec)
     local = {t.name: t for t in evidence_tools(sources)}
     remote_set = McpToolset([ToolServerSpec.from_sources(sources).server_config()])
     remote = {t.name: t for t in await remote_set.tools()}
@@ -194,7 +193,7 @@ async def test_an_external_server_from_config_adds_namespaced_tools(tmp_path):
         "method": "mermaid",
         "method_config": {"mcp_servers": [server], "tools": ["facts_lookup"], "memory": "off"},
     }
-    run = build_run(layered_config(flags=flags), llm=llm)
+    run = build_run(resolve_spec(flags=flags), llm=llm)
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin."))
     assert verdict.label == "false"
     schema = json.dumps(llm.calls_tagged("executor:1")[0].json_schema)
@@ -239,7 +238,7 @@ async def test_a_server_that_cannot_start_is_the_checks_error(tmp_path):
     broken = {"name": "broken", "command": sys.executable, "args": ["-c", "raise SystemExit(1)"]}
     llm = ScriptedLLM().on(".*", DECOMPOSED, tag="decomposer")
     flags = {"method": "mermaid", "method_config": {"mcp_servers": [broken], "memory": "off"}}
-    run = build_run(layered_config(flags=flags), llm=llm)
+    run = build_run(resolve_spec(flags=flags), llm=llm)
     verdict = await run.check(Claim(text="The Eiffel Tower is in Berlin."))
     assert verdict.label is None and "broken" in verdict.error
 

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from veracity.core.types import Claim
-from veracity.runtime import build_run, layered_config
+from veracity.runtime import build_run, resolve_spec
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
@@ -53,7 +53,7 @@ async def test_mermaid_checks_a_scifact_claim_on_the_embedded_model(benchmark_da
             "memory": {"path": str(tmp_path / "memory.sqlite"), "embedder": None},
         },
     }
-    run = build_run(layered_config(flags=flags))
+    run = build_run(resolve_spec(flags=flags))
     verdict = await run.check(Claim(text=text))
     await run.method.toolbox.aclose()
     assert verdict.error is None, verdict.error

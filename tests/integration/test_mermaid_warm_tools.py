@@ -19,7 +19,7 @@ import pytest
 from veracity.core.types import Claim, Document
 from veracity.methods.mermaid import warm
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, layered_config
+from veracity.runtime import build_run, resolve_spec
 from veracity.runtime.home import home_paths
 from veracity.testing import ScriptedLLM, ScriptedReply
 from veracity.tools.mcp_client import McpToolset
@@ -69,7 +69,7 @@ def build(index: str):
         "sources": {"docs": {"type": "local", "index": index}},
         "method_config": {"memory": "off"},
     }
-    return build_run(layered_config(flags=flags), llm=scripted())
+    return build_run(resolve_spec(flags=flags), llm=scripted())
 
 
 def tool_servers() -> set[int]:

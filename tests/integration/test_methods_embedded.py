@@ -27,7 +27,7 @@ from veracity.core.labels import get_label_space
 from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.factory import build_llm
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, layered_config
+from veracity.runtime import build_run, resolve_spec
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
@@ -177,7 +177,7 @@ async def test_method_completes_on_the_embedded_default(method, llm, tmp_path):
     if method.startswith("mermaid"):
         config = {**config, "memory": {"path": str(tmp_path / "memory.sqlite"), "embedder": None}}
     flags = {"method": method, "method_config": config, "sources": sources}
-    run = build_run(layered_config(flags=flags), llm=llm)
+    run = build_run(resolve_spec(flags=flags), llm=llm)
     labels = get_label_space(run.method.label_space).labels
     try:
         for item in inputs:

@@ -18,7 +18,7 @@ from veracity.evaluation.training import collect
 from veracity.methods.toe.models import ToEModels
 from veracity.methods.toe.training import ToETrainer
 from veracity.methods.toe.tree import ArgumentTree
-from veracity.runtime import build_run, layered_config
+from veracity.runtime import build_run, resolve_spec
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
@@ -62,7 +62,7 @@ async def test_toe_checks_trains_and_reloads_on_the_embedded_model(tmp_path):
         "sources": {"factcheck": {"type": "local", "index": "toe-e2e"}},
         "method_config": {**BOUNDED, "scorer": "llm_judge", "aggregator": "rules"},
     }
-    run = build_run(layered_config(flags=flags))
+    run = build_run(resolve_spec(flags=flags))
     folder = tmp_path / "ckpt"
     trainer = ToETrainer.open(run.method, folder)
     info = DatasetInfo(

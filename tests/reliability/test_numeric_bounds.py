@@ -420,10 +420,12 @@ def test_a_run_config_refuses_huge_numbers_at_validation():
 def test_max_tokens_beyond_the_model_window_is_refused_when_the_run_is_built():
     """The shared cap lets 32,768 through; a model with an 8,192-token window cannot
     give that many, and the run says so before any check (the backend knows its window)."""
-    from veracity.runtime import build_run
+    from veracity.runtime import build_run, resolve_spec
 
     llm = schema_llm()
     assert llm.capabilities.context_window == 8192
     with pytest.raises(ConfigError, match=r"max_tokens is 9,000 tokens.*8,192"):
-        build_run(RunConfig(method="cot", method_config={"max_tokens": 9000}), llm=llm)
-    build_run(RunConfig(method="cot", method_config={"max_tokens": 4000}), llm=schema_llm())
+        cfg = RunConfig(method="cot", method_config={"max_tokens": 9000})
+        build_run(resolve_spec(cfg), llm=llm)
+    cfg = RunConfig(method="cot", method_config={"max_tokens": 4000})
+    build_run(resolve_spec(cfg), llm=schema_llm())

@@ -61,8 +61,9 @@ def test_endpoint_options_select_openai_backend(scripted):
     runner.invoke(
         app, ["check", "x", "--base-url", "http://localhost:1/v1", "--model", "m", "--json"]
     )
-    cfg = scripted.built[-1]
-    assert cfg.backend == "openai" and cfg.base_url == "http://localhost:1/v1" and cfg.model == "m"
+    llm = scripted.built[-1]  # the model resolved once, as the run's spec holds it
+    assert llm.backend == "openai" and llm.options.base_url == "http://localhost:1/v1"
+    assert llm.model == "m"
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from veracity.methods.base import MethodConfigError
 from veracity.methods.toe import ToEMethod
 from veracity.retrieval.defaults import DEFAULT_INDEX
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, layered_config
+from veracity.runtime import build_run, resolve_spec
 from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource
 from veracity.testing.schema import schema_llm
@@ -25,7 +25,7 @@ LOCAL = {"web": {"type": "local", "index": DEFAULT_INDEX}}
 
 def run_of(method: str, method_config: dict | None = None, *, online: bool = False):
     flags = {"method": method, "method_config": method_config}
-    return build_run(layered_config(flags=flags), llm=schema_llm(), online=online)
+    return build_run(resolve_spec(flags=flags, online=online), llm=schema_llm())
 
 
 @pytest.mark.parametrize(("method", "config"), [("mermaid", MERMAID), ("mermaid_single", MERMAID),
@@ -33,7 +33,7 @@ def run_of(method: str, method_config: dict | None = None, *, online: bool = Fal
 async def test_offline_a_method_searches_the_default_index_by_itself(method, config):
     build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     run = run_of(method, config)
-    assert run.config.sources == LOCAL
+    assert run.spec.sources == LOCAL
     assert any("default local corpus" in note for note in run.notes)
     assert any("runs without" in note and "Wikipedia" in note for note in run.notes)
     verdict = await run.check(CLAIM)
@@ -47,7 +47,7 @@ async def test_offline_a_method_searches_the_default_index_by_itself(method, con
 @pytest.mark.parametrize("method", ["mermaid", "toe"])
 def test_online_a_method_gets_live_web_search_and_wikipedia(method):
     run = run_of(method, MERMAID if method == "mermaid" else None, online=True)
-    assert run.config.sources == {
+    assert run.spec.sources == {
         "web": {"type": "web", "engine": "auto"},
         "wikipedia": {"type": "wikipedia"},
     }

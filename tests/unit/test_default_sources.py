@@ -20,7 +20,7 @@ from veracity.llm.client import ManagedLLM
 from veracity.retrieval import defaults
 from veracity.retrieval.defaults import DEFAULT_INDEX, SourceNeed, default_sources
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, with_default_sources
+from veracity.runtime import build_run, resolve_spec, with_default_sources
 from veracity.runtime.home import home_paths, offline
 from veracity.testing import ScriptedLLM, ScriptedReply
 
@@ -112,8 +112,8 @@ def test_configured_sources_are_left_alone(online):
 
 
 def test_runtime_online_rag_searches_duckduckgo(online):
-    run = build_run(RunConfig(method="rag"), llm=scripted())
-    assert run.config.sources == {"web": {"type": "web", "engine": "auto"}}
+    run = build_run(resolve_spec(RunConfig(method="rag")), llm=scripted())
+    assert run.spec.sources == {"web": {"type": "web", "engine": "auto"}}
     assert run.notes and "live sources" in run.notes[0]
     FakeDDGS.queries.clear()
     verdict = api.check("A synthetic abstract sentence.", "rag", llm=scripted())
@@ -122,22 +122,22 @@ def test_runtime_online_rag_searches_duckduckgo(online):
 
 
 def test_runtime_online_zofia_gets_web_and_wikipedia(online):
-    run = build_run(RunConfig(method="zofia"), llm=scripted())
-    assert {name: spec["type"] for name, spec in run.config.sources.items()} == {
+    run = build_run(resolve_spec(RunConfig(method="zofia")), llm=scripted())
+    assert {name: spec["type"] for name, spec in run.spec.sources.items()} == {
         "web": "web",
         "wikipedia": "wikipedia",
     }
 
 
 def test_runtime_offline_radar_searches_the_default_corpus(default_corpus):
-    run = build_run(RunConfig(method="radar"), llm=scripted())
-    assert run.config.sources == {"evidence": {"type": "local", "index": DEFAULT_INDEX}}
+    run = build_run(resolve_spec(RunConfig(method="radar")), llm=scripted())
+    assert run.spec.sources == {"evidence": {"type": "local", "index": DEFAULT_INDEX}}
     assert "default local corpus" in run.notes[0]
 
 
 def test_runtime_offline_without_corpus_stops_with_the_commands():
     with pytest.raises(ConfigError, match="veracity index build --dataset"):
-        build_run(RunConfig(method="rag"), llm=scripted())
+        build_run(resolve_spec(RunConfig(method="rag")), llm=scripted())
 
 
 def test_python_api_offline_rag_cites_the_default_corpus(default_corpus):
@@ -187,7 +187,7 @@ def test_the_rest_api_builder_gets_the_same_defaults(default_corpus):
         {"input": {"kind": "claim", "text": "A synthetic abstract sentence."}, "method": "rag"}
     )
     run = builder.build(request).run
-    assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
+    assert run.spec.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     assert run.notes and "default local corpus" in run.notes[0]
 
 

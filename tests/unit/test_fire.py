@@ -200,12 +200,12 @@ def test_step_model_takes_a_label_or_search():
 async def test_offline_without_sources_fire_searches_the_default_index():
     from veracity.retrieval.defaults import DEFAULT_INDEX
     from veracity.retrieval.local.corpus import build_local_corpus
-    from veracity.runtime import build_run, layered_config
+    from veracity.runtime import build_run, resolve_spec
 
     build_local_corpus(DEFAULT_INDEX, DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     llm = scripted(step(SEARCH, "Eiffel Tower Paris"), step("false"))
-    run = build_run(layered_config(flags={"method": "fire"}), llm=llm, online=False)
-    assert run.config.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
+    run = build_run(resolve_spec(flags={"method": "fire"}, online=False), llm=llm)
+    assert run.spec.sources == {"web": {"type": "local", "index": DEFAULT_INDEX}}
     verdict = await run.check(CLAIM)
     assert verdict.label == "false" and verdict.usage.searches == 1
     assert {e.name for e in verdict.trace.of_kind("search")} == {"web"}

@@ -25,7 +25,7 @@ from veracity.methods.mermaid import MermaidMethod
 from veracity.retrieval.local.corpus import LocalCorpus, build_local_corpus
 from veracity.retrieval.local.index import IndexBuildError
 from veracity.retrieval.transport.http import HttpClient
-from veracity.runtime import build_run, build_sources
+from veracity.runtime import build_run, build_sources, resolve_spec
 from veracity.runtime.home import home_paths
 from veracity.testing import InMemorySource, ScriptedLLM
 
@@ -39,7 +39,7 @@ def test_a_method_is_never_built_without_its_model():
 
 
 def test_the_runtime_hands_a_method_the_home_and_a_model_builder(_isolated_home):
-    run = build_run(RunConfig(method="direct"), llm=ScriptedLLM())
+    run = build_run(resolve_spec(RunConfig(method="direct")), llm=ScriptedLLM())
     assert run.method.home == home_paths()
     assert run.method.home.home == _isolated_home
     assert run.method.model_builder is not None
@@ -77,6 +77,6 @@ def test_mermaid_opens_its_default_memory_under_the_home_it_is_given(tmp_path):
 def test_the_runtime_finds_a_named_local_index_under_the_home(_isolated_home):
     build_local_corpus("tiny", DOCS, mode="bm25", indexes_dir=home_paths().indexes)
     config = RunConfig(method="rag", sources={"web": {"type": "local", "index": "tiny"}})
-    source = build_sources(config)["web"]
+    source = build_sources(resolve_spec(config))["web"]
     inner = getattr(source, "inner", source)
     assert Path(inner.folder) == _isolated_home / "indexes" / "tiny"

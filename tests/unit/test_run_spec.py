@@ -20,9 +20,9 @@ from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.llm.embedded import EmbeddedOptions
 from veracity.llm.openai_compat import EndpointOptions
-from veracity.runtime import layered_config, resolve_spec
+from veracity.runtime import resolve_spec
 from veracity.runtime.provenance import source_revision
-from veracity.runtime.spec import RunSpec, read_spec
+from veracity.runtime.spec import RunSpec, read_spec, spec_of
 
 STORED = Path(__file__).parents[1] / "data" / "stored" / "direct_old_events"
 runner = CliRunner()
@@ -67,17 +67,17 @@ def test_precedence_flags_file_environment_defaults(
         path = tmp_path / "run.yaml"
         path.write_text(yaml.safe_dump({"method": "direct", "llm": file_llm}))
     flags = {"llm": flag_llm} if flag_llm else None
-    spec = resolve_spec(layered_config(path, flags=flags))
+    spec = resolve_spec(path, flags=flags)
     threads = getattr(spec.llm.options, "n_threads", None)
     got = (spec.llm.backend, spec.llm.model, spec.llm.cache_mode, spec.llm.max_concurrency)
     assert (*got, threads) == expected
 
 
 def test_backend_defaults_are_written_once_in_its_options_model():
-    spec = resolve_spec(RunConfig())
+    spec = spec_of(RunConfig())
     assert spec.llm.options == EmbeddedOptions()  # every default from the one model
     assert spec.llm.options.n_ctx == 8192 and spec.llm.options.repeat_penalty == 1.1
-    endpoint = resolve_spec(RunConfig.model_validate({"llm": {"base_url": "http://x/v1"}}))
+    endpoint = spec_of(RunConfig.model_validate({"llm": {"base_url": "http://x/v1"}}))
     assert isinstance(endpoint.llm.options, EndpointOptions)
     assert endpoint.llm.options.repeat_penalty == 1.1
 
@@ -85,35 +85,33 @@ def test_backend_defaults_are_written_once_in_its_options_model():
 def test_an_option_of_another_backend_is_refused_with_the_backends_options():
     cfg = RunConfig.model_validate({"llm": {"base_url": "http://x/v1", "n_ctx": 4096}})
     with pytest.raises(ConfigError, match=r"n_ctx: not an option of the 'openai' backend.*"):
-        resolve_spec(cfg)
+        spec_of(cfg)
     with pytest.raises(ConfigError, match="poll"):
-        resolve_spec(RunConfig.model_validate({"llm": {"poll": 101}}))
+        spec_of(RunConfig.model_validate({"llm": {"poll": 101}}))
 
 
 def test_method_config_is_typed_by_the_methods_own_class_and_lists_its_keys():
-    spec = resolve_spec(RunConfig.model_validate({"method": "rag", "method_config": {"top_k": 3}}))
+    spec = spec_of(RunConfig.model_validate({"method": "rag", "method_config": {"top_k": 3}}))
     assert type(spec.method_config).__name__ == "RagConfig" and spec.method_config.top_k == 3
     bad = RunConfig.model_validate({"method": "rag", "method_config": {"topk": 3}})
     with pytest.raises(ConfigError) as err:
-        resolve_spec(bad)
+        spec_of(bad)
     assert "topk" in str(err.value) and "rag takes:" in str(err.value) and "top_k" in str(err.value)
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
-        resolve_spec(RunConfig(method="nope"))
+        spec_of(RunConfig(method="nope"))
 
 
 def test_the_label_space_is_resolved_once():
     # a dataset space the method answers in is used
-    assert resolve_spec(RunConfig(), prefer_labels="supported_refuted").labels == (
-        "supported_refuted"
-    )
+    assert spec_of(RunConfig(), prefer_labels="supported_refuted").labels == ("supported_refuted")
     # a method with fixed spaces gets its default, and a note says so (no silent fallback)
-    radar = resolve_spec(RunConfig(method="radar"), prefer_labels="supported_refuted")
+    radar = spec_of(RunConfig(method="radar"), prefer_labels="supported_refuted")
     assert radar.labels == "true_half_false" and "supported_refuted" in radar.labels_note
     # a space that is not registered is an error, never the method's default
     with pytest.raises(ConfigError, match="labels"):
-        resolve_spec(RunConfig(), prefer_labels="no_such_space")
+        spec_of(RunConfig(), prefer_labels="no_such_space")
     with pytest.raises(ConfigError, match="radar works in"):
-        resolve_spec(RunConfig(method="radar", labels="supported_refuted"))
+        spec_of(RunConfig(method="radar", labels="supported_refuted"))
 
 
 def test_given_evidence_is_read_from_the_typed_method_config(tmp_path):
@@ -122,8 +120,8 @@ def test_given_evidence_is_read_from_the_typed_method_config(tmp_path):
     cfg = RunConfig.model_validate(
         {"method": "radar", "method_config": {"evidence": "given"}, "dataset": "toy_eval"}
     )
-    assert resolve_spec(cfg).method_config.needs_given_evidence
-    assert not resolve_spec(RunConfig(method="radar")).method_config.needs_given_evidence
+    assert spec_of(cfg).method_config.needs_given_evidence
+    assert not spec_of(RunConfig(method="radar")).method_config.needs_given_evidence
     with pytest.raises(EvalError, match="--gold-evidence"):
         prepare_run(cfg, tmp_path / "run", llm=scripted_llm())
 
@@ -137,11 +135,11 @@ def test_given_evidence_is_read_from_the_typed_method_config(tmp_path):
     ],
 )
 def test_slot_options_in_a_run_file_reach_the_backend_and_round_trip(llm, key, value):
-    spec = resolve_spec(RunConfig.model_validate({"llm": llm}))
+    spec = spec_of(RunConfig.model_validate({"llm": llm}))
     assert getattr(spec.llm.options, key) == value
     assert RunSpec.from_json(json.loads(json.dumps(spec.model_dump(mode="json")))) == spec
     with pytest.raises(ConfigError, match="slot_wait_chars"):
-        resolve_spec(RunConfig.model_validate({"llm": {"slot_wait_chars": -1}}))
+        spec_of(RunConfig.model_validate({"llm": {"slot_wait_chars": -1}}))
 
 
 def test_a_spec_round_trips_through_json():
@@ -149,7 +147,7 @@ def test_a_spec_round_trips_through_json():
         {"method": "rag", "method_config": {"top_k": 2}, "labels": "supported_refuted",
          "llm": {"n_threads": 2, "cache_mode": "record"}, "seed": 7}
     )  # fmt: skip
-    spec = resolve_spec(cfg)
+    spec = spec_of(cfg)
     again = RunSpec.from_json(json.loads(json.dumps(spec.model_dump(mode="json"))))
     assert again == spec
     assert (

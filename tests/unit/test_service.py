@@ -319,8 +319,8 @@ def test_search_uses_the_sources_built_once(monkeypatch):
     from veracity.testing.sources import InMemorySource
 
     docs = [Document(id="d1", text="The moon is rock.", source="mem")]
-    builds = Spy(lambda cfg: {"mem": InMemorySource(docs)})
-    monkeypatch.setattr(service, "build_sources", builds)
+    builds = Spy(lambda sources, **how: {"mem": InMemorySource(docs)})
+    monkeypatch.setattr(service, "managed_sources", builds)
     v = Veracity(RunConfig(), llm=scripted())
     assert [d.id for d in asyncio.run(v.search("moon rock"))] == ["d1"]
     with pytest.raises(CheckRefused, match="unknown source 'web'"):

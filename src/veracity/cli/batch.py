@@ -182,7 +182,7 @@ def batch_(
         jobs = rows if input_path == STDIN else list(rows)  # a file is checked up front
     except (EvalError, ConfigError, RunStoreError, LabelError, DatasetError) as exc:
         fail(str(exc))
-    ensure_model(batch.config.llm)
+    ensure_model(batch.spec.llm)
     where = "standard input" if input_path == STDIN else input_path
     console.print(
         styled(

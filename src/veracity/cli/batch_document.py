@@ -107,7 +107,7 @@ def _check(batch: Any, args: DocumentBatchArgs, rows: list, concurrency: int, ru
     from veracity.cli.common import ensure_model
     from veracity.evaluation.document_batch import drop_errors, write_document_results
 
-    ensure_model(batch.plan.run.config.llm)
+    ensure_model(batch.plan.run.spec.llm)
     if args.retry_errors:
         drop_errors(batch.store)
     where = "standard input" if args.input_path == STDIN else args.input_path

@@ -198,7 +198,8 @@ def check(
         }
         # the options methods add (MERMAID's --memory): veracity.cli.plugins
         cfg = with_run_options(layered_config(config, variant=variant, flags=flags), ctx)
-        service = Veracity(cfg)
+        # the model pulled before its backend is built
+        service = Veracity(cfg, ready=lambda spec: ensure_model(spec.llm))
         plan = service.plan(raw, **choices)  # the input, method, labels, kind
     except CheckRefused as exc:
         hint = " (read the input as another kind with --kind)" if exc.title == KIND_REFUSED else ""
@@ -209,7 +210,6 @@ def check(
         fail(str(exc), code=3)
     for note in plan.run.notes:
         console.print(note, style="dim", soft_wrap=True)
-    ensure_model(plan.run.config.llm)
     try:
         verdict = _run_with_progress(plan)
     except InputError as exc:  # a URL that cannot be fetched, a page with no text

@@ -12,7 +12,7 @@ from veracity.cli.app import console, fail
 from veracity.core.errors import ConfigError, EngineError, ModelNotAvailable
 
 if TYPE_CHECKING:
-    from veracity.core.config import LLMConfig
+    from veracity.runtime.spec import LLMSpec
 
 
 # The options every model-using command takes: declared once, so help and spelling agree.
@@ -93,18 +93,19 @@ def pull_notice(model: str) -> str:
     return f"pulling model {model} (first use only{size})"
 
 
-def ensure_model(cfg: LLMConfig) -> None:
-    """Pull the embedded default model up front so the user sees a progress bar."""
+def ensure_model(llm: LLMSpec) -> None:
+    """Pull a run's embedded catalogue model (`llm`, its resolved model) up front, before
+    the run builds its backend, so the user sees a progress bar."""
     from veracity.runtime.service import model_to_pull
 
-    if model_to_pull(cfg) is not None:
-        if cfg.auto_pull is False:  # None: the embedded backend's default, which pulls
-            fail(f"model {cfg.model} is not downloaded; run `veracity models pull {cfg.model}`", 3)
-        console.print(pull_notice(cfg.model), style="yellow", markup=False, soft_wrap=True)
+    if model_to_pull(llm) is not None:
+        if getattr(llm.options, "auto_pull", True) is False:
+            fail(f"model {llm.model} is not downloaded; run `veracity models pull {llm.model}`", 3)
+        console.print(pull_notice(llm.model), style="yellow", markup=False, soft_wrap=True)
         from veracity.cli.models import pull_with_progress
 
         try:
-            pull_with_progress(cfg.model)
+            pull_with_progress(llm.model)
         except ModelNotAvailable as exc:
             fail(str(exc), code=3)
 

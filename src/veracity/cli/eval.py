@@ -230,7 +230,6 @@ def eval_(
 
 
 def _announce(run: PreparedRun, prefix: str = "") -> None:
-    ensure_model(run.config.llm)
     for note in run.notes:
         console.print(styled("{}[yellow]{}[/]", prefix, note), soft_wrap=True)
     done = len(run.examples) - len(run.todo)
@@ -305,7 +304,10 @@ def _prepare(
     if replay_from is not None:
         # read-only: a request the recorded run never made is an error, not a live call
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
-    run = prepare_run(cfg, out_dir or default_out(cfg), replay_from=replay_from)
+    run = prepare_run(
+        cfg, out_dir or default_out(cfg), replay_from=replay_from,
+        ready=lambda spec: ensure_model(spec.llm),  # pulled before its backend is built
+    )  # fmt: skip
     if retry_errors:
         keep = [r for r in run.store.read_predictions() if r.status not in ("error", "exception")]
         run.store.rewrite_predictions(keep)

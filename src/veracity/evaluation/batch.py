@@ -118,13 +118,13 @@ def prepare_batch(
         hint = " (see --kind)" if getattr(exc, "title", None) == KIND_REFUSED else ""
         raise EvalError(f"{exc}{hint}") from exc
     try:
-        check_resumable(store, run.config)
+        check_resumable(store, run.spec.given)
     except EvalError as exc:
         why = str(exc).split("; resume it")[0]  # the advice names `eval`'s options
         raise EvalError(f"{why}; re-run with its options or choose another --run-dir") from None
     store.acquire()  # one session at a time; repairs a torn last line before any read
     return BatchRun(
-        run.config, run.method, run.method.label_space, columns, store, run.prompts, paths,
+        run.spec.given, run.method, run.method.label_space, columns, store, run.prompts, paths,
         spec=run.spec,
     )  # fmt: skip
 

@@ -52,7 +52,7 @@ class PreparedRun:
     prompts: dict[str, str] = field(default_factory=dict)  # template -> hash
     notes: list[str] = field(default_factory=list)  # what the user should know before it runs
     caches: CachePaths | None = None  # the caches workers of other engines open too
-    spec: RunSpec | None = None  # the effective run, recorded in run.json
+    spec: RunSpec | None = None  # the effective run, recorded in run.json (with `config`)
 
     @property
     def todo(self) -> list[Example]:
@@ -164,6 +164,7 @@ def prepare_run(
     *,
     llm: LLM | None = None,
     replay_from: str | Path | None = None,
+    ready: Callable[[RunSpec], None] | None = None,
 ) -> PreparedRun:
     """Resolve and check a run before any example is checked.
 
@@ -177,6 +178,8 @@ def prepare_run(
         llm: the model to use (tests pass a ScriptedLLM); otherwise the configured one.
         replay_from: another run directory whose LLM and HTTP caches are read instead of
             this run's (set ``cfg.llm.cache_mode`` to "replay" to forbid live calls).
+        ready: called with the run's spec before its model is built (the CLI pulls a
+            missing model there).
     """
     if not cfg.dataset:
         raise EvalError("no dataset given: use --dataset NAME or `dataset:` in the config")
@@ -196,7 +199,7 @@ def prepare_run(
     )
     # a document task checks each document's claims with the method
     needed = "claim" if info.input_kind == DOCUMENT_KIND else info.input_kind
-    service = Veracity(cfg, llm=llm, caches=paths)
+    service = Veracity(cfg, llm=llm, caches=paths, ready=ready)
     try:
         run = service.plan_run(needed, prefer_labels=info.label_space)
     except CheckRefused as exc:
@@ -209,13 +212,13 @@ def prepare_run(
         ) from None
     except ConfigError as exc:
         raise EvalError(str(exc)) from exc
-    given = run.spec is not None and run.spec.method_config.needs_given_evidence
-    if given and not cfg.gold_evidence:
+    if run.spec.method_config.needs_given_evidence and not cfg.gold_evidence:
         raise EvalError(
             f"{cfg.method} is configured for given evidence (method_config.evidence: given) "
             "but the run hands none over; add --gold-evidence (or `gold_evidence: true`)"
         )
-    method, cfg = run.method, run.config
+    # the run as given, with what resolving chose: what the run directory records
+    method, cfg = run.method, run.spec.given
     store.acquire()  # one session at a time; repairs a torn last line before any read
     try:
         prepared = _finish_preparing(cfg, ds, store, method, run.prompts, run.notes, paths)

@@ -7,7 +7,7 @@ result carries the observation as text and, as structured content, the observati
 them) — see `veracity.tools.mcp_client`, which applies the evaluation guards and the
 bound claim a call sends in its ``_meta``.
 
-Sources are built through `veracity.runtime.build_sources`, from a `ToolServerSpec`.
+Sources are built through `veracity.runtime.managed_sources`, from a `ToolServerSpec`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import mcp_types as types
 from pydantic import Field, ValidationError
 
 from veracity.core import context
-from veracity.core.config import LLMConfig, RunConfig
 from veracity.core.errors import ConfigError, SourceAuthError, SourceError
 from veracity.retrieval.base import Source
-from veracity.runtime import CachePaths, build_sources
+from veracity.runtime import CachePaths, managed_sources
 from veracity.tools.base import Observation, Tool, failure
 from veracity.tools.evidence import evidence_tools
 from veracity.tools.launch import SERVER_NAME, ToolServerSpec
@@ -47,9 +46,8 @@ def sources_from_spec(spec: ToolServerSpec) -> dict[str, Source]:
     Raises:
         ConfigError: a source cannot be built.
     """
-    run = RunConfig(sources=spec.sources, llm=LLMConfig(cache_mode=spec.cache_mode))
     caches = CachePaths(http=Path(spec.http_cache)) if spec.http_cache else None
-    return build_sources(run, caches)
+    return managed_sources(spec.sources, caches, cache_mode=spec.cache_mode)
 
 
 def tools_from_spec(spec: ToolServerSpec, sources: dict[str, Source] | None = None) -> list[Tool]:

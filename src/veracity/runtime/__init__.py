@@ -1,24 +1,25 @@
-"""The composition root: a run config in, a ready run (model, sources, method) out.
+"""The composition root: a run given in, its spec resolved once, a ready run out.
 
-Every entry point builds its runs here — the Python API, `veracity check`, `eval`,
-`calibrate`, and the server, MCP and batch front ends — so a run is assembled one way:
+Every entry point resolves and builds its runs here — the Python API, `veracity check`,
+`eval`, `batch`, and the server and MCP front ends (through `veracity.runtime.service`)
+— so a run is resolved one way and built one way:
 
-1. `layered_config` — the defaults, the environment's model settings
-   (`veracity.runtime.environment`, the one reader of ``VERACITY_*``), a run or experiment
-   YAML (or none), its variant, then the command-line flags, which always win over the
-   file (`evaluation_config` adds what an evaluation resumes or runs again from);
-2. `veracity.runtime.spec.resolve_spec` — the effective run (`RunSpec`), resolved once:
-   the method's own config class validates ``method_config``, the label space is chosen,
-   the backend's options model validates the model's options;
-3. `build_run` — the model (`veracity.llm.factory.build_llm`) with its cache, the
-   sources (each wrapped once in `ManagedSource`, which applies the evaluation guards,
-   retries and search accounting), and the method with its label space and prompt
-   overrides. A retrieving method given no sources gets the defaults of
-   `veracity.retrieval.defaults` (`with_default_sources`): live keyless sources when the
-   network answers, else the default local corpus; the resolved config records them.
+1. `resolve_spec(file, env, flags)` — the one entry: the defaults, the environment's
+   model settings (`veracity.runtime.environment`, the one reader of ``VERACITY_*``), a
+   run or experiment YAML (or none) with its variant, then the command-line flags, which
+   always win over the file (`layered_config`; `evaluation_config` adds what an
+   evaluation resumes or runs again from); then, for a retrieving method given no
+   sources, the defaults of `veracity.retrieval.defaults` (`with_default_sources`: live
+   keyless sources when the network answers, else the default local corpus); then the
+   effective run (`RunSpec`, `veracity.runtime.spec.spec_of`): the method's own config
+   class validates ``method_config``, the label space is chosen, the backend's options
+   model validates the model's options.
+2. `build_run(spec)` — the model (`build_llm`) with its cache, the sources
+   (`build_sources`, each wrapped once in `ManagedSource`, which applies the evaluation
+   guards, retries and search accounting) and the method (`build_method`) with its label
+   space and prompt overrides. Every builder takes the spec and nothing else of the run.
 
-`build_run` is `resolve_run` (default sources, then the spec) and `assemble_run` (the
-objects), apart so that `veracity.runtime.service` can find a run it built by its spec
+Resolving builds nothing, so `veracity.runtime.service` finds a run it built by its spec
 before building anything. Nothing here checks inputs or writes run directories;
 `veracity.evaluation` does that on top of a `Run`.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,13 +57,13 @@ from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
-from veracity.llm.options import LLMSpec
+from veracity.llm.options import LLMSpec, resolve_llm
 from veracity.methods.base import BaseMethod, MethodConfig, MethodParts
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
 from veracity.runtime.environment import Environment, default_data_dir, environment
 from veracity.runtime.home import home_paths, model_builder, user_http_client
-from veracity.runtime.spec import RunSpec, resolve_spec
+from veracity.runtime.spec import RunSpec, spec_of
 
 log = logging.getLogger("veracity")
 
@@ -86,26 +87,24 @@ class CachePaths:
 
 @dataclass
 class Run:
-    """A built run: the resolved config and the objects it made.
+    """A built run: its spec and the objects built from it.
 
     Attributes:
-        config: the resolved config (label space filled in).
+        spec: the effective run, every default filled in (what a run directory records).
         llm: the model, with cache, retries, concurrency limit and accounting.
         sources: the configured sources by name, each managed once.
         method: the method instance.
         prompts: template name -> sha256 of the text the method will render.
         notes: what the user should know about how the run was assembled (default
             sources chosen, settings turned off for want of a source).
-        spec: the effective run, every default filled in (what a run directory records).
     """
 
-    config: RunConfig
+    spec: RunSpec
     llm: ManagedLLM
     sources: dict[str, Source]
     method: BaseMethod
     prompts: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    spec: RunSpec | None = None
     _checking: int = field(default=0, init=False, repr=False, compare=False)
     _retired: bool = field(default=False, init=False, repr=False, compare=False)
     closed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -264,14 +263,14 @@ def _load_file(path: str | Path, flags: Mapping[str, Any] | None) -> RunConfig:
 
 
 def build_llm(
-    config: RunConfig | RunSpec | LLMSpec,
+    spec: RunSpec,
     caches: CachePaths | None = None,
     progress: Progress | None = None,
     *,
     backend: LLM | None = None,
     shared_limit: SharedLimit | None = None,
 ) -> ManagedLLM:
-    """The configured model, its replies cached in ``caches.llm`` (or the user cache).
+    """The model of `spec`, its replies cached in ``caches.llm`` (or the user cache).
 
     `backend` replaces the configured backend (wrapped the same way); `shared_limit`
     caps live calls together with other processes (see `ManagedLLM`).
@@ -280,10 +279,9 @@ def build_llm(
 
     extra = {"backend": backend, "shared_limit": shared_limit}
     extra = {k: v for k, v in extra.items() if v is not None}
-    llm = config if isinstance(config, LLMSpec) else config.llm
     home = home_paths()
     return build(
-        llm,
+        spec.llm,
         cache_path=caches.llm if caches else None,
         user_cache=home.llm_cache,
         models_dir=home.models,
@@ -292,53 +290,55 @@ def build_llm(
     )
 
 
-def _source_options(config: RunConfig | RunSpec) -> dict[str, dict[str, Any]]:
-    """Each source's options, with the run's data directory handed to recorded sources that
-    name no path (their traces live in the benchmark data, which a run may set with
-    ``data_dir``; without one, the environment's data directory)."""
-    from veracity.retrieval.recorded.source import TRACES_SUBDIR
-
-    options = {name: dict(opts or {}) for name, opts in config.sources.items()}
-    for opts in options.values():
-        if opts.get("type") == "recorded" and not opts.get("path"):
-            root = config.data_dir if config.data_dir is not None else default_data_dir()
-            opts["path"] = str(Path(root) / TRACES_SUBDIR)
-    return options
+def build_sources(spec: RunSpec, caches: CachePaths | None = None) -> dict[str, Source]:
+    """The spec's sources by name, each wrapped once in `ManagedSource`
+    (`managed_sources`)."""
+    return managed_sources(
+        spec.sources, caches, cache_mode=spec.llm.cache_mode, data_dir=spec.data_dir
+    )
 
 
-def build_sources(
-    config: RunConfig | RunSpec, caches: CachePaths | None = None
+def managed_sources(
+    sources: Mapping[str, Mapping[str, Any]],
+    caches: CachePaths | None = None,
+    *,
+    cache_mode: str = "auto",
+    data_dir: str | None = None,
 ) -> dict[str, Source]:
-    """The config's sources by name, each wrapped once in `ManagedSource`.
+    """`sources` (name -> options) built, each wrapped once in `ManagedSource`: for a run,
+    through `build_sources`; MERMAID's tool server builds a run's sources from what it was
+    handed (`veracity.mcp.tool_server`).
 
     HTTP answers are kept in ``caches.http`` when given (without expiry, so a resumed or
-    replayed run sees the same evidence; read-only when the LLM cache replays), else in
-    the user-level HTTP cache.
+    replayed run sees the same evidence; read-only when the LLM cache replays, per
+    `cache_mode`), else in the user-level HTTP cache. A recorded source that names no path
+    reads the traces under `data_dir` (default: the environment's data directory).
     """
-    if not config.sources:
+    if not sources:
         return {}
     from veracity.retrieval.managed import ManagedSource
+    from veracity.retrieval.recorded.source import TRACES_SUBDIR
     from veracity.retrieval.registry_setup import build_sources as build_configured
     from veracity.retrieval.transport.http import HttpClient
     from veracity.retrieval.transport.parts import HttpConfig
 
     if caches is not None and caches.http is not None:
-        mode = {"replay": "replay", "off": "off"}.get(config.llm.cache_mode, "auto")
+        mode = {"replay": "replay", "off": "off"}.get(cache_mode, "auto")
         http = HttpClient(HttpConfig(cache_mode=mode, cache_path=caches.http, cache_ttl_s=None))
     else:
         http = user_http_client()
-    options = _source_options(config)
+    options = {name: dict(opts or {}) for name, opts in sources.items()}
+    for opts in options.values():
+        if opts.get("type") == "recorded" and not opts.get("path"):
+            root = data_dir if data_dir is not None else default_data_dir()
+            opts["path"] = str(Path(root) / TRACES_SUBDIR)
     built = build_configured(options, http=http, indexes_dir=home_paths().indexes, managed=False)
     cache = str(caches.http) if caches is not None and caches.http is not None else None
     return {
         name: ManagedSource(
             source,
             # how to build it again elsewhere (MERMAID's tool server process)
-            spec={
-                "options": options[name],
-                "http_cache": cache,
-                "cache_mode": config.llm.cache_mode,
-            },
+            spec={"options": options[name], "http_cache": cache, "cache_mode": cache_mode},
         )
         for name, source in built.items()
     }
@@ -380,29 +380,22 @@ def with_default_sources(
 
 
 def build_method(
-    config: RunConfig | RunSpec,
+    spec: RunSpec,
     llm: LLM | None,
     sources: Mapping[str, Source],
     *,
-    prefer_labels: str | None = None,
     caches: CachePaths | None = None,
-    notes: Sequence[str] = (),
 ) -> BaseMethod:
-    """The method of `config` (resolved to a `RunSpec` first when it is a `RunConfig`),
-    built in one statement from its parts (`MethodParts`): the spec's validated options
-    and label space, the model, `sources`, the prompt overrides, the home folder, a model
-    builder, the input limits, `notes` (how the run was assembled, traced per check) and,
-    for methods that keep persistent state, ``caches.state`` and ``caches.namespace``.
-    `prefer_labels` is a dataset's own space, used when the config names none.
+    """The method of `spec`, built in one statement from its parts (`MethodParts`): the
+    spec's validated options and label space, the model, `sources`, the prompt overrides,
+    the home folder, a model builder, the input limits, the spec's `notes` (how the run
+    was resolved, traced per check) and, for methods that keep persistent state,
+    ``caches.state`` and ``caches.namespace``.
 
     Raises:
-        ConfigError: unknown method, invalid method config or label space, a token
-            setting beyond the model's window, bad prompts, or what the method's `setup`
-            refuses.
+        ConfigError: unknown method, a token setting beyond the model's window, bad
+            prompts, or what the method's `setup` refuses.
     """
-    spec = (
-        config if isinstance(config, RunSpec) else resolve_spec(config, prefer_labels=prefer_labels)
-    )
     # every token setting within the model's window, where the backend knows it
     window = llm.capabilities.context_window if llm is not None else None
     too_long = completion_tokens_problem(spec.method_config, window, "method_config")
@@ -422,127 +415,114 @@ def build_method(
                 state_dir=state.state,
                 state_namespace=state.namespace,
                 limits=spec.limits,
-                notes=tuple(notes),
+                notes=spec.notes,
             )
         )
     except (MethodConfigError, LabelError, RegistryError, PromptError) as exc:
         raise ConfigError(str(exc)) from exc
 
 
+def resolve_spec(
+    file: str | Path | RunConfig | None = None,
+    env: Environment | None = None,
+    flags: Mapping[str, Any] | None = None,
+    *,
+    variant: str | None = None,
+    prefer_labels: str | None = None,
+    online: bool | None = None,
+) -> RunSpec:
+    """The effective run, resolved once: the one entry every front end resolves a run by.
+
+    The layers (`layered_config`: the defaults, the environment `env` (default: read
+    now), the run or experiment file at `file` with its `variant`, then `flags`; or
+    `file` given as a `RunConfig` already layered, `variant` and `flags` then applied to
+    it), then default sources for a retrieving method that names none
+    (`with_default_sources`), then the spec (`veracity.runtime.spec.spec_of`: the method's
+    config class, the label space, the backend's options). The spec's `notes` say what
+    was chosen and its `given` is the config it came from.
+
+    Args:
+        prefer_labels: the label space to use when the run names none and the method
+            answers in it (a dataset's own).
+        online: whether the network answers, for default sources (None: probe it when a
+            retrieving method has no sources).
+
+    Raises:
+        ConfigError: anything in the run that cannot be resolved, with what to change.
+    """
+    if isinstance(file, RunConfig):
+        config = file.with_variant(variant)
+        config = config.with_overrides(flags) if flags else config
+    else:
+        config = layered_config(file, variant=variant, flags=flags, env=env)
+    spec = spec_of(config, prefer_labels=prefer_labels)  # the method's options validated
+    chosen, notes = with_default_sources(config, online=online, options=spec.method_config)
+    if chosen is not config:  # default sources (and the settings they turn off): again
+        spec = spec_of(chosen, prefer_labels=prefer_labels)
+    return spec.model_copy(update={"notes": (*notes, *spec.notes)})
+
+
+def resolve_model(config: RunConfig) -> LLMSpec:
+    """The model `config` names, resolved (`veracity.llm.options.resolve_llm`): what
+    ``veracity serve`` pulls up front, before any check resolves its run.
+
+    Raises:
+        ConfigError: unknown backend or an option it does not take.
+    """
+    return resolve_llm(config.llm)
+
+
 def build_run(
-    config: RunConfig,
+    spec: RunSpec,
     *,
     llm: LLM | None = None,
     caches: CachePaths | None = None,
-    prefer_labels: str | None = None,
     progress: Progress | None = None,
-    online: bool | None = None,
     backend: LLM | None = None,
     shared_limit: SharedLimit | None = None,
 ) -> Run:
-    """Assemble a run from its resolved config.
+    """Build the model (unless given), the sources and the method of `spec`.
 
     Args:
-        config: the resolved run config (see `layered_config`).
+        spec: the effective run (`resolve_spec`).
         llm: a model to use instead of building the configured one (tests, servers
             sharing one loaded model); it is wrapped for accounting when it is not managed.
         caches: where the run's LLM and HTTP caches live (a run directory's, for eval).
-        prefer_labels: the label space to use when the config names none and the method
-            accepts it (a dataset's own space).
         progress: model-download progress callback for the embedded backend.
-        online: whether the network answers, for default sources (None: probe it when a
-            retrieving method has no sources).
         backend: a backend to use instead of the configured one, wrapped like it (the
             run's cache, limits, retries); ignored when `llm` is given.
         shared_limit: a limit on live LLM calls shared with other processes (the global
             limit of a Ray run); ignored when `llm` is given.
 
     Raises:
-        ConfigError: anything in the config that cannot be built, with what to change.
-    """
-    resolved = resolve_run(config, prefer_labels=prefer_labels, online=online)
-    return assemble_run(
-        resolved, llm=llm, caches=caches, progress=progress, backend=backend,
-        shared_limit=shared_limit,
-    )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ResolvedRun:
-    """A run config resolved, nothing built yet: what `assemble_run` builds.
-
-    Attributes:
-        config: the config, default sources filled in.
-        spec: the effective run (what decides the objects built; the service caches
-            built runs by it).
-        notes: what the user should know about how it was resolved.
-    """
-
-    config: RunConfig
-    spec: RunSpec
-    notes: tuple[str, ...] = ()
-
-
-def resolve_run(
-    config: RunConfig, *, prefer_labels: str | None = None, online: bool | None = None
-) -> ResolvedRun:
-    """`config` with default sources for its method (`with_default_sources`), resolved to
-    its spec (`resolve_spec`); see `build_run` for the arguments.
-
-    Raises:
-        ConfigError: anything in the config that cannot be resolved, with what to change.
-    """
-    spec = resolve_spec(config, prefer_labels=prefer_labels)  # the method's options validated
-    chosen, notes = with_default_sources(config, online=online, options=spec.method_config)
-    if chosen is not config:  # default sources (and the settings they turn off): again
-        config, spec = chosen, resolve_spec(chosen, prefer_labels=prefer_labels)
-    notes += [spec.labels_note] if spec.labels_note else []
-    return ResolvedRun(config, spec, tuple(notes))
-
-
-def assemble_run(
-    resolved: ResolvedRun,
-    *,
-    llm: LLM | None = None,
-    caches: CachePaths | None = None,
-    progress: Progress | None = None,
-    backend: LLM | None = None,
-    shared_limit: SharedLimit | None = None,
-) -> Run:
-    """Build the model (unless given), sources and method of a resolved run; see
-    `build_run` for the arguments.
-
-    Raises:
         ConfigError: the method or its prompts do not build, with what to change.
     """
-    config, spec, notes = resolved.config, resolved.spec, list(resolved.notes)
     if llm is not None:
         managed = ensure_managed(llm)
     else:
         managed = build_llm(spec, caches, progress, backend=backend, shared_limit=shared_limit)
     managed.run_seed = spec.seed  # sampled calls get seeds derived from the run seed
     sources = build_sources(spec, caches)
-    method = build_method(spec, managed, sources, caches=caches, notes=notes)
-    final = config.model_copy(update={"labels": spec.labels})
+    method = build_method(spec, managed, sources, caches=caches)
+    notes = list(spec.notes)
     for note in notes:
         log.info("%s", note)
     prompts = method.prompt_hashes()
-    return Run(final, managed, method.sources, method, prompts, notes, spec=spec)
+    return Run(spec, managed, method.sources, method, prompts, notes)
 
 
 __all__ = [
     "CachePaths",
-    "ResolvedRun",
     "Run",
     "RunSpec",
-    "assemble_run",
     "build_llm",
     "build_method",
     "build_run",
     "build_sources",
     "evaluation_config",
     "layered_config",
-    "resolve_run",
+    "managed_sources",
+    "resolve_model",
     "resolve_spec",
     "with_default_sources",
 ]

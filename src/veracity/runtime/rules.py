@@ -9,12 +9,14 @@ that the REST server answers as the problem's title.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from veracity.core import registry
-from veracity.core.config import LLMConfig
 from veracity.core.errors import ConfigError, MethodConfigError, RequestOptionError, problem_text
 from veracity.core.labels import get_label_space
+
+if TYPE_CHECKING:
+    from veracity.llm.options import LLMSpec
 
 UNKNOWN_METHOD = "unknown method"
 UNKNOWN_LABELS = "unknown label space"
@@ -79,15 +81,16 @@ def require_kind(method: Any, kind: str) -> None:
         raise CheckRefused(KIND_REFUSED, f"{name} checks {', '.join(kinds)} inputs, not a {kind}")
 
 
-def model_to_pull(cfg: LLMConfig) -> str | None:
-    """The embedded catalogue model `cfg` names when it is not downloaded yet, else None."""
-    if cfg.backend != "embedded":
+def model_to_pull(llm: LLMSpec) -> str | None:
+    """The embedded catalogue model `llm` (a run's resolved model) names when it is not
+    downloaded yet, else None."""
+    if llm.backend != "embedded":
         return None
     from veracity.llm import models as catalog
     from veracity.runtime.home import home_paths
 
-    missing = cfg.model in catalog.CATALOG and not catalog.is_pulled(cfg.model, home_paths().models)
-    return cfg.model if missing else None
+    missing = llm.model in catalog.CATALOG and not catalog.is_pulled(llm.model, home_paths().models)
+    return llm.model if missing else None
 
 
 def catalogue_size(model: str) -> int | None:

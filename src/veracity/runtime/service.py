@@ -45,11 +45,11 @@ from veracity.llm.models import Progress
 from veracity.runtime import (
     CachePaths,
     Run,
-    assemble_run,
     build_llm,
-    build_sources,
+    build_run,
     layered_config,
-    resolve_run,
+    managed_sources,
+    resolve_spec,
 )
 from veracity.runtime.home import home_paths
 from veracity.runtime.inputs import Input, read_input
@@ -172,11 +172,47 @@ class Plan:
         return await self.run.check(await self.read(), self.method)
 
 
+@dataclass(frozen=True)
+class Choices:
+    """A check's choices, checked by the rules once (`Veracity.plan_run`): what its run
+    is resolved from, on top of the service's run config.
+
+    Attributes:
+        method: a registered method that takes the check's input (None: the config's).
+        labels: a registered label space (None: the config's, else the method's).
+        options: the request's method options as `request_config` returned them.
+        sources: configured sources to use, by name (None: all).
+        model: one of the service's models (None: the default).
+        prefer_labels: the label space to use when none is named and the method takes it
+            (a dataset's own).
+    """
+
+    method: str | None = None
+    labels: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    sources: tuple[str, ...] | None = None
+    model: str | None = None
+    prefer_labels: str | None = None
+
+    def key(self) -> str:
+        """The choices as stable text (option values may be lists: not hashable)."""
+        return json.dumps(
+            [self.method, self.labels, self.options, self.sources, self.model, self.prefer_labels],
+            sort_keys=True,
+            default=str,
+        )
+
+
 class Veracity:
-    """Checks over one resolved run config, for every front end.
+    """Checks over one run config, for every front end.
+
+    A check's choices (method, labels, options, sources, model) pass the rules once
+    (`plan_run`) into a `Choices`; each distinct `Choices` is resolved to its spec once
+    (`resolve`, on top of `config`) and the run is built once per spec (`RunCache`).
 
     Args:
-        config: the resolved run config (`veracity.runtime.layered_config`).
+        config: the run config, layered (`veracity.runtime.layered_config`): the base a
+            check's choices are resolved from.
         llm: a model to share instead of building the configured one (not closed here).
         models: other model names a request may pick (the configured one comes first).
         options_refusal: when set, request options are refused with this text (a server
@@ -187,6 +223,8 @@ class Veracity:
         progress: model-download progress for the embedded backend.
         backend, shared_limit: a backend to wrap instead of the configured one and a
             limit on live calls shared with other processes (Ray workers).
+        ready: called with a run's spec before its model is built (the CLI pulls a
+            missing model there, so it is checked before the backend is built).
     """
 
     def __init__(
@@ -201,11 +239,16 @@ class Veracity:
         progress: Progress | None = None,
         backend: LLM | None = None,
         shared_limit: SharedLimit | None = None,
+        ready: Callable[[RunSpec], None] | None = None,
     ):
+        # the run as given, the base every check's choices are resolved from (default
+        # sources are chosen per method when resolving, so the base keeps none of them)
         self.config = config or layered_config()  # the environment's model, else defaults
+        self._specs: dict[str, RunSpec] = {}  # resolved once per distinct choices
         self.caches = caches
         self.options_refusal = options_refusal
         self._build = {"progress": progress, "backend": backend, "shared_limit": shared_limit}
+        self._ready = ready
         self._llms: dict[str, ManagedLLM] = {}
         self._owned: list[ManagedLLM] = []
         self._runs = RunCache(runs_kept)
@@ -223,17 +266,59 @@ class Veracity:
         return list(self._models)
 
     def llm(self, name: str | None = None) -> ManagedLLM:
-        """The shared model `name` (default: the configured one), built once."""
+        """The shared model `name` (default: the configured one), built once from its spec."""
         name = name or self.default_model
         with self._lock:
+            built = self._llms.get(name)
+        if built is not None:
+            return built
+        spec = self.resolve(Choices(model=None if name == self.default_model else name))
+        if self._ready is not None:
+            self._ready(spec)  # e.g. the CLI pulls a missing model, with a progress bar
+        with self._lock:
             if name not in self._llms:
-                cfg = self.config
-                if name != self.config.llm.model:
-                    cfg = cfg.with_overrides({"llm": {"model": name}})
                 extra = {k: v for k, v in self._build.items() if v is not None}
-                self._llms[name] = build_llm(cfg, self.caches, **extra)
+                self._llms[name] = build_llm(spec, self.caches, **extra)
                 self._owned.append(self._llms[name])
             return self._llms[name]
+
+    @property
+    def spec(self) -> RunSpec:
+        """The spec of a check that chooses nothing (resolved once).
+
+        Raises:
+            ConfigError: the run config does not resolve.
+        """
+        return self.resolve(Choices())
+
+    def resolve(self, choices: Choices) -> RunSpec:
+        """The spec of a check with `choices` (already checked), resolved once per
+        distinct choices (`veracity.runtime.resolve_spec`: request options are in it, so
+        other options are another run).
+
+        Raises:
+            ConfigError: the combination does not resolve (e.g. a label space the method
+                refuses), with the composition root's message.
+        """
+        key = choices.key()
+        with self._lock:
+            spec = self._specs.get(key)
+        if spec is not None:
+            return spec
+        cfg = self.config
+        if choices.sources is not None:
+            picked = {n: cfg.sources[n] for n in choices.sources}
+            cfg = cfg.model_copy(update={"sources": picked})
+        model = choices.model if choices.model != cfg.llm.model else None
+        flags = {
+            "method": choices.method,
+            "labels": choices.labels,
+            "method_config": dict(choices.options) or None,
+            "llm": {"model": model} if model else None,
+        }
+        spec = resolve_spec(cfg, flags=flags, prefer_labels=choices.prefer_labels)
+        with self._lock:
+            return self._specs.setdefault(key, spec)
 
     async def warm(self) -> None:
         """Build the default model and load its weights (in a thread, for a local one)."""
@@ -383,45 +468,38 @@ class Veracity:
                 raise claim_method_refusal(name, tuple(getattr(cls, "input_kinds", ())))
         elif kind is not None:
             require_kind(cls, kind)
-        return self.run(method, labels, settings, chosen, model, prefer_labels=prefer_labels)
+        choices = Choices(
+            method=method,
+            labels=labels,
+            options=tuple(sorted(settings.items())),
+            sources=chosen,
+            model=None if model == self.default_model else model,
+            prefer_labels=prefer_labels,
+        )
+        return self.run(choices)
 
     async def check(self, item: Any, **choices: Any) -> Verdict:
         """`plan` the check (same arguments), then run it."""
         return await self.plan(item, **choices).check()
 
-    def run(
-        self,
-        method: str | None = None,
-        labels: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        sources: Sequence[str] | None = None,
-        model: str | None = None,
-        *,
-        prefer_labels: str | None = None,
-    ) -> Run:
-        """The run for these choices (already checked), sharing the model.
-
-        The choices are resolved to a spec first (`veracity.runtime.resolve_run`: options
-        a request sets are in it, so other options are another run); a run kept for the
-        same spec, model, caches and home folder is used again, else one is built and kept.
-        A kept run's method is never changed by a check: what differs per check lives in
-        the check's context.
+    def run(self, choices: Choices | None = None) -> Run:
+        """The run for `choices` (already checked; None: the config's own), sharing the
+        model: its spec (`resolve`) decides it, so a run kept for the same spec, model,
+        caches and home folder is used again, else one is built and kept. A kept run's
+        method is never changed by a check: what differs per check lives in the check's
+        context.
 
         Raises:
             CheckRefused: the combination does not build (e.g. a label space the method
                 refuses), with the composition root's message.
         """
-        flags = {"method": method, "labels": labels, "method_config": dict(options or {}) or None}
+        choices = choices or Choices()
         try:
-            cfg = self.config.with_overrides(flags)
-            if sources is not None:
-                picked = {n: self.config.sources[n] for n in sources}
-                cfg = cfg.model_copy(update={"sources": picked})
-            resolved = resolve_run(cfg, prefer_labels=prefer_labels)
-            llm = self.llm(model)
+            spec = self.resolve(choices)
+            llm = self.llm(choices.model)
             home = home_paths()
-            key = (spec_key(resolved.spec), model or self.default_model, self.caches, home)
-            return self._runs.get(key, lambda: assemble_run(resolved, llm=llm, caches=self.caches))
+            key = (spec_key(spec), choices.model or self.default_model, self.caches, home)
+            return self._runs.get(key, lambda: build_run(spec, llm=llm, caches=self.caches))
         except CheckRefused:
             raise
         except ConfigError as exc:
@@ -451,7 +529,10 @@ class Veracity:
 
         with self._lock:
             if self._sources is None:
-                self._sources = build_sources(self.config)
+                cfg = self.config  # the configured ones (no method's defaults)
+                self._sources = managed_sources(
+                    cfg.sources, cache_mode=cfg.llm.cache_mode, data_dir=cfg.data_dir
+                )
         if not self._sources:
             raise CheckRefused(
                 UNKNOWN_SOURCE, "no sources are configured; start the server with --source"

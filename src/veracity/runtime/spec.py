@@ -2,8 +2,9 @@
 
 A run is given in layers, later ones winning: built-in defaults < ``VERACITY_*``
 environment < run or experiment file (and its variant) < command-line flags
-(`veracity.runtime.layered_config` makes that `RunConfig`). `resolve_spec` then resolves
-it once, against the registries:
+(`veracity.runtime.layered_config` makes that `RunConfig`). `spec_of` then resolves it
+once, against the registries (`veracity.runtime.resolve_spec`, the one entry, does both
+and chooses default sources between):
 
 - the method's own config class validates ``method_config`` (an unknown key is refused
   with the method's valid keys listed), every default filled in;
@@ -14,7 +15,7 @@ it once, against the registries:
 - sources, limits, prompts, evaluation settings, concurrency and seed as given.
 
 The spec is what gets built (`veracity.runtime.build_run`) and what a run directory
-records beside the config it came from (its run record, ``run.json``:
+records beside the config it came from (`RunSpec.given`; the run record, ``run.json``:
 `veracity.runtime.record`), so ``veracity eval --spec RUN_DIR`` runs it again.
 
 A recorded spec is data, often someone else's (`read_spec`): its paths resolve against its
@@ -69,6 +70,16 @@ class RunSpec(BaseModel):
         concurrency: examples checked at once (LLM calls at once: ``llm.max_concurrency``).
         seed: the run seed (sampling of examples and of model replies).
         The evaluation fields (`dataset` ... `repeats`) are as in `RunConfig`.
+        notes: what the user should know about how it was resolved (default sources
+            chosen, settings turned off for want of a source, `labels_note`).
+        given: the run as given: the layered config it was resolved from, with what
+            resolving chose (default sources and the settings they turn off, the label
+            space). A run directory records it beside the spec (an experiment's paper
+            table is read from it and a resume is compared with it: the spec fills every
+            default), and a service resolves a check's choices from it (a check of another
+            method starts from the given settings, not from this method's defaults).
+        `notes` and `given` are how it was resolved, not what it is: they are left out
+        of its JSON, its digest and its equality.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -102,6 +113,15 @@ class RunSpec(BaseModel):
     data_dir: str | None
     stand_in: str | None
     document: dict[str, Any] | None = None  # the document task's settings (None: defaults)
+    notes: tuple[str, ...] = Field(default=(), exclude=True)
+    given: RunConfig | None = Field(default=None, exclude=True, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunSpec):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]  # a spec holds mappings; key it by `spec_key`
 
     @property
     def method_class(self) -> type[BaseMethod]:
@@ -129,12 +149,12 @@ class RunSpec(BaseModel):
             config = RunConfig.model_validate(_config_part(data))
         except ValidationError as exc:
             raise ConfigError(f"spec: {validation_message(exc)}") from None
-        return resolve_spec(config)
+        return spec_of(config)
 
 
 def _config_part(data: dict[str, Any]) -> dict[str, Any]:
     """A stored spec's values as `RunConfig` input (the flat ``llm:`` section)."""
-    out = {k: v for k, v in data.items() if k not in ("schema_version", "labels_note")}
+    out = {k: v for k, v in data.items() if k not in ("schema_version", "labels_note", "notes")}
     llm = dict(out.get("llm") or {})
     options = dict(llm.pop("options", None) or {})
     out["llm"] = {**llm, **options}
@@ -191,8 +211,10 @@ def resolve_labels(
     return default, note
 
 
-def resolve_spec(config: RunConfig, *, prefer_labels: str | None = None) -> RunSpec:
-    """Resolve `config` (flags, file, environment and defaults already layered) once.
+def spec_of(config: RunConfig, *, prefer_labels: str | None = None) -> RunSpec:
+    """Resolve `config` (flags, file, environment and defaults already layered) once,
+    with the sources it names (`veracity.runtime.resolve_spec` chooses default sources
+    first).
 
     Args:
         config: the run config (see `veracity.runtime.layered_config`).
@@ -217,6 +239,8 @@ def resolve_spec(config: RunConfig, *, prefer_labels: str | None = None) -> RunS
         labels=labels,
         labels_note=note,
         llm=resolve_llm(config.llm),
+        notes=(note,) if note else (),
+        given=config.model_copy(update={"labels": labels}),
     )
 
 
@@ -357,10 +381,11 @@ def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) ->
 
 
 __all__ = [
+    "LLMSpec",
     "RunSpec",
     "method_config_of",
     "read_spec",
     "resolve_labels",
-    "resolve_spec",
+    "spec_of",
     "spec_reach",
 ]

@@ -91,7 +91,7 @@ def _infer(cfg: RunConfig, directory: Path, concurrency: int | None) -> list[Sig
     from veracity.methods.radar.calibration import record_from_verdict
 
     run = prepare_run(cfg, directory)
-    ensure_model(run.config.llm)
+    ensure_model(run.spec.llm)
     console.print(
         styled(
             "[bold]radar[/] (signals recorded every round) on [bold]{}/{}[/]: {} examples "

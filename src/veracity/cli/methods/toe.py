@@ -110,7 +110,7 @@ def _setup(
     from veracity.evaluation.prepare import open_dataset, select_examples
     from veracity.methods.checkpoints import checkpoint_folder
     from veracity.methods.toe.training import ToETrainer
-    from veracity.runtime import build_run, layered_config
+    from veracity.runtime import build_run, layered_config, resolve_spec
 
     flags = {
         "method": "toe",
@@ -125,8 +125,9 @@ def _setup(
         "seed": seed,
     }  # fmt: skip
     cfg = cfg.with_overrides({"method_config": {**teach, "freeze_policy": freeze_policy}})
-    run = build_run(cfg)
-    ensure_model(run.config.llm)
+    spec = resolve_spec(cfg)
+    ensure_model(spec.llm)
+    run = build_run(spec)
     method = run.method
     root = method.config.checkpoints_dir or method.home_paths("training").checkpoints
     folder = checkpoint_folder("toe", checkpoint, root)
@@ -217,10 +218,10 @@ def build(
 
     from veracity.core.config import validation_message
     from veracity.evaluation.advfact import BuildOptions, build_advfact
-    from veracity.runtime import build_llm, layered_config
+    from veracity.runtime import build_llm, resolve_spec
 
     try:
-        cfg = layered_config(
+        spec = resolve_spec(
             None, flags={"llm": {"model": model, "base_url": base_url, "provider": provider}}
         )
         options = BuildOptions(
@@ -231,8 +232,8 @@ def build(
         fail(validation_message(exc))
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
-    ensure_model(cfg.llm)
-    llm = build_llm(cfg)
+    ensure_model(spec.llm)
+    llm = build_llm(spec)
     columns = (TextColumn("advfact"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as bar:
         task = bar.add_task("build", total=n)
