@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -29,6 +31,7 @@ from veracity.evaluation.document_metrics import (
     response_label,
 )
 from veracity.evaluation.document_task import ClaimMatcher, task_config, truth_of
+from veracity.evaluation.engines import check_job
 from veracity.evaluation.runner import execute, prepare_run
 from veracity.evaluation.store import RunStore
 from veracity.llm.cache import ResponseCache
@@ -362,7 +365,7 @@ def test_claim_matcher_by_words_by_embedding_and_the_fallback():
         ClaimMatcher("embedding", "/no/such/model")
 
 
-def test_the_summary_names_the_document_figures_and_other_engines_are_refused(tmp_path, llm):
+def test_the_summary_names_the_document_figures_and_other_engines_build_the_task(tmp_path, llm):
     out = tmp_path / "run"
     result = _eval(tmp_path, out)
     assert result.exit_code == 0, result.output
@@ -370,14 +373,29 @@ def test_the_summary_names_the_document_figures_and_other_engines_are_refused(tm
     assert "check-worthiness F1 (factual)" in result.output and "n/a" in result.output
     cfg = RunStore(out).read_config()
     run = prepare_run(RunConfig.model_validate(cfg), tmp_path / "again", llm=scripted())
+    built = []
 
     class Elsewhere:
+        """An engine whose worker builds its method from the spec, over the run it built
+        (as a Ray worker does), from the picklable recipe alone."""
+
         def describe(self):
             return {"engine": "elsewhere"}
 
-    with pytest.raises(EvalError, match="local engine only"):
-        asyncio.run(execute(run, 1, engine=Elsewhere()))
+        async def run(self, spec, method, jobs, concurrency, sink):
+            task = method  # the driver's task gives the worker its claim method and model
+            worker_run = SimpleNamespace(method=task.method, llm=task.checker.extractor.llm)
+            over = pickle.loads(pickle.dumps(spec.over))
+            built.append(over(worker_run))
+            async for job in jobs:
+                sink(await check_job(built[-1], built[-1].label_space, job))
+
+    asyncio.run(execute(run, 1, engine=Elsewhere()))
     run.store.release()
+    assert built and built[0] is not run.method and type(built[0]) is type(run.method)
+    assert [r.predicted for r in run.store.read_predictions()] == [
+        r.predicted for r in RunStore(out).read_predictions()
+    ]
 
 
 def test_a_failed_extraction_is_the_answers_error_and_its_claims_are_still_checked(

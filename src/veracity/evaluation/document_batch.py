@@ -27,6 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -43,7 +44,12 @@ from veracity.evaluation.prepare import check_resumable
 from veracity.evaluation.runner import holding, session
 from veracity.evaluation.store import PredictionRecord, RunStore
 from veracity.runtime import CachePaths
-from veracity.runtime.documents import DocumentOptions, document_options, fetch_document
+from veracity.runtime.documents import (
+    DocumentOptions,
+    document_method,
+    document_options,
+    fetch_document,
+)
 from veracity.runtime.service import LLM, Plan, Veracity
 
 __all__ = [
@@ -192,7 +198,7 @@ def prepare_document_batch(
         "extraction": plan.method.extractor.config.model_dump(mode="json"),
         "corrections": corrections,
     }
-    _check_same_batch(store, plan.run.spec.given, settings)
+    _check_same_batch(store, plan.run.config, settings)
     store.acquire()
     cut_torn_line(store.path / DOCUMENTS_FILE)
     return DocumentBatch(plan, service, store, columns, settings, options)
@@ -367,7 +373,7 @@ async def run_document_batch(
     with holding(store):
         done = {r.id: r for r in read_records(store)}
         run = batch.plan.run
-        store.write_record(run.spec.given.model_dump(mode="json"), run.spec, run.prompts)
+        store.write_record(run.config.model_dump(mode="json"), run.spec, run.prompts)
         store.write_json(store.path / SETTINGS_FILE, batch.settings)
         started = time.perf_counter()
         async with session(store) as current:
@@ -380,7 +386,8 @@ async def run_document_batch(
                     emit(result, earlier)
 
             taken: dict[str, DocumentRow] = {}
-            worker = WorkerSpec(batch.service.config, batch.service.caches, batch.options)
+            over = partial(document_method, options=batch.options)  # what a worker checks with
+            worker = WorkerSpec(batch.service.config, batch.service.caches, over)
             await (engine or LocalEngine()).run(
                 worker, batch.plan.method, _jobs(rows, done, taken, record), concurrency,
                 lambda result: record(document_record(taken.pop(result.id), result), False),

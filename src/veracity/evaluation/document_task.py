@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -209,6 +210,12 @@ class DocumentTask:
         self.sources = getattr(method, "sources", {})
         self.setup_notes = [*getattr(method, "setup_notes", []), *filter(None, [self.matcher.note])]
 
+    def recipe(self) -> Callable[[Any], DocumentTask]:
+        """How a worker of another engine (Ray) builds this task over the run it built:
+        picklable, the settings and annotated claims bound."""
+        return partial(task_over, config=self.config, gold=dict(self.gold),
+                       concurrency=self.concurrency)  # fmt: skip
+
     async def check(self, item: Claim) -> Verdict:
         """Extract, check and match the claims of one response.
 
@@ -334,6 +341,14 @@ class DocumentTask:
 
     def prompt_hashes(self) -> dict[str, str]:
         return self.method.prompt_hashes()
+
+
+def task_over(
+    run: Any, config: DocumentTaskConfig, gold: Mapping[str, Any], concurrency: int
+) -> DocumentTask:
+    """The document task over a built `run` (its claim method and model): what a worker
+    of another engine checks with (`DocumentTask.recipe`)."""
+    return DocumentTask(run.method, run.llm, config, gold, concurrency)
 
 
 def document_method(method: Any, llm: Any, config: Any, examples: Sequence[Any]) -> DocumentTask:

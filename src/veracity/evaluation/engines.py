@@ -21,7 +21,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from veracity.core.errors import LLMAuthError, ModelNotAvailable, SourceAuthError, StorageError
 from veracity.core.labels import LabelSpace
@@ -69,14 +69,14 @@ class WorkerSpec:
     Attributes:
         config: the resolved run config (label space filled in).
         caches: the run's LLM and HTTP caches; None: the user-level caches.
-        documents: for jobs that are documents, the document check's options
-            (`veracity.runtime.documents.DocumentOptions`): a worker checks them with the
-            composite document method over the run's claim method.
+        over: how a worker builds the method it checks with over the run it built (None:
+            the run's method): the composite that checks documents, or the evaluation's
+            document task; picklable (a `functools.partial` of a module-level function).
     """
 
     config: object  # a veracity.core.config.RunConfig (kept loose: it only travels)
     caches: CachePaths | None = None
-    documents: object = None
+    over: Callable[[Any], Any] | None = None
 
 
 class Engine(Protocol):

@@ -101,11 +101,8 @@ class CheckWorker:
         inner = backend() if backend is not None else None
         service = Veracity(spec.config, caches=spec.caches, backend=inner, shared_limit=limit)
         self.run = service.run()
-        self.method = self.run.method
-        if spec.documents is not None:  # rows that are documents: the composite checks them
-            from veracity.runtime.documents import document_method
-
-            self.method = document_method(self.run, spec.documents)
+        # the method over the run: a document's composite, the document task, or its own
+        self.method = spec.over(self.run) if spec.over is not None else self.run.method
         self.space = self.method.label_space
         self.built_s = time.perf_counter() - started
 

@@ -137,10 +137,6 @@ async def execute(
     k = concurrency or run.config.concurrency
     if k < 1:
         raise EvalError("--concurrency must be at least 1")
-    local = isinstance(engine or LocalEngine(), LocalEngine)
-    if isinstance(run.method, DocumentTask) and not local:
-        # workers of other engines build the claim method alone, not the document task
-        raise EvalError("a document task runs on the local engine only; leave out --engine")
     run.store.acquire()  # no-op when prepare_run took it; repairs a torn last line
     run.store.write_record(run.config.model_dump(mode="json"), run.spec, run.prompts)
     finished = 0
@@ -151,7 +147,9 @@ async def execute(
         if on_record is not None:
             on_record(record)
 
-    spec = WorkerSpec(run.config, run.caches)
+    # a worker of another engine builds the document task over the run it builds itself
+    over = run.method.recipe() if isinstance(run.method, DocumentTask) else None
+    spec = WorkerSpec(run.config, run.caches, over)
     jobs = iterate(jobs_for(run))
     chosen = engine or LocalEngine()
     await RecordWriter(run.store, saved).run(
