@@ -5,6 +5,7 @@ check (its verdict and trace) nested under that claim."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -102,9 +103,9 @@ async def test_the_composite_hands_any_other_input_to_its_claim_method(corpus):
 
 
 def test_document_options_on_a_claim_are_refused(builds):
-    with Veracity(RunConfig(sources=SOURCES), llm=scripted()) as service:
-        with pytest.raises(CheckRefused) as caught:
-            service.plan("Curie won two prizes.", corrections=True)
+    service = Veracity(RunConfig(sources=SOURCES), llm=scripted())
+    with service, pytest.raises(CheckRefused) as caught:
+        service.plan("Curie won two prizes.", corrections=True)
     assert caught.value.title == documents.OPTIONS_REFUSED and builds == []
 
 
@@ -122,3 +123,50 @@ def test_a_document_with_no_checkworthy_claim_abstains(corpus):
 def test_a_label_for_a_score_is_the_band_or_the_nearest_label():
     assert label_at(get_label_space("true_false"), 0.5) == "false"  # a tie: the less true
     assert label_at(get_label_space("true_false"), 0.75) == "true"
+
+
+def window_reply(*items: tuple[int, str, str]) -> str:
+    claims = [{"sentences": [n], "text": t, "category": c} for n, t, c in items]
+    return json.dumps({"claims": claims})
+
+
+async def test_claims_are_checked_while_later_windows_are_extracted(corpus):
+    """The first window's claims are under way before the second window's reply is in
+    (issue 42, item 2); each `ClaimsFound` lists every claim found so far."""
+    text = TEXT.replace("I love her story.", "Pierre Curie was born in Paris. I love her story.")
+    llm = scripted()
+    llm.on(".*", window_reply((1, "Marie Curie was born in Warsaw in 1867.", "factual"),
+                              (2, "She won three Nobel Prizes.", "factual")),
+           tag="claims:window:0")  # fmt: skip
+    llm.on(".*", window_reply((1, "Pierre Curie was born in Paris.", "factual"),
+                              (2, "I love her story.", "opinion")),
+           tag="claims:window:1")  # fmt: skip
+    first_check, early, real = asyncio.Event(), [], llm.complete
+
+    async def complete(request):
+        if request.tag == "claims:window:1":  # held until a claim's check has begun
+            try:
+                await asyncio.wait_for(first_check.wait(), 2)
+                early.append(True)
+            except TimeoutError:
+                early.append(False)
+        elif request.tag.startswith("rag"):
+            first_check.set()
+        return await real(request)
+
+    llm.complete = complete
+    window = {"mode": "window", "sentences_per_call": 2}
+    async with Veracity(RunConfig(sources=SOURCES), llm=llm) as service:
+        verdict = await service.check(text, kind="document", extraction=window)
+    assert early == [True]
+    report = verdict.report
+    assert [(o.claim.id, o.status, o.support) for o in report.claims] == [
+        ("c1", "checked", "supported"),
+        ("c2", "checked", "refuted"),
+        ("c3", "checked", "supported"),
+        ("c4", "not_checkworthy", None),
+    ]
+    found = [e for e in verdict.trace.events if e.kind == "claims_found"]
+    assert [e.count for e in found] == [2, 4]
+    assert [c["id"] for c in found[-1].claims] == ["c1", "c2", "c3", "c4"]
+    assert report.sentences == 4 and report.summary.factuality == pytest.approx(2 / 3)

@@ -12,17 +12,21 @@ correction grounded in the evidence their verdict cites (`corrections=True`).
 
 A claim whose check fails is recorded as an error on that claim; the other claims go on.
 
-Progress is traced as it happens: a `ClaimsFound` event once the claims are extracted
-(their ids, texts, spans and categories, and the texts of the claims dropped as not
-anchored in the text, ``dropped_unanchored``), then a `ClaimChecked` event as each claim ends
-(its status, support, label and score), so live views can mark the document in place.
+Claims are checked as they are found: the extractor streams them window by window
+(`ClaimExtractor.stream`), and each window's check-worthy claims are under way while later
+windows are still being extracted, so the first verdict comes early.
+
+Progress is traced as it happens: a `ClaimsFound` event as each window's claims are found,
+listing every claim found so far (their ids, texts, spans and categories, and the texts of
+the claims dropped as not anchored in the text, ``dropped_unanchored``), then a
+`ClaimChecked` event as each claim ends (its status, support, label and score), so live
+views can mark the document in place.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -126,18 +130,16 @@ class DocumentChecker:
         report, trace = await self._checked(item)
         return DocumentVerdict.of(report, trace)
 
-    async def _extractions(self, document: DocumentText) -> AsyncIterator[ClaimExtraction]:
-        """The document's claims as they are found: each batch is checked while later ones
-        are still being extracted (the extractor gives one batch today)."""
-        yield await self.extractor.extract(document.text, question=document.question)
-
     async def report(self, document: DocumentText) -> DocumentReport:
         """Every claim of `document` with its outcome, and the document's totals."""
         return (await self._checked(document))[0]
 
     async def _checked(self, document: DocumentText) -> tuple[DocumentReport, Trace]:
+        """The report and the document's own trace. Claims are checked as the extractor
+        streams them (`ClaimExtractor.stream`): the first window's claims are under way
+        while later windows are extracted. Each `ClaimsFound` lists every claim found so
+        far (a view that keeps the last one shows them all)."""
         started = time.perf_counter()
-        found: list[ClaimExtraction] = []
         with context.check_context() as ctx:
             gate = asyncio.Semaphore(self.concurrency)
 
@@ -150,13 +152,14 @@ class DocumentChecker:
                 ctx.emit(_checked(outcome))
                 return outcome
 
+            stream = self.extractor.stream(document.text, question=document.question)
             tasks: list[asyncio.Task[ClaimOutcome]] = []
             try:
-                async for extraction in self._extractions(document):
-                    found.append(extraction)
-                    sentences = len(extraction.sentences)
-                    ctx.emit(_found(extraction.claims, sentences, extraction.dropped))
-                    tasks += [asyncio.ensure_future(one(c)) for c in extraction.claims]
+                async for batch in stream:
+                    ctx.emit(_found(stream.result()))
+                    tasks += [asyncio.ensure_future(one(c)) for c in batch]
+                if not tasks:  # nothing found: said once all the same
+                    ctx.emit(_found(stream.result()))
                 outcomes = list(await asyncio.gather(*tasks))
             except StructuredOutputError as exc:
                 raise ExtractionFailed(exc, ctx.usage.model_copy()) from exc
@@ -167,18 +170,18 @@ class DocumentChecker:
         for outcome in outcomes:
             if outcome.verdict is not None:
                 usage.add(outcome.verdict.usage)
-        dropped = [c.text for e in found for c in e.dropped]
+        found = stream.result()
         report = DocumentReport(
             document=document,
             method=self.method.name,
             label_space=self.method.label_space.name,
             claims=outcomes,
-            summary=summarise(outcomes, len(dropped)),
-            sentences=sum(len(e.sentences) for e in found),
-            duplicates=sum(e.duplicates for e in found),
-            sentences_truncated=any(e.truncated for e in found),
-            dropped_unanchored=dropped,
-            reattached=sum(e.reattached for e in found),
+            summary=summarise(outcomes, len(found.dropped)),
+            sentences=len(found.sentences),
+            duplicates=found.duplicates,
+            sentences_truncated=found.truncated,
+            dropped_unanchored=[c.text for c in found.dropped],
+            reattached=found.reattached,
             usage=usage,
             wall_time_s=round(time.perf_counter() - started, 3),
         )
@@ -227,16 +230,14 @@ class DocumentChecker:
         return Correction(text=" ".join(value.correction.split()), evidence=cited)
 
 
-def _found(
-    claims: list[ExtractedClaim], sentences: int, dropped: list[ExtractedClaim]
-) -> ClaimsFound:
+def _found(extraction: ClaimExtraction) -> ClaimsFound:
     listed = [
         {"id": c.id, "text": c.text, "spans": [list(s) for s in c.spans], "category": c.category}
-        for c in claims
+        for c in extraction.claims
     ]
     return ClaimsFound(
-        name="claims", count=len(claims), claims=listed, sentences=sentences,
-        dropped_unanchored=[c.text for c in dropped],
+        name="claims", count=len(listed), claims=listed, sentences=len(extraction.sentences),
+        dropped_unanchored=[c.text for c in extraction.dropped],
     )  # fmt: skip
 
 

@@ -198,7 +198,7 @@ def prepare_document_batch(
         "extraction": plan.method.extractor.config.model_dump(mode="json"),
         "corrections": corrections,
     }
-    _check_same_batch(store, plan.run.config, settings)
+    _check_same_batch(store, plan.run.spec.given, settings)
     store.acquire()
     cut_torn_line(store.path / DOCUMENTS_FILE)
     return DocumentBatch(plan, service, store, columns, settings, options)
@@ -373,7 +373,7 @@ async def run_document_batch(
     with holding(store):
         done = {r.id: r for r in read_records(store)}
         run = batch.plan.run
-        store.write_record(run.config.model_dump(mode="json"), run.spec, run.prompts)
+        store.write_record(run.spec.given.model_dump(mode="json"), run.spec, run.prompts)
         store.write_json(store.path / SETTINGS_FILE, batch.settings)
         started = time.perf_counter()
         async with session(store) as current:

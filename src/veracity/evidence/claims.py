@@ -106,6 +106,7 @@ __all__ = [
     "Anchoring",
     "ClaimExtraction",
     "ClaimExtractor",
+    "ClaimStream",
     "ExtractedClaim",
     "ExtractionConfig",
     "anchor",
@@ -267,21 +268,20 @@ class ClaimExtractor:
             pass
         return found.result()
 
-    async def stream(
-        self, text: str, *, question: str | None = None
-    ) -> AsyncIterator[list[ExtractedClaim]]:
+    def stream(self, text: str, *, question: str | None = None) -> ClaimStream:
         """The claims of `text`, window by window: each window's new claims (ids ``c1``,
         ``c2``, … in text order) as soon as its reply is in, so a caller can check the
         first claims while later windows are extracted. A claim repeating one yielded
         before is not yielded again: its spans join the earlier claim's (the same object,
-        so a caller holding it sees them). Sentence mode yields once, at the end.
+        so a caller holding it sees them). Sentence mode yields once, at the end. Once it
+        ends, the stream's `result` is what `extract` returns.
 
-        Raises:
+        Raises (while iterated):
             ValueError: a blank text (on the first step).
             StructuredOutputError: a step's reply stayed invalid after its retries.
         """
-        async for batch in self._stream(text, question, _Found(self.config.dedupe_threshold)):
-            yield batch
+        found = _Found(self.config.dedupe_threshold)
+        return ClaimStream(self._stream(text, question, found), found)
 
     async def categorise(
         self, claims: Sequence[str], text: str, *, question: str | None = None
@@ -590,6 +590,25 @@ class _Text:
         if after and (cut or _NONSPACE.search(self.text, spans[hi][1])):
             after = f"{after} […]"
         return before, after
+
+
+class ClaimStream:
+    """`ClaimExtractor.stream`: an async iterator of each window's new claims; `result()`,
+    once it ends, the whole extraction (sentences, duplicates, dropped claims...)."""
+
+    def __init__(self, batches: AsyncIterator[list[ExtractedClaim]], found: _Found):
+        self._batches = batches
+        self._found = found
+
+    def __aiter__(self) -> ClaimStream:
+        return self
+
+    async def __anext__(self) -> list[ExtractedClaim]:
+        return await anext(self._batches)
+
+    def result(self) -> ClaimExtraction:
+        """What was extracted (complete once the iteration ended)."""
+        return self._found.result()
 
 
 class _Found:
