@@ -223,4 +223,4 @@ def test_a_missing_source_error_names_the_flags(scripted):
         app, ["check", "x", "--method", "zofia", "--source", "wikipedia", "--set", "web_source=w"]
     )
     assert result.exit_code == 2
-    assert "--source w=duckduckgo" in result.output and "--set variant=no_web" in result.output
+    assert "--source w=duckduckgo" in result.output and "--set use_web=false" in result.output

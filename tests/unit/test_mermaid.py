@@ -1,4 +1,4 @@
-"""MERMAID with a scripted model: decomposition, the executor loop, memory, variants."""
+"""MERMAID with a scripted model: decomposition, the executor loop, memory, ablations."""
 
 from __future__ import annotations
 
@@ -218,7 +218,7 @@ async def test_read_only_memory_recalls_but_never_stores(tmp_path):
 
 
 async def test_no_memory_variant_neither_recalls_nor_stores(tmp_path):
-    m = method(scripted(call("Eiffel Tower"), answer()), tmp_path, variant="no_memory")
+    m = method(scripted(call("Eiffel Tower"), answer()), tmp_path, memory={"mode": "off"})
     verdict = await m.check(EIFFEL)
     assert m.memory() is None
     assert verdict.metadata["memory"] == {
@@ -236,7 +236,7 @@ async def test_no_memory_variant_neither_recalls_nor_stores(tmp_path):
 
 async def test_no_decomposer_variant_goes_straight_to_the_executor(tmp_path):
     llm = ScriptedLLM().on(".*", answer("false"), tag="executor:1")
-    verdict = await method(llm, tmp_path, variant="no_decomposer").check(EIFFEL)
+    verdict = await method(llm, tmp_path, decompose=False).check(EIFFEL)
     assert verdict.label == "false" and verdict.metadata["decomposition"] is None
     assert not llm.calls_tagged("decomposer")
     assert "Background" not in llm.calls[0].messages[-1].content

@@ -48,13 +48,13 @@ def executor_only(*steps, keep=None) -> ScriptedLLM:
 async def test_no_decomposer_keys_memory_by_named_entities_so_recall_works(tmp_path):
     claim = Claim(text="The Eiffel Tower is in Berlin.")
     first = executor_only(call("Eiffel Tower"), answer("false"), keep=retain(1))
-    v1 = await method(first, tmp_path, variant="no_decomposer").check(claim)
+    v1 = await method(first, tmp_path, decompose=False).check(claim)
     assert v1.error is None and v1.metadata["decomposition"] is None
     assert not first.calls_tagged("decomposer")
     assert v1.metadata["entity_keys"] == {"from": "ner", "entities": ["The Eiffel Tower", "Berlin"]}
     assert v1.metadata["memory"]["stored"] == 1
     second = executor_only(answer("false"), keep=retain())
-    v2 = await method(second, tmp_path, variant="no_decomposer").check(claim)
+    v2 = await method(second, tmp_path, decompose=False).check(claim)
     assert v2.metadata["memory"]["recalled"] >= 1  # 0 before: no keys without triplets
     assert v2.metadata["counters"]["memory_recalled"] == v2.metadata["memory"]["recalled"]
     opening = second.calls_tagged("executor:1")[0].messages[-1].content
@@ -66,7 +66,7 @@ async def test_no_decomposer_keys_memory_by_named_entities_so_recall_works(tmp_p
 async def test_no_decomposer_claim_without_named_entities_says_so(tmp_path):
     claim = Claim(text="water remembers what was dissolved in it")
     llm = executor_only(answer("false"))
-    verdict = await method(llm, tmp_path, variant="no_decomposer").check(claim)
+    verdict = await method(llm, tmp_path, decompose=False).check(claim)
     assert verdict.metadata["entity_keys"] == {"from": "ner", "entities": []}
     assert any("no named entities" in e.data.get("text", "") for e in verdict.trace.of_kind("note"))
 

@@ -127,23 +127,23 @@ async def test_subjectivity_answer_picks_the_prompt_family(answer, family, mark,
 
 
 @pytest.mark.parametrize(
-    ("variant", "mark"),
-    [("no_subjective", OBJECTIVE_MARK), ("no_non_subjective", SUBJECTIVE_MARK)],
+    ("family", "mark"),
+    [("non_subjective", OBJECTIVE_MARK), ("subjective", SUBJECTIVE_MARK)],
 )
-async def test_fixed_prompt_family_variants_skip_the_subjectivity_question(variant, mark):
+async def test_a_fixed_prompt_family_skips_the_subjectivity_question(family, mark):
     llm = full_script(
-        subjective="Yes" if variant == "no_subjective" else "No", verdict=judge("Fake")
+        subjective="Yes" if family == "non_subjective" else "No", verdict=judge("Fake")
     )
-    verdict = await _check(llm, variant=variant)
+    verdict = await _check(llm, prompt_family=family)
     assert not llm.calls_tagged("subjectivity")
     assert mark in _prompt(llm, "agent_p:initial:0") and mark in _prompt(llm, "agent_n:initial:0")
-    assert verdict.metadata["variant"] == variant
+    assert verdict.metadata["prompt_family"] == family
 
 
 async def test_without_stance_separation_replies_are_split_at_random_unscored():
     post = make_post({f"reply {i}": 0.5 for i in range(30)})
     llm = full_script(verdict=judge("Fake"))
-    verdict = await _check(llm, post, variant="no_stance", top_k=4, seed=7)
+    verdict = await _check(llm, post, stance_separation=False, top_k=4, seed=7)
     assert not llm.calls_tagged("stance")
     p0, n0 = _prompt(llm, "agent_p:initial:0"), _prompt(llm, "agent_n:initial:0")
     assert "random sample" in p0 and "random sample" in n0
@@ -152,14 +152,14 @@ async def test_without_stance_separation_replies_are_split_at_random_unscored():
     assert all(e.stance == Stance.UNKNOWN and e.credibility is None for e in verdict.evidence)
     assert verdict.metadata["stance_scores"] is None
     again = await _check(
-        full_script(verdict=judge("Fake")), post, variant="no_stance", top_k=4, seed=7
+        full_script(verdict=judge("Fake")), post, stance_separation=False, top_k=4, seed=7
     )
     assert again.metadata["P"] == p_ids  # seeded
 
 
 async def test_without_debate_one_agent_reads_both_sets_and_its_answer_stands():
     llm = full_script(plan={"single_agent": ["Real"]})
-    verdict = await _check(llm, variant="no_debate")
+    verdict = await _check(llm, debate=False)
     prompt = _prompt(llm, "single_agent:initial:0")
     assert "back the post" in prompt and "dispute the post" in prompt
     assert all(t in prompt for t in SUPPORTING + OPPOSING)
@@ -170,7 +170,7 @@ async def test_without_debate_one_agent_reads_both_sets_and_its_answer_stands():
 
 async def test_single_agent_can_read_every_reply_without_scoring():
     llm = full_script(plan={"single_agent": ["Fake"]})
-    verdict = await _check(llm, variant="no_debate", single_agent_input="all")
+    verdict = await _check(llm, debate=False, single_agent_input="all")
     prompt = _prompt(llm, "single_agent:initial:0")
     assert not llm.calls_tagged("stance") and all(t in prompt for t in THREAD)
     assert verdict.label == "rumor" and len(verdict.evidence) == len(THREAD)
@@ -180,7 +180,9 @@ async def test_single_agent_can_read_every_reply_without_scoring():
 
 async def test_llm_only_baseline_is_one_plain_prompt_over_random_replies():
     llm = full_script(plan={"single_agent": ["Fake"]})
-    verdict = await _check(llm, variant="llm_only", top_k=2)  # up to 2 x top_k replies
+    verdict = await _check(
+        llm, debate=False, single_agent_input="random", prompt_family="vanilla", top_k=2
+    )  # up to 2 x top_k replies
     prompt = _prompt(llm, "single_agent:initial:0")
     shown = [t for t in THREAD if t in prompt]
     assert len(shown) == 4 and "a random sample" in prompt and "Is this post a rumor?" in prompt
@@ -281,13 +283,8 @@ async def test_unscored_replies_are_reported_in_the_verdict():
     assert len(errors) == 1
 
 
-def test_config_variants_and_validation():
-    cfg = S2MADConfig(variant="no_stance", top_k=5)
-    assert cfg.stance_separation is False and cfg.top_k == 5
-    assert S2MADConfig(variant="no_debate", debate=True).debate is True  # explicit wins
+def test_config_defaults_and_validation():
     assert S2MADConfig().rounds == 2 and S2MADConfig().temperature == 0.2
-    with pytest.raises(MethodConfigError, match="unknown S2MAD variant"):
-        S2MADMethod(config={"variant": "no_such"})
     with pytest.raises(MethodConfigError):
         S2MADMethod(config={"top_k": 0})
     with pytest.raises(MethodConfigError):

@@ -9,8 +9,7 @@ import pytest
 from veracity.core.types import Article, Claim, Document
 from veracity.deliberation import INSUFFICIENT
 from veracity.methods.base import MethodConfigError
-from veracity.methods.zofia import VARIANTS, ZoFiaMethod
-from veracity.methods.zofia.config import with_zofia_variant
+from veracity.methods.zofia import ZoFiaMethod
 from veracity.nlp.embeddings import HashingEmbedder
 from veracity.nlp.entities import EntitySpan
 from veracity.testing import InMemoryEncyclopedia, InMemorySource, ScriptedLLM, ScriptedReply
@@ -234,19 +233,19 @@ async def test_insufficient_after_max_rounds_abstains():
 
 async def test_no_debate_variant_rules_once():
     llm = scripted()
-    verdict = await make(llm, variant="no_debate").check(ARTICLE)
+    verdict = await make(llm, debate=False).check(ARTICLE)
     assert verdict.label == "FAKE"
     assert not llm.calls_tagged("pro") and len(llm.calls_tagged("judge")) == 1
 
 
 async def test_or_and_core_claim_query_variants():
     llm = scripted()
-    method = make(llm, variant="or_composition")
+    method = make(llm, operator="OR")
     await method.check(ARTICLE)
     assert method.web.queries[0].operator == "OR"
 
     llm = scripted()
-    method = make(llm, variant="core_claim")
+    method = make(llm, query_mode="core_claim")
     verdict = await method.check(ARTICLE)
     assert method.web.queries[0].text == "Jamie Foxx will marry Katie Holmes."
     assert [c.tag for c in llm.calls].count("claim_extractor") == 1  # reused, not repeated
@@ -255,28 +254,23 @@ async def test_or_and_core_claim_query_variants():
 
 async def test_no_retrieval_variant_searches_nothing_and_still_decides():
     llm = scripted()
-    method = ZoFiaMethod(llm=llm, config={"variant": "no_retrieval"}, embedder=HashingEmbedder())
+    method = ZoFiaMethod(
+        llm=llm, config={"use_web": False, "use_wikipedia": False}, embedder=HashingEmbedder()
+    )
     verdict = await method.check(Claim(text="Jamie Foxx will marry Katie Holmes."))
     assert verdict.label == "FAKE" and verdict.usage.searches == 0
     assert verdict.metadata["retrieval_notes"] == ["retrieval is off in this variant"]
 
 
-def test_missing_sources_and_bad_variants_are_clear():
+def test_missing_sources_and_refused_labels_are_clear():
     with pytest.raises(MethodConfigError, match="open-web source named 'web'"):
         ZoFiaMethod(llm=ScriptedLLM())
     with pytest.raises(MethodConfigError, match="--source wikipedia=wikipedia"):
         ZoFiaMethod(llm=ScriptedLLM(), sources={"web": InMemorySource([])})
-    with pytest.raises(MethodConfigError, match="unknown ZoFia variant"):
-        ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "nope"})
     with pytest.raises(MethodConfigError, match="works in"):
-        ZoFiaMethod(llm=ScriptedLLM(), config={"variant": "no_retrieval"}, labels="rumor")
-
-
-def test_every_variant_resolves():
-    for name in VARIANTS:
-        cfg = with_zofia_variant({"variant": name})
-        assert cfg.variant == name
-    assert with_zofia_variant({"variant": "no_web", "use_web": True}).use_web is True
+        ZoFiaMethod(
+            llm=ScriptedLLM(), config={"use_web": False, "use_wikipedia": False}, labels="rumor"
+        )
 
 
 async def test_wikipedia_source_is_adapted_for_stage_one(tmp_path):
@@ -323,7 +317,7 @@ async def test_a_claim_with_no_passage_is_not_enough_information_without_a_call(
     llm = scripted()
     method = ZoFiaMethod(
         llm=llm,
-        config={"variant": "no_debate"},
+        config={"debate": False},
         sources={"web": InMemorySource([], name="web")},  # the open web finds nothing
         encyclopedia=InMemoryEncyclopedia(ENCYCLOPEDIA),
         embedder=HashingEmbedder(),
@@ -369,7 +363,7 @@ def test_each_pool_section_keeps_its_share_of_the_budget():
 @pytest.mark.parametrize("variant", ["core_claim", "sentence_salience"])
 async def test_sentence_query_rows_change_the_web_query_only(variant):
     llm = scripted()
-    method = make(llm, variant=variant)
+    method = make(llm, query_mode=variant)
     verdict = await method.check(ARTICLE)
     query = method.web.queries[0]
     assert query.text and not query.keywords  # a sentence-level open-web query
@@ -381,7 +375,7 @@ async def test_sentence_query_rows_change_the_web_query_only(variant):
 
 async def test_tfidf_row_replaces_entity_acquisition_only():
     llm = scripted()
-    method = make(llm, variant="tfidf")
+    method = make(llm, query_mode="tfidf")
     verdict = await method.check(ARTICLE)
     stage = next(e for e in verdict.trace.of_kind("stage") if e.name == "zofia:keywords").data
     assert stage["tfidf"] and stage["salience"]  # hierarchical salience scored the terms

@@ -140,3 +140,37 @@ class RetrievalSettings(BaseModel):
     )
     top_k: ResultsPerSearch = 5
     max_result_chars: ResultChars = 400
+
+
+def refuse_own_variant(
+    method: str, data: Any, moved: dict[str, str], default: str | None = None
+) -> Any:
+    """`data` (a method config's input) without a ``variant`` key, or a clear refusal.
+
+    A method has no variants of its own: an ablation is an experiment file's variant
+    (``variants:``, chosen with ``--config FILE --variant NAME``), one mechanism for every
+    method. `moved` maps a name a method once took to the experiment file (under
+    ``configs/experiments/``) whose variant of that name sets the same method settings, so
+    the refusal says what to run; `default` is a name that meant the defaults (recorded by
+    older runs), dropped.
+
+    Raises:
+        ValueError: a ``variant`` key other than None or `default`.
+    """
+    if not isinstance(data, dict) or "variant" not in data:
+        return data
+    data = dict(data)
+    name = data.pop("variant")
+    if name is None or name == default:
+        return data
+    if name not in moved:
+        raise ValueError(
+            f"{method} takes no `variant`: variants are an experiment file's (`variants:`), "
+            "chosen with --config FILE --variant NAME"
+        )
+    path = f"configs/experiments/{moved[name]}.yaml"
+    raise ValueError(
+        f"{method}'s own variant {name!r} is now the experiment variant {name!r}: run "
+        f"`veracity eval --config {path} --variant {name}`, or give the method settings that "
+        f"variant sets in {path} (e.g. with --set)"
+    )

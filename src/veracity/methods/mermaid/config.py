@@ -2,8 +2,9 @@
 for veracity assessment).
 
 Defaults are the paper's where it gives them, with the paper's symbol in a comment.
-Variants (no memory, no decomposer, tool subsets, in-process tools) are values of these
-fields; the single-agent comparison is the ``mermaid_single`` method.
+Ablations (no memory, no decomposer, tool subsets, in-process tools) are values of these
+fields, set by the variants of ``configs/experiments/mermaid_*.yaml``; the single-agent
+comparison is the ``mermaid_single`` method.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veracity.core.bounds import MaxTokens, PromptChars, Seconds
 from veracity.methods.base import MethodConfig
+from veracity.methods.config import refuse_own_variant
 from veracity.tools.mcp_client import McpServerConfig
 
 MemoryMode = Literal["on", "off", "read-only"]
@@ -73,12 +75,12 @@ class MermaidConfig(MethodConfig):
     """Settings of MERMAID (decomposer + ReAct executor + evidence memory)."""
 
     request_options = (
-        "variant", "max_steps", "temperature", "history_overflow", "top_k", "top_logprobs",
+        "decompose", "max_steps", "temperature", "history_overflow", "top_k", "top_logprobs",
         "decomposer_attempts",
     )  # fmt: skip
 
-    # --- variants
-    variant: Literal["full", "no_memory", "no_decomposer"] = "full"
+    # --- decomposer D
+    decompose: bool = True  # False: the executor only, memory keyed by NER (Table 3)
 
     # --- executor
     max_steps: int = Field(default=5, ge=1, le=30)  # T_max = 5
@@ -90,7 +92,6 @@ class MermaidConfig(MethodConfig):
     max_input_chars: PromptChars = Field(default=4000, ge=200)
     top_logprobs: int = Field(default=10, ge=0, le=20)
 
-    # --- decomposer
     decomposer_attempts: int = Field(default=3, ge=1, le=6)
 
     # --- toolset τ
@@ -110,14 +111,12 @@ class MermaidConfig(MethodConfig):
     @model_validator(mode="before")
     @classmethod
     def _memory_shorthand(cls, data: Any) -> Any:
+        data = refuse_own_variant("mermaid", data, MOVED_VARIANTS, default="full")
         if isinstance(data, dict) and isinstance(data.get("memory"), str):
             data = {**data, "memory": {"mode": data["memory"]}}
         return data
 
-    @property
-    def memory_mode(self) -> MemoryMode:
-        return "off" if self.variant == "no_memory" else self.memory.mode
 
-    @property
-    def decomposes(self) -> bool:
-        return self.variant != "no_decomposer"
+# the names MERMAID's `variant` option took, now experiment variants (name -> file; "full",
+# the default, which older runs recorded, is dropped)
+MOVED_VARIANTS = {"no_memory": "mermaid_figure3", "no_decomposer": "mermaid_table3"}

@@ -5,7 +5,7 @@ D_c = (G_c, k_c); the executor recalls M_c for the entity keys E_c, runs the ReA
 over the toolset τ (at most T_max steps, then a forced answer), keeps the evidence it
 judges relevant and writes it back to the memory M. ``mermaid_single`` is the
 single-agent comparison: one agent analyses the claim as step 0 of its own loop and goes
-on from there. Without the decomposer (``variant: no_decomposer``, Table 3) the entity
+on from there. Without the decomposer (``decompose: false``, Table 3) the entity
 keys are the claim's named entities (the shared NER), so only the decomposer is removed.
 """
 
@@ -65,7 +65,7 @@ class MermaidMethod(BaseMethod):
     def _require_named_memory(self) -> None:
         """A run that reads a named memory needs it built first (proxy memory)."""
         opts = self.config.memory
-        if opts.name is None or self.config.memory_mode != "read-only":
+        if opts.name is None or self.config.memory.mode != "read-only":
             return
         path = named_memory_path(opts.name, self.home_paths("a named memory"))
         held = self.memory().stats().entries if path.is_file() else 0
@@ -96,7 +96,7 @@ class MermaidMethod(BaseMethod):
 
     def memory(self) -> EvidenceMemory | None:
         """The evidence memory M (opened on first use; None when memory is off)."""
-        if self.config.memory_mode == "off":
+        if self.config.memory.mode == "off":
             return None
         if self._memory is None:
             opts, state = self.config.memory, self.state_dir
@@ -118,7 +118,7 @@ class MermaidMethod(BaseMethod):
         kind = input_kind_name(item)
         shown = render_input(item, max_chars=cfg.max_input_chars)
         memory = CheckMemory(
-            self.memory(), cfg.memory_mode, cfg.memory.replay_searches, cfg.max_result_chars
+            self.memory(), cfg.memory.mode, cfg.memory.replay_searches, cfg.max_result_chars
         )
         ctx.claim = item.content  # recorded sources replay this claim's searches
         with eval_guards(guards_with_cutoff(item.cutoff)):
@@ -181,8 +181,8 @@ class MermaidMethod(BaseMethod):
         return retained
 
     async def _decompose(self, kind: str, shown: str) -> Decomposition | None:
-        """D_c (None in the no_decomposer variant)."""
-        if not self.config.decomposes:
+        """D_c (None without the decomposer)."""
+        if not self.config.decompose:
             return None
         template = "single_analysis.j2" if self.single_agent else "decompose.j2"
         tag = "executor:0" if self.single_agent else "decomposer"

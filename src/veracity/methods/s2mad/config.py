@@ -1,4 +1,6 @@
-"""S2MAD defaults (paper sections 3 and 4.2) and the named ablations of Table 2.
+"""S2MAD defaults (paper sections 3 and 4.2). The ablations of Table 2 and the "LLM only"
+baseline of Table 1 are variants of ``configs/experiments/s2mad_table2.yaml`` and
+``s2mad_table1.yaml``, each a few of these settings.
 
 Debaters and the judge answer Fake / Real, as in the paper; the method reports in the
 ``rumor`` label space through the explicit table `ANSWER_TO_RUMOR` (Fake -> rumor,
@@ -15,6 +17,7 @@ from veracity.core.bounds import Attempts, Concurrency, Items, MaxTokens, Prompt
 from veracity.core.config import LLMConfig
 from veracity.core.labels import RUMOR, LabelSpace
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import refuse_own_variant
 from veracity.prompt_layout import LayoutSetting
 
 # What debaters and the judge answer (the paper's "Fake, Real" options).
@@ -35,32 +38,14 @@ assert set(ANSWER_TO_RUMOR.values()) == set(RUMOR.labels)
 # "vanilla" is the plain prompt of the "LLM only" baseline (no guidance by claim type)
 PromptFamily = Literal["auto", "subjective", "non_subjective", "vanilla"]
 
-# Table 2 ablations as overrides of the defaults. "w/o Sub" applies the non-subjective
-# prompts to every post, "w/o Non-Sub" the subjective ones.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "no_stance": {"stance_separation": False},
-    "no_subjective": {"prompt_family": "non_subjective"},
-    "no_non_subjective": {"prompt_family": "subjective"},
-    "no_debate": {"debate": False},
-    # Table 1's "LLM only" baseline: one plain prompt over 40 randomly drawn replies
-    # (2 x top_k), no stance scoring, no subjectivity question, no debate
-    "llm_only": {"debate": False, "single_agent_input": "random", "prompt_family": "vanilla"},
-}
-
 
 class S2MADConfig(ChoiceConfig, LayoutSetting):
-    """Settings of one S2MAD run.
-
-    A named `variant` (see `VARIANTS`) sets several fields at once; fields given
-    explicitly next to it win over the variant's values.
-    """
+    """Settings of one S2MAD run."""
 
     request_options = (
         "stance_separation", "stance_reasons", "prompt_family", "debate", "temperature",
         "single_agent_input",
     )  # fmt: skip
-
-    variant: str | None = None
 
     # --- Stance separation (section 3.2, Eqs. 1-2)
     stance_separation: bool = True  # False: random halves ("w/o Stance")
@@ -105,13 +90,8 @@ class S2MADConfig(ChoiceConfig, LayoutSetting):
 
     @model_validator(mode="before")
     @classmethod
-    def _apply_variant(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or data.get("variant") is None:
-            return data
-        name = data["variant"]
-        if name not in VARIANTS:
-            raise ValueError(f"unknown S2MAD variant {name!r}; known: {sorted(VARIANTS)}")
-        return {**VARIANTS[name], **data}
+    def _no_own_variants(cls, data: Any) -> Any:
+        return refuse_own_variant("s2mad", data, MOVED_VARIANTS)
 
     @model_validator(mode="after")
     def _checks(self) -> S2MADConfig:
@@ -130,3 +110,12 @@ class S2MADConfig(ChoiceConfig, LayoutSetting):
         if self.scorer_llm is None:
             return None
         return LLMConfig().merged(self.scorer_llm)
+
+
+# the names S2MAD's own variant table had, now experiment variants (name -> file)
+MOVED_VARIANTS = {
+    **dict.fromkeys(
+        ("no_stance", "no_subjective", "no_non_subjective", "no_debate"), "s2mad_table2"
+    ),
+    "llm_only": "s2mad_table1",
+}

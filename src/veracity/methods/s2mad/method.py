@@ -298,7 +298,6 @@ def _metadata(
 ) -> dict[str, Any]:
     outcome = sides.outcome
     return {
-        "variant": cfg.variant,
         "prompt_family": family,
         "stance_mode": sides.mode,
         "replies_total": len(post.replies),

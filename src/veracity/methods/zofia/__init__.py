@@ -1,6 +1,6 @@
 """ZoFia (Wu et al.): entity-guided retrieval and multi-LLM interaction for fake news."""
 
-from veracity.methods.zofia.config import VARIANTS, ZoFiaConfig
+from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.method import ZoFiaMethod
 
-__all__ = ["VARIANTS", "ZoFiaConfig", "ZoFiaMethod"]
+__all__ = ["ZoFiaConfig", "ZoFiaMethod"]

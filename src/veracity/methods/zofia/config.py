@@ -1,4 +1,6 @@
-"""ZoFia defaults (paper section 5.1 and Appendix A) and named variants (Tables 2 and 3)."""
+"""ZoFia defaults (paper section 5.1 and Appendix A). The ablations of Tables 2 and 3 are
+the variants of ``configs/experiments/zofia_table2.yaml`` and ``zofia_table3.yaml``, each a
+few of these settings."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pydantic import Field, model_validator
 
 from veracity.core.bounds import Items, MaxTokens, PromptChars, Rounds, Temperature, Weight, Words
 from veracity.methods.base import ChoiceConfig
+from veracity.methods.config import refuse_own_variant
 from veracity.prompt_layout import LayoutSetting
 
 # Outlets excluded from open-web retrieval: ZoFia excludes news sites (to avoid pulling
@@ -113,7 +116,11 @@ class ZoFiaConfig(ChoiceConfig, LayoutSetting):
     max_tokens: MaxTokens = 600
     max_article_chars: PromptChars = 4000  # article text shown to agents (small-context models)
     max_pool_chars: PromptChars = 6000  # evidence pool shown to debaters and the judge
-    variant: str | None = None  # a name from VARIANTS; its settings override the above
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_own_variants(cls, data: Any) -> Any:
+        return refuse_own_variant("zofia", data, MOVED_VARIANTS)
 
     @model_validator(mode="after")
     def _checks(self) -> ZoFiaConfig:
@@ -124,31 +131,16 @@ class ZoFiaConfig(ChoiceConfig, LayoutSetting):
         return self
 
 
-# Table 2 ablations and Table 3 query variants, as overrides of the defaults.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "no_wikipedia": {"use_wikipedia": False},
-    "no_web": {"use_web": False},
-    "no_retrieval": {"use_web": False, "use_wikipedia": False},
-    "no_linguist": {"linguist": False},
-    "no_expert": {"expert": False},
-    "no_analyses": {"linguist": False, "expert": False},
-    "no_claim_verification": {"claim_verification": False},
-    "no_debate": {"debate": False},
-    "tfidf": {"query_mode": "tfidf"},
-    "prompt_ner": {"query_mode": "llm_ner", "ner_backend": "llm"},
-    "llm_keywords": {"query_mode": "llm_keywords"},
-    "sentence_salience": {"query_mode": "sentence_salience"},
-    "core_claim": {"query_mode": "core_claim"},
-    "or_composition": {"operator": "OR"},
-}
-
-
-def with_zofia_variant(raw: dict[str, Any] | ZoFiaConfig) -> ZoFiaConfig:
-    """Apply a named variant's overrides (explicit settings in `raw` still win)."""
-    data = raw.model_dump(exclude_unset=True) if isinstance(raw, ZoFiaConfig) else dict(raw)
-    name = data.get("variant")
-    if name is None:
-        return ZoFiaConfig.model_validate(data)
-    if name not in VARIANTS:
-        raise ValueError(f"unknown ZoFia variant {name!r}; known: {sorted(VARIANTS)}")
-    return ZoFiaConfig.model_validate({**VARIANTS[name], **data})
+# the names ZoFia's own variant table had, now experiment variants (name -> file)
+MOVED_VARIANTS = {
+    **dict.fromkeys(
+        ("no_wikipedia", "no_web", "no_retrieval", "no_linguist", "no_expert", "no_analyses",
+         "no_claim_verification", "no_debate"),
+        "zofia_table2",
+    ),
+    **dict.fromkeys(
+        ("tfidf", "prompt_ner", "llm_keywords", "sentence_salience", "core_claim",
+         "or_composition"),
+        "zofia_table3",
+    ),
+}  # fmt: skip

@@ -12,13 +12,15 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from veracity.core.context import CheckContext
 from veracity.core.events import Fault
 from veracity.core.types import Article, CheckInput, Claim, Evidence, Stance, Verdict
 from veracity.deliberation import verdict_fields
 from veracity.methods.base import BaseMethod, MethodConfig, MethodConfigError
 from veracity.methods.zofia.analysis import AnalystReports, Analysts, ExtractedClaims
-from veracity.methods.zofia.config import ZoFiaConfig, with_zofia_variant
+from veracity.methods.zofia.config import ZoFiaConfig
 from veracity.methods.zofia.debate import build_debate, judge_without_debate
 from veracity.methods.zofia.rag import ClaimRAG
 from veracity.methods.zofia.retrieval import (
@@ -38,7 +40,7 @@ class ZoFiaMethod(BaseMethod):
 
     Args:
         llm: the model for every agent.
-        config: a ZoFiaConfig or mapping; ``variant`` selects a Table 2/3 variant.
+        config: a ZoFiaConfig or mapping (the Table 2/3 ablations: its settings).
         sources: must hold the open-web source under ``config.web_source`` (unless web
             retrieval is off) and may hold the encyclopedia under ``config.wiki_source``.
         encyclopedia: the encyclopedia, when not given among `sources`.
@@ -57,11 +59,6 @@ class ZoFiaMethod(BaseMethod):
 
     def setup(self) -> None:
         super().setup()
-        if self.config.variant is not None:  # a named variant's settings, under those given
-            try:
-                self.config = with_zofia_variant(self.config)
-            except ValueError as exc:
-                raise MethodConfigError(f"zofia: invalid config: {exc}") from exc
         cfg, extras = self.config, self.parts.extras
         self.web: Source | None = None
         if cfg.use_web:
@@ -70,7 +67,7 @@ class ZoFiaMethod(BaseMethod):
                 missing=f"zofia needs an open-web source named {cfg.web_source!r}: give one with "
                 f"--source {cfg.web_source}=duckduckgo (or web:brave, ...; see `veracity sources`) "
                 f"or a local index standing in for the web, --source {cfg.web_source}=local:INDEX "
-                "(ablation without it: --set variant=no_web)",
+                "(ablation without it: --set use_web=false)",
             )
         self.wiki: Encyclopedia | None = None
         if cfg.use_wikipedia:
@@ -83,17 +80,19 @@ class ZoFiaMethod(BaseMethod):
                 raise MethodConfigError(
                     f"zofia needs Wikipedia as a source named {cfg.wiki_source!r} ({what}): give "
                     f"it with --source {cfg.wiki_source}=wikipedia (ablation without it: --set "
-                    "variant=no_wikipedia)"
+                    "use_wikipedia=false)"
                 ) from exc
         self._embedder: Embedder | None = extras.get("embedder")
         self._ner = extras.get("ner")
 
     @classmethod
     def source_needs(cls, config: MethodConfig | Mapping[str, Any]) -> list[SourceNeed]:
-        try:
-            cfg = with_zofia_variant(config if isinstance(config, ZoFiaConfig) else dict(config))
-        except ValueError:
-            return []
+        cfg = config
+        if not isinstance(cfg, ZoFiaConfig):
+            try:
+                cfg = ZoFiaConfig.model_validate(dict(config))
+            except ValidationError:
+                return []
         needs = []
         if cfg.use_web:
             needs.append(SourceNeed(cfg.web_source, purpose="open-web search"))
@@ -193,7 +192,6 @@ class ZoFiaMethod(BaseMethod):
             **verdict_fields(result, self.label_space),
             evidence=_evidence(pool, stage1),
             metadata={
-                "variant": cfg.variant,
                 "keywords": [k.model_dump() for k in stage1.keywords],
                 "query": stage1.query.model_dump(mode="json") if stage1.query else None,
                 "retrieval_notes": stage1.notes,
