@@ -97,3 +97,13 @@ def test_check_pulls_a_missing_model_before_the_backend_is_built(monkeypatch, fa
     result = CliRunner().invoke(app, ["check", "The Eiffel Tower is in Berlin.", "--json"])
     assert result.exit_code == 0, result.output
     assert order == ["pull smollm2-135m", "build smollm2-135m"]
+
+
+def test_the_runtime_owns_the_evaluation_replay_policy():
+    """`eval --replay-from` replays only: the runtime's evaluation config says so (the
+    command rewrote the cache mode itself)."""
+    from veracity.runtime import evaluation_config
+
+    flags = {"method": "direct", "dataset": "x"}
+    assert evaluation_config(None, None, None, flags, replay=True).llm.cache_mode == "replay"
+    assert evaluation_config(None, None, None, flags).llm.cache_mode == "record"

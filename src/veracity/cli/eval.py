@@ -213,7 +213,9 @@ def eval_(
         runner = engine_for(engine, ray_address, workers, llm_limit)
         from veracity.runtime import evaluation_config
 
-        cfg = evaluation_config(config, out_dir, variant, flags, spec, trust_spec)
+        cfg = evaluation_config(
+            config, out_dir, variant, flags, spec, trust_spec, replay=replay_from is not None
+        )
         cfg = with_run_options(cfg, ctx)  # --memory
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
@@ -301,9 +303,6 @@ def _prepare(
 ) -> PreparedRun:
     from veracity.evaluation.runner import prepare_run
 
-    if replay_from is not None:
-        # read-only: a request the recorded run never made is an error, not a live call
-        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"cache_mode": "replay"})})
     run = prepare_run(
         cfg, out_dir or default_out(cfg), replay_from=replay_from,
         ready=lambda spec: ensure_model(spec.llm),  # pulled before its backend is built

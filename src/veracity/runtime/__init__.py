@@ -196,12 +196,15 @@ def evaluation_config(
     spec: str | Path | None = None,
     trust_spec: bool = False,
     env: Environment | None = None,
+    replay: bool = False,
 ) -> RunConfig:
     """An evaluation's (or a batch's) run config: the file (or the spec another run
     directory recorded, with `spec`; or, resuming, the run directory's own record) with
     its variant, then the flags, which always win (`layered_config`). An evaluation keeps
     every reply, sampled ones included, so it can be replayed: a default ``auto`` LLM
-    cache mode becomes ``record``.
+    cache mode becomes ``record``; with `replay` (the run replays another run directory's
+    replies), the cache only replays, so a request the recorded run never made is an
+    error rather than a live call.
 
     A spec that reaches outside its run directory (an endpoint, a key variable, a command,
     files elsewhere) is refused unless `trust_spec` (`veracity.runtime.spec.read_spec`).
@@ -235,7 +238,9 @@ def evaluation_config(
     elif path is None and variant is not None:
         raise ConfigError("--variant needs --config (variants live in experiment configs)")
     cfg = layered_config(path, variant=variant, flags=flags, base=base, env=env)
-    if cfg.llm.cache_mode == "auto":
+    if replay:
+        cfg = cfg.with_overrides({"llm": {"cache_mode": "replay"}})
+    elif cfg.llm.cache_mode == "auto":
         # every response is kept, sampled ones included, so the run can be replayed
         cfg = cfg.with_overrides({"llm": {"cache_mode": "record"}})
     return cfg
