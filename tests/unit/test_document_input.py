@@ -170,3 +170,27 @@ async def test_claims_are_checked_while_later_windows_are_extracted(corpus):
     assert [e.count for e in found] == [2, 4]
     assert [c["id"] for c in found[-1].claims] == ["c1", "c2", "c3", "c4"]
     assert report.sentences == 4 and report.summary.factuality == pytest.approx(2 / 3)
+
+
+async def test_a_claim_that_recurs_in_a_batch_takes_its_first_verdict(corpus):
+    """Two documents checked at once by one composite (the rows of a batch) share a claim:
+    it is checked once, and the other document's outcome reuses that verdict, counted and
+    costing nothing (issue 42, item 2)."""
+    llm = scripted()
+    rules_only = {**NO_SPLIT, "checkworthiness": False}
+    async with Veracity(RunConfig(sources=SOURCES), llm=llm) as service:
+        plan = service.plan("(each row)", kind="document", extraction=rules_only)
+        rows = [
+            "Marie Curie was born in Warsaw in 1867. She won three Nobel Prizes.",
+            "She won three Nobel Prizes. Pierre Curie was born in Paris.",
+        ]
+        verdicts = await asyncio.gather(
+            *(plan.run.check(DocumentText(text=row), plan.method) for row in rows)
+        )
+    reports = [v.report for v in verdicts]
+    assert len(llm.calls_tagged("rag")) == 3  # four claims, one of them twice
+    assert sum(r.summary.reused for r in reports) == 1
+    reused = [o for r in reports for o in r.claims if o.reused]
+    assert [o.claim.text for o in reused] == ["She won three Nobel Prizes."]
+    assert reused[0].support == "refuted" and reused[0].verdict.usage.llm_calls == 0
+    assert sum(r.usage.llm_calls for r in reports) == 3  # the reuse is not counted twice

@@ -184,6 +184,7 @@ def _summary_table(method: str, s: Any) -> Any:
         ("claims", f"{s.claims} ({s.not_checkworthy} not check-worthy)"),
         ("supported / refuted / mixed", f"{s.supported} / {s.refuted} / {s.mixed}"),
         ("abstained / errors", f"{s.abstained} / {s.claim_errors}"),
+        ("claims that recurred (verdict reused)", f"{s.reused}"),
         ("factuality (FActScore, mean over documents)", factuality),
         ("  length-penalised (γ = 10) / respond ratio", f"{penalised} / {ratio}"),
         ("supported of the claims with a label", f"{decided} of {s.checked}"),

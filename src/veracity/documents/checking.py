@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,6 +58,7 @@ from veracity.prompting import render_messages
 
 PROMPTS = "veracity.documents"
 MAX_EVIDENCE_CHARS = 600  # per passage shown to the correction prompt
+REUSE_KEPT = 4096  # verdicts of recurring claims kept (the most recently used)
 
 
 class ExtractionFailed(StructuredOutputError):
@@ -90,6 +92,11 @@ class DocumentChecker:
         concurrency: claims checked at once.
         corrections: suggest a rewrite for each refuted claim that cites evidence.
         llm: the model that writes corrections (default: the extractor's).
+
+    A claim that recurs, in this document or a later one this object checks (the rows of a
+    batch), with the same text, date and context, takes the verdict of its first check
+    instead of a second check (the last `REUSE_KEPT` kept): its outcome says ``reused``
+    and its verdict's usage is zero, as it cost nothing again (the summary counts them).
     """
 
     def __init__(
@@ -110,6 +117,7 @@ class DocumentChecker:
         self.concurrency = concurrency
         self.corrections = corrections
         self.llm = llm or extractor.llm
+        self._verdicts: OrderedDict[tuple[Any, ...], asyncio.Future[Verdict]] = OrderedDict()
 
     @property
     def name(self) -> str:
@@ -195,14 +203,41 @@ class DocumentChecker:
             context=f"a statement in the document {document.title!r}" if document.title else None,
         )
         try:
-            with given_atomic(claim.text):  # a method that extracts must not split it again
-                verdict = await self.method.check(item)
+            verdict, reused = await self._verdict(item)
         except Exception as exc:  # a method bug must not lose the other claims' results
             return ClaimOutcome(claim=claim, status="error", error=f"{type(exc).__name__}: {exc}")
         outcome = outcome_of(claim, verdict)
+        outcome.reused = reused
         if self.corrections and outcome.support == "refuted" and verdict.evidence:
             outcome.correction = await self._correct(claim, verdict)
         return outcome
+
+    async def _verdict(self, item: Claim) -> tuple[Verdict, bool]:
+        """The claim method's verdict on `item`, or the one an earlier check of the same
+        claim gave (True: reused; its usage zero)."""
+        key = (" ".join(item.text.split()).casefold(), item.date, item.context)
+        earlier = self._verdicts.get(key)
+        if earlier is not None:
+            self._verdicts.move_to_end(key)
+            first = await asyncio.shield(earlier)
+            return first.model_copy(update={"usage": Usage()}), True
+        pending: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        self._verdicts[key] = pending
+        while len(self._verdicts) > REUSE_KEPT:
+            self._verdicts.popitem(last=False)
+        try:
+            with given_atomic(item.text):  # a method that extracts must not split it again
+                verdict = await self.method.check(item)
+        except BaseException as exc:
+            self._verdicts.pop(key, None)  # a later occurrence checks it again
+            if isinstance(exc, asyncio.CancelledError):
+                pending.cancel()
+            else:
+                pending.set_exception(exc)
+                pending.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        pending.set_result(verdict)
+        return verdict, False
 
     async def _correct(self, claim: ExtractedClaim, verdict: Verdict) -> Correction | None:
         passages = [

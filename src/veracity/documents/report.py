@@ -70,6 +70,7 @@ class ClaimOutcome(BaseModel):
     verdict: Verdict | None = None
     error: str | None = None
     correction: Correction | None = None
+    reused: bool = False  # the verdict of the same claim's earlier check (see DocumentChecker)
 
 
 class DocumentSummary(BaseModel):
@@ -92,6 +93,7 @@ class DocumentSummary(BaseModel):
     supported_share_of_decided: float | None = None  # supported share of checked claims
     # claims the extraction dropped: not anchored in any sentence (not in `claims`)
     dropped_unanchored: int = 0
+    reused: int = 0  # claims that took an earlier check's verdict (no new check)
 
 
 class DocumentReport(BaseModel):
@@ -234,6 +236,7 @@ def summarise(outcomes: list[ClaimOutcome], dropped_unanchored: int = 0) -> Docu
         factuality_penalised=None if factuality is None else factuality * length_penalty(facts),
         supported_share_of_decided=support["supported"] / checked if checked else None,
         dropped_unanchored=dropped_unanchored,
+        reused=sum(o.reused for o in outcomes),
     )
 
 

@@ -138,6 +138,7 @@ class DocumentBatchSummary(BaseModel):
     abstained: int
     claim_errors: int
     not_checkworthy: int
+    reused: int  # claims that took the verdict of the same claim's earlier check
     # FActScore over the rows checked (`veracity.documents.report.factscore`): the mean of
     # each responding document's supported share of its check-worthy claims
     factuality: float | None
@@ -445,7 +446,7 @@ def summarize(records: list[DocumentRecord], wall_time_s: float = 0.0) -> Docume
         rows=len(records), ok=ok, errors=len(records) - ok,
         claims=totals.claims, checked=totals.checked, supported=totals.supported,
         refuted=totals.refuted, mixed=totals.mixed, abstained=totals.abstained,
-        claim_errors=totals.errors, not_checkworthy=totals.not_checkworthy,
+        claim_errors=totals.errors, not_checkworthy=totals.not_checkworthy, reused=totals.reused,
         factuality=score.factuality, factuality_penalised=score.factuality_penalised,
         respond_ratio=score.respond_ratio,
         supported_share_of_decided=score.supported_share_of_decided,
