@@ -59,6 +59,8 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=10)
     ap.add_argument("--sets", nargs="*", default=list(SETS))
+    ap.add_argument("--modes", nargs="*", default=list(MODES))
+    ap.add_argument("--extraction", default="{}", help="other ExtractionConfig fields, as JSON")
     args = ap.parse_args()
     spec = resolve_llm(LLMConfig())
     counter = Counting(build_backend(spec, None, home_paths().models))
@@ -67,12 +69,14 @@ async def main() -> None:
     matcher = ClaimMatcher(task.match, task.embedder)
     threshold = task.threshold(matcher.name)
     summary: dict[str, Any] = {"model": spec.model, "matcher": matcher.name,
-                               "threshold": threshold, "answers_per_set": args.limit}  # fmt: skip
+                               "threshold": threshold, "answers_per_set": args.limit,
+                               "extraction": json.loads(args.extraction)}  # fmt: skip
     for name in args.sets:
         data = load_dataset(name, data_dir=os.environ.get("VERACITY_DATA_DIR"))
         examples = list(data)[: args.limit]
-        for mode in MODES:
-            extractor = ClaimExtractor(llm, ExtractionConfig(mode=mode))  # type: ignore[arg-type]
+        for mode in args.modes:
+            config = ExtractionConfig(**{**json.loads(args.extraction), "mode": mode})
+            extractor = ClaimExtractor(llm, config)
             t = dict.fromkeys(("calls", "prompt", "completion", "gold", "claims", "matched",
                                "failed", "fallbacks", "sentences"), 0)  # fmt: skip
             for ex in examples:

@@ -14,6 +14,7 @@ from veracity.documents.html_report import render_report
 from veracity.evidence.claims import (
     ClaimExtractor,
     ExtractedClaim,
+    ExtractionConfig,
     anchor,
     anchored,
     confident_not_factual,
@@ -21,6 +22,8 @@ from veracity.evidence.claims import (
 from veracity.llm.client import ManagedLLM
 from veracity.methods.base import BaseMethod
 from veracity.testing import ScriptedLLM
+
+SENTENCE = ExtractionConfig(mode="sentence")  # the model is scripted per sentence
 
 TEXT = (
     "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes. "
@@ -67,7 +70,7 @@ class Agrees(BaseMethod):
 
 async def test_invented_claims_are_dropped_and_a_mis_mapped_one_moves_to_its_sentence():
     llm = inventing_model()
-    found = await ClaimExtractor(ManagedLLM(llm)).extract(TEXT)
+    found = await ClaimExtractor(ManagedLLM(llm), SENTENCE).extract(TEXT)
     assert [c.text for c in found.dropped] == INVENTED
     assert found.reattached == 1
     by_text = {c.text: TEXT[c.spans[0][0] : c.spans[0][1]] for c in found.claims}
@@ -85,7 +88,7 @@ async def test_invented_claims_are_dropped_and_a_mis_mapped_one_moves_to_its_sen
 
 async def test_dropped_claims_are_counted_and_shown_in_every_view():
     llm = inventing_model()
-    checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm)))
+    checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm), SENTENCE))
     report = await checker.report(from_text(TEXT, title="Curie"))
     assert report.dropped_unanchored == INVENTED and report.reattached == 1
     assert report.summary.dropped_unanchored == 3 and report.summary.claims == 4
@@ -109,7 +112,7 @@ async def test_dropped_claims_are_counted_and_shown_in_every_view():
 
 async def test_a_plain_fact_called_advice_without_confidence_is_still_checked():
     llm = inventing_model(categories=("factual", "advice", "factual", "trivial"))
-    checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm)))
+    checker = DocumentChecker(Agrees(llm), ClaimExtractor(ManagedLLM(llm), SENTENCE))
     report = await checker.report(from_text(TEXT))
     warsaw = next(o for o in report.claims if o.claim.text == "Marie Curie was born in Warsaw.")
     assert warsaw.status == "checked" and warsaw.claim.model_category == "advice"

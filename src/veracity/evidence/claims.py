@@ -138,6 +138,7 @@ class ExtractionConfig(BaseModel):
     # each with its sentence number(s) and category; sentence: a decomposition and a
     # decontextualisation call per sentence, then one check-worthiness call. The default
     # stays "sentence" until the document front ends' scripted tests answer window calls.
+    # Without `decompose` each sentence is one claim in either mode (no window call).
     mode: Mode = "sentence"
     sentences_per_call: int = Field(default=8, ge=1, le=40)  # window mode's window
     decompose: bool = True  # atomic claims per sentence (False: each sentence is a claim)
@@ -308,9 +309,12 @@ class ClaimExtractor:
             id="c1", text=whole, atomic=whole, spans=[(0, len(text))], sentence=0
         )
         context.current().emit(
-            Stage(name=self.tag, step="claim given atomic: not split again", sentences=1,
-                  claims=1, checkworthy=1, duplicates=0)
-        )  # fmt: skip
+            Stage(
+                name=self.tag,
+                step="claim given atomic: not split again",
+                detail={"sentences": 1, "claims": 1, "checkworthy": 1, "duplicates": 0},
+            )
+        )
         return ClaimExtraction(claims=[claim], sentences=[(0, len(text))])
 
     async def _stream(
@@ -347,13 +351,15 @@ class ClaimExtractor:
             Stage(
                 name=self.tag,
                 step="claims extracted",
-                sentences=len(read),
-                claims=len(claims),
-                checkworthy=sum(c.checkworthy for c in claims),
-                duplicates=found.duplicates,
-                dropped_unanchored=len(found.dropped),
-                reattached=found.reattached,
-                window_fallbacks=found.fallbacks,
+                detail={
+                    "sentences": len(read),
+                    "claims": len(claims),
+                    "checkworthy": sum(c.checkworthy for c in claims),
+                    "duplicates": found.duplicates,
+                    "dropped_unanchored": len(found.dropped),
+                    "reattached": found.reattached,
+                    "window_fallbacks": found.fallbacks,
+                },
             )
         )
 

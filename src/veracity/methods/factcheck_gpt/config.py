@@ -39,8 +39,9 @@ class FactCheckGPTConfig(MethodConfig, LayoutSetting, GenerationSettings, Retrie
     # results read per query (the release: the first 5 pages of each Google search)
     top_k: ResultsPerSearch = 5
     max_claims: int = Field(default=10, ge=1, le=50)
-    # the pipeline's first three subtasks: decomposition, decontextualisation, check-worthiness
-    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    # the pipeline's first three subtasks, each its own step: decomposition,
+    # decontextualisation, check-worthiness
+    extraction: ExtractionConfig = Field(default_factory=lambda: ExtractionConfig(mode="sentence"))
     # release (default): one verification call per claim over its evidence (reasoning,
     # error, correction, factuality), stances only when that reply is unusable, one
     # supporting passage then making the claim true; weighted_stances (ours before issue

@@ -35,7 +35,9 @@ class FacToolConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSe
     claim_extraction: Literal["factool", "shared"] = "factool"
     max_claim_words: int = Field(default=15, ge=3, le=100)
     extraction: ExtractionConfig = Field(
-        default_factory=lambda: ExtractionConfig(decontextualise=False, checkworthiness=False)
+        default_factory=lambda: ExtractionConfig(
+            mode="sentence", decontextualise=False, checkworthiness=False
+        )
     )
     # release (default): agreement_verification.yaml, the claim judged for factual errors
     # with the evidence as optional help, non-factual only on several contradicting

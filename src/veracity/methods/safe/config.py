@@ -27,9 +27,10 @@ class SafeConfig(ChoiceConfig, LayoutSetting, GenerationSettings, RetrievalSetti
     top_k: ResultsPerSearch = 3  # SAFE: results per search (num_searches)
     max_facts: int = Field(default=10, ge=1, le=50)  # facts checked per input, in text order
     # the shared claim-extraction stage: SAFE splits into atomic facts and revises each to
-    # be self-contained; it has no check-worthiness step (its relevance step needs a prompt)
+    # be self-contained, sentence by sentence as the paper; it has no check-worthiness step
+    # (its relevance step needs a prompt)
     extraction: ExtractionConfig = Field(
-        default_factory=lambda: ExtractionConfig(checkworthiness=False)
+        default_factory=lambda: ExtractionConfig(mode="sentence", checkworthiness=False)
     )
     query_chars: PromptChars = Field(default=200, ge=20)  # a search query's cap
     max_reasoning_chars: PromptChars = Field(default=1200, ge=100)
