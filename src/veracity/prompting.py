@@ -342,7 +342,16 @@ def note_cut(what: str, kept: int, total: int, unit: str, setting: str | None) -
     ctx = context.active()
     if ctx is not None:
         ctx.emit(
-            Note(name="input_cut", what=what, kept=kept, total=total, unit=unit, setting=setting)
+            Note(
+                name="input_cut",
+                detail={
+                    "what": what,
+                    "kept": kept,
+                    "total": total,
+                    "unit": unit,
+                    "setting": setting,
+                },
+            )
         )
 
 

@@ -54,11 +54,12 @@ class PlantedMethod(BaseMethod):
 
     async def run(self, item, ctx):
         m = self.mark
-        ctx.event("note", "input_cut", what=f"cut-what {m}", kept=1, total=2,
-                  unit=f"cut-unit {m}", setting=f"cut-setting {m}")  # fmt: skip
+        ctx.event("note", "input_cut", detail={"what": f"cut-what {m}", "kept": 1, "total": 2,
+                  "unit": f"cut-unit {m}", "setting": f"cut-setting {m}"})  # fmt: skip
         ctx.event("tree_node", "toe", node_id="n1", parent_id=None, claim=f"tree-claim {m}",
-                  dimension=f"tree-dimension {m}", status="kept", veracity=0.7,
-                  reliability=0.6, pruned_by=f"tree-pruner {m}", iteration=1)  # fmt: skip
+                  status="kept", veracity=0.7, reliability=0.6, iteration=1,
+                  detail={"dimension": f"tree-dimension {m}",
+                          "pruned_by": f"tree-pruner {m}"})  # fmt: skip
         text = item.content
         if "abstain" in text:
             return self.verdict(label=None, abstained=True, abstain_reason=f"abstain-reason {m}")

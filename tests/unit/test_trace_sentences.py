@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.core.trace import EVENT_DATA, Trace, describe_event, event_sentence
+from veracity.core.events import EVENT_KINDS
+from veracity.core.trace import Trace, describe_event, event_sentence
 
 
 def _sentences(trace: Trace) -> list[str]:
@@ -20,18 +21,18 @@ def test_every_kind_of_event_reads_as_a_sentence_not_as_json():
           results=["a", "b", "c", "d"], source_kind="wikipedia")  # fmt: skip
     t.add("agent_turn", "politician", round=2, phase="rebuttal", stance="TRUE", text="Look again.")
     t.add("ruling", "judge", round=2, decision="TRUE", confidence=0.9, reason="it was sold")
-    t.add("stop_signal", "stop_agent", round=1, stop=False, margin=-0.4, p_stop=0.3)
+    t.add("stop_signal", "stop_agent", round=1, stop=False, margin=-0.4, detail={"p_stop": 0.3})
     t.add("tool_call", "planner", tool="search", arguments={"q": "medal"}, error="timeout")
     t.add("tree_node", "toe", node_id="a1", claim="He sold it", veracity=0.9, status="supported")
     t.add("memory_recall", "memory", action="recall", entities=["Klitschko"], hits=2)
     t.add("stage", "radar", step="round", round=2, rounds=5)
-    t.add("decision", "stance_scorer", scores={"r1": 0.9, "r2": -0.8})
+    t.add("decision", "stance_scorer", detail={"scores": {"r1": 0.9, "r2": -0.8}})
     t.add("error", "wikipedia", error="SourceUnreachable: timeout", attempts=3)
     t.add("note", "setup", text="no sources given: rag searches the default local corpus")
     t.add("claims_found", "claims", count=2, claims=[{"id": "c1", "spans": [[0, 9]]}])
     t.add("claim_checked", "claims", claim_id="c1", status="checked", label="false",
           score=0.0, support="refuted")  # fmt: skip
-    assert {e.kind for e in t.events} == set(EVENT_DATA)  # one of each kind
+    assert {e.kind for e in t.events} == EVENT_KINDS  # one of each kind
     assert _sentences(t) == [
         "Model call for judge, round 2: 1,020 tokens (cached)",
         "Searched wikipedia for “Klitschko medal”: 4 results",
@@ -53,11 +54,13 @@ def test_every_kind_of_event_reads_as_a_sentence_not_as_json():
 def test_steps_stages_retries_and_a_source_bound_to_another_role():
     t = Trace()
     t.add("agent_turn", "react", step=2, steps=6, action="search", input="medal", thought="why")
-    t.add("stage", "s2mad", step="stance_separation", mode="stance", p=["r1"], n=[])
+    t.add(
+        "stage", "s2mad", step="stance_separation", detail={"mode": "stance", "p": ["r1"], "n": []}
+    )
     t.add("error", "web", error="SourceRateLimited: 429", attempt=1, retry_in_s=1.25)
     t.add("search", "web", cached=True, query="aspirin", results=[], source_kind="local")
     t.add("ruling", "judge", round=1)
-    t.add("note", "input_limits", cuts=[{"field": "body", "kept": 4000}])
+    t.add("note", "input_limits", detail={"cuts": [{"field": "body", "kept": 4000}]})
     assert _sentences(t) == [
         "React, step 2 of 6: search “medal” — why",
         "S2mad: stance separation (mode: stance; p: r1; n: none)",

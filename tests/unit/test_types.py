@@ -97,7 +97,7 @@ def test_verdict_json_round_trip_keeps_trace_and_usage():
     trace = Trace()
     trace.add(
         "llm_call", "judge", prompt_tokens=3, completion_tokens=2, cached=False,
-        prompt="p", response="r",
+        messages=[{"role": "user", "content": "p"}], response="r",
     )  # fmt: skip
     trace.add("search", "wiki", cached=False, results=["a"])
     doc = Document(id="d", text="The sky is blue.", url="https://x.org")
@@ -131,14 +131,16 @@ def test_usage_add_sums_counts_not_wall_time():
 
 
 def test_trace_events_are_typed_per_kind():
-    from veracity.core.types import LLMCallData, RulingData
+    from veracity.core.events import ModelCall, Ruling
 
     trace = Trace()
-    event = trace.add("ruling", "judge", round=2, decision="TRUE", extra_field="kept")
-    assert isinstance(event, RulingData) and event.round == 2
-    assert event.data == {"round": 2, "decision": "TRUE", "extra_field": "kept"}
+    event = trace.add("ruling", "judge", round=2, decision="TRUE", detail={"extra": "kept"})
+    assert isinstance(event, Ruling) and event.round == 2
+    assert event.data == {"round": 2, "decision": "TRUE", "extra": "kept"}
+    with pytest.raises(ValueError, match="extra_field"):  # a field it does not declare
+        trace.add("ruling", "judge", round=2, extra_field="kept")
     call = trace.add("llm_call", "x", prompt_tokens=1, completion_tokens=2, cached=True)
-    assert isinstance(call, LLMCallData) and call.completion_tokens == 2
+    assert isinstance(call, ModelCall) and call.completion_tokens == 2
     with pytest.raises(ValueError, match="prompt_tokens"):
         trace.add("llm_call", "x", completion_tokens=2, cached=False)  # tokens missing
     with pytest.raises(ValueError, match="round"):

@@ -6,20 +6,21 @@ consumer may rely on are declared (those every emitter gives are required). Cons
 CLI, the server, the MCP server, reports) dispatch on the class; what only one method
 shows comes from that method (`veracity.methods.base.BaseMethod.view_parts`).
 
-Extra fields. The document events (`ClaimsFound`, `ClaimChecked`) and `MemoryAccess` are
-closed: a field they do not declare is refused (a typo is a bug, not a silent payload).
-The others stay open, because methods put payloads of their own in them: in the tree as of
-this writing about 150 keyword fields over ~45 emitters in ~30 modules (S2MAD's ``p``/``n``
-split on a `Stage`, ToE's ``node`` on a `Note` or `Fault`, RADAR's pool sizes, ReAct's
-``shown_input`` on a `Decision`, the model-call and search extras passed through
-`veracity.core.context.CheckContext`). Closing them means moving those payloads under a
-typed field at every emitter, in modules other owners were changing at the time; it is
-left for a step of its own. The extras of an open class are kept and JSON-serialisable.
+Closed classes. Every class but `OtherEvent` refuses a field it does not declare: a typo
+or a new field is an error where the event is built, not a silent payload. A class
+declares the fields its kind means everywhere (a stage's ``step`` and ``round``, a model
+call's tokens, a tool call's documents); what one method alone records (S2MAD's ``p``/``n``
+split, ToE's ``node``, RADAR's pool sizes) goes in the one declared place every class has,
+``detail``: a dict of JSON values (``Stage(name=..., step="split", detail={"p": 3})``).
+`OtherEvent`, the class of kinds this version does not know (a plugin's), stays open.
 
 The JSON form is the same as before the classes existed, ``{"kind", "name", "t",
-"data"}`` with the payload under ``data``, so stored runs read back unchanged. A stored
-event whose kind is unknown (a plugin's, a newer version's) or that does not fit its class
-(an older version's) reads as an `OtherEvent`, which every consumer renders generically.
+"data"}`` with the payload under ``data``; ``detail``'s entries sit in ``data`` beside the
+declared fields, so stored runs and live streams look as they did. Reading that form
+back (`parse_event`, a stored trace) puts a field the class does not declare into
+``detail`` instead of refusing it, so a run written by an older version still reads. A
+stored event whose kind is unknown (a plugin's, a newer version's) or that does not fit
+its class reads as an `OtherEvent`, which every consumer renders generically.
 """
 
 from __future__ import annotations
@@ -32,39 +33,67 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    JsonValue,
     SerializationInfo,
     SerializerFunctionWrapHandler,
     Tag,
     TypeAdapter,
     ValidationError,
+    field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import to_jsonable_python
 
 _ENVELOPE = ("kind", "name", "t")
+_NOT_PAYLOAD = (*_ENVELOPE, "detail")
 
 
 class TraceEvent(BaseModel):
     """Base of every trace event: what (``kind``), who (``name``), when (``t``).
 
     Build a subclass (`SearchDone`, `Stage`, ...); `parse_event` turns stored JSON, old or
-    new, into the right class. `data` is the payload (every field but the envelope) as a
-    dict, as it appears in the JSON.
+    new, into the right class. `data` is the payload (the fields given, ``detail``'s
+    entries among them) as a dict, as it appears in the JSON.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     kind: str
     name: str  # who or what: an agent role, a source name, a stage name
     t: float = 0.0  # seconds since the trace started (set when the event is recorded)
+    # what one method alone records with the event; in the JSON form beside the fields
+    detail: dict[str, JsonValue] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
     def _open_envelope(cls, value: Any) -> Any:
-        """Accept the stored form ``{"kind", "name", "t", "data": {...}}``."""
-        if isinstance(value, Mapping) and isinstance(value.get("data"), Mapping):
-            head = {k: v for k, v in value.items() if k != "data"}
+        """Accept the stored form ``{"kind", "name", "t", "data": {...}}``: a field of the
+        payload that the class does not declare goes into ``detail``."""
+        if not (
+            isinstance(value, Mapping)
+            and "kind" in value
+            and isinstance(value.get("data"), Mapping)
+        ):
+            return value
+        head = {k: v for k, v in value.items() if k != "data"}
+        if cls.model_config.get("extra") != "forbid":  # OtherEvent keeps what it reads
             return {**value["data"], **head}
+        fields, detail = {}, {}
+        for key, item in value["data"].items():
+            (fields if key in cls.model_fields and key not in _NOT_PAYLOAD else detail)[key] = item
+        return {**fields, **head, **({"detail": detail} if detail else {})}
+
+    @field_validator("detail", mode="before")
+    @classmethod
+    def _jsonable(cls, value: Any) -> Any:
+        """Tuples, paths and models become their JSON values; a key that names a declared
+        field is refused (it would be the same key twice in the JSON form)."""
+        value = to_jsonable_python(value)
+        if isinstance(value, Mapping):
+            clash = sorted(k for k in value if k in cls.model_fields)
+            if clash:
+                raise ValueError(f"detail repeats declared fields: {', '.join(clash)}")
         return value
 
     @model_serializer(mode="wrap")
@@ -73,15 +102,18 @@ class TraceEvent(BaseModel):
     ) -> dict[str, Any]:
         flat = handler(self)
         keep = self.model_fields_set | set(self.model_extra or ())
-        data = {k: v for k, v in flat.items() if k in keep and k not in _ENVELOPE}
+        data = {k: v for k, v in flat.items() if k in keep and k not in _NOT_PAYLOAD}
+        data.update(flat.get("detail") or {})
         return {"kind": self.kind, "name": self.name, "t": self.t, "data": data}
 
     @property
     def data(self) -> dict[str, Any]:
-        """The payload: the fields given when the event was made (or stored), and extras."""
+        """The payload: the fields given when the event was made (or stored), with
+        ``detail``'s entries (and an `OtherEvent`'s extras) beside them."""
         keep = self.model_fields_set | set(self.model_extra or ())
         full = {**self.__dict__, **(self.model_extra or {})}
-        return {k: v for k, v in full.items() if k in keep and k not in _ENVELOPE}
+        data = {k: v for k, v in full.items() if k in keep and k not in _NOT_PAYLOAD}
+        return {**data, **self.detail}
 
 
 class ModelCall(TraceEvent):
@@ -97,6 +129,12 @@ class ModelCall(TraceEvent):
     round: int | None = None  # debate round the call belongs to, when there is one
     purpose: str | None = None  # who or what the call was for (a role, stop, judge, ...)
     sample: int | None = None  # index of a sampled answer (probability estimates)
+    cached_prompt_tokens: int | None = Field(default=None, ge=0)  # reused by the server
+    finish_reason: str | None = None
+    temperature: float | None = None
+    priced_as: str | None = None  # the price list's model, when the reply named another
+    messages: list[dict[str, Any]] | None = None  # the request (when prompts are traced) ...
+    response: str | None = None  # ... and the reply's text
 
 
 class SearchDone(TraceEvent):
@@ -108,6 +146,8 @@ class SearchDone(TraceEvent):
     query: dict[str, Any] | str | None = None
     results: list[dict[str, Any] | str] = Field(default_factory=list)
     latency_s: float | None = None
+    http_live: int | None = None  # HTTP answers fetched live ...
+    http_cached: int | None = None  # ... and from the HTTP cache
 
 
 class AgentTurn(TraceEvent):
@@ -130,6 +170,7 @@ class AgentStep(TraceEvent):
     action: str | None = None
     input: Any = None  # what the action was given (a query, arguments)
     answer: str | None = None
+    observation: str | None = None  # what the action returned, as the agent read it
 
 
 class Ruling(TraceEvent):
@@ -141,6 +182,9 @@ class Ruling(TraceEvent):
     reason: str | None = None
     confidence: float | None = None
     probabilities: dict[str, float] | None = None
+    answer: str | None = None  # the judge's reply as read (before mapping to a label)
+    estimator: str | None = None  # how its probabilities were read (logprobs, sampling)
+    matched_mass: float | None = None  # probability mass that matched a label
 
 
 class StopSignal(TraceEvent):
@@ -151,6 +195,7 @@ class StopSignal(TraceEvent):
     stop: bool | None = None
     margin: float | None = None
     confidence: float | None = None
+    reason: str | None = None  # why it stopped or went on
 
 
 class ToolCall(TraceEvent):
@@ -161,6 +206,11 @@ class ToolCall(TraceEvent):
     arguments: dict[str, Any] | None = None
     error: str | None = None
     step: int | None = None
+    round: int | None = None
+    reason: str | None = None  # why the agent called it
+    documents: list[str] | None = None  # ids of the documents it returned
+    from_memory: bool | None = None  # replayed from the agent's memory, not called
+    latency_s: float | None = None
 
 
 class TreeNode(TraceEvent):
@@ -179,8 +229,6 @@ class TreeNode(TraceEvent):
 class MemoryAccess(TraceEvent):
     """An evidence-memory recall or store."""
 
-    model_config = ConfigDict(extra="forbid")
-
     kind: Literal["memory_recall"] = "memory_recall"
     action: Literal["recall", "store"]
     entities: list[str] = Field(default_factory=list)
@@ -196,7 +244,12 @@ class Stage(TraceEvent):
     step: str | None = None
     round: int | None = None  # a debate round starting (``step="round"``) ...
     rounds: int | None = None  # ... and the number of the last round it may run
+    phase: str | None = None  # the debate phase of a round (opening, rebuttal, ...)
     iterations: int | None = None  # the iteration limit of a method that iterates (ToE)
+    input_kind: str | None = None  # a check starting: the kind of input ...
+    prompts: dict[str, str] | None = None  # ... and the hash of each template it renders
+    label: str | None = None  # a check or a stage ending: the label it came to
+    documents: list[str] | None = None  # ids of the documents a stage found
 
 
 class Decision(TraceEvent):
@@ -206,6 +259,10 @@ class Decision(TraceEvent):
     label: str | None = None
     answer: str | None = None
     probabilities: dict[str, float] | None = None
+    estimator: str | None = None  # how the probabilities were read (logprobs, sampling)
+    matched_mass: float | None = None  # probability mass that matched a label
+    samples: int | None = None  # answers sampled for the probabilities
+    tie: list[str] | None = None  # labels tied for the most probable
 
 
 class Fault(TraceEvent):
@@ -218,6 +275,15 @@ class Fault(TraceEvent):
     attempts: int | None = None
     fatal: bool | None = None
     search_failed: bool | None = None  # a search that failed after its retries
+    gave_up: bool | None = None  # the last attempt failed too
+    timeout_s: float | None = None  # a timeout: the limit ...
+    local: bool | None = None  # ... and whether the model runs on this machine
+    note: str | None = None  # advice on the fault
+    query: dict[str, Any] | str | None = None  # the search that failed
+    tool: str | None = None  # the tool whose call failed
+    url: str | None = None  # the page that failed to load
+    step: int | None = None  # the agent step it happened in ...
+    round: int | None = None  # ... or the debate round
 
 
 class Note(TraceEvent):
@@ -235,8 +301,6 @@ class ClaimsFound(TraceEvent):
     character offsets into the document's text; ``category`` is None when not assessed.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
     kind: Literal["claims_found"] = "claims_found"
     count: int = Field(ge=0)
     claims: list[dict[str, Any]] = Field(default_factory=list)
@@ -246,8 +310,6 @@ class ClaimsFound(TraceEvent):
 
 class ClaimChecked(TraceEvent):
     """One claim of a document done: checked, abstained, failed or not check-worthy."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["claim_checked"] = "claim_checked"
     claim_id: str
@@ -260,7 +322,10 @@ class ClaimChecked(TraceEvent):
 
 class OtherEvent(TraceEvent):
     """An event of a kind this version does not know (a plugin's, a newer version's), or a
-    stored one that does not fit its class; rendered generically."""
+    stored one that does not fit its class; rendered generically. The one open class: its
+    fields are whatever it was given."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 EVENT_CLASSES: dict[str, type[TraceEvent]] = {
@@ -344,11 +409,12 @@ def make_event(kind: str, name: str, **data: Any) -> TraceEvent:
     as a string; emitters build the class itself).
 
     Raises:
-        ValueError: an unknown kind, or fields that do not fit the kind's class.
+        ValueError: an unknown kind, or fields that do not fit the kind's class (a field
+            it does not declare among them: put a method's own in ``detail``).
     """
     if kind not in EVENT_KINDS:
         raise ValueError(f"unknown trace event kind {kind!r}")
-    return _ADAPTER.validate_python({"kind": kind, "name": name, "data": data})
+    return _ADAPTER.validate_python({**data, "kind": kind, "name": name})
 
 
 __all__ = [

@@ -1,7 +1,13 @@
 """The trace of a check: typed events (`veracity.core.events`) in order of occurrence,
 and each event in words for people (`event_sentence`; `describe_event` for a stored one).
 
-`veracity.core.types` re-exports these names.
+Stored JSON becomes events by one road, `veracity.core.events.parse_event`: a stored
+trace's events (`Trace`), a running check's events read back from the server's job store
+(`describe_event`), and an event as it is recorded (`Trace.record` stamps its time and
+scrubs credentials on the JSON form, then reads it back the same way). Building an event
+from keyword fields is `make_event` (strict; for code that has the kind as a string).
+
+`veracity.core.types` re-exports `Trace`, `TraceEvent` and `EventKind`.
 """
 
 from __future__ import annotations
@@ -10,14 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    WrapValidator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator
 
 from veracity.core.events import (
     EVENT_CLASSES,
@@ -57,38 +56,16 @@ EventKind = Literal[
     "memory_recall", "stage", "decision", "error", "note", "claims_found", "claim_checked",
 ]  # fmt: skip
 
-# The classes under their old payload-model names (code written before the classes).
-EventData = TraceEvent
-LLMCallData = ModelCall
-SearchData = SearchDone
-AgentTurnData = AgentTurn
-RulingData = Ruling
-StopSignalData = StopSignal
-ToolCallData = ToolCall
-TreeNodeData = TreeNode
-MemoryData = MemoryAccess
-StageData = Stage
-ErrorData = Fault
 
-EVENT_DATA: dict[str, type[TraceEvent]] = {
-    kind: cls for kind, cls in EVENT_CLASSES.items() if kind != "agent_step"
-}
-"""The class of each event kind (``agent_turn``: `AgentTurn`; one with a step is an
-`AgentStep`)."""
-
-
-def _lenient(value: Any, handler: ValidatorFunctionWrapHandler) -> TraceEvent:
-    """A stored event that does not fit its class reads as an `OtherEvent`."""
-    try:
-        return handler(value)
-    except ValidationError:
-        return parse_event(value)
+def _stored(value: Any, _handler: ValidatorFunctionWrapHandler) -> TraceEvent:
+    """A trace's event, stored or live, read by `parse_event` (which refuses nothing)."""
+    return parse_event(value)
 
 
 class Trace(_Strict):
     """The ordered, JSON-serialisable record of everything a check did."""
 
-    events: list[Annotated[KnownEvent, WrapValidator(_lenient)]] = Field(default_factory=list)
+    events: list[Annotated[KnownEvent, WrapValidator(_stored)]] = Field(default_factory=list)
     started: float = Field(default_factory=time.time, exclude=True)
 
     def record(self, event: TraceEvent) -> TraceEvent:
@@ -96,7 +73,7 @@ class Trace(_Strict):
         payload; the recorded event is returned."""
         clean = scrub_value(event.model_dump(mode="json"))
         clean["t"] = round(time.time() - self.started, 4)
-        recorded = type(event).model_validate(clean)
+        recorded = type(event).model_validate(clean)  # the stored form: as parse_event reads it
         self.events.append(recorded)
         return recorded
 

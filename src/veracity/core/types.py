@@ -30,21 +30,9 @@ from veracity.core.textio import (
     require_text as _require_text,
 )
 from veracity.core.trace import (  # noqa: F401  (re-exported: the trace is part of a Verdict)
-    EVENT_DATA,
-    AgentTurnData,
-    ErrorData,
-    EventData,
     EventKind,
-    LLMCallData,
-    MemoryData,
-    RulingData,
-    SearchData,
-    StageData,
-    StopSignalData,
-    ToolCallData,
     Trace,
     TraceEvent,
-    TreeNodeData,
 )
 from veracity.core.usage import (  # noqa: F401  (re-exported: parts of a Verdict)
     SearchFailures,

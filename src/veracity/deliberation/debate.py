@@ -180,8 +180,17 @@ class Debate:
             rounds_run += 1
             check = await self.policy.after_round(state)
             state.checks.append(check)
+            signals = dict(check.data)  # the policy's readings: two have fields of their own
+            read = {k: signals.pop(k) for k in ("margin", "confidence") if k in signals}
             ctx.emit(
-                StopSignal(name="stopping", **check.model_dump(mode="json", exclude={"decision"}))
+                StopSignal(
+                    name="stopping",
+                    round=check.round,
+                    stop=check.stop,
+                    reason=check.reason,
+                    **read,
+                    detail=signals,
+                )
             )
             if check.stop:
                 break

@@ -129,7 +129,7 @@ class LLMJudge:
                 answer=answer.answer,
                 estimator=answer.estimator,
                 matched_mass=answer.matched_mass,
-                note=answer.note,
+                detail={"note": answer.note},
             )
         )
         return decision

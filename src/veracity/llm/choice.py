@@ -221,7 +221,9 @@ async def ask_choice(
             )
             mass = probs.mass if probs is not None else None
             result = result.model_copy(update={"logprob_mass": mass})
-            context.current().emit(Note(name=tag, note=f"{why}; sampling instead", mass=mass))
+            context.current().emit(
+                Note(name=tag, note=f"{why}; sampling instead", detail={"mass": mass})
+            )
     sampled = await _sample(llm, messages, output, field, choices, tag, policy, max_tokens, replies)
     return _decide(result.with_probs(sampled), replies, field, tag)
 
@@ -297,7 +299,7 @@ async def _sample(
                 tag=f"{tag}:sample{i}",
             )
         except StructuredOutputError as exc:
-            context.current().emit(Fault(name=tag, error=str(exc), sample=i))
+            context.current().emit(Fault(name=tag, error=str(exc), detail={"sample": i}))
             return None
         answer = str(getattr(reply.value, field))
         found[i] = (answer, reply.value)

@@ -426,7 +426,7 @@ class BaseMethod(ABC):
             for note in self.setup_notes:  # how the run was assembled (default sources)
                 ctx.emit(Note(name="setup", text=note))
             if cuts:
-                ctx.emit(Note(name="input_limits", cuts=[c.model_dump() for c in cuts]))
+                ctx.emit(Note(name="input_limits", detail={"cuts": [c.model_dump() for c in cuts]}))
             try:
                 verdict = await self.run(item, ctx)
             except SourceAuthError:

@@ -64,7 +64,7 @@ def weigh_search_failures(verdict: Verdict, ctx: CheckContext, *, retrieves: boo
         f"{found.first_error or 'unknown'}), so the method had no evidence; its answer "
         f"({verdict.label}) is kept in the metadata as unsupported_label"
     )
-    ctx.emit(Note(name="search_failures", text=reason, **found.model_dump()))
+    ctx.emit(Note(name="search_failures", text=reason, detail=found.model_dump()))
     update = {name: None for name in _KEPT}
     return verdict.model_copy(
         update={**update, "abstained": True, "abstain_reason": reason, "metadata": metadata}

@@ -250,7 +250,11 @@ class CombinedSource:
         ctx = context.current()
         for name, exc in failures.items():
             ctx.emit(
-                Fault(name=self.name, failed_source=name, error=f"{type(exc).__name__}: {exc}")
+                Fault(
+                    name=self.name,
+                    error=f"{type(exc).__name__}: {exc}",
+                    detail={"failed_source": name},
+                )
             )
         return apply_rules(query, merge_ranked(lists))
 

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from veracity.core import context
 from veracity.core.bounds import Seconds
 from veracity.core.errors import SourceError
-from veracity.core.events import Fault, Stage
+from veracity.core.events import Fault, SearchDone, Stage, TraceEvent
 from veracity.retrieval.guards import EvalGuards, current_guards, eval_guards
 from veracity.tools.base import Observation
 from veracity.tools.mcp_http import check_server_url, http_streams
@@ -255,7 +255,9 @@ class McpToolset:
                 await conn.close()
             conn = _Connection(server)
             conns[server.name] = conn
-            context.current().emit(Stage(name=f"mcp:{server.name}", step="connect", fresh=fresh))
+            context.current().emit(
+                Stage(name=f"mcp:{server.name}", step="connect", detail={"fresh": fresh})
+            )
             await conn.start()
             return conn
 
@@ -327,6 +329,15 @@ class McpToolset:
             await conn.close()
 
 
+def _stored(cls: type[TraceEvent], kind: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a search record from the server process, read as a stored event of
+    `cls` (a field this version does not declare lands in ``detail``)."""
+    head = {"kind": kind, "name": record.get("name", "mcp")}
+    event = cls.model_validate({**head, "data": {k: v for k, v in record.items() if k != "name"}})
+    given = event.model_fields_set - {"kind", "t"}
+    return {"name": event.name, **{k: getattr(event, k) for k in given}}
+
+
 def _observation(
     result: Any, ctx: context.CheckContext, server: str, latency: float
 ) -> Observation:
@@ -337,13 +348,13 @@ def _observation(
     """
     structured = result.structured_content if isinstance(result.structured_content, dict) else {}
     for record in structured.get("searches") or []:
-        data = {k: v for k, v in record.items() if k not in ("name", "cached")}
-        ctx.record_search(name=record["name"], cached=bool(record.get("cached")), **data)
+        data = _stored(SearchDone, "search", {**record, "cached": bool(record.get("cached"))})
+        ctx.record_search(**data)
     for record in structured.get("errors") or []:
         name, error = str(record.get("name", "mcp")), str(record.get("error"))
         if record.get("search_failed"):  # a search that failed in the server process
-            data = {k: v for k, v in record.items() if k not in ("name", "error", "search_failed")}
-            ctx.record_search_failure(name=name, error=error, **data)
+            data = _stored(Fault, "error", {**record, "name": name, "error": error})
+            ctx.record_search_failure(**{k: v for k, v in data.items() if k != "search_failed"})
         else:
             ctx.emit(Fault(name=name, error=error))
     text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")

@@ -37,9 +37,20 @@ def source_tool(
     )
 
 
-async def traced_search(tool: SourceTool, query: str, *, actor: str, **data: Any) -> Observation:
-    """Search `query` with `tool`; a ``tool_call`` event by `actor` records it (with `data`)."""
+async def traced_search(
+    tool: SourceTool,
+    query: str,
+    *,
+    actor: str,
+    step: int | None = None,
+    round: int | None = None,
+    **detail: Any,
+) -> Observation:
+    """Search `query` with `tool`; a ``tool_call`` event by `actor` records it (with the
+    agent's `step` or debate `round`, and what else places the search in the method in
+    `detail`: a claim's or a predicate's number)."""
     obs = await tool.run(query)
+    where = {k: v for k, v in (("step", step), ("round", round)) if v is not None}
     context.current().emit(
         ToolCall(
             name=actor,
@@ -47,7 +58,8 @@ async def traced_search(tool: SourceTool, query: str, *, actor: str, **data: Any
             arguments={"query": query},
             error=obs.error,
             documents=[d.id for d in obs.documents],
-            **data,
+            **where,
+            detail=detail,
         )
     )
     return obs

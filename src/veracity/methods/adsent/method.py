@@ -84,7 +84,7 @@ class AdSentMethod(BaseMethod):
             tag=f"{self.name}:neutralise",
         )  # fmt: skip
         neutral = rewrite.value.neutral.strip()
-        ctx.emit(Stage(name=self.name, step="neutralised", text=neutral))
+        ctx.emit(Stage(name=self.name, step="neutralised", detail={"text": neutral}))
         answer = await ask_label(
             self.llm,
             render_messages(PROMPTS, "judge.j2", kind=kind, neutral=neutral,

@@ -99,7 +99,7 @@ class AfactaMethod(BaseMethod):
         top = max(counts.values())
         leaders = [label for label, n in counts.items() if n == top]
         label = leaders[0] if len(leaders) == 1 else votes[PATHS[-1]]
-        ctx.emit(Stage(name=self.name, step="vote", votes=votes, label=label))
+        ctx.emit(Stage(name=self.name, step="vote", label=label, detail={"votes": votes}))
         shares = {lab: counts.get(lab, 0) / len(PATHS) for lab in space.labels}
         argued = answers[PATHS.index("debate")]
         return self.verdict(

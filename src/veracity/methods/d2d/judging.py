@@ -142,9 +142,7 @@ class D2DPanel:
                 round=state.round,
                 decision=label,
                 reason=reason,
-                affirmative=aff,
-                negative=total - aff,
-                share=round(share, 4),
+                detail={"affirmative": aff, "negative": total - aff, "share": round(share, 4)},
             )
         )
         return JudgeDecision(label=label, reason=reason, judge=self.name, round=state.round)

@@ -46,7 +46,7 @@ class D2DMethod(PassageReading, BaseMethod):
             ctx.emit(Stage(name=self.name, step="profiles"))
             domain = await roles.detect_domain(self.llm, kind, shown, material, layout)
             profiles = await roles.write_profiles(self.llm, cfg, kind, domain)
-            ctx.emit(Note(name=self.name, text=f"field: {domain}", domain=domain))
+            ctx.emit(Note(name=self.name, text=f"field: {domain}", detail={"domain": domain}))
         prompts = roles.TurnPrompts(
             kind, shown, passages, profiles, cfg.turn_chars, material, layout
         )

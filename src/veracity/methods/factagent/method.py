@@ -104,10 +104,9 @@ class FactAgentMethod(BaseMethod):
                 AgentStep(
                     name=self.name,
                     step=len(findings),
-                    tool=tool,
                     thought=found.reasoning,
                     action=tool,
-                    suspicious=found.suspicious,
+                    detail={"tool": tool, "suspicious": found.suspicious},
                 )
             )
         answer = await ask_label(

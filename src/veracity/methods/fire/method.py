@@ -104,7 +104,7 @@ class FireMethod(OneSourceMethod):
             why = await self._repeats(query, searches)
             if why is not None:
                 ended = f"searching stopped at step {step}: the {why} repeated"
-                ctx.emit(Note(name=self.name, text=ended, query=query))
+                ctx.emit(Note(name=self.name, text=ended, detail={"query": query}))
                 break
             searches.append(await self._search(tool, query, step))
         answer = await ask_label(
@@ -194,8 +194,7 @@ class FireMethod(OneSourceMethod):
                 action="search" if searching else "answer",
                 input=answer.value.search_query if searching else "",
                 answer=None if searching else answer.label,
-                p_search=probs.get(SEARCH),
-                estimator=answer.estimator,
+                detail={"p_search": probs.get(SEARCH), "estimator": answer.estimator},
             )
         )
         return answer
@@ -208,7 +207,11 @@ class FireMethod(OneSourceMethod):
             return query
         query = truncate_chars(" ".join(item.content.split()), self.config.query_chars)
         ctx.emit(
-            Note(name=self.name, text="no search query written: searching the input", step=step)
+            Note(
+                name=self.name,
+                text="no search query written: searching the input",
+                detail={"step": step},
+            )
         )
         return query
 

@@ -92,7 +92,11 @@ class FolkMethod(OneSourceMethod):
         )
         predicates: list[Predicate] = list(reply.value.predicates)  # type: ignore[attr-defined]
         ctx.emit(
-            Stage(name=self.name, step="predicates", predicates=[p.predicate for p in predicates])
+            Stage(
+                name=self.name,
+                step="predicates",
+                detail={"predicates": [p.predicate for p in predicates]},
+            )
         )
         pairs = [await self._ground(item, p, n) for n, p in enumerate(predicates, 1)]
         return await self._predict(claim, pairs)

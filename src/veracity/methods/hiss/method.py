@@ -129,7 +129,7 @@ class HissMethod(BaseMethod):
             "decompose",
         )
         subclaims = [" ".join(s.split()) for s in reply.subclaims]
-        ctx.emit(Stage(name=self.name, step="decompose", subclaims=subclaims))
+        ctx.emit(Stage(name=self.name, step="decompose", detail={"subclaims": subclaims}))
         tool = None
         if self.source is not None:
             tool = check_tool(self.source, cfg, item)
@@ -143,7 +143,7 @@ class HissMethod(BaseMethod):
                 replies.omission_model(cfg.text_chars * 2),
                 "omission",
             )
-            ctx.emit(Stage(name=self.name, step="omission", **omission.model_dump()))
+            ctx.emit(Stage(name=self.name, step="omission", detail=omission.model_dump()))
         answer = await ask_label(
             self.llm,
             self._messages(

@@ -190,7 +190,7 @@ async def execute(
     def prompt(trajectory: Trajectory, final: bool = False) -> list[Message]:
         history, how = trajectory.render_bounded(config.max_history_chars, config.history_overflow)
         if how["summarised"] or how["dropped"]:
-            context.current().emit(Note(name=tag, message="history shortened", **how))
+            context.current().emit(Note(name=tag, detail={"message": "history shortened", **how}))
         messages, used = render_parts(
             PACKAGE,
             "executor.j2",
@@ -259,7 +259,7 @@ async def _force_answer(
             thought=value.thought,
             action="answer",
             answer=value.answer,
-            forced=True,
+            detail={"forced": True},
         )
     )
     return ExecutorResult(trajectory, value.answer, value.thought, True, result.response)

@@ -194,10 +194,12 @@ class MermaidMethod(BaseMethod):
             AgentStep(
                 name=tag,
                 step=0,
-                phase="decompose",
-                text=found.render(),
-                entities=found.entities,
-                topics=found.topics,
+                detail={
+                    "phase": "decompose",
+                    "text": found.render(),
+                    "entities": found.entities,
+                    "topics": found.topics,
+                },
             )
         )
         return found

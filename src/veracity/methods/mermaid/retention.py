@@ -118,8 +118,10 @@ def _record(found: Retained) -> None:
         Note(
             name="memory retention",
             text=f"kept {len(kept)} of {len(found.retrieved)} retrieved documents",
-            kept=kept,
-            dropped=[d.id for d in found.retrieved if d.id not in found.kept],
-            error=found.error,
+            detail={
+                "kept": kept,
+                "dropped": [d.id for d in found.retrieved if d.id not in found.kept],
+                "error": found.error,
+            },
         )
     )

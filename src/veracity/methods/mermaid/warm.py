@@ -357,10 +357,12 @@ class WarmToolset(McpToolset):
                 Stage(
                     name=f"mcp:{server.name}",
                     step="connect",
-                    fresh=fresh,
-                    warm=was_ready,
-                    waited_s=round(time.perf_counter() - started, 3),
-                    starts=warm.starts,
+                    detail={
+                        "fresh": fresh,
+                        "warm": was_ready,
+                        "waited_s": round(time.perf_counter() - started, 3),
+                        "starts": warm.starts,
+                    },
                 )
             )
         self._verify(server, handle)

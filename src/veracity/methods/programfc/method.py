@@ -115,7 +115,11 @@ class ProgramFCMethod(OneSourceMethod):
             steps.append(steps[0].model_copy(update={"kind": "Verify", "text": claim,
                                                      "negated": False}))  # fmt: skip
         ctx.emit(
-            Stage(name=self.name, step="program", program=[f"{s.kind}({s.text})" for s in steps])
+            Stage(
+                name=self.name,
+                step="program",
+                detail={"program": [f"{s.kind}({s.text})" for s in steps]},
+            )
         )
         executed = await self._execute(item, steps, ctx)
         return self._verdict(executed)
@@ -136,7 +140,11 @@ class ProgramFCMethod(OneSourceMethod):
                 row.negated = s.negated
                 row.answer, row.p_true = await self._verify(ran, obs.text, n)
             ctx.emit(
-                Stage(name=self.name, step=f"step {n} ran", step_kind=s.kind, answer=row.answer)
+                Stage(
+                    name=self.name,
+                    step=f"step {n} ran",
+                    detail={"step_kind": s.kind, "answer": row.answer},
+                )
             )
             done.append(row)
         return done

@@ -155,16 +155,18 @@ def fit_pool(
     context.current().emit(
         Note(
             name="evidence_pool",
-            origin=origin,
-            source=source,
-            candidates=pool.candidates,
-            kept=len(kept),
-            dropped=pool.dropped,
-            shortened=shortened,
-            budget_chars=pool_chars,
-            turn_chars=turn_chars,
-            context_window=window,
-            ids=[d.id for d in kept],
+            detail={
+                "origin": origin,
+                "source": source,
+                "candidates": pool.candidates,
+                "kept": len(kept),
+                "dropped": pool.dropped,
+                "shortened": shortened,
+                "budget_chars": pool_chars,
+                "turn_chars": turn_chars,
+                "context_window": window,
+                "ids": [d.id for d in kept],
+            },
         )
     )
     return pool

@@ -103,7 +103,7 @@ class RadarStop(ProbabilityStop):
             "stop_logprob_mass": answer.logprob_mass,
         }
         context.current().emit(
-            StopSignal(name="stop_agent", round=state.round, margin=margin, **details)
+            StopSignal(name="stop_agent", round=state.round, margin=margin, detail=details)
         )
         return margin, details
 

@@ -125,7 +125,11 @@ class S2MADMethod(BaseMethod):
         cfg = self.config
         replies = self.thread(item)
         ctx.emit(
-            Stage(name=self.name, step="thread", replies_total=len(item.replies), used=len(replies))
+            Stage(
+                name=self.name,
+                step="thread",
+                detail={"replies_total": len(item.replies), "used": len(replies)},
+            )
         )
         prompts = PostPrompts.of(cfg.prompt_layout, item.text)  # every prompt of the check
         # Stance scoring and the subjectivity question are independent: run them together,
@@ -143,9 +147,11 @@ class S2MADMethod(BaseMethod):
             Stage(
                 name=self.name,
                 step="stance_separation",
-                mode=sides.mode,
-                p=[s.reply.id for s in sides.p],
-                n=[s.reply.id for s in sides.n],
+                detail={
+                    "mode": sides.mode,
+                    "p": [s.reply.id for s in sides.p],
+                    "n": [s.reply.id for s in sides.n],
+                },
             )
         )
         if cfg.debate:
@@ -205,7 +211,9 @@ class S2MADMethod(BaseMethod):
         (its prompt made by the check's `prompts`)."""
         cfg = self.config
         if cfg.prompt_family != "auto":
-            context.current().emit(Note(name="subjectivity", fixed_family=cfg.prompt_family))
+            context.current().emit(
+                Note(name="subjectivity", detail={"fixed_family": cfg.prompt_family})
+            )
             return cfg.prompt_family
         answer = await ask_choice(
             self.llm,
@@ -224,11 +232,10 @@ class S2MADMethod(BaseMethod):
                 name="subjectivity",
                 label=answer.label,
                 answer=answer.answer,
-                note=answer.note,
-                family=family,
                 probabilities=answer.probabilities,
                 estimator=answer.estimator,
                 matched_mass=answer.matched_mass,
+                detail={"note": answer.note, "family": family},
             )
         )
         return family

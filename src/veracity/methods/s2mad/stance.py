@@ -273,7 +273,9 @@ class StanceScorer:
         for lid in failed:
             reply = local[lid]
             errors[reply.id] = problems.get(lid, "no score")
-            ctx.emit(Fault(name="stance_scorer", reply_id=reply.id, error=errors[reply.id]))
+            ctx.emit(
+                Fault(name="stance_scorer", error=errors[reply.id], detail={"reply_id": reply.id})
+            )
         scored = [
             ScoredReply(reply=local[lid], score=results[lid][0], reason=results[lid][1])
             for lid in local
@@ -282,10 +284,12 @@ class StanceScorer:
         ctx.emit(
             Decision(
                 name="stance_scorer",
-                scores={s.reply.id: s.score for s in scored},
-                reasons={s.reply.id: s.reason for s in scored},
-                errors=errors,
-                calls=calls,
+                detail={
+                    "scores": {s.reply.id: s.score for s in scored},
+                    "reasons": {s.reply.id: s.reason for s in scored},
+                    "errors": errors,
+                    "calls": calls,
+                },
             )
         )
         if local and not scored:
@@ -337,7 +341,9 @@ class StanceScorer:
                 tag=tag,
             )
         except StructuredOutputError as exc:
-            context.current().emit(Fault(name="stance_scorer", batch=ids, error=str(exc)[:300]))
+            context.current().emit(
+                Fault(name="stance_scorer", error=str(exc)[:300], detail={"batch": ids})
+            )
             return {}, dict.fromkeys(ids, "the reply for its batch was not valid JSON")
         return check_scores(ids, result.value.scores)
 

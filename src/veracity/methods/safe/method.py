@@ -120,7 +120,9 @@ class SafeMethod(OneSourceMethod):
             max_tokens=cfg.max_tokens,
         )  # fmt: skip
         probs = rated.probabilities or {}
-        ctx.emit(Stage(name=self.name, step=f"fact {fact.id} rated", rating=rated.label))
+        ctx.emit(
+            Stage(name=self.name, step=f"fact {fact.id} rated", detail={"rating": rated.label})
+        )
         return FactCheck(
             id=fact.id, text=fact.text, spans=fact.spans, queries=queries,
             rating=rated.label, reasoning=whole_sentences(rated.value.reasoning),

@@ -109,7 +109,9 @@ class SteelMethod(BaseMethod):
             query = " ".join(str(answer.value.query).split())
             if not query or query.lower() in {x["query"].lower() for x in rounds}:
                 why = "no new query written" if not query else "the query repeated"
-                ctx.emit(Note(name=self.name, text=f"re-search stopped: {why}", round=r))
+                ctx.emit(
+                    Note(name=self.name, text=f"re-search stopped: {why}", detail={"round": r})
+                )
                 return await self._final(item, kept or shown, rounds, f"{why} in round {r}")
         raise AssertionError("unreachable: the last round returns")
 
@@ -150,7 +152,7 @@ class SteelMethod(BaseMethod):
                 action="re-search" if searching else "answer",
                 input=answer.value.query if searching else "",
                 answer=None if searching else answer.label,
-                p_research=(answer.probabilities or {}).get(RESEARCH),
+                detail={"p_research": (answer.probabilities or {}).get(RESEARCH)},
             )
         )
         return answer

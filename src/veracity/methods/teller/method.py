@@ -213,7 +213,14 @@ class TellerMethod(BaseMethod):
             atoms, credible, extra = await self._ours(item)
         score = sum(credible) / len(credible)
         label = min(space.labels, key=lambda lab: (abs(space.score(lab) - score), lab))
-        ctx.emit(Stage(name=self.name, step="decision", atoms=atoms, score=score, label=label))
+        ctx.emit(
+            Stage(
+                name=self.name,
+                step="decision",
+                label=label,
+                detail={"atoms": atoms, "score": score},
+            )
+        )
         said = ", ".join(f"{a} {p:.2f}" for a, p in atoms.items())
         return self.verdict(
             label=label,

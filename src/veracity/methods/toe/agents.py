@@ -119,7 +119,11 @@ class ToEAgents:
             # the node's own base query of the same type stands in, on the record
             fallback = self.base_query(action, features)
             context.current().emit(
-                Fault(name=f"toe:query:{action}", error=str(exc), node=node_id, fallback=fallback)
+                Fault(
+                    name=f"toe:query:{action}",
+                    error=str(exc),
+                    detail={"node": node_id, "fallback": fallback},
+                )
             )
             return fallback
         return result.value.query

@@ -51,20 +51,26 @@ class EvidenceEvaluator:
         try:
             statements, verified = await self.clean(claim, doc, node_id)
             if not statements:
-                ctx.emit(Note(name="toe:evidence", node=node_id, doc=doc.id, kept=0))
+                ctx.emit(
+                    Note(name="toe:evidence", detail={"node": node_id, "doc": doc.id, "kept": 0})
+                )
                 return None
             analysis = await self.analyse(claim, doc, statements, action, node_id)
         except StructuredOutputError as exc:  # this document is left out, on the record
-            ctx.emit(Fault(name="toe:evidence", error=str(exc), node=node_id, doc=doc.id))
+            ctx.emit(
+                Fault(name="toe:evidence", error=str(exc), detail={"node": node_id, "doc": doc.id})
+            )
             return None
         ctx.emit(
             Note(
                 name="toe:evidence",
-                node=node_id,
-                doc=doc.id,
-                kept=len(statements),
-                stance=analysis.stance,
-                official=analysis.official,
+                detail={
+                    "node": node_id,
+                    "doc": doc.id,
+                    "kept": len(statements),
+                    "stance": analysis.stance,
+                    "official": analysis.official,
+                },
             )
         )
         return EvidenceItem(
@@ -107,7 +113,10 @@ class EvidenceEvaluator:
                 verified.append(ok)
         if dropped:
             context.current().emit(
-                Note(name="toe:clean", node=node_id, doc=doc.id, dropped_unverified=dropped)
+                Note(
+                    name="toe:clean",
+                    detail={"node": node_id, "doc": doc.id, "dropped_unverified": dropped},
+                )
             )
         return statements, verified
 

@@ -166,12 +166,14 @@ class ToEMethod(BaseMethod):
             Stage(
                 name="toe",
                 step="setup",
-                scorer=self.scorer,
-                aggregator=self.aggregator,
-                policy=run.mode,
-                actions={a: s.name for a, s in self.action_sources.items()},
-                masked=self.masked,
                 iterations=cfg.max_iterations,
+                detail={
+                    "scorer": self.scorer,
+                    "aggregator": self.aggregator,
+                    "policy": run.mode,
+                    "actions": {a: s.name for a, s in self.action_sources.items()},
+                    "masked": self.masked,
+                },
             )
         )
         queue, stop_reason, t = {root.id}, "max_iterations", 0
@@ -234,7 +236,9 @@ class ToEMethod(BaseMethod):
             if node.parent is None:
                 raise
             node.status, node.error = "failed", f"{type(exc).__name__}: {exc}"
-            context.current().emit(Fault(name="toe:node", error=node.error, node=node.id))
+            context.current().emit(
+                Fault(name="toe:node", error=node.error, detail={"node": node.id})
+            )
             return False
         node.evidence, node.belief, node.scorer = search.evidence, search.belief, search.scorer
         node.self_v, node.self_r = search.veracity, search.reliability
@@ -269,7 +273,9 @@ class ToEMethod(BaseMethod):
             metrics = self.models.policy.learn(group)
             if metrics is not None:
                 run.updates.append(metrics)
-                context.current().emit(Note(name="toe:grpo_update", node=node.id, **metrics))
+                context.current().emit(
+                    Note(name="toe:grpo_update", detail={**metrics, "node": node.id})
+                )
         return search
 
     def _scorer(self, node: Node, features: ClaimFeatures, agents: ToEAgents):
@@ -297,7 +303,7 @@ class ToEMethod(BaseMethod):
         except StructuredOutputError as exc:
             node.expansion_error = f"{type(exc).__name__}: {exc}"
             context.current().emit(
-                Fault(name="toe:decompose", error=node.expansion_error, node=node.id)
+                Fault(name="toe:decompose", error=node.expansion_error, detail={"node": node.id})
             )
             return []
         kids = tree.add_children(node.id, subs)
@@ -305,7 +311,9 @@ class ToEMethod(BaseMethod):
             {"id": k.id, "claim": k.claim, "dimension": k.dimension, "weight": k.weight}
             for k in kids
         ]
-        context.current().emit(Note(name="toe:decompose", node=node.id, subclaims=subclaims))
+        context.current().emit(
+            Note(name="toe:decompose", detail={"node": node.id, "subclaims": subclaims})
+        )
         return kids
 
     def _aggregate(self, tree: ArgumentTree) -> None:

@@ -41,14 +41,7 @@ def emit_iteration(
     was evaluated in it)."""
     th = cfg.thresholds
     for node in tree.pre_order():
-        data: dict[str, Any] = {
-            "node_id": node.id,
-            "parent_id": node.parent,
-            "claim": node.claim,
-            "veracity": node.aggr_v,
-            "reliability": node.aggr_r,
-            "status": node.status,
-            "iteration": iteration,
+        data: dict[str, Any] = {  # ToE's own figures, beside the node's declared fields
             "self_veracity": node.self_v,
             "self_reliability": node.self_r,
             "weight": round(node.weight, 4),
@@ -73,7 +66,19 @@ def emit_iteration(
             data["error"] = node.error
         if node.id == evaluated:
             data["evidence"] = _evidence_brief(node)
-        ctx.emit(TreeNode(name="toe", **data))
+        ctx.emit(
+            TreeNode(
+                name="toe",
+                node_id=node.id,
+                parent_id=node.parent,
+                claim=node.claim,
+                veracity=node.aggr_v,
+                reliability=node.aggr_r,
+                status=node.status,
+                iteration=iteration,
+                detail=data,
+            )
+        )
 
 
 def cited_evidence(tree: ArgumentTree, documents: dict[str, Document]) -> list[Evidence]:

@@ -195,9 +195,8 @@ class RetrievalAgent:
         }  # fmt: skip
         if rollout:
             data["rollout"] = rollout  # an extra GRPO rollout: not the node's evidence
-        if probs is not None:
-            data["probabilities"] = dict(zip(ACTIONS, probs, strict=True))
-        context.current().emit(Decision(name="toe:policy", **data))
+        shares = {} if probs is None else {"probabilities": dict(zip(ACTIONS, probs, strict=True))}
+        context.current().emit(Decision(name="toe:policy", **shares, detail=data))
         return idx, logp
 
     async def _search(self, action: str, text: str, node_id: str) -> list[Document]:
@@ -210,6 +209,10 @@ class RetrievalAgent:
             raise
         except SourceError as exc:
             context.current().emit(
-                Fault(name=f"toe:{action}", error=f"{type(exc).__name__}: {exc}", node=node_id)
+                Fault(
+                    name=f"toe:{action}",
+                    error=f"{type(exc).__name__}: {exc}",
+                    detail={"node": node_id},
+                )
             )
             return []

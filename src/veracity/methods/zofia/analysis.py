@@ -231,7 +231,9 @@ class Analysts:
 
         reports = dict(await asyncio.gather(*(one(k) for k in DIMENSIONS)))
         context.current().emit(
-            AgentTurn(name="linguist", judgments={k: r.judgment for k, r in reports.items()})
+            AgentTurn(
+                name="linguist", detail={"judgments": {k: r.judgment for k, r in reports.items()}}
+            )
         )
         return reports
 
@@ -247,7 +249,7 @@ class Analysts:
             expert=triage.expert,
         )
         context.current().emit(
-            AgentTurn(name="expert", domain=triage.domain, judgment=report.judgment)
+            AgentTurn(name="expert", detail={"domain": triage.domain, "judgment": report.judgment})
         )
         return triage, report
 
@@ -266,7 +268,10 @@ class Analysts:
         chunks = rag.relevant(claim)
         if not chunks:  # nothing to check against: no call, and never a Supports/Refutes
             context.current().emit(
-                AgentTurn(name="claim_verifier", claim=claim, label=NO_MATERIAL, passages=[])
+                AgentTurn(
+                    name="claim_verifier",
+                    detail={"claim": claim, "label": NO_MATERIAL, "passages": []},
+                )
             )
             return ClaimCheck(
                 claim=claim,
@@ -285,10 +290,12 @@ class Analysts:
         context.current().emit(
             AgentTurn(
                 name="claim_verifier",
-                claim=claim,
-                label=reply.label,
-                passages=[c.id for c in chunks],
-                quotes_verified=[e.quote_verified for e in evidence],
+                detail={
+                    "claim": claim,
+                    "label": reply.label,
+                    "passages": [c.id for c in chunks],
+                    "quotes_verified": [e.quote_verified for e in evidence],
+                },
             )
         )
         return ClaimCheck(

@@ -180,7 +180,7 @@ class ZoFiaMethod(BaseMethod):
         except SourceError as exc:
             if cfg.on_source_error == "fail":
                 raise
-            ctx.emit(Fault(name="zofia:retrieval", error=str(exc), continued=True))
+            ctx.emit(Fault(name="zofia:retrieval", error=str(exc), detail={"continued": True}))
             stage1 = Stage1Result(mode=cfg.query_mode, notes=[f"retrieval failed: {exc}"])
         pool = await self._analyses(news, stage1, extracted)
         pool_text = pool.render(cfg.max_pool_chars)

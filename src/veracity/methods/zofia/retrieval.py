@@ -348,10 +348,12 @@ class EntityGuidedRetrieval:
         context.current().emit(
             Decision(
                 name="zofia:disambiguation",
-                keyword=keyword.text,
-                chosen=chosen.title,
-                how=how,
-                scores=scores,
+                detail={
+                    "keyword": keyword.text,
+                    "chosen": chosen.title,
+                    "how": how,
+                    "scores": scores,
+                },
             )
         )
         doc = await self.wiki.summary(chosen.title, sentences=self.cfg.wiki_sentences)
@@ -368,10 +370,12 @@ class EntityGuidedRetrieval:
         ctx.emit(
             Stage(
                 name="zofia:keywords",
-                mode=self.cfg.query_mode,
-                keywords=[k.model_dump() for k in keywords],
-                query=query.model_dump(mode="json") if query else None,
-                **info,
+                detail={
+                    **info,
+                    "mode": self.cfg.query_mode,
+                    "keywords": [k.model_dump() for k in keywords],
+                    "query": query.model_dump(mode="json") if query else None,
+                },
             )
         )
         tasks = []
@@ -389,9 +393,11 @@ class EntityGuidedRetrieval:
         ctx.emit(
             Stage(
                 name="zofia:retrieval",
-                web=[d.url or d.id for d in result.web],
-                wiki={e.keyword: e.chosen for e in result.wiki},
-                notes=result.notes,
+                detail={
+                    "web": [d.url or d.id for d in result.web],
+                    "wiki": {e.keyword: e.chosen for e in result.wiki},
+                    "notes": result.notes,
+                },
             )
         )
         return result

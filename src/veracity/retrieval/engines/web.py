@@ -96,8 +96,7 @@ class WebSearchSource:
                     note=f"{len(left_out)} of {len(query.exclude_domains)} excluded domains did "
                     f"not fit {self.name}'s query limit ({self.query_limits}); they are filtered "
                     "from the results instead",
-                    client_side_exclusions=left_out,
-                    query_chars=len(text),
+                    detail={"client_side_exclusions": left_out, "query_chars": len(text)},
                 )
             )
         return text

@@ -215,9 +215,11 @@ class RecordedSource:
             context.current().emit(
                 Note(
                     name=self.name,
-                    message="no recorded search matched",
-                    query=text,
-                    best_score=round(score, 3),
+                    detail={
+                        "message": "no recorded search matched",
+                        "query": text,
+                        "best_score": round(score, 3),
+                    },
                 )
             )
             return []
