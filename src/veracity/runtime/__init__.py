@@ -457,7 +457,8 @@ def resolve_spec(
     """
     if isinstance(file, RunConfig):
         config = file.with_variant(variant)
-        config = config.with_overrides(flags) if flags else config
+        given = any(v is not None for v in (flags or {}).values())
+        config = config.with_overrides(flags) if given else config
     else:
         config = layered_config(file, variant=variant, flags=flags, env=env)
     spec = spec_of(config, prefer_labels=prefer_labels)  # the method's options validated
