@@ -139,14 +139,15 @@ def test_check_passes_built_sources_to_the_method(scripted, tmp_path, monkeypatc
         indexes_dir=home_paths().indexes,
     )
     seen = {}
+    from veracity.methods.baselines import DirectMethod
 
-    def fake_load(name, llm=None, config=None, sources=None, **kwargs):
-        seen.update(sources)
-        from veracity.methods.baselines import DirectMethod
+    built = DirectMethod.setup
 
-        return DirectMethod(llm=llm, config=config, sources=sources, **kwargs)
+    def setup(self):  # the method as the run built it: which sources it was given
+        seen.update(self.sources)
+        built(self)
 
-    monkeypatch.setattr("veracity.runtime.load_method", fake_load)
+    monkeypatch.setattr(DirectMethod, "setup", setup)
     result = runner.invoke(app, ["check", "x", "--source", "web=local:tiny", "--json"])
     assert result.exit_code == 0, result.output
     assert seen["web"].name == "web" and seen["web"].kind == "local"
