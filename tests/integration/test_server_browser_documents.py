@@ -45,7 +45,17 @@ def scripted(invent: str | None = None) -> ScriptedLLM:
         extra = [invent] if invent and found and "Klitschko" in found[0] else []
         return json.dumps({"claims": found + extra})
 
+    def window(r: LLMRequest) -> str:  # the same claims from one window of every sentence
+        kinds = ("factual", "factual", "opinion")
+        claims = []
+        for k, sentence in enumerate(_fenced(r, "sentence"), 1):
+            extra = [invent] if invent and "Klitschko" in sentence else []
+            for text in [sentence, *extra]:
+                claims.append({"sentences": [k], "text": text, "category": kinds[k - 1]})
+        return json.dumps({"claims": claims})
+
     llm = ScriptedLLM()
+    llm.on(".*", window, tag="claims:window")
     llm.on(".*", decompose, tag="claims:decompose")
     llm.on(
         ".*", lambda r: json.dumps({"claims": _fenced(r, "claim")}), tag="claims:decontextualise"

@@ -57,8 +57,26 @@ def _rewrite(request) -> str:
     return json.dumps({"claims": [RESOLVED.get(c, c) for c in _between("claim", request)]})
 
 
+def _window(request) -> str:
+    """A window of numbered sentences, each split as `_decompose` splits it, rewritten as
+    `_rewrite` when the prompt asks for self-contained claims, categorised as
+    `_categories` when it asks for categories."""
+    system = request.messages[0].content
+    rewrite, categories = "never sees the passage" in system, "opinion:" in system
+    claims = []
+    for k, sentence in enumerate(_between("sentence", request), 1):
+        for part in sentence.split(" and "):
+            text = part.strip(" .") + "."
+            item = {"sentences": [k], "text": RESOLVED.get(text, text) if rewrite else text}
+            if categories:
+                item["category"] = "opinion" if "love" in text else "factual"
+            claims.append(item)
+    return json.dumps({"claims": claims})
+
+
 def scripted() -> ScriptedLLM:
     llm = ScriptedLLM()
+    llm.on(".*", _window, tag="claims:window")
     llm.on(".*", _decompose, tag="claims:decompose")
     llm.on(".*", _rewrite, tag="claims:decontextualise")
     llm.on(".*", _categories, tag="claims:checkworthy")
@@ -234,7 +252,8 @@ def test_no_decompose_gives_one_claim_per_sentence(llm):
     whole = _claim_texts(invoke("check", "--kind", "document", "--json", "--no-decompose",
                                 EINSTEIN))  # fmt: skip
     assert whole == [born, "He won the Nobel Prize and moved to Princeton."]
-    assert not any(r.tag.startswith("claims:decompose") for r in llm.calls[before:])
+    assert not any(r.tag.startswith(("claims:decompose", "claims:window"))
+                   for r in llm.calls[before:])  # fmt: skip
 
 
 def test_the_other_extraction_flags_change_the_extraction(llm):
@@ -244,7 +263,7 @@ def test_the_other_extraction_flags_change_the_extraction(llm):
     assert "She won three Nobel Prizes." in texts  # not rewritten
     assert "I love her story [bold red]really[/]." not in texts  # the third sentence unread
     tags = {r.tag.split(":")[1] for r in llm.calls[before:] if r.tag.startswith("claims")}
-    assert tags == {"decompose"}
+    assert tags == {"window"}
     repeated = "Ulm is a city. Ulm is a small city."  # (a new name would keep both)
     merged = _claim_texts(invoke("check", "--kind", "document", "--json", "--no-decompose",
                                  "--dedupe-threshold", "0.5", repeated))  # fmt: skip

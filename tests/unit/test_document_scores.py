@@ -117,7 +117,8 @@ LONG = " ".join(f"Sentence number {n} says fact {n}." for n in range(1, 13))
 async def test_extraction_sees_the_question_and_the_sentences_around_the_one_split():
     llm = ScriptedLLM()
     llm.on(".*", json.dumps({"claims": []}), tag="claims:decompose")
-    checker = DocumentChecker(Fixed(llm), plain(llm, decompose=True, window_sentences=2))
+    split = plain(llm, decompose=True, window_sentences=2, mode="sentence")
+    checker = DocumentChecker(Fixed(llm), split)
     question = "Which facts do the sentences state?"
     await checker.report(from_text(LONG, question=question))
     prompt = llm.calls_tagged("claims:decompose:5")[0].messages[-1].content

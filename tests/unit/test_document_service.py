@@ -183,10 +183,24 @@ def _sentence(request) -> str:
     return re.search(r"<sentence>\n(.*?)\n</sentence>", prompt, re.S).group(1)
 
 
+def _window(request) -> str:
+    """A window of numbered sentences: one claim each, "She" resolved, the categories by
+    position as `scripted`'s check-worthiness step gives them."""
+    prompt = request.messages[-1].content
+    sentences = re.findall(r'<sentence id="\d+">\n(.*?)\n</sentence>', prompt, re.S)
+    kinds = ("factual", "factual", "opinion")
+    return json.dumps({"claims": [
+        {"sentences": [k], "text": RESOLVED.get(s, s), "category": kinds[k - 1]}
+        for k, s in enumerate(sentences, 1)
+    ]})  # fmt: skip
+
+
 def full_pipeline() -> ScriptedLLM:
-    """`scripted`, with the decomposition (one claim per sentence) and the rewrite that
-    resolves "She" answered too (the command line runs every extraction step)."""
+    """`scripted`, with the extraction's window call (one claim per sentence, "She"
+    resolved), and the decomposition and rewrite of sentence mode, answered too (the
+    command line runs every extraction step)."""
     llm = ScriptedLLM()
+    llm.on(".*", _window, tag="claims:window")
     llm.on(".*", lambda r: json.dumps({"claims": [_sentence(r)]}), tag="claims:decompose")
     llm.on(
         ".*",
@@ -307,12 +321,12 @@ async def test_the_mcp_tool_checks_a_document_for_an_sdk_client(corpus):
         private = await client.call_tool("check_document", {"url": "http://127.0.0.1/x"})
         assert private.is_error and "127.0.0.1" in private.content[0].text
         # extraction settings reach the stage: no decomposition call; bad ones are refused
-        asked = len(llm.calls_tagged("claims:decompose"))
+        asked = len(llm.calls_tagged("claims:window"))
         whole = await client.call_tool(
             "check_document", {"text": TEXT, "extraction": {"decompose": False}}
         )
         assert not whole.is_error, whole.content
-        assert len(llm.calls_tagged("claims:decompose")) == asked > 0
+        assert len(llm.calls_tagged("claims:window")) == asked > 0
         assert len(whole.structured_content["claims"]) == 3
         bad = await client.call_tool(
             "check_document", {"text": TEXT, "extraction": {"max_sentences": 0}}

@@ -223,9 +223,9 @@ class PromptsConfig(BaseModel):
             (e.g. ``judge.j2``) replaces it.
         templates: template name -> file, replacing single templates (wins over `dir`).
         claims: template name -> file for the shared claim-extraction stage
-            (``claims_decompose.j2``, ``claims_decontextualise.j2``,
-            ``claims_checkworthy.j2``), used by document checks and by the methods that
-            extract claims (SAFE, FacTool, FactCheck-GPT).
+            (``claims_window.j2``; in sentence mode ``claims_decompose.j2``,
+            ``claims_decontextualise.j2``, ``claims_checkworthy.j2``), used by document
+            checks and by the methods that extract claims (SAFE, FacTool, FactCheck-GPT).
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -39,7 +39,7 @@ mode. A window whose reply is still invalid after one retry is extracted sentenc
 sentence instead (counted, ``window_fallbacks``). `ClaimExtractor.stream` yields each
 window's new claims as soon as its reply is in (windows are asked one after another, so
 a checker consuming the stream shares the model with the next window); `extract` collects
-the stream. Sentence mode (the default for now) runs the steps as listed and yields once.
+the stream. Sentence mode runs the steps as listed, one call each, and yields once.
 A dropped claim whose reply named no sentence of its window has ``sentence`` -1, no span.
 
 **Anchoring** (step 4; a small model writes claims that are in no sentence, e.g. words of
@@ -136,10 +136,9 @@ class ExtractionConfig(BaseModel):
 
     # window: one call per `sentences_per_call` sentences gives their self-contained claims,
     # each with its sentence number(s) and category; sentence: a decomposition and a
-    # decontextualisation call per sentence, then one check-worthiness call. The default
-    # stays "sentence" until the document front ends' scripted tests answer window calls.
-    # Without `decompose` each sentence is one claim in either mode (no window call).
-    mode: Mode = "sentence"
+    # decontextualisation call per sentence, then one check-worthiness call. Without
+    # `decompose` each sentence is one claim in either mode (no window call).
+    mode: Mode = "window"
     sentences_per_call: int = Field(default=8, ge=1, le=40)  # window mode's window
     decompose: bool = True  # atomic claims per sentence (False: each sentence is a claim)
     decontextualise: bool = True  # rewrite each claim to stand alone
