@@ -57,7 +57,7 @@ def test_the_store_keeps_jobs_events_and_pages_history(tmp_path):
 
 def test_events_recorded_after_a_job_ended_are_dropped_not_raised(tmp_path):
     store = JobStore(tmp_path / "jobs.sqlite")
-    job = LiveJob(id="j", run=MagicMock(), item=MagicMock(), store=store)
+    job = LiveJob(id="j", plan=MagicMock(), store=store)
     event = Trace().add("note", "late")
     job.on_trace(event)
     job.stream.close()

@@ -32,6 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -39,6 +40,7 @@ from pydantic import ValidationError
 from veracity.core.config import RunConfig
 from veracity.core.errors import ConfigError, InputError, problem_text
 from veracity.core.types import Document, Verdict
+from veracity.documents import reading
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
@@ -47,6 +49,7 @@ from veracity.runtime import (
     Run,
     build_llm,
     build_run,
+    documents,
     layered_config,
     managed_sources,
     resolve_spec,
@@ -162,9 +165,7 @@ class Plan:
             InputError: the document cannot be fetched (the message names it and a fix).
         """
         if self.item is None:
-            from veracity.runtime.documents import fetch_document
-
-            self.item = await fetch_document(self.url)
+            self.item = await documents.fetch_document(self.url)
         return self.item
 
     async def check(self) -> Verdict:
@@ -409,14 +410,11 @@ class Veracity:
             CheckRefused: anything else the service does not run, with what to change.
             ModelNotAvailable, LLMAuthError: the model cannot be had.
         """
-        from veracity.runtime import documents
-
-        if item is None and url is None and kind == "document":
+        if (item is None) == (url is None) and (kind == "document" or url is not None):
             raise InputError("give a document: its text, a file path or a URL (one of them)")
-        if url is not None or _is_path(item):
-            checked = _document_input(item, url)
-        else:
-            checked = read_input(item, kind)
+        if isinstance(item, Path):  # a document's file (a URL is fetched by `Plan.read`)
+            item = reading.from_file(item)
+        checked = read_input(item, kind) if url is None else None
         given = {"extraction": extraction, "corrections": corrections, "concurrency": concurrency}
         choices = {"method": method, "labels": labels, "options": options, "sources": sources}
         if checked is not None and checked.kind != "document":
@@ -451,9 +449,7 @@ class Veracity:
             CheckRefused: as for `plan`.
         """
         if kind == "document":  # checked by the composite over a claim method
-            from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD, claim_method_refusal
-
-            name = method or DEFAULT_DOCUMENT_METHOD
+            name = method or documents.DEFAULT_DOCUMENT_METHOD
             method = name
         else:
             name = method or self.config.method
@@ -465,7 +461,7 @@ class Veracity:
         settings = request_options(name, options, self.options_refusal)
         if kind == "document":
             if "claim" not in tuple(getattr(cls, "input_kinds", ())):
-                raise claim_method_refusal(name, tuple(getattr(cls, "input_kinds", ())))
+                raise documents.claim_method_refusal(name, tuple(getattr(cls, "input_kinds", ())))
         elif kind is not None:
             require_kind(cls, kind)
         choices = Choices(
@@ -564,27 +560,6 @@ class Veracity:
     def source_types() -> list[SourceType]:
         """Every registered source type, with what it needs now."""
         return list_source_types()
-
-
-def _is_path(item: Any) -> bool:
-    from pathlib import Path
-
-    return isinstance(item, Path)
-
-
-def _document_input(item: Any, url: str | None) -> Input | None:
-    """A document given as a file (read now) or a URL (None: fetched by `Plan.read`).
-
-    Raises:
-        InputError: both a document and a URL, or a file that cannot be read.
-    """
-    from veracity.documents import reading
-
-    if url is not None:
-        if item is not None:
-            raise InputError("give a document: its text, a file path or a URL (one of them)")
-        return None
-    return reading.from_file(item)
 
 
 def _llm_name(llm: LLM) -> str:

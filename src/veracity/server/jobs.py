@@ -23,7 +23,7 @@ from typing import Any
 from veracity.core import context
 from veracity.core.context import EventStream
 from veracity.core.errors import InputError, StorageError
-from veracity.core.types import CheckInput, TraceEvent
+from veracity.core.types import TraceEvent
 from veracity.documents import DocumentText
 from veracity.runtime import Run
 from veracity.runtime.service import Plan
@@ -50,17 +50,28 @@ class LiveJob:
     """A job this process is running or holding in its queue."""
 
     id: str
-    run: Run
-    item: CheckInput | None  # None for a document check (see `document`)
+    plan: Plan  # the check: its run and input (a document's URL fetched when it starts)
     store: JobStore
-    document: Plan | None = None  # a document check's plan
-    text: DocumentText | None = None  # its document, once read (or fetched)
     status: str = "queued"
     stream: EventStream[StreamItem] = field(default_factory=EventStream)
     task: asyncio.Task | None = None
     seq: int = 0
 
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def run(self) -> Run:
+        return self.plan.run
+
+    @property
+    def document(self) -> bool:
+        """Whether the check is a document's (its result is the report)."""
+        return self.plan.method is not None
+
+    @property
+    def text(self) -> DocumentText | None:
+        """A document check's document, once read (or fetched)."""
+        return self.plan.item if self.document else None  # type: ignore[return-value]
 
     def emit(self, kind: str, body: dict[str, Any]) -> None:
         """Persist one stream item, then publish it (events may come from any thread)."""
@@ -148,12 +159,13 @@ class JobManager:
         if len(self._waiting) >= self.queue_size:
             raise QueueFull(self.retry_after())
         job = self._prepare(request)
-        preview = job.item.content if job.item is not None else _document_preview(request)
+        item = job.plan.item  # None only for a document's URL, fetched when the job starts
+        preview = _document_preview(request) if job.document else item.content  # type: ignore[union-attr]
         self.store.create(
             job.id,
             request.model_dump(mode="json", exclude_none=True),
             method=job.run.method.name,
-            input_kind=job.item.kind if job.item is not None else "document",
+            input_kind="document" if job.document else item.kind,  # type: ignore[union-attr]
             preview=preview[:PREVIEW_CHARS],
             rerun_of=rerun_of,
         )
@@ -165,11 +177,7 @@ class JobManager:
         return job
 
     def _prepare(self, request: CheckRequest) -> LiveJob:
-        job_id = uuid.uuid4().hex
-        plan = self.builder.build(request)
-        if request.input.kind == "document":
-            return LiveJob(id=job_id, run=plan.run, item=None, store=self.store, document=plan)
-        return LiveJob(id=job_id, run=plan.run, item=plan.item, store=self.store)
+        return LiveJob(id=uuid.uuid4().hex, plan=self.builder.build(request), store=self.store)
 
     def retry_after(self) -> int:
         """Seconds until a queue slot is likely free (from recent check durations)."""
@@ -216,19 +224,16 @@ class JobManager:
 
     async def _work(self, job: LiveJob) -> tuple[str, dict[str, Any] | None, str | None]:
         """Run the job: (status, its result as JSON, the error)."""
-        if job.document is None:
-            assert job.item is not None
-            verdict = await job.run.check(job.item)
-            status = "failed" if verdict.error else "done"
-            return status, verdict.model_dump(mode="json"), verdict.error
         try:  # a URL is fetched here, through the service's guarded HTTP client
-            job.text = await job.document.read()
+            await job.plan.read()
         except InputError as exc:
             return "failed", None, str(exc)
-        verdict = await job.run.check(job.text, job.document.method)
-        report = verdict.report  # the document's report: what the web UI's view reads
-        # a report of a long document is megabytes of JSON: built off the event loop
-        return "done", await asyncio.to_thread(report.model_dump, mode="json"), None
+        verdict = await job.plan.check()
+        if job.document:  # the document's report: what the web UI's view reads; a long
+            report = verdict.report  # one is megabytes of JSON: built off the event loop
+            return "done", await asyncio.to_thread(report.model_dump, mode="json"), None
+        status = "failed" if verdict.error else "done"
+        return status, verdict.model_dump(mode="json"), verdict.error
 
     def _finish(
         self,
@@ -306,7 +311,7 @@ def result_label(job: LiveJob, result: dict[str, Any] | None) -> tuple[str | Non
     failed check counting as not supported), as ``S of N supported`` and the share."""
     if result is None:
         return None, None
-    if job.document is None:
+    if not job.document:
         return result.get("label"), result.get("score")
     return document_line(result.get("summary") or {})
 
