@@ -14,20 +14,23 @@ functions
   handed to it) that *holds* the value, or
 - returns an object that holds it,
 
-where an object holds the value when it equals it (same type) or holds it within four
-steps through mapping values, sequence items, pydantic fields and dataclass fields. So a
-relay that takes a config holding the model name and passes it on counts, as do the
-parser that first gets it and the consumer that finally uses it; a function that reads
+from the start of the command until the value's consumer is called (the consumer's file
+counts; what the consumer's own call reaches is listed apart, and what runs after it is
+the value's use, not its road). An object holds the value when it equals it (same type)
+or holds it within four steps through mapping values, sequence items, pydantic fields
+and dataclass fields. So a relay that takes a config holding the model name and passes
+it on counts, as does the parser that first gets it; a function that reads
 ``self.config`` does not. The values are chosen so that nothing else in a check equals
-them:
+them, and the consumers are those the issue names (the model factory, the method):
 
-- ``--model`` a GGUF path (``/tmp/road-sentinel-model.gguf``) for the embedded backend:
-  its road ends where the backend resolves the path (`veracity.llm.models.resolve`); the
-  backend's ``complete`` answers from a script (no model is loaded);
-- ``--set max_input_chars=5432`` for ``direct``: its road ends where the method cuts the
-  input (`render_input`);
-- ``--labels true_false``: its road ends where the method is handed its label space
-  (the `LabelSpace` of that name holds it, so each function given the space counts).
+- ``--model`` a GGUF path (``/tmp/road-sentinel-model.gguf``) for the embedded backend,
+  consumed by the model factory (`veracity.llm.factory.build_llm`; within it the backend
+  resolves the path); the backend's ``complete`` answers from a script (no model is
+  loaded, nothing is pulled);
+- ``--set max_input_chars=5432`` (as typed and as the number) for ``direct``, consumed by
+  the method's construction (`BaseMethod.__init__`);
+- ``--labels true_false``, consumed by the method's construction (the `LabelSpace` of
+  that name holds it).
 
 Each setting is checked by a run of its own (the other two flags absent, the label space
 then the method's default, so the reply names a label of either space).
@@ -52,12 +55,12 @@ SETTINGS: dict[str, tuple[list[str], tuple[Any, ...], set[tuple[str, str]]]] = {
     "--model": (
         ["--model", MODEL],
         (MODEL,),
-        {("llm/embedded.py", "__init__")},
+        {("llm/factory.py", "build_llm")},
     ),
     "--set": (
         ["--set", "max_input_chars=5432"],
         ("max_input_chars=5432", 5432),
-        {("prompting.py", "render_input")},
+        {("methods/base.py", "__init__")},
     ),
     "--labels": (
         ["--labels", "true_false"],
@@ -105,6 +108,7 @@ class Road:
         self.skip = str(src / "testing") + "/"
         self.ends = {(self.src + f, name) for f, name in ends}
         self.hits: dict[str, set[str]] = defaultdict(set)
+        self.inside: dict[str, set[str]] = defaultdict(set)  # within the consumer's call
         self.consumer: Any = None  # the consumer's frame while it runs
         self.done = False
 
@@ -121,6 +125,7 @@ class Road:
         start = event == "call" and self.consumer is None
         if start and (code.co_filename, code.co_name) in self.ends:
             self.consumer = frame
+        hits = self.hits if self.consumer in (None, frame) else self.inside
         try:
             if event == "call":
                 n = code.co_argcount + code.co_kwonlyargcount
@@ -129,19 +134,23 @@ class Road:
                     if name in ("self", "cls") or name not in frame.f_locals:
                         continue
                     if self._holds(frame.f_locals[name]):
-                        self.hits[code.co_filename].add(f"{code.co_name}({name})")
+                        hits[code.co_filename].add(f"{code.co_name}({name})")
             elif arg is not None and self._holds(arg):
-                self.hits[code.co_filename].add(f"{code.co_name} -> returns")
+                hits[code.co_filename].add(f"{code.co_name} -> returns")
         except Exception:  # an object that cannot be looked into: not counted
             pass
         if event == "return" and frame is self.consumer:
             self.done = True
 
-    def files(self) -> dict[str, list[str]]:
+    def files(self, inside: bool = False) -> dict[str, list[str]]:
+        """The files on the road (with `inside`: those the consumer's own call reaches
+        that are not on it), each with its functions."""
         root = self.src.rstrip("/")
+        hits = self.inside if inside else self.hits
         return {
             str(Path(f).relative_to(root)).removesuffix(".py"): sorted(h)
-            for f, h in sorted(self.hits.items())
+            for f, h in sorted(hits.items())
+            if not (inside and f in self.hits)
         }
 
 
@@ -163,11 +172,13 @@ def _scripted_embedded() -> None:
     EmbeddedLLM.load = lambda self: None  # type: ignore[method-assign]
 
 
-def trace(
-    flags: list[str], forms: tuple[Any, ...], ends: set[tuple[str, str]]
-) -> tuple[dict[str, list[str]], int, str, bool]:
+def trace(flags: list[str], forms: tuple[Any, ...], ends: set[tuple[str, str]]) -> Road:
     """The road of a value (`forms`) through ``veracity check ... --json`` with `flags`,
-    to its consumer (`ends`); the last item says whether the consumer was reached."""
+    to its consumer (`ends`).
+
+    Raises:
+        SystemExit: the check failed or never called the consumer.
+    """
     from typer.testing import CliRunner
 
     import veracity
@@ -183,7 +194,11 @@ def trace(
     finally:
         sys.setprofile(None)
         threading.setprofile(None)  # type: ignore[arg-type]
-    return road.files(), result.exit_code, result.output[-400:], road.done
+    if result.exit_code != 0:
+        raise SystemExit(f"{flags}: veracity check exited {result.exit_code}: {result.output}")
+    if road.consumer is None:
+        raise SystemExit(f"{flags}: the consumer {sorted(ends)} was never called")
+    return road
 
 
 def _run_file() -> str:
@@ -200,21 +215,17 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
     _scripted_embedded()
-    out: dict[str, Any] = {}
-    for name, (flags, forms, ends) in SETTINGS.items():
-        files, code, tail, reached = trace(flags, forms, ends)
-        if code != 0:
-            raise SystemExit(f"{name}: veracity check exited {code}: {tail}")
-        if not reached:
-            raise SystemExit(f"{name}: the consumer {sorted(ends)} was never called")
-        out[name] = files
+    roads = {name: trace(*setting) for name, setting in SETTINGS.items()}
     if args.json:
-        print(json.dumps({k: sorted(v) for k, v in out.items()}, indent=1))
+        print(json.dumps({k: sorted(r.files()) for k, r in roads.items()}, indent=1))
         return
-    for name, files in out.items():
-        print(f"{name}: {len(files)} files")
-        for file, hits in files.items():
+    for name, road in roads.items():
+        print(f"{name}: {len(road.files())} files")
+        for file, hits in road.files().items():
             print(f"  {file}" + (f": {', '.join(hits)}" if args.detail else ""))
+        inside = road.files(inside=True)
+        if inside:
+            print(f"  (then within the consumer: {', '.join(inside)})")
 
 
 if __name__ == "__main__":
