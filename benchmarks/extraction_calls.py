@@ -30,7 +30,7 @@ from veracity.evaluation.document_metrics import greedy_match
 from veracity.evaluation.document_task import ClaimMatcher, DocumentTaskConfig
 from veracity.evidence.claims import ClaimExtractor, ExtractionConfig
 from veracity.llm.factory import build_backend, build_llm
-from veracity.llm.options import resolve_llm
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 SETS = ("factool_qa_documents", "factcheck_bench_documents")

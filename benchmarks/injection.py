@@ -41,14 +41,14 @@ def inner_model(kind: str, threads: int | None = None, endpoint: dict | None = N
     if kind == "endpoint":
         from veracity.core.config import LLMConfig
         from veracity.llm.factory import build_backend
-        from veracity.llm.options import resolve_llm
+        from veracity.runtime import resolve_llm
 
         cfg = LLMConfig.from_settings(**{k: v for k, v in (endpoint or {}).items() if v})
         return build_backend(resolve_llm(cfg))
     if kind == "embedded":
         from veracity.core.config import LLMConfig
         from veracity.llm.factory import build_backend
-        from veracity.llm.options import resolve_llm
+        from veracity.runtime import resolve_llm
 
         return build_backend(resolve_llm(LLMConfig(n_threads=threads)))
     from veracity.llm.openai_compat import OpenAICompatLLM

@@ -24,12 +24,13 @@ from veracity.datasets import load_dataset
 from veracity.llm.factory import build_llm
 from veracity.methods.s2mad.config import S2MADConfig
 from veracity.methods.s2mad.stance import StanceScorer, StanceScoringError
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 
 async def main(a: argparse.Namespace) -> None:
     cfg = S2MADConfig(stance_batch_size=a.batch_size, stance_rescore_singly=a.rescore_singly)
-    llm = build_llm(LLMConfig.from_settings(cache_mode="off"), models_dir=home_paths().models)
+    llm = build_llm(resolve_llm(LLMConfig(cache_mode="off")), models_dir=home_paths().models)
     scorer = StanceScorer.from_config(llm, cfg)
     rows = []
     for ex in list(load_dataset("rumoureval2017", "dev"))[: a.threads]:

@@ -15,6 +15,7 @@ from veracity.llm.factory import build_llm
 from veracity.llm.probs import choice_probabilities
 from veracity.llm.structured import complete_structured
 from veracity.methods.baselines import _answer_model
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 pytestmark = pytest.mark.embedded
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.embedded
 
 @pytest.fixture(scope="module")
 def llm():
-    return build_llm(LLMConfig(cache_mode="off"), models_dir=home_paths().models)
+    return build_llm(resolve_llm(LLMConfig(cache_mode="off")), models_dir=home_paths().models)
 
 
 async def test_constrained_json_with_label_logprobs(llm):

@@ -27,7 +27,7 @@ from veracity.core.labels import get_label_space
 from veracity.core.types import Article, Claim, Document, Post, Reply
 from veracity.llm.factory import build_llm
 from veracity.retrieval.local.corpus import build_local_corpus
-from veracity.runtime import build_run, resolve_spec
+from veracity.runtime import build_run, resolve_llm, resolve_spec
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.slow]
@@ -149,9 +149,8 @@ PLAN = {
 @pytest.fixture(scope="module")
 def llm():
     # one llama.cpp thread and slot: several stall badly on a busy shared CPU
-    return build_llm(
-        LLMConfig(cache_mode="off", n_threads=1, n_parallel=1), models_dir=home_paths().models
-    )
+    cfg = LLMConfig(cache_mode="off", n_threads=1, n_parallel=1)
+    return build_llm(resolve_llm(cfg), models_dir=home_paths().models)
 
 
 def installed() -> list[str]:

@@ -16,6 +16,7 @@ from veracity.core.types import Claim, Document
 from veracity.llm.factory import build_llm
 from veracity.methods.radar import RadarMethod
 from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.nlp, pytest.mark.slow]
@@ -60,7 +61,7 @@ async def test_radar_checks_a_claim_on_the_embedded_model_with_a_local_dense_cor
         "max_tokens_turn": 64,
     }
     method = RadarMethod(
-        build_llm(LLMConfig(cache_mode="off"), models_dir=home_paths().models), config
+        build_llm(resolve_llm(LLMConfig(cache_mode="off")), models_dir=home_paths().models), config
     )
     claim = Claim(
         text="Wladimir Klitschko auctioned his Olympic medal to help the children of Ukraine.",

@@ -15,6 +15,7 @@ from veracity.core.labels import RUMOR
 from veracity.core.types import Post, Reply, Stance
 from veracity.llm.factory import build_llm
 from veracity.methods.s2mad import S2MADMethod
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.slow]
@@ -60,7 +61,8 @@ def _short_dev_thread(data_dir) -> Post:
 async def test_s2mad_on_one_rumoureval_thread(benchmark_data_dir):
     post = _short_dev_thread(benchmark_data_dir)
     method = S2MADMethod(
-        llm=build_llm(LLMConfig(cache_mode="off"), models_dir=home_paths().models), config=SMALL
+        llm=build_llm(resolve_llm(LLMConfig(cache_mode="off")), models_dir=home_paths().models),
+        config=SMALL,
     )
     verdict = await method.check(post)
 

@@ -9,6 +9,7 @@ from veracity.core.types import Document
 from veracity.llm.factory import build_llm
 from veracity.methods.zofia import ZoFiaMethod
 from veracity.retrieval.local.corpus import build_local_corpus
+from veracity.runtime import resolve_llm
 from veracity.runtime.home import home_paths
 
 pytestmark = [pytest.mark.embedded, pytest.mark.data, pytest.mark.nlp, pytest.mark.slow]
@@ -30,7 +31,7 @@ async def test_zofia_on_a_politifact_article(benchmark_data_dir, tmp_path):
         indexes_dir=tmp_path,
     )
     method = ZoFiaMethod(
-        llm=build_llm(LLMConfig(cache_mode="off"), models_dir=home_paths().models),
+        llm=build_llm(resolve_llm(LLMConfig(cache_mode="off")), models_dir=home_paths().models),
         config={"use_wikipedia": False, "max_rounds": 2, "max_sub_claims": 2},
         sources={"web": corpus},
     )

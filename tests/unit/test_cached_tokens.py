@@ -144,7 +144,7 @@ def test_the_cli_line_and_run_metrics_show_reused_prompt_tokens():
 
 async def test_a_run_files_price_may_name_its_cached_input_rate():
     from veracity.core.config import LLMConfig
-    from veracity.llm.options import resolve_llm
+    from veracity.runtime import resolve_llm
 
     spec = resolve_llm(
         LLMConfig(backend="openai", model="my-model", prices={"my-model": [1, 4, 0.1]})

@@ -10,8 +10,7 @@ from veracity.core.config import LLMConfig
 from veracity.core.errors import ConfigError
 from veracity.llm.embedded import DEFAULT_PARALLEL, DEFAULT_POLL, EmbeddedLLM, default_threads
 from veracity.llm.factory import build_backend
-from veracity.llm.options import resolve_llm
-from veracity.runtime import layered_config
+from veracity.runtime import layered_config, resolve_llm
 from veracity.runtime.environment import environment
 
 

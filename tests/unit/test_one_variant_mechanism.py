@@ -14,8 +14,7 @@ from typer.testing import CliRunner
 from veracity.cli import app
 from veracity.core.config import RunConfig
 from veracity.core.errors import ConfigError
-from veracity.runtime import layered_config
-from veracity.runtime.spec import spec_of
+from veracity.runtime import layered_config, spec_of
 
 EXPERIMENTS = Path(__file__).parents[2] / "configs" / "experiments"
 

@@ -301,8 +301,11 @@ async def test_the_embedded_decoder_takes_every_reply_schema(capfd):
     from veracity.core.config import LLMConfig
     from veracity.llm.base import LLMRequest, user
     from veracity.llm.factory import build_llm
+    from veracity.runtime import resolve_llm
 
-    llm = build_llm(LLMConfig(cache_mode="off", n_parallel=1), models_dir=home_paths().models)
+    llm = build_llm(
+        resolve_llm(LLMConfig(cache_mode="off", n_parallel=1)), models_dir=home_paths().models
+    )
     failures = {}
     for key, model in distinct_models().items():
         request = LLMRequest(

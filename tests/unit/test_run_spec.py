@@ -20,9 +20,9 @@ from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM
 from veracity.llm.embedded import EmbeddedOptions
 from veracity.llm.openai_compat import EndpointOptions
-from veracity.runtime import resolve_spec
+from veracity.runtime import resolve_spec, spec_of
 from veracity.runtime.provenance import source_revision
-from veracity.runtime.spec import RunSpec, read_spec, spec_of
+from veracity.runtime.spec import RunSpec, read_spec
 
 STORED = Path(__file__).parents[1] / "data" / "stored" / "direct_old_events"
 runner = CliRunner()

@@ -82,7 +82,8 @@ def test_a_chosen_model_reaches_the_backend_resolved_and_is_the_runs_model(facto
     assert [llm.model for llm in factory] == ["other-model"]
 
 
-def test_check_pulls_a_missing_model_before_the_backend_is_built(monkeypatch, factory):
+def test_check_pulls_a_missing_model_before_the_backend_is_built(monkeypatch, factory, tmp_path):
+    monkeypatch.setenv("VERACITY_MODELS_DIR", str(tmp_path))  # the catalogue model is missing
     order: list[str] = []
     monkeypatch.setattr(
         "veracity.cli.check.ensure_model", lambda llm: order.append(f"pull {llm.model}")
@@ -97,6 +98,22 @@ def test_check_pulls_a_missing_model_before_the_backend_is_built(monkeypatch, fa
     result = CliRunner().invoke(app, ["check", "The Eiffel Tower is in Berlin.", "--json"])
     assert result.exit_code == 0, result.output
     assert order == ["pull smollm2-135m", "build smollm2-135m"]
+
+
+def test_the_service_asks_for_a_pull_only_for_a_missing_catalogue_model(
+    monkeypatch, factory, tmp_path
+):
+    """A model that is there, or is not the catalogue's, goes to no pull hook: the service
+    decides what must be pulled, so the model travels no further than it must."""
+    from veracity.llm.models import CATALOG, model_path
+
+    monkeypatch.setenv("VERACITY_MODELS_DIR", str(tmp_path))
+    model_path(CATALOG["smollm2-135m"], tmp_path).write_bytes(b"")  # downloaded
+    asked: list[str] = []
+    for model in ("/tmp/a-local-model.gguf", "smollm2-135m"):
+        config = RunConfig(method="direct", llm={"model": model})
+        Veracity(config, ready=lambda spec: asked.append(spec.llm.model)).llm()
+    assert asked == []
 
 
 def test_the_runtime_owns_the_evaluation_replay_policy():

@@ -15,7 +15,7 @@ from veracity.llm.base import LLM
 from veracity.llm.cache import ResponseCache
 from veracity.llm.client import ManagedLLM, RetryPolicy, SharedLimit
 from veracity.llm.models import Progress
-from veracity.llm.options import LLMSpec, options_class, resolve_llm
+from veracity.llm.options import LLMSpec, options_class
 from veracity.llm.read_through import ReadThroughCache
 
 
@@ -60,7 +60,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def build_llm(
-    cfg: LLMSpec | LLMConfig,
+    spec: LLMSpec,
     *,
     cache_path: Path | None = None,
     user_cache: Path | None = None,
@@ -72,20 +72,20 @@ def build_llm(
     """The configured backend wrapped with cache, retries, concurrency and accounting.
 
     Args:
-        cfg: the resolved model, or a ``llm:`` config to resolve.
+        spec: the resolved model (`veracity.runtime.resolve_llm` resolves a ``llm:``
+            config; a run's is its spec's ``llm``).
         cache_path: a run directory's SQLite cache, read through to `user_cache` (see
             `build_cache`).
         user_cache: the user-level SQLite cache (the composition root passes the home's;
             None with no `cache_path`: replies are not cached).
         models_dir: where catalog models live (the composition root passes the home's).
         progress: model-pull progress callback for the embedded backend.
-        backend: a backend to wrap instead of building `cfg.backend` (tests, benchmarks).
+        backend: a backend to wrap instead of building `spec.backend` (tests, benchmarks).
         shared_limit: a limit on live calls shared with other processes (Ray workers).
 
     Raises:
-        ConfigError: the backend is unknown or its options do not fit it.
+        ConfigError: the backend is unknown.
     """
-    spec = cfg if isinstance(cfg, LLMSpec) else resolve_llm(cfg)
     inner = backend if backend is not None else build_backend(spec, progress, models_dir)
     return ManagedLLM(
         inner,

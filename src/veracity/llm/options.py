@@ -7,21 +7,20 @@ A backend registered under ``veracity.llms`` is either a class with
 - ``from_options(model, options, progress)``: the backend built from a model name and
   a validated ``options_class`` instance,
 
-or (older plugins) a plain callable ``(llm_config, progress) -> LLM``. The run spec
-(`veracity.runtime.spec`) validates a run's backend options with ``options_class`` once;
-`veracity.llm.factory` builds from them without knowing any backend's fields.
+or (older plugins) a plain callable ``(llm_config, progress) -> LLM``. The composition
+root (`veracity.runtime.resolve_llm`) validates a run's backend options with
+``options_class`` once, into an `LLMSpec`; `veracity.llm.factory` builds from it without
+knowing any backend's fields.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
-from veracity.core import registry
 from veracity.core.bounds import Attempts, Concurrency, Price, RepeatPenalty, Seconds
-from veracity.core.config import BACKEND_OPTION_KEYS, LLMConfig, validation_message
-from veracity.core.errors import ConfigError, RegistryError
+from veracity.core.config import BACKEND_OPTION_KEYS, LLMConfig
 from veracity.core.infra import CacheMode
 
 # Penalty on recently generated tokens, sent alike to the embedded model and to endpoints
@@ -52,17 +51,12 @@ def options_class(backend: Any) -> type[BaseModel] | None:
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 
-# Options the environment can set (VERACITY_THREADS, VERACITY_AUTO_PULL) for the embedded
-# backend; another backend ignores them instead of refusing the run.
-_ENVIRONMENT_OPTIONS = frozenset({"n_threads", "auto_pull"})
-
-
 class LLMSpec(BaseModel):
     """The resolved model of a run: backend, model, the backend's own typed options and
     the shared options (cache, concurrency, retries, prices), every default filled in.
 
-    Built once from a run's ``llm:`` section by `resolve_llm`; `veracity.llm.factory`
-    builds the model from it.
+    Built once from a run's ``llm:`` section by `veracity.runtime.resolve_llm`;
+    `veracity.llm.factory` builds the model from it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -84,38 +78,3 @@ class LLMSpec(BaseModel):
         opts = self.options.model_dump()
         declared = {k: opts.pop(k) for k in list(opts) if k in BACKEND_OPTION_KEYS}
         return LLMConfig.model_validate({**shared, **declared, "options": opts})
-
-
-def resolve_llm(cfg: LLMConfig) -> LLMSpec:
-    """`cfg` with its backend's options validated by that backend's options model.
-
-    Raises:
-        ConfigError: unknown backend, or an option the backend does not take or accept
-            (the message lists the backend's options).
-    """
-
-    try:
-        backend = registry.llm_backends.get(cfg.backend)
-    except RegistryError as exc:
-        raise ConfigError(f"llm.backend: {exc}") from None
-    given = cfg.backend_options()
-    model_cls = options_class(backend)
-    if model_cls is None:
-        return _spec(cfg, NoOptions.model_validate(cfg.options))
-    known = set(model_cls.model_fields)
-    foreign = sorted(set(given) - known - _ENVIRONMENT_OPTIONS)
-    if foreign:
-        raise ConfigError(
-            f"llm: {', '.join(foreign)}: not an option of the {cfg.backend!r} backend "
-            f"(its options: {', '.join(sorted(known))})"
-        )
-    try:
-        options = model_cls.model_validate({k: v for k, v in given.items() if k in known})
-    except ValidationError as exc:
-        raise ConfigError(f"llm: {validation_message(exc)}") from None
-    return _spec(cfg, options)
-
-
-def _spec(cfg: LLMConfig, options: BaseModel) -> LLMSpec:
-    shared = cfg.model_dump(include=set(LLMSpec.model_fields) - {"options"})
-    return LLMSpec(**shared, options=options)

@@ -11,9 +11,10 @@ Every entry point resolves and builds its runs here — the Python API, `veracit
    evaluation resumes or runs again from); then, for a retrieving method given no
    sources, the defaults of `veracity.retrieval.defaults` (`with_default_sources`: live
    keyless sources when the network answers, else the default local corpus); then the
-   effective run (`RunSpec`, `veracity.runtime.spec.spec_of`): the method's own config
-   class validates ``method_config``, the label space is chosen, the backend's options
-   model validates the model's options.
+   effective run (`RunSpec`, `spec_of`): the method's own config class validates
+   ``method_config`` (`method_config_of`), the label space is chosen (`resolve_labels`),
+   the backend's options model validates the model's options (`resolve_llm`): each
+   of a run's values is validated from here, once.
 2. `build_run(spec)` — the model (`build_llm`) with its cache, the sources
    (`build_sources`, each wrapped once in `ManagedSource`, which applies the evaluation
    guards, retries and search accounting) and the method (`build_method`) with its label
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from veracity.core import registry
 from veracity.core.bounds import completion_tokens_problem
@@ -57,13 +58,13 @@ from veracity.core.types import CheckInput, Verdict
 from veracity.llm.base import LLM
 from veracity.llm.client import ManagedLLM, SharedLimit, ensure_managed
 from veracity.llm.models import Progress
-from veracity.llm.options import LLMSpec, resolve_llm
+from veracity.llm.options import LLMSpec, NoOptions, options_class
 from veracity.methods.base import BaseMethod, MethodConfig, MethodParts
 from veracity.prompting import PromptBundle
 from veracity.retrieval.base import Source
 from veracity.runtime.environment import Environment, default_data_dir, environment
 from veracity.runtime.home import home_paths, model_builder, user_http_client
-from veracity.runtime.spec import RunSpec, spec_of
+from veracity.runtime.spec import RunSpec
 
 log = logging.getLogger("veracity")
 
@@ -427,6 +428,132 @@ def build_method(
         raise ConfigError(str(exc)) from exc
 
 
+def method_config_of(cls: type[BaseMethod], given: dict[str, Any]) -> MethodConfig:
+    """`given` validated by the method's own config class, defaults filled in (the one
+    validation of a run's method options: `BaseMethod.options`).
+
+    Raises:
+        ConfigError: a key the method does not take (its keys are listed; a ``labels``
+            key is said to belong to the run) or a bad value.
+    """
+    try:
+        return cls.options(given)
+    except MethodConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def resolve_labels(
+    cls: type[BaseMethod], given: str | None, prefer: str | None
+) -> tuple[str, str | None]:
+    """The label space a method answers in, and a note when it is not the one preferred.
+
+    `given` (the run's `labels`) must be a registered space the method accepts. Without
+    one, `prefer` (a dataset's own space) is used when the method accepts it; a method
+    that answers only in fixed spaces (`allowed_labels`) gets its default, with a note;
+    a preferred space that is not registered is an error, never a silent fallback.
+
+    Raises:
+        ConfigError: the given or preferred space is unknown or refused.
+    """
+    allowed = cls.allowed_labels
+    default = cls.default_labels  # declared once, on the method's class
+    wanted = given if given is not None else prefer
+    if wanted is None:
+        return default, None
+    try:
+        get_label_space(wanted)
+    except LabelError as exc:
+        raise ConfigError(f"labels: {exc}") from None
+    if allowed is None or wanted in allowed:
+        return wanted, None
+    if given is not None:
+        raise ConfigError(f"{cls.name} works in {list(allowed)}, not {given}")
+    note = (
+        f"{cls.name} answers only in {', '.join(allowed)}; the dataset's labels "
+        f"({prefer}) are mapped to {default}"
+    )
+    return default, note
+
+
+def spec_of(config: RunConfig, *, prefer_labels: str | None = None) -> RunSpec:
+    """Resolve `config` (flags, file, environment and defaults already layered) once,
+    with the sources it names (`veracity.runtime.resolve_spec` chooses default sources
+    first).
+
+    Args:
+        config: the run config (see `veracity.runtime.layered_config`).
+        prefer_labels: the label space to use when `config.labels` is not set and the
+            method answers in it (a dataset's own space).
+
+    Raises:
+        ConfigError: unknown method or backend, a method or backend option the method
+            or backend does not take, a refused label space.
+    """
+    try:
+        cls = registry.methods.get(config.method)
+    except RegistryError:
+        known = ", ".join(registry.methods.names())
+        raise ConfigError(f"unknown method {config.method!r}; registered: {known}") from None
+    mcfg = method_config_of(cls, dict(config.method_config))
+    labels, note = resolve_labels(cls, config.labels, prefer_labels)
+    values = config.model_dump(include=_PLAIN_KEYS)
+    return RunSpec(
+        **values,
+        method_config=mcfg,
+        labels=labels,
+        labels_note=note,
+        llm=resolve_llm(config.llm),
+        notes=(note,) if note else (),
+        given=config.model_copy(update={"labels": labels}),
+    )
+
+
+# RunConfig keys a spec takes over as they are
+_PLAIN_KEYS = {
+    "name", "description", "variant", "method", "sources", "prompts", "limits",
+    "concurrency", "seed", "dataset", "split", "dataset_options", "gold_evidence",
+    "gold_map", "limit", "sample", "sample_per_class", "repeats", "data_dir", "stand_in",
+    "document",
+}  # fmt: skip
+
+
+# Options the environment can set (VERACITY_THREADS, VERACITY_AUTO_PULL) for the embedded
+# backend; another backend ignores them instead of refusing the run.
+_ENVIRONMENT_OPTIONS = frozenset({"n_threads", "auto_pull"})
+
+
+def resolve_llm(cfg: LLMConfig) -> LLMSpec:
+    """`cfg` with its backend's options validated by that backend's options model
+    (`veracity.llm.options`): the run's model, resolved once.
+
+    Raises:
+        ConfigError: unknown backend, or an option the backend does not take or accept
+            (the message lists the backend's options).
+    """
+    try:
+        backend = registry.llm_backends.get(cfg.backend)
+    except RegistryError as exc:
+        raise ConfigError(f"llm.backend: {exc}") from None
+    given = cfg.backend_options()
+    model_cls = options_class(backend)
+    if model_cls is None:
+        options: BaseModel = NoOptions.model_validate(cfg.options)
+    else:
+        known = set(model_cls.model_fields)
+        foreign = sorted(set(given) - known - _ENVIRONMENT_OPTIONS)
+        if foreign:
+            raise ConfigError(
+                f"llm: {', '.join(foreign)}: not an option of the {cfg.backend!r} backend "
+                f"(its options: {', '.join(sorted(known))})"
+            )
+        try:
+            options = model_cls.model_validate({k: v for k, v in given.items() if k in known})
+        except ValidationError as exc:
+            raise ConfigError(f"llm: {validation_message(exc)}") from None
+    shared = cfg.model_dump(include=set(LLMSpec.model_fields) - {"options"})
+    return LLMSpec(**shared, options=options)
+
+
 def resolve_spec(
     file: str | Path | RunConfig | None = None,
     env: Environment | None = None,
@@ -442,7 +569,7 @@ def resolve_spec(
     now), the run or experiment file at `file` with its `variant`, then `flags`; or
     `file` given as a `RunConfig` already layered, `variant` and `flags` then applied to
     it), then default sources for a retrieving method that names none
-    (`with_default_sources`), then the spec (`veracity.runtime.spec.spec_of`: the method's
+    (`with_default_sources`), then the spec (`spec_of`: the method's
     config class, the label space, the backend's options). The spec's `notes` say what
     was chosen and its `given` is the config it came from.
 
@@ -469,7 +596,7 @@ def resolve_spec(
 
 
 def resolve_model(config: RunConfig) -> LLMSpec:
-    """The model `config` names, resolved (`veracity.llm.options.resolve_llm`): what
+    """The model `config` names, resolved (`resolve_llm`): what
     ``veracity serve`` pulls up front, before any check resolves its run.
 
     Raises:
@@ -528,7 +655,11 @@ __all__ = [
     "evaluation_config",
     "layered_config",
     "managed_sources",
+    "method_config_of",
+    "resolve_labels",
+    "resolve_llm",
     "resolve_model",
     "resolve_spec",
+    "spec_of",
     "with_default_sources",
 ]

@@ -70,11 +70,12 @@ def model_builder() -> Callable[[Mapping[str, Any]], ManagedLLM]:
 
     def build(section: Mapping[str, Any]) -> ManagedLLM:
         from veracity.llm.factory import build_llm
+        from veracity.runtime import resolve_llm
 
         env = environment()
         home = env.paths
         cfg = LLMConfig.layered({}, env.llm_settings()).merged(section)
-        return build_llm(cfg, user_cache=home.llm_cache, models_dir=home.models)
+        return build_llm(resolve_llm(cfg), user_cache=home.llm_cache, models_dir=home.models)
 
     return build
 

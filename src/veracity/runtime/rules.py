@@ -9,14 +9,11 @@ that the REST server answers as the problem's title.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from veracity.core import registry
 from veracity.core.errors import ConfigError, MethodConfigError, RequestOptionError, problem_text
 from veracity.core.labels import get_label_space
-
-if TYPE_CHECKING:
-    from veracity.llm.options import LLMSpec
 
 UNKNOWN_METHOD = "unknown method"
 UNKNOWN_LABELS = "unknown label space"
@@ -81,18 +78,6 @@ def require_kind(method: Any, kind: str) -> None:
         raise CheckRefused(KIND_REFUSED, f"{name} checks {', '.join(kinds)} inputs, not a {kind}")
 
 
-def model_to_pull(llm: LLMSpec) -> str | None:
-    """The embedded catalogue model `llm` (a run's resolved model) names when it is not
-    downloaded yet, else None."""
-    if llm.backend != "embedded":
-        return None
-    from veracity.llm import models as catalog
-    from veracity.runtime.home import home_paths
-
-    missing = llm.model in catalog.CATALOG and not catalog.is_pulled(llm.model, home_paths().models)
-    return llm.model if missing else None
-
-
 def catalogue_size(model: str) -> int | None:
     """The download size in bytes of embedded catalogue model `model` (None: not one)."""
     from veracity.llm import models as catalog
@@ -153,7 +138,6 @@ __all__ = [
     "catalogue_size",
     "error_text",
     "method_class",
-    "model_to_pull",
     "request_options",
     "require_kind",
     "require_labels",

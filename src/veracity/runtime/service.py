@@ -66,13 +66,13 @@ from veracity.runtime.rules import (
     CheckRefused,
     error_text,
     method_class,
-    model_to_pull,
     request_options,
     require_kind,
     require_labels,
 )
 
 if TYPE_CHECKING:
+    from veracity.llm.options import LLMSpec
     from veracity.runtime.spec import RunSpec
 
 RUNS_KEPT = 8  # built runs a service keeps: a server's few combinations, each maybe an index
@@ -224,8 +224,9 @@ class Veracity:
         progress: model-download progress for the embedded backend.
         backend, shared_limit: a backend to wrap instead of the configured one and a
             limit on live calls shared with other processes (Ray workers).
-        ready: called with a run's spec before its model is built (the CLI pulls a
-            missing model there, so it is checked before the backend is built).
+        ready: called with a run's spec before its model is built when that model must
+            be pulled first (`model_to_pull`: the CLI pulls it there, with a progress
+            bar, so it is had before the backend is built).
     """
 
     def __init__(
@@ -274,8 +275,8 @@ class Veracity:
         if built is not None:
             return built
         spec = self.resolve(Choices(model=None if name == self.default_model else name))
-        if self._ready is not None:
-            self._ready(spec)  # e.g. the CLI pulls a missing model, with a progress bar
+        if self._ready is not None and model_to_pull(spec.llm) is not None:
+            self._ready(spec)  # the CLI pulls the model here, with a progress bar
         with self._lock:
             if name not in self._llms:
                 extra = {k: v for k, v in self._build.items() if v is not None}
@@ -560,6 +561,17 @@ class Veracity:
     def source_types() -> list[SourceType]:
         """Every registered source type, with what it needs now."""
         return list_source_types()
+
+
+def model_to_pull(llm: LLMSpec) -> str | None:
+    """The embedded catalogue model `llm` (a run's resolved model) names when it is not
+    downloaded yet, else None."""
+    if llm.backend != "embedded":
+        return None
+    from veracity.llm import models as catalog
+
+    missing = llm.model in catalog.CATALOG and not catalog.is_pulled(llm.model, home_paths().models)
+    return llm.model if missing else None
 
 
 def _llm_name(llm: LLM) -> str:

@@ -1,17 +1,17 @@
-"""`RunSpec`: the effective run, resolved once.
+"""`RunSpec`: the effective run, resolved once, and recorded specs read back.
 
 A run is given in layers, later ones winning: built-in defaults < ``VERACITY_*``
-environment < run or experiment file (and its variant) < command-line flags
-(`veracity.runtime.layered_config` makes that `RunConfig`). `spec_of` then resolves it
-once, against the registries (`veracity.runtime.resolve_spec`, the one entry, does both
-and chooses default sources between):
+environment < run or experiment file (and its variant) < command-line flags. The
+composition root resolves them once, in one place (`veracity.runtime.resolve_spec`, the
+one entry; `veracity.runtime.spec_of` for a config already layered), against the
+registries:
 
 - the method's own config class validates ``method_config`` (an unknown key is refused
   with the method's valid keys listed), every default filled in;
 - the label space: the one given, else the dataset's own when the method answers in it,
   else the method's default (a note says why);
 - the model: the backend's own options model validates its options
-  (`veracity.llm.options.resolve_llm`);
+  (`veracity.runtime.resolve_llm`);
 - sources, limits, prompts, evaluation settings, concurrency and seed as given.
 
 The spec is what gets built (`veracity.runtime.build_run`) and what a run directory
@@ -44,14 +44,10 @@ from veracity.core.config import (
 )
 from veracity.core.errors import (
     ConfigError,
-    LabelError,
-    MethodConfigError,
-    RegistryError,
     RunStoreError,
 )
-from veracity.core.labels import get_label_space
 from veracity.core.limits import InputLimits
-from veracity.llm.options import LLMSpec, resolve_llm
+from veracity.llm.options import LLMSpec
 from veracity.methods.base import BaseMethod, MethodConfig
 
 SCHEMA = 1  # the spec's format; a later format reads older ones or says it cannot
@@ -149,6 +145,8 @@ class RunSpec(BaseModel):
             config = RunConfig.model_validate(_config_part(data))
         except ValidationError as exc:
             raise ConfigError(f"spec: {validation_message(exc)}") from None
+        from veracity.runtime import spec_of  # the resolver, which builds specs
+
         return spec_of(config)
 
 
@@ -162,95 +160,6 @@ def _config_part(data: dict[str, Any]) -> dict[str, Any]:
     mcfg.pop("labels", None)  # specs recorded before the label space had one home: null
     out["method_config"] = mcfg
     return out
-
-
-def method_config_of(cls: type[BaseMethod], given: dict[str, Any]) -> MethodConfig:
-    """`given` validated by the method's own config class, defaults filled in (the one
-    validation of a run's method options: `BaseMethod.options`).
-
-    Raises:
-        ConfigError: a key the method does not take (its keys are listed; a ``labels``
-            key is said to belong to the run) or a bad value.
-    """
-    try:
-        return cls.options(given)
-    except MethodConfigError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def resolve_labels(
-    cls: type[BaseMethod], given: str | None, prefer: str | None
-) -> tuple[str, str | None]:
-    """The label space a method answers in, and a note when it is not the one preferred.
-
-    `given` (the run's `labels`) must be a registered space the method accepts. Without
-    one, `prefer` (a dataset's own space) is used when the method accepts it; a method
-    that answers only in fixed spaces (`allowed_labels`) gets its default, with a note;
-    a preferred space that is not registered is an error, never a silent fallback.
-
-    Raises:
-        ConfigError: the given or preferred space is unknown or refused.
-    """
-    allowed = cls.allowed_labels
-    default = cls.default_labels  # declared once, on the method's class
-    wanted = given if given is not None else prefer
-    if wanted is None:
-        return default, None
-    try:
-        get_label_space(wanted)
-    except LabelError as exc:
-        raise ConfigError(f"labels: {exc}") from None
-    if allowed is None or wanted in allowed:
-        return wanted, None
-    if given is not None:
-        raise ConfigError(f"{cls.name} works in {list(allowed)}, not {given}")
-    note = (
-        f"{cls.name} answers only in {', '.join(allowed)}; the dataset's labels "
-        f"({prefer}) are mapped to {default}"
-    )
-    return default, note
-
-
-def spec_of(config: RunConfig, *, prefer_labels: str | None = None) -> RunSpec:
-    """Resolve `config` (flags, file, environment and defaults already layered) once,
-    with the sources it names (`veracity.runtime.resolve_spec` chooses default sources
-    first).
-
-    Args:
-        config: the run config (see `veracity.runtime.layered_config`).
-        prefer_labels: the label space to use when `config.labels` is not set and the
-            method answers in it (a dataset's own space).
-
-    Raises:
-        ConfigError: unknown method or backend, a method or backend option the method
-            or backend does not take, a refused label space.
-    """
-    try:
-        cls = registry.methods.get(config.method)
-    except RegistryError:
-        known = ", ".join(registry.methods.names())
-        raise ConfigError(f"unknown method {config.method!r}; registered: {known}") from None
-    mcfg = method_config_of(cls, dict(config.method_config))
-    labels, note = resolve_labels(cls, config.labels, prefer_labels)
-    values = config.model_dump(include=_PLAIN_KEYS)
-    return RunSpec(
-        **values,
-        method_config=mcfg,
-        labels=labels,
-        labels_note=note,
-        llm=resolve_llm(config.llm),
-        notes=(note,) if note else (),
-        given=config.model_copy(update={"labels": labels}),
-    )
-
-
-# RunConfig keys a spec takes over as they are
-_PLAIN_KEYS = {
-    "name", "description", "variant", "method", "sources", "prompts", "limits",
-    "concurrency", "seed", "dataset", "split", "dataset_options", "gold_evidence",
-    "gold_map", "limit", "sample", "sample_per_class", "repeats", "data_dir", "stand_in",
-    "document",
-}  # fmt: skip
 
 
 # option keys (at any depth) that point a run at a host, a process or a secret
@@ -380,12 +289,4 @@ def read_spec(run_dir: str | Path, *, trust: bool = False, given: Any = None) ->
     return spec
 
 
-__all__ = [
-    "LLMSpec",
-    "RunSpec",
-    "method_config_of",
-    "read_spec",
-    "resolve_labels",
-    "spec_of",
-    "spec_reach",
-]
+__all__ = ["RunSpec", "read_spec", "spec_reach"]
