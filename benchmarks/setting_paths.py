@@ -154,8 +154,9 @@ class Road:
         }
 
 
-def _scripted_embedded() -> None:
-    """The embedded backend answers from a script: nothing is loaded or pulled."""
+def scripted_embedded(patch: Any = setattr) -> None:
+    """The embedded backend answers from a script: nothing is loaded or pulled (`patch`:
+    how to set the stand-ins, e.g. a test's ``monkeypatch.setattr``)."""
     from veracity.llm.embedded import EmbeddedLLM
     from veracity.testing import ScriptedLLM, ScriptedReply
 
@@ -168,13 +169,18 @@ def _scripted_embedded() -> None:
     async def complete(self: Any, request: Any) -> Any:
         return await scripted.complete(request)
 
-    EmbeddedLLM.complete = complete  # type: ignore[method-assign]
-    EmbeddedLLM.load = lambda self: None  # type: ignore[method-assign]
+    patch(EmbeddedLLM, "complete", complete)
+    patch(EmbeddedLLM, "load", lambda self: None)
 
 
-def trace(flags: list[str], forms: tuple[Any, ...], ends: set[tuple[str, str]]) -> Road:
+def trace(
+    flags: list[str],
+    forms: tuple[Any, ...],
+    ends: set[tuple[str, str]],
+    folder: Path = Path("/tmp"),
+) -> Road:
     """The road of a value (`forms`) through ``veracity check ... --json`` with `flags`,
-    to its consumer (`ends`).
+    to its consumer (`ends`), the run file written in `folder`.
 
     Raises:
         SystemExit: the check failed or never called the consumer.
@@ -186,7 +192,7 @@ def trace(flags: list[str], forms: tuple[Any, ...], ends: set[tuple[str, str]]) 
 
     src = Path(veracity.__file__).resolve().parent
     road = Road(forms, ends, src)
-    argv = ["check", "The Eiffel Tower is in Berlin.", "--json", "--config", _run_file()]
+    argv = ["check", "The Eiffel Tower is in Berlin.", "--json", "--config", _run_file(folder)]
     threading.setprofile(road)
     sys.setprofile(road)
     try:
@@ -201,10 +207,10 @@ def trace(flags: list[str], forms: tuple[Any, ...], ends: set[tuple[str, str]]) 
     return road
 
 
-def _run_file() -> str:
+def _run_file(folder: Path = Path("/tmp")) -> str:
     """A run file naming another GGUF path, so each run builds the embedded backend
     without touching the catalogue (``--model`` replaces that path with `MODEL`)."""
-    path = Path("/tmp/road-setting-paths.yaml")
+    path = folder / "road-setting-paths.yaml"
     path.write_text("method: direct\nllm: {model: /tmp/road-file-model.gguf}\n")
     return str(path)
 
@@ -214,7 +220,7 @@ def main() -> None:
     parser.add_argument("--detail", action="store_true", help="list the functions per file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
-    _scripted_embedded()
+    scripted_embedded()
     roads = {name: trace(*setting) for name, setting in SETTINGS.items()}
     if args.json:
         print(json.dumps({k: sorted(r.files()) for k, r in roads.items()}, indent=1))

@@ -29,7 +29,7 @@ from veracity.cli.document_options import (
     extraction_flags,
     flag_names,
 )
-from veracity.cli.plugins import with_run_options
+from veracity.cli.plugins import given_run_options, with_run_options
 from veracity.core.errors import (
     ConfigError,
     InputError,
@@ -196,8 +196,9 @@ def check(
             "sources": parse_source_options(source or []) or None,
             "method_config": parse_set_options(settings or []) or None,
         }
-        # the options methods add (MERMAID's --memory): veracity.cli.plugins
-        cfg = with_run_options(layered_config(config, variant=variant, flags=flags), ctx)
+        cfg = layered_config(config, variant=variant, flags=flags)
+        plugged = given_run_options(ctx)  # the options methods add (MERMAID's --memory)
+        cfg = with_run_options(cfg, plugged) if plugged else cfg
         # the model pulled before its backend is built
         service = Veracity(cfg, ready=lambda spec: ensure_model(spec.llm))
         plan = service.plan(raw, **choices)  # the input, method, labels, kind

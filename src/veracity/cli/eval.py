@@ -24,7 +24,7 @@ from veracity.cli.common import (
     parse_set_options,
     parse_source_options,
 )
-from veracity.cli.plugins import with_run_options
+from veracity.cli.plugins import given_run_options, with_run_options
 from veracity.core.errors import (
     ConfigError,
     EngineError,
@@ -216,7 +216,8 @@ def eval_(
         cfg = evaluation_config(
             config, out_dir, variant, flags, spec, trust_spec, replay=replay_from is not None
         )
-        cfg = with_run_options(cfg, ctx)  # --memory
+        plugged = given_run_options(ctx)  # the options methods add (MERMAID's --memory)
+        cfg = with_run_options(cfg, plugged) if plugged else cfg
         if cfg.repeats > 1:
             _eval_repeats(cfg, out_dir or default_out(cfg), replay_from, retry_errors,
                           concurrency, progress, runner)  # fmt: skip

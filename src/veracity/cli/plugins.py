@@ -258,7 +258,7 @@ def _param_name(flag: str) -> str:
 
 def _declared(option: RunOption, flag: str) -> click.Parameter:
     """The flag as typer declares it (a stub command's one parameter, named for the flag):
-    its value is kept in the command's context for `with_run_options`, not passed to the
+    its value is kept in the command's context for `given_run_options`, not passed to the
     command."""
 
     def remember(ctx: typer.Context, value: Any) -> Any:
@@ -280,15 +280,19 @@ def _declared(option: RunOption, flag: str) -> click.Parameter:
     return param
 
 
-def with_run_options(config: Any, ctx: typer.Context) -> Any:
-    """`config` with the run options given to the command of `ctx` applied, in the
-    order the packages were read (unchanged when none was given).
+def given_run_options(ctx: typer.Context) -> dict[RunOption, str]:
+    """The run options given to the command of `ctx`, in the order the packages were
+    read (empty when none was: the run's config then goes to no package's code)."""
+    return dict(ctx.meta.get(_META, {}))
+
+
+def with_run_options(config: Any, given: dict[RunOption, str]) -> Any:
+    """`config` with the run options `given` (`given_run_options`) applied, in order.
 
     Raises:
         ConfigError: an option refused its value, or its package's code failed (one line
             naming the flag).
     """
-    given: dict[RunOption, str] = ctx.meta.get(_META, {})
     for option, value in given.items():
         try:
             config = option.apply(config, value)
