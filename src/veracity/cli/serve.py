@@ -76,7 +76,7 @@ def serve(
         "retention_days": retention_days, "retention_mb": retention_mb,
         "allowed_hosts": allow_host or None,
     }  # fmt: skip
-    from veracity.runtime import layered_config, resolve_model
+    from veracity.runtime import layered_config, resolve_llm
     from veracity.runtime.service import error_text
 
     try:
@@ -85,7 +85,7 @@ def serve(
         data_dir_lock(settings.database).ensure_free()  # before anything says "serving"
         run_config = layered_config(settings.run_config)  # the YAML is read here, once
         application = create_app(settings, run_config=run_config)
-        model = resolve_model(run_config)  # pulled below, before the server loads it
+        model = resolve_llm(run_config.llm)  # pulled below, before the server loads it
     except (ConfigError, ValidationError, DirLocked) as exc:
         fail(error_text(exc))
     if public:

@@ -595,16 +595,6 @@ def resolve_spec(
     return spec.model_copy(update={"notes": (*notes, *spec.notes)})
 
 
-def resolve_model(config: RunConfig) -> LLMSpec:
-    """The model `config` names, resolved (`resolve_llm`): what
-    ``veracity serve`` pulls up front, before any check resolves its run.
-
-    Raises:
-        ConfigError: unknown backend or an option it does not take.
-    """
-    return resolve_llm(config.llm)
-
-
 def build_run(
     spec: RunSpec,
     *,
@@ -658,7 +648,6 @@ __all__ = [
     "method_config_of",
     "resolve_labels",
     "resolve_llm",
-    "resolve_model",
     "resolve_spec",
     "spec_of",
     "with_default_sources",
