@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -37,6 +38,13 @@ from pathlib import Path
 
 SETS = ("factool_qa_documents", "factcheck_bench_documents")
 HERE = Path(os.environ.get("VERACITY_NEW_SRC") or Path(__file__).resolve().parents[1] / "src")
+# the simulated model's costs: the embedded SmolLM2-135M on this machine (2 cores, one
+# llama.cpp thread, the default), medians of llama.cpp's own timings over 5 rounds of
+# ~1000-token prompts (prefill: 15 prompts; decode: 10 replies of 31-64 tokens with the
+# window extraction's and rag's reply schemas, constrained; plain decoding: 24.4 ms),
+# load 2.6-3.0 (2026-12-06)
+PREFILL_MS = 6.5
+DECODE_MS = 25.7
 EXTRACTION_TAG = "claims:"  # the document's extraction stage tags its calls claims:<step>
 
 
@@ -99,9 +107,16 @@ async def _worker(args: argparse.Namespace) -> None:
 
 
 def _start(
-    tree: Path, name: str, dataset: str, method: str, home: Path, indexes: Path, extraction: str
+    tree: Path,
+    name: str,
+    dataset: str,
+    method: str,
+    home: Path,
+    indexes: Path,
+    extraction: str,
+    model_env: dict[str, str],
 ) -> subprocess.Popen:
-    env = dict(os.environ)
+    env = {**os.environ, **model_env}
     env["PYTHONPATH"] = str(tree)
     env["VERACITY_HOME"] = str(home / name)
     (home / name).mkdir(exist_ok=True)
@@ -125,6 +140,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--old-src", type=Path, help="the old tree's src/ folder")
     ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument(
+        "--offset", type=int, default=0,
+        help="the first answer's index (to split a long run across processes)",
+    )  # fmt: skip
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--method", default="rag")
     ap.add_argument(
@@ -137,6 +156,20 @@ def main() -> None:
         "--extraction", default="{}",
         help='claim-extraction settings (JSON) for both pipelines, e.g. \'{"decompose": false}\'',
     )  # fmt: skip
+    ap.add_argument(
+        "--model", choices=("embedded", "simulated"), default="embedded",
+        help="embedded: the run's default model; simulated: a loopback server that extracts "
+        "and checks like a competent model at the embedded model's cost (_simulated_llm.py)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--prefill-ms", type=float, default=PREFILL_MS,
+        help="simulated: ms per prompt token (measured on the embedded model, see PREFILL_MS)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--decode-ms", type=float, default=DECODE_MS,
+        help="simulated: ms per completion token (see DECODE_MS)",
+    )  # fmt: skip
+    ap.add_argument("--slots", type=int, default=1, help="simulated: requests served at once")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--set", help=argparse.SUPPRESS)
@@ -152,17 +185,51 @@ def main() -> None:
     if args.old_src is not None:
         trees = {"old": args.old_src.resolve(), **trees}
     trees = {k: v for k, v in trees.items() if k in args.pipelines.split(",")}
+    if args.offset < 0 or args.limit < 1:
+        sys.exit("--offset must be at least 0 and --limit at least 1")
+    if args.slots < 1 or args.prefill_ms < 0 or args.decode_ms < 0:
+        sys.exit("--slots must be at least 1 and --prefill-ms, --decode-ms not negative")
+    with contextlib.ExitStack() as stack:
+        model_env: dict[str, str] = {}
+        if args.model == "simulated":
+            from _simulated_llm import simulated_server
+
+            server = stack.enter_context(
+                simulated_server(args.prefill_ms / 1000, args.decode_ms / 1000, args.slots)
+            )
+            model_env = {"VERACITY_LLM": "openai", "VERACITY_BASE_URL": server.url,
+                         "VERACITY_MODEL": "simulated-extractor"}  # fmt: skip
+            print(
+                f"simulated model at {server.url}: {args.prefill_ms} ms per prompt token, "
+                f"{args.decode_ms} ms per completion token, {args.slots} slot(s)",
+                flush=True,
+            )
+        rows = _run(args, trees, model_env)
+        if args.model == "simulated":  # a retry would show as more requests than calls
+            calls = sum(r["calls"] for r in rows)
+            print(f"simulated model: {len(server.requests)} requests for {calls} calls counted; "
+                  f"by reply schema: {server.responder.kinds}")  # fmt: skip
+
+
+def _run(args: argparse.Namespace, trees: dict[str, Path], model_env: dict[str, str]) -> list[dict]:
     rows: list[dict] = []
     print(f"load at start: {Path('/proc/loadavg').read_text().split()[:3]}", flush=True)
     with tempfile.TemporaryDirectory(prefix="veracity-docbench-") as home:
         for dataset in args.sets.split(","):
             workers = {
                 name: _start(
-                    tree, name, dataset, args.method, Path(home), args.indexes, args.extraction
+                    tree,
+                    name,
+                    dataset,
+                    args.method,
+                    Path(home),
+                    args.indexes,
+                    args.extraction,
+                    model_env,
                 )
                 for name, tree in trees.items()
             }
-            for index in range(args.limit):
+            for index in range(args.offset, args.offset + args.limit):
                 for name, proc in workers.items():
                     assert proc.stdin is not None and proc.stdout is not None
                     proc.stdin.write(f"{index}\n")
@@ -189,6 +256,7 @@ def main() -> None:
             print(f"| {dataset} | {name} | {cells} |")
     if args.out:
         args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return rows
 
 
 if __name__ == "__main__":
