@@ -17,6 +17,12 @@ claim verdict (the first ``ClaimChecked`` event with a verdict, from the start o
 check) and wall time. Prints one JSON line per answer and pipeline, then a table of
 means per set; ``--out FILE`` keeps the rows.
 
+``--model simulated`` puts a loopback OpenAI-compatible server in place of the model
+(`_simulated_llm.py`): it extracts the same claims for both roads, as a competent model
+would, and answers each request after the time the embedded model would take for it
+(``--prefill-ms`` per prompt token, ``--decode-ms`` per completion token, ``--slots``
+requests at once), so the roads' costs compare where the small model extracts nothing.
+
     VERACITY_HOME=/tmp/h veracity index build --dataset scifact --mode bm25
     VERACITY_DATA_DIR=PATH/TO/DATA python benchmarks/documents.py --old-src /tmp/wt_old/src \\
         --indexes /tmp/h/indexes --limit 20
