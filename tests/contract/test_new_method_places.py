@@ -83,7 +83,12 @@ MET_INSIDE = {
         "test_every_main_table_has_a_config",
     ),
 }
-REGISTRY_WORDS = ("registry.methods", '"veracity.methods"', "methods.names()")
+REGISTRY_WORDS = (
+    "registry.methods",
+    '"veracity.methods"',
+    "methods.names()",
+    "methods.entry_point_names()",
+)
 
 
 def rules_over_every_method() -> set[tuple[str, str]]:

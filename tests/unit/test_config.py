@@ -2,7 +2,7 @@ import pytest
 
 from veracity.core.config import ConfigError, LLMConfig, load_run_config
 from veracity.core.registry import Registry, RegistryError
-from veracity.runtime import layered_config
+from veracity.runtime import layered_config, resolve_spec
 from veracity.runtime.environment import data_dir, default_data_dir, environment
 
 
@@ -39,9 +39,11 @@ def test_run_config_rejects_typos(tmp_path):
         load_run_config(path)
     path.write_text("method: cot\nmethod_config:\n  labels: real_fake\n")
     cfg = load_run_config(path, limit=5)
-    # the label space lives in one place: method_config.labels moves to labels
-    assert cfg.method == "cot" and cfg.limit == 5 and cfg.labels == "real_fake"
-    assert cfg.method_config == {}
+    assert cfg.method == "cot" and cfg.limit == 5
+    # the label space lives in one place, the run's: as a method option it is refused when
+    # the run is resolved, saying where it goes
+    with pytest.raises(ConfigError, match="label space is not a method option.*--labels"):
+        resolve_spec(path)
     with pytest.raises(ConfigError, match="not found"):
         load_run_config(tmp_path / "missing.yaml")
     path.write_text("- a list\n")

@@ -106,14 +106,9 @@ def key(name: str, layout: str | None) -> str:
 def cases() -> list[tuple[str, str | None]]:
     from veracity.core.registry import methods
 
-    # veracity's own methods: a test module's toy methods (registered when that module is
-    # imported into the same process) are not pinned
-    own = [n for n in sorted(methods.names()) if _built_in(methods.get(n))]
-    return [(n, layout) for n in own for layout in layouts(n)]
-
-
-def _built_in(cls: Any) -> bool:
-    return getattr(cls, "__module__", "").startswith("veracity.")
+    # the installed methods (entry points): a test module's toy methods, registered at run
+    # time when that module is imported into the same process, are not pinned
+    return [(n, layout) for n in methods.entry_point_names() for layout in layouts(n)]
 
 
 def flatten(request: list[dict[str, str]]) -> str:

@@ -10,14 +10,15 @@ import yaml
 from typer.testing import CliRunner
 
 from veracity.cli import app
+from veracity.cli.methods import radar as calibrate_cli
 from veracity.core import registry
 from veracity.core.config import load_run_config
 from veracity.core.types import Claim, Document
 from veracity.datasets.base import DatasetInfo, Example
 from veracity.evaluation.experiment import load_experiment
+from veracity.llm.client import ManagedLLM
 from veracity.methods.base import load_method
 from veracity.methods.radar import RadarMethod
-from veracity.cli.methods import radar as calibrate_cli
 from veracity.methods.radar.calibration import (
     CalibrationError,
     RoundSignal,
@@ -307,7 +308,8 @@ def test_cli_calibrates_writes_a_config_reuses_the_cache_and_the_config_loads(
     # `veracity check --config FILE` runs with the calibrated thresholds
     import veracity.llm.factory as factory
 
-    monkeypatch.setattr(factory, "build_llm", lambda *a, **k: radar_script(PLANS))
+    # the factory's contract: a managed model (cache, retries, accounting around the backend)
+    monkeypatch.setattr(factory, "build_llm", lambda *a, **k: ManagedLLM(radar_script(PLANS)))
     item = tmp_path / "claim.json"
     item.write_text(claim("alpha").model_dump_json())
     checked = CliRunner().invoke(
