@@ -14,13 +14,7 @@ from pathlib import Path
 import pytest
 
 from veracity import runtime
-from veracity.evaluation.document_batch import (
-    DocumentColumns,
-    document_rows,
-    prepare_document_batch,
-    read_records,
-    run_document_batch,
-)
+from veracity.evaluation.batch import DocumentColumns, Rows, prepare_batch, run_batch
 from veracity.evaluation.ray_engine import RayEngine, RayOptions
 from veracity.testing.echo import EchoBackend
 
@@ -52,13 +46,11 @@ def _batch(run_dir, engine=None):
     flags = {"method": "direct", "labels": "supported_refuted", "llm": {"cache_mode": "off"}}
     cfg = runtime.layered_config(flags=flags)
     columns = DocumentColumns(id="id")
-    batch = prepare_document_batch(
-        cfg, columns, run_dir, extraction=RULES_ONLY, llm=EchoBackend(0.01)()
-    )
-    rows = list(document_rows(_loc(_rows()), columns, []))
-    asyncio.run(run_document_batch(batch, rows, concurrency=2, engine=engine))
-    batch.service.close()
-    return {r.id: r for r in read_records(batch.store)}
+    batch = prepare_batch(cfg, columns, run_dir, extraction=RULES_ONLY, llm=EchoBackend(0.01)())
+    rows = list(Rows(iter(_loc(_rows())), columns))
+    asyncio.run(run_batch(batch, iter(rows), concurrency=2, engine=engine))
+    batch.close()
+    return {r.id: r for r in batch.store.read_predictions()}
 
 
 def _loc(rows):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,7 +17,8 @@ from typer.testing import CliRunner
 
 from veracity.cli import app
 from veracity.core.types import Document
-from veracity.evaluation.document_batch import DocumentRecord, summarize
+from veracity.evaluation.batch import summarize
+from veracity.evaluation.store import PredictionRecord
 from veracity.llm.client import ManagedLLM
 from veracity.retrieval.local.corpus import build_local_corpus
 from veracity.runtime.home import home_paths, user_http_client
@@ -129,16 +132,18 @@ def test_a_document_per_row_a_failed_row_recorded_and_a_rerun_resumes(llm, tmp_p
     start, end = nobel["claim"]["spans"][0]
     assert report["document"]["text"][start:end] == "She won three Nobel Prizes."
     assert report["summary"]["factuality"] == 0.5 and report["method"] == "rag"
-    assert "1 / 1" in " ".join(result.output.split())  # rows ok / error
-    totals = summarize([DocumentRecord.model_validate(r) for r in (curie, blank)])
-    assert (totals.rows, totals.ok, totals.errors, totals.claims) == (
+    assert "documents checked │ 1" in " ".join(result.output.split())
+    kept = [{k: v for k, v in r.items() if k != "error"} for r in (curie, blank)]
+    summary = summarize([PredictionRecord.model_validate(r) for r in kept])
+    totals = summary.documents
+    assert (summary.rows, summary.statuses["error"], totals.documents, totals.claims) == (
         2,
         1,
         1,
         len(report["claims"]),
     )
     assert (totals.checked, totals.supported, totals.factuality) == (2, 1, 0.5)
-    assert totals.llm_calls == report["usage"]["llm_calls"] > 0
+    assert summary.llm_calls == report["usage"]["llm_calls"] > 0
     calls = len(llm.calls)
 
     _write_jsonl(src, [{"id": "curie", "text": CURIE}, {"id": "blank", "text": "   "},
@@ -150,7 +155,8 @@ def test_a_document_per_row_a_failed_row_recorded_and_a_rerun_resumes(llm, tmp_p
     assert einstein["summary"]["supported"] == 3  # "born in Ulm", and the second sentence split
     rag_again = [r for r in llm.calls[calls:] if r.tag == "rag"]
     assert len(rag_again) == 3, "a finished row was checked again"
-    assert (tmp_path / "out.run" / "documents.jsonl").is_file()
+    run = tmp_path / "out.run"
+    assert (run / "predictions.jsonl").is_file() and not (run / "documents.jsonl").exists()
 
 
 def test_a_csv_of_urls_fetches_each_page_through_the_guarded_client(llm, tmp_path):
@@ -320,10 +326,50 @@ def test_title_and_date_columns_and_a_torn_last_record(llm, tmp_path):
     assert first["report"]["document"]["title"] == "Einstein <bio>"
     assert first["report"]["document"]["published_at"].startswith("2021-05-04")
     assert bad["status"] == "error" and "someday" in bad["error"]
-    records = tmp_path / "out.run" / "documents.jsonl"
+    records = tmp_path / "out.run" / "predictions.jsonl"
     whole = records.read_text(encoding="utf-8").splitlines(keepends=True)
     records.write_text(whole[0] + whole[1][:40], encoding="utf-8")  # killed mid-write
     again = invoke(*args)
     assert again.exit_code == 0, again.output
     assert [r["id"] for r in _lines(out)] == ["e", "bad-date"]
     assert all(line.endswith("}\n") for line in records.read_text().splitlines(keepends=True))
+
+
+OLD_RUN = Path(__file__).parents[1] / "data" / "old_document_batch_f77460b"
+
+
+def test_a_document_batch_written_before_the_one_road_resumes_and_reports(llm, tmp_path):
+    """A run directory whose records are in documents.jsonl (veracity at f77460b) is adopted:
+    its rows are not checked again, their reports reach the results and the summary, and a
+    new row is checked beside them."""
+    run = tmp_path / "out.run"
+    shutil.copytree(OLD_RUN, run, ignore=shutil.ignore_patterns("README.md"))
+    src, out = tmp_path / "docs.jsonl", tmp_path / "out.jsonl"
+    _write_jsonl(src, [{"id": "curie", "text": CURIE}, {"id": "blank", "text": "   "},
+                       {"id": "einstein", "text": EINSTEIN}])  # fmt: skip
+    result = invoke("batch", str(src), "--kind", "document", "--out", str(out), "--no-progress")
+    assert result.exit_code == 0, result.output
+    curie, blank, einstein = _lines(out)
+    assert curie["status"] == "ok" and curie["report"]["summary"]["factuality"] == 0.5
+    assert curie["report"]["summary"]["refuted"] == 1
+    assert blank["status"] == "error" and "empty" in blank["error"]
+    assert einstein["status"] == "ok" and einstein["report"]["summary"]["supported"] == 3
+    rag = [r for r in llm.calls if r.tag == "rag"]
+    assert len(rag) == 3, "a row of the old run was checked again"
+    text = " ".join(result.output.split())
+    assert "documents checked │ 2" in text and "supported / refuted / mixed │ 4 / 1 / 0" in text
+    assert not (run / "documents.jsonl").exists() and (run / "documents.jsonl.adopted").is_file()
+    again = invoke("batch", str(src), "--kind", "document", "--out", str(out), "--no-progress")
+    assert again.exit_code == 0 and len([r for r in llm.calls if r.tag == "rag"]) == 3
+
+
+def test_a_document_run_directory_is_not_resumed_as_claims(llm, tmp_path):
+    run = tmp_path / "out.run"
+    shutil.copytree(OLD_RUN, run, ignore=shutil.ignore_patterns("README.md"))
+    src = tmp_path / "claims.jsonl"
+    _write_jsonl(src, [{"text": "Marie Curie was born in Warsaw."}])
+    result = invoke("batch", str(src), "--out", str(tmp_path / "out.jsonl"), "--method", "rag",
+                    "--labels", "true_false", "--no-progress")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "holds a batch of documents" in " ".join(result.output.split())
+    assert llm.calls == []

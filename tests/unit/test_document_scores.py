@@ -14,7 +14,7 @@ from veracity.core.types import Claim, Document
 from veracity.documents import DocumentChecker, from_text
 from veracity.documents.annotate import view
 from veracity.documents.report import ClaimOutcome, factscore, length_penalty, summarise
-from veracity.evaluation.document_batch import DocumentRecord, summarize
+from veracity.evaluation.batch import document_totals
 from veracity.evaluation.document_metrics import document_metrics, headline
 from veracity.evaluation.document_task import _outcome_row
 from veracity.evidence.claims import ClaimExtractor, ExtractedClaim, ExtractionConfig, dedupe
@@ -63,11 +63,7 @@ async def test_factuality_is_factscore_per_document_macro_averaged_with_the_pena
     assert (s.factuality, s.supported_share_of_decided) == (0.25, pytest.approx(1 / 3))
     assert s.factuality_penalised == pytest.approx(0.25 * math.exp(1 - 10 / 4))
     assert length_penalty(11) == 1.0 and length_penalty(10) == 1.0
-    records = [
-        DocumentRecord(id="a", status="ok", report=a),
-        DocumentRecord(id="b", status="ok", report=b),
-    ]
-    batch = summarize(records)
+    batch = document_totals([a, b])
     # macro: (1/4 + 3/3) / 2, not the pooled 4 supported of 7 facts nor 4 of 6 decided
     assert batch.factuality == pytest.approx(0.625)
     assert batch.factuality_penalised == pytest.approx(

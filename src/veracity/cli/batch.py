@@ -49,7 +49,7 @@ from veracity.core.errors import (
 if TYPE_CHECKING:  # the rest is imported where it is used, so that --help starts fast
     from rich.table import Table
 
-    from veracity.evaluation.batch import BatchRun, BatchSummary, Rows
+    from veracity.evaluation.batch import BatchRun, BatchSummary, DocumentTotals, Rows
 
 STDIN = "-"
 KIND_HELP = (
@@ -111,7 +111,12 @@ def batch_(
     """Check every row of a file (or of standard input, -) and write one result per row;
     resumable through its run directory, like `veracity eval`."""
     from veracity.datasets.generic import ColumnSpec
-    from veracity.evaluation.batch import Rows, prepare_batch, read_rows, write_results
+    from veracity.evaluation.batch import (
+        DocumentColumns,
+        Rows,
+        prepare_batch,
+        read_rows,
+    )
 
     flags = {
         "method": method, "labels": labels, "concurrency": concurrency,
@@ -122,41 +127,23 @@ def batch_(
                                   max_sentences, dedupe_threshold)  # fmt: skip
     if kind not in ("claim", "article", "post", "document"):
         fail(f"--kind: use one of claim, article, post, document, not {kind!r}")
-    if kind == "document":
-        from veracity.cli.batch_document import DocumentBatchArgs, batch_documents, refuse
-
-        refuse({"--speaker": speaker, "--context": context, "--replies": replies})
-        out_path = out_path or (STDIN if input_path == STDIN else None)
-        if out_path is None:
-            fail("give --out OUT.jsonl (or --out - for standard output)")
-        _check_paths(input_path, None if out_path == STDIN else Path(out_path))
-        from veracity.runtime import evaluation_config
-        from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD
-
-        # a --config's method stands; else rag, as for `veracity check --kind document`
-        flags["method"] = method or (None if config else DEFAULT_DOCUMENT_METHOD)
-        flags["concurrency"] = None  # --concurrency counts documents here, not claims
-        from veracity.core.config import RunConfig
-
-        try:  # documents at once, bounded as the run's concurrency
-            check_flag("--concurrency", concurrency, RunConfig, "concurrency")
-        except ConfigError as exc:
-            fail(str(exc))
-        args = DocumentBatchArgs(
-            input_path, out_path, run_dir or _default_run_dir(out_path, method or "documents"),
-            dict(text=text, url=url_column, id=id_column, title=title, date=date,
-                 date_format=date_format),
-            input_format, concurrency, retry_errors, progress, corrections, extraction, html,
-            (engine, ray_address, workers, llm_limit),
-        )  # fmt: skip
-        return batch_documents(lambda folder: evaluation_config(config, folder, None, flags), args)
-    documents_only([*flag_names(extraction), *(f for f, v in (("--url", url_column),
-                   ("--corrections", corrections), ("--html", html)) if v)])  # fmt: skip
-    columns = dict(text=text, kind=kind, id=id_column, date=date, date_format=date_format,
-                   speaker=speaker, title=title, context=context, replies=replies,
-                   format=input_format)  # fmt: skip
+    documents = kind == "document"
     try:
-        spec = ColumnSpec(**columns)
+        if documents:
+            _not_for_documents({"--speaker": speaker, "--context": context,
+                                "--replies": replies})  # fmt: skip
+            extraction = _document_flags(flags, config, concurrency, extraction, html)
+            columns: Any = DocumentColumns(text=text, url=url_column, id=id_column, title=title,
+                                           date=date, date_format=date_format)  # fmt: skip
+            reading = ColumnSpec(text=text, format=input_format)
+        else:
+            documents_only([*flag_names(extraction), *(f for f, v in (("--url", url_column),
+                           ("--corrections", corrections), ("--html", html)) if v)])  # fmt: skip
+            columns = reading = ColumnSpec(
+                text=text, kind=kind, id=id_column, date=date, date_format=date_format,
+                speaker=speaker, title=title, context=context, replies=replies,
+                format=input_format,
+            )  # fmt: skip
     except ValidationError as exc:
         fail("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()))
     out_path = out_path or (STDIN if input_path == STDIN else None)
@@ -168,20 +155,74 @@ def batch_(
 
     try:
         runner = engine_for(engine, ray_address, workers, llm_limit)
-        folder = run_dir or _default_run_dir(out_path, method or "run")
+        folder = run_dir or _default_run_dir(out_path, method or ("documents" if documents
+                                                                   else "run"))  # fmt: skip
         cfg = evaluation_config(config, folder, None, flags)  # resumes the folder's own config
-        batch = prepare_batch(cfg, spec, folder)
+        batch = prepare_batch(cfg, columns, folder, extraction=extraction or None,
+                              corrections=corrections)  # fmt: skip
         if retry_errors:
             kept = batch.store.read_predictions()
             batch.store.rewrite_predictions(
                 [r for r in kept if r.status not in ("error", "exception")]
             )
         rows = Rows(
-            read_rows(input_path, spec), spec, notice=lambda m: console.print(m, markup=False)
+            read_rows(input_path, reading), columns, notice=lambda m: console.print(m, markup=False)
         )
         jobs = rows if input_path == STDIN else list(rows)  # a file is checked up front
     except (EvalError, ConfigError, RunStoreError, LabelError, DatasetError) as exc:
         fail(str(exc))
+    try:
+        _check(batch, input_path, out_path, rows, jobs, concurrency, progress, runner, html)
+    finally:
+        batch.close()
+
+
+def _not_for_documents(options: dict[str, Any]) -> None:
+    """Exit 2 naming the claim, article and post options given to a document batch."""
+    given = [name for name, value in options.items() if value not in (None, False)]
+    if given:
+        verb = "does not" if len(given) == 1 else "do not"
+        fail(
+            f"{', '.join(given)} {verb} apply to documents (each row is a document, checked "
+            "claim by claim)"
+        )
+
+
+def _document_flags(
+    flags: dict[str, Any], config: Path | None, concurrency: int | None, extraction: Any, html: Any
+) -> Any:
+    """A document batch's flags: its claim method (a --config's stands; else rag, as for
+    `veracity check --kind document`), --concurrency counting documents, and the extraction
+    settings (validated; exit 2 naming a bad flag)."""
+    from veracity.cli.document_options import checked_extraction
+    from veracity.core.config import RunConfig
+    from veracity.runtime.documents import DEFAULT_DOCUMENT_METHOD
+
+    flags["method"] = flags["method"] or (None if config else DEFAULT_DOCUMENT_METHOD)
+    flags["concurrency"] = None  # --concurrency counts documents here, not claims
+    try:  # documents at once, bounded as the run's concurrency
+        check_flag("--concurrency", concurrency, RunConfig, "concurrency")
+    except ConfigError as exc:
+        fail(str(exc))
+    if html is not None and html.expanduser().exists() and not html.is_dir():
+        fail(f"--html {html} is a file; give a folder for the reports")
+    return checked_extraction(extraction) if extraction else None
+
+
+def _check(
+    batch: BatchRun,
+    input_path: str,
+    out_path: str,
+    rows: Rows,
+    jobs: Any,
+    concurrency: int | None,
+    progress: bool,
+    runner: Any,
+    html: Path | None,
+) -> None:
+    from veracity.evaluation.batch import write_results
+
+    streaming = out_path == STDIN
     ensure_model(batch.spec.llm)
     where = "standard input" if input_path == STDIN else input_path
     console.print(
@@ -201,6 +242,11 @@ def batch_(
         except EvalError as exc:
             fail(str(exc))
         console.print(styled("[green]written:[/] {} results to {}", n, out_path))
+    if html is not None:
+        from veracity.cli.html_reports import write_batch_html
+
+        index = write_batch_html(html, batch.store, rows.order)
+        console.print(styled("[green]written:[/] HTML reports, index {}", index))
     console.print(_summary_table(batch, summary))
 
 
@@ -246,7 +292,8 @@ def _run(
 
     stats = RunningStats()
     earlier = {r.id for r in batch.store.read_predictions()} if show else set()
-    job = JobProgress(batch.config.method, total=total, unit="rows")
+    unit = "documents" if batch.documents else "rows"
+    job = JobProgress(batch.config.method, total=total, unit=unit)
     # results written to a terminal would break a live line: plain lines then
     live = False if streaming and sys.stdout.isatty() else None
     with ProgressView(job, console, enabled=show, live=live) as view, view.watching():
@@ -294,7 +341,8 @@ def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
 
     from veracity.core.types import cost_text
 
-    table = Table("", "", title=f"batch: {batch.config.method}, {s.rows} rows")
+    what = "batch of documents" if batch.documents else "batch"
+    table = Table("", "", title=f"{what}: {batch.config.method}, {s.rows} rows")
     labels = ", ".join(f"{k} {v}" for k, v in s.labels.items()) or "none"
     rows = [
         ("labels", labels),
@@ -308,6 +356,28 @@ def _summary_table(batch: BatchRun, s: BatchSummary) -> Table:
         ("this session", f"{s.wall_time_s:.1f} s"
          + (f", {s.rows_per_s:.2f} rows/s" if s.rows_per_s else "")),
     ]  # fmt: skip
+    if s.documents is not None:
+        rows[2:2] = _document_rows(s.documents)
     for k, v in rows:
         table.add_row(k, v)
     return table
+
+
+def _document_rows(d: DocumentTotals) -> list[tuple[str, str]]:
+    """The document part of the summary table."""
+
+    def share(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.0%}"
+
+    return [
+        ("documents checked", f"{d.documents}"),
+        ("claims", f"{d.claims} ({d.not_checkworthy} not check-worthy)"),
+        ("supported / refuted / mixed", f"{d.supported} / {d.refuted} / {d.mixed}"),
+        ("claims abstained / errors", f"{d.abstained} / {d.claim_errors}"),
+        ("claims that recurred (verdict reused)", f"{d.reused}"),
+        ("factuality (FActScore, mean over documents)", share(d.factuality)),
+        ("  length-penalised (γ = 10) / respond ratio",
+         f"{share(d.factuality_penalised)} / {share(d.respond_ratio)}"),
+        ("supported of the claims with a label",
+         f"{share(d.supported_share_of_decided)} of {d.checked}"),
+    ]  # fmt: skip

@@ -35,16 +35,17 @@ def write_batch_html(folder: Path, store: Any, order: list[str]) -> Path:
     """Write a report per checked row of `order` and the index; returns the index's path."""
     from veracity.core.storage import write_atomically
     from veracity.documents.html_report import IndexRow, render_index, write_report
-    from veracity.evaluation.document_batch import read_records
 
     folder = folder.expanduser()
-    records = {r.id: r for r in read_records(store)}
+    records = {r.id: r for r in store.read_predictions()}
     rows, method = [], ""
     try:
         for n, row_id in enumerate(order, 1):
             record = records.get(row_id)
             if record is None or record.report is None:
-                why = record.error if record is not None else "not checked yet"
+                why = "not checked yet"
+                if record is not None:
+                    why = (record.verdict.error if record.verdict else None) or record.status
                 rows.append(IndexRow(id=row_id, status="error", error=why))
                 continue
             report = record.report

@@ -46,6 +46,7 @@ from veracity.core.infra import append_line, cut_torn_line
 from veracity.core.redaction import strip_credentials
 from veracity.core.storage import write_atomically
 from veracity.core.types import CheckInput, Usage, Verdict
+from veracity.documents.report import DocumentReport
 from veracity.evaluation.rundir import DirLock, RunLocked, SessionLog
 from veracity.runtime.record import (
     LEGACY_FILES,
@@ -99,6 +100,8 @@ class PredictionRecord(BaseModel):
         confidence: the verdict's confidence.
         latency_s: wall time of this example as the runner measured it.
         verdict: the full verdict (with trace and usage), when there is one.
+        report: a document's report (the payload of its `DocumentVerdict`: every claim with
+            its own verdict), when the input was a document.
         exception: the traceback of a crash.
         finished_at: UTC time the record was written.
     """
@@ -115,6 +118,7 @@ class PredictionRecord(BaseModel):
     confidence: float | None = None
     latency_s: float = 0.0
     verdict: Verdict | None = None
+    report: DocumentReport | None = None
     exception: str | None = None
     finished_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
 
@@ -159,7 +163,9 @@ class PredictionRecord(BaseModel):
             confidence=verdict.confidence if status == "ok" else None,
             latency_s=round(latency_s, 4),
             verdict=verdict,
-        )
+            report=report if isinstance(report := getattr(verdict, "report", None),
+                                        DocumentReport) else None,
+        )  # fmt: skip
 
 
 def redact(data: Any) -> Any:
