@@ -42,7 +42,7 @@ def test_run_config_rejects_typos(tmp_path):
     assert cfg.method == "cot" and cfg.limit == 5
     # the label space lives in one place, the run's: as a method option it is refused when
     # the run is resolved, saying where it goes
-    with pytest.raises(ConfigError, match="label space is not a method option.*--labels"):
+    with pytest.raises(ConfigError, match=r"label space is not a method option.*--labels"):
         resolve_spec(path)
     with pytest.raises(ConfigError, match="not found"):
         load_run_config(tmp_path / "missing.yaml")

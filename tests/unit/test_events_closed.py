@@ -119,6 +119,7 @@ def test_a_stored_run_with_fields_no_class_declares_reads_them_into_detail(tmp_p
 
     result = CliRunner().invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
-    assert "S2mad: stance separation (mode: stance; p: r1; n: none)" in (
-        run / "report.html"
-    ).read_text()
+    assert (
+        "S2mad: stance separation (mode: stance; p: r1; n: none)"
+        in (run / "report.html").read_text()
+    )

@@ -9,6 +9,7 @@ import pytest
 import respx
 from pydantic import ValidationError
 
+from veracity.cli.methods.mermaid import with_memory_mode
 from veracity.core import context
 from veracity.core.config import RunConfig
 from veracity.core.errors import ConfigError
@@ -16,7 +17,6 @@ from veracity.core.types import Document
 from veracity.deliberation.react import Observation, Step, Trajectory
 from veracity.evaluation.report import method_counters
 from veracity.evaluation.store import PredictionRecord
-from veracity.cli.methods.mermaid import with_memory_mode
 from veracity.retrieval.engines.wikipedia import WikipediaSource
 from veracity.retrieval.guards import EvalGuards, eval_guards, guards_with_cutoff
 from veracity.testing import InMemorySource
