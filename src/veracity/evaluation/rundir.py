@@ -6,7 +6,8 @@ directory lock, and the session log with heartbeats.
   `veracity.core.infra.cut_torn_line` before the next session appends.
 - `DirLock` is an OS file lock (``flock``) on ``RUN_DIR/.lock``
   (`veracity.evaluation.dirlock`, which the server's data directory shares): one session
-  at a time, released by the OS even when the process is killed; a refused session is told the holder's pid, host and start.
+  at a time, released by the OS even when the process is killed; a refused session is
+  told the holder's pid, host and start.
 - `SessionLog` keeps ``sessions.jsonl``: a start and an end line per session, and while a
   session runs a heartbeat file (``.alive-<session>``) refreshed every `HEARTBEAT_S`
   seconds. A session with no end line was killed; its wall time runs from its start to
