@@ -194,3 +194,24 @@ async def test_a_claim_that_recurs_in_a_batch_takes_its_first_verdict(corpus):
     assert [o.claim.text for o in reused] == ["She won three Nobel Prizes."]
     assert reused[0].support == "refuted" and reused[0].verdict.usage.llm_calls == 0
     assert sum(r.usage.llm_calls for r in reports) == 3  # the reuse is not counted twice
+
+
+async def test_a_claim_whose_check_failed_is_checked_again_when_it_recurs(corpus):
+    """A recorded fault (the model's replies stayed invalid) is not the claim's verdict: the
+    next row with the same claim checks it again instead of taking the failure."""
+    failing = {"on": True}
+    llm = ScriptedLLM()
+    llm.on(lambda r: failing["on"] and "three Nobel" in str(r.messages), "not json", tag="rag")
+    llm.on("three Nobel", '{"cited": [1], "label": "false"}', tag="rag")
+    llm.on(".*", '{"cited": [1], "label": "true"}', tag="rag")
+    rules_only = {**NO_SPLIT, "checkworthiness": False}
+    async with Veracity(RunConfig(sources=SOURCES), llm=llm) as service:
+        plan = service.plan("(each row)", kind="document", extraction=rules_only)
+        first = await plan.run.check(DocumentText(text="She won three Nobel Prizes."), plan.method)
+        failing["on"] = False
+        again = await plan.run.check(DocumentText(text="She won three Nobel Prizes."), plan.method)
+    (failed,) = first.report.claims
+    assert failed.verdict is not None and failed.verdict.error is not None
+    (checked,) = again.report.claims
+    assert not checked.reused and checked.support == "refuted"
+    assert again.report.summary.reused == 0

@@ -97,6 +97,7 @@ class DocumentChecker:
     batch), with the same text, date and context, takes the verdict of its first check
     instead of a second check (the last `REUSE_KEPT` kept): its outcome says ``reused``
     and its verdict's usage is zero, as it cost nothing again (the summary counts them).
+    A check that ended in a recorded fault is not kept: a later occurrence checks again.
     """
 
     def __init__(
@@ -236,6 +237,10 @@ class DocumentChecker:
                 pending.set_exception(exc)
                 pending.exception()  # retrieved: no "never retrieved" warning without waiters
             raise
+        if verdict.error is not None and self._verdicts.get(key) is pending:
+            # a fault of this check (retried, then recorded) is not the claim's verdict: a
+            # later occurrence checks it again (those already waiting share this one)
+            del self._verdicts[key]
         pending.set_result(verdict)
         return verdict, False
 
