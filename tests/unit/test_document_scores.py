@@ -63,7 +63,9 @@ async def test_factuality_is_factscore_per_document_macro_averaged_with_the_pena
     assert (s.factuality, s.supported_share_of_decided) == (0.25, pytest.approx(1 / 3))
     assert s.factuality_penalised == pytest.approx(0.25 * math.exp(1 - 10 / 4))
     assert length_penalty(11) == 1.0 and length_penalty(10) == 1.0
+    a.summary.dropped_unanchored, b.summary.dropped_unanchored = 2, 1
     batch = document_totals([a, b])
+    assert batch.dropped_unanchored == 3  # the claims no sentence anchored, summed too
     # macro: (1/4 + 3/3) / 2, not the pooled 4 supported of 7 facts nor 4 of 6 decided
     assert batch.factuality == pytest.approx(0.625)
     assert batch.factuality_penalised == pytest.approx(

@@ -142,6 +142,7 @@ class DocumentTotals(BaseModel):
     claim_errors: int
     not_checkworthy: int
     reused: int  # claims that took the verdict of the same claim's earlier check
+    dropped_unanchored: int = 0  # claims dropped before checking: anchored in no sentence
     factuality: float | None
     factuality_penalised: float | None = None  # the same with the length penalty (γ = 10)
     respond_ratio: float | None = None  # documents with a check-worthy claim / documents
@@ -630,14 +631,16 @@ def document_totals(reports: list[DocumentReport]) -> DocumentTotals:
     """The claims' totals over `reports` (summed by `veracity.documents.report.summarise`)
     and FActScore over them (`veracity.documents.report.factscore`: a macro average over
     documents)."""
-    totals = summarise([o for report in reports for o in report.claims])
+    dropped = sum(report.summary.dropped_unanchored for report in reports)
+    totals = summarise([o for report in reports for o in report.claims], dropped)
     score = factscore(_facts(report.summary) for report in reports)
     return DocumentTotals(
         documents=len(reports), claims=totals.claims, checked=totals.checked,
         supported=totals.supported, refuted=totals.refuted, mixed=totals.mixed,
         abstained=totals.abstained, claim_errors=totals.errors,
         not_checkworthy=totals.not_checkworthy, reused=totals.reused,
-        factuality=score.factuality, factuality_penalised=score.factuality_penalised,
+        dropped_unanchored=totals.dropped_unanchored, factuality=score.factuality,
+        factuality_penalised=score.factuality_penalised,
         respond_ratio=score.respond_ratio,
         supported_share_of_decided=score.supported_share_of_decided,
     )  # fmt: skip
